@@ -1,0 +1,66 @@
+/*
+ * Locating and loading the real ETW traces for tests; see testdata.h.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "testdata.h"
+
+#ifndef PERCH_DEFAULT_DATA_DIR
+#define PERCH_DEFAULT_DATA_DIR "../shared/data"
+#endif
+
+const char *perch_test_data_path(const char *rel)
+{
+    static char path[4096];
+    const char *dir = getenv("PERCH_DATA_DIR");
+    FILE *f;
+
+    if (!dir || !*dir)
+        dir = PERCH_DEFAULT_DATA_DIR;
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fclose(f);
+    return path;
+}
+
+const char *perch_test_require_data(const char *rel)
+{
+    const char *path = perch_test_data_path(rel);
+    if (path)
+        return path;
+    if (getenv("CI")) {
+        fail_msg("test data %s is missing (PERCH_DATA_DIR=%s) and CI is set", rel,
+                 getenv("PERCH_DATA_DIR") ? getenv("PERCH_DATA_DIR") : "(unset)");
+    }
+    skip();
+    return NULL;
+}
+
+uint8_t *perch_test_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf;
+    long size = 0;
+
+    if (!f)
+        fail_msg("cannot open %s", path);
+    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
+        fail_msg("cannot size %s", path);
+    buf = malloc((size_t)size + 1);
+    assert_non_null(buf);
+    if (fread(buf, 1, (size_t)size, f) != (size_t)size)
+        fail_msg("short read of %s", path);
+    fclose(f);
+    *len = (size_t)size;
+    return buf;
+}

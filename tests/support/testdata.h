@@ -1,0 +1,25 @@
+/*
+ * Access to the real ETW traces in ../shared/data for tests.
+ *
+ * The traces are never copied into the repository; tests find them through PERCH_DATA_DIR
+ * (set by ctest) or the path compiled in. When the folder is missing, a test is skipped on a
+ * developer's machine but fails loudly when CI is set, so CI can never pass by skipping.
+ */
+#ifndef PERCH_TEST_TESTDATA_H
+#define PERCH_TEST_TESTDATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The full path of rel (e.g. "etl/perfview_net.4.5.2.x64.etl") in a static buffer, or NULL
+ * when the file does not exist. */
+const char *perch_test_data_path(const char *rel);
+
+/* Like perch_test_data_path, but skips the current cmocka test when the file is missing, or
+ * fails it when the CI environment variable is set. Never returns NULL. */
+const char *perch_test_require_data(const char *rel);
+
+/* Reads a whole file into a malloc'd buffer; fails the current test on error. */
+uint8_t *perch_test_read_file(const char *path, size_t *len);
+
+#endif

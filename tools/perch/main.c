@@ -1,0 +1,57 @@
+/*
+ * perch: the command line for both sides of Perch. It talks to the service (status, record,
+ * fetch) and analyses traces and captures offline (dump, report, import, export). This file
+ * only dispatches: each command lives in its own cmd_<name>.c.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "perch/error.h"
+
+static const struct perch_command commands[] = {
+    {"dump", perch_cmd_dump, "print the records of an .etl file as JSON Lines, or a summary"},
+};
+
+static const size_t command_count = sizeof commands / sizeof commands[0];
+
+static void print_usage(FILE *out)
+{
+    fprintf(out, "Usage: perch <command> [options] [arguments]\n"
+                 "       perch --version | --help\n\n"
+                 "Perch records and analyses Windows kernel traces (context switches, CPU\n"
+                 "samples with kernel+user stacks, PMC counters, image loads).\n\n"
+                 "Commands:\n");
+    for (size_t i = 0; i < command_count; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nRun 'perch <command> --help' for a command's options.\n");
+}
+
+int perch_cli_error(const char *what, int err)
+{
+    fprintf(stderr, "perch: %s: %s\n", what, perch_strerror(err));
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("perch %s\n", PERCH_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        print_usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < command_count; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "perch: unknown command '%s'\n\n", argv[1]);
+    print_usage(stderr);
+    return 2;
+}
