@@ -1,0 +1,103 @@
+/*
+ * Tests for the streaming JSON writer: separators, nesting, escaping, numbers, buffering
+ * past the internal buffer size, and sink errors.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "perch/error.h"
+#include "perch/json.h"
+
+struct capture {
+    char text[1 << 16];
+    size_t len;
+    int fail_with;
+};
+
+static int capture_sink(void *ctx, const char *data, size_t n)
+{
+    struct capture *c = ctx;
+    if (c->fail_with)
+        return c->fail_with;
+    assert_true(c->len + n < sizeof c->text);
+    memcpy(c->text + c->len, data, n);
+    c->len += n;
+    c->text[c->len] = 0;
+    return 0;
+}
+
+static void test_object_and_array(void **state)
+{
+    static struct capture c;
+    static perch_json w;
+    memset(&c, 0, sizeof c);
+    perch_json_init(&w, capture_sink, &c);
+    perch_json_begin_object(&w);
+    perch_json_key(&w, "a");
+    perch_json_uint(&w, 18446744073709551615u);
+    perch_json_key(&w, "b");
+    perch_json_begin_array(&w);
+    perch_json_int(&w, -5);
+    perch_json_bool(&w, true);
+    perch_json_null(&w);
+    perch_json_hex(&w, 0xfffff80020aca000u);
+    perch_json_begin_object(&w);
+    perch_json_end_object(&w);
+    perch_json_end_array(&w);
+    perch_json_key(&w, "s");
+    perch_json_string(&w, "q\"\\\n\x01");
+    perch_json_end_object(&w);
+    perch_json_newline(&w);
+    perch_json_begin_array(&w);
+    perch_json_end_array(&w);
+    assert_int_equal(perch_json_flush(&w), 0);
+    assert_string_equal(c.text, "{\"a\":18446744073709551615,\"b\":[-5,true,null,"
+                                "\"0xfffff80020aca000\",{}],\"s\":\"q\\\"\\\\\\n\\u0001\"}\n[]");
+}
+
+static void test_large_output_is_complete(void **state)
+{
+    static struct capture c;
+    static perch_json w;
+    memset(&c, 0, sizeof c);
+    perch_json_init(&w, capture_sink, &c);
+    perch_json_begin_array(&w);
+    for (unsigned i = 0; i < 5000; i++)
+        perch_json_uint(&w, i);
+    perch_json_end_array(&w);
+    assert_int_equal(perch_json_flush(&w), 0);
+    assert_true(c.len > PERCH_JSON_BUFFER);
+    assert_memory_equal(c.text, "[0,1,2,", 7);
+    assert_memory_equal(c.text + c.len - 6, ",4999]", 6);
+}
+
+static void test_sink_error_is_sticky(void **state)
+{
+    static struct capture c;
+    static perch_json w;
+    memset(&c, 0, sizeof c);
+    c.fail_with = PERCH_EIO;
+    perch_json_init(&w, capture_sink, &c);
+    perch_json_string(&w, "x");
+    assert_int_equal(perch_json_flush(&w), PERCH_EIO);
+    c.fail_with = 0;
+    perch_json_string(&w, "y");
+    assert_int_equal(perch_json_flush(&w), PERCH_EIO);
+    assert_int_equal(c.len, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_object_and_array),
+        cmocka_unit_test(test_large_output_is_complete),
+        cmocka_unit_test(test_sink_error_is_sticky),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
