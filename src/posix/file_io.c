@@ -1,0 +1,130 @@
+/*
+ * POSIX file backends of include/perch/io.h: positioned reads with pread, appends with
+ * write, durability with fsync.
+ */
+#define _POSIX_C_SOURCE 200809L
+#define _FILE_OFFSET_BITS 64
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perch/error.h"
+#include "perch/io.h"
+
+static int from_errno(int e)
+{
+    switch (e) {
+    case ENOENT:
+    case ENOTDIR:
+        return PERCH_ENOENT;
+    case EACCES:
+    case EPERM:
+        return PERCH_EACCES;
+    case ENOMEM:
+        return PERCH_ENOMEM;
+    case EEXIST:
+        return PERCH_EEXIST;
+    default:
+        return PERCH_EIO;
+    }
+}
+
+struct file_ctx {
+    int fd;
+};
+
+static int file_read_at(void *ctx, uint64_t off, void *buf, size_t len, size_t *got)
+{
+    const struct file_ctx *f = ctx;
+    ssize_t n;
+    do {
+        n = pread(f->fd, buf, len, (off_t)off);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return from_errno(errno);
+    *got = (size_t)n;
+    return 0;
+}
+
+static void file_in_close(void *ctx)
+{
+    struct file_ctx *f = ctx;
+    close(f->fd);
+    free(f);
+}
+
+int perch_input_open_file(perch_input *in, const char *path)
+{
+    struct stat st;
+    struct file_ctx *f;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return from_errno(errno);
+    if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+        int err = S_ISDIR(st.st_mode) ? PERCH_EINVAL : from_errno(errno);
+        close(fd);
+        return err;
+    }
+    f = malloc(sizeof *f);
+    if (!f) {
+        close(fd);
+        return PERCH_ENOMEM;
+    }
+    f->fd = fd;
+    in->read_at = file_read_at;
+    in->close = file_in_close;
+    in->size = (uint64_t)st.st_size;
+    in->ctx = f;
+    return 0;
+}
+
+static int file_write(void *ctx, const void *buf, size_t len)
+{
+    const struct file_ctx *f = ctx;
+    const uint8_t *p = buf;
+    while (len) {
+        ssize_t n = write(f->fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? from_errno(errno) : PERCH_EIO;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int file_sync(void *ctx)
+{
+    const struct file_ctx *f = ctx;
+    return fsync(f->fd) == 0 ? 0 : from_errno(errno);
+}
+
+static int file_out_close(void *ctx)
+{
+    struct file_ctx *f = ctx;
+    int err = close(f->fd) == 0 ? 0 : from_errno(errno);
+    free(f);
+    return err;
+}
+
+int perch_output_open_file(perch_output *out, const char *path)
+{
+    struct file_ctx *f;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return from_errno(errno);
+    f = malloc(sizeof *f);
+    if (!f) {
+        close(fd);
+        return PERCH_ENOMEM;
+    }
+    f->fd = fd;
+    out->write = file_write;
+    out->sync = file_sync;
+    out->close = file_out_close;
+    out->ctx = f;
+    return 0;
+}

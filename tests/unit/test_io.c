@@ -1,0 +1,86 @@
+/*
+ * Tests for the I/O interfaces: memory input bounds, exact reads at the end, the memory
+ * output's hard cap, and a file round trip through the platform backend.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "perch/error.h"
+#include "perch/io.h"
+
+static void test_memory_input(void **state)
+{
+    const uint8_t data[] = {1, 2, 3, 4, 5};
+    uint8_t buf[8];
+    size_t got = 99;
+    perch_input in;
+    perch_input_memory(&in, data, sizeof data);
+    assert_int_equal(in.size, 5);
+    assert_int_equal(in.read_at(in.ctx, 3, buf, 8, &got), 0);
+    assert_int_equal(got, 2);
+    assert_int_equal(buf[0], 4);
+    assert_int_equal(in.read_at(in.ctx, 9, buf, 8, &got), 0);
+    assert_int_equal(got, 0);
+    memset(buf, 0xff, sizeof buf);
+    assert_int_equal(perch_input_read_exact(&in, 1, buf, 4), 0);
+    assert_memory_equal(buf, data + 1, 4);
+    assert_int_equal(perch_input_read_exact(&in, 2, buf, 4), PERCH_ETRUNC);
+    perch_input_close(&in);
+    assert_null(in.read_at);
+}
+
+static void test_memory_output_cap(void **state)
+{
+    perch_output out;
+    perch_memory_out mem;
+    uint8_t block[3000];
+    size_t len;
+    memset(block, 7, sizeof block);
+    perch_output_memory(&out, &mem, 10000);
+    assert_int_equal(out.write(out.ctx, block, sizeof block), 0);
+    assert_int_equal(out.write(out.ctx, block, sizeof block), 0);
+    assert_int_equal(out.write(out.ctx, block, sizeof block), 0);
+    assert_int_equal(out.write(out.ctx, block, sizeof block), PERCH_ELIMIT);
+    assert_int_equal(mem.len, 9000);
+    uint8_t *data = perch_output_memory_take(&mem, &len);
+    assert_int_equal(len, 9000);
+    assert_int_equal(data[8999], 7);
+    free(data);
+}
+
+static void test_file_round_trip(void **state)
+{
+    const char *path = "test_io_round_trip.bin";
+    perch_output out;
+    perch_input in;
+    uint8_t buf[6];
+    assert_int_equal(perch_output_open_file(&out, path), 0);
+    assert_int_equal(out.write(out.ctx, "abc", 3), 0);
+    assert_int_equal(out.write(out.ctx, "defg", 4), 0);
+    assert_int_equal(out.sync(out.ctx), 0);
+    assert_int_equal(out.close(out.ctx), 0);
+    assert_int_equal(perch_input_open_file(&in, path), 0);
+    assert_int_equal(in.size, 7);
+    assert_int_equal(perch_input_read_exact(&in, 1, buf, 6), 0);
+    assert_memory_equal(buf, "bcdefg", 6);
+    perch_input_close(&in);
+    remove(path);
+    assert_int_equal(perch_input_open_file(&in, "no/such/file.etl"), PERCH_ENOENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memory_input),
+        cmocka_unit_test(test_memory_output_cap),
+        cmocka_unit_test(test_file_round_trip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
