@@ -127,6 +127,7 @@ typedef struct perch_sample_rec {
     uint16_t profile_source; /* PMC samples */
     uint64_t ts;
     uint64_t ip;
+    uint64_t module_key;     /* module containing ip at ts (time-aware map); 0 = none */
     uint32_t stack_id;       /* 0 = no stack */
     uint32_t count;          /* SampledProfile Count (usually 1) */
 } perch_sample_rec;
