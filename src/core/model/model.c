@@ -144,6 +144,7 @@ int perch_model_finish(perch_model *m)
     int err = perch__samples_finish(m);
     err = err ? err : perch__slices_finish(m);
     err = err ? err : perch__entities_finish(m);
+    perch__pdb_finish(m);
     err = err ? err : perch__model_emit_counters(m);
     if (err == 0 && m->sink.finish != NULL)
         err = m->sink.finish(m->sink.ctx);
@@ -159,6 +160,7 @@ void perch_model_destroy(perch_model *m)
     perch__samples_free(m);
     perch__intern_free(m);
     perch__entities_free(m);
+    perch__pdb_finish(m);
     for (uint32_t i = 0; i < m->extra_count; i++)
         perch__free(m->extra[i].name);
     perch__free(m->extra);

@@ -75,6 +75,7 @@
     X(MODULES, "modules.total", 0)                                                             \
     X(MODULE_UNLOAD_UNKNOWN, "module.unload_unknown", 1)                                       \
     X(PDB_UNMATCHED, "module.pdb_without_image", 1)                                            \
+    X(PDB_OTHER, "module.dbg_id_other_opcode", 0)                                              \
     X(LBR_RECORDS, "lbr.records", 0)                                                           \
     X(LBR_TOO_LONG, "lbr.too_long", 1)                                                         \
     X(CPU_OUT_OF_RANGE, "model.cpu_out_of_range", 1)
@@ -174,6 +175,15 @@ typedef struct sgroup {
     uint8_t live, window_closed, has_user, reason;
 } sgroup;
 
+/* A DbgID_RSDS waiting for its image event (merged traces log it just before the image). */
+#define PDB_PENDING 64
+typedef struct pdb_pending {
+    uint64_t base;
+    uint32_t pid, age;
+    perch_guid guid;
+    char *name; /* NULL: slot free */
+} pdb_pending;
+
 typedef struct keydef {
     uint64_t ts; /* timestamp of the first definition at the latest definition time */
     uint64_t *frames;
@@ -212,6 +222,8 @@ struct perch_model {
     uint32_t proc_count, proc_cap, proc_free;
     perch__map pid_map;
     modmap kernel_mods;
+    pdb_pending pdb[PDB_PENDING];
+    uint32_t pdb_next;
 
     cpu_state *cpus;
     uint32_t cpu_cap;
@@ -292,6 +304,7 @@ int perch__dbg_id(perch_model *m, const perch_event *ev, const perch_decoded *d)
 uint64_t perch__module_lookup(perch_model *m, uint32_t pid, uint64_t ip);
 int perch__modmap_emit_all(perch_model *m, modmap *mm, uint64_t unload_ts);
 void perch__modmap_free(modmap *mm);
+void perch__pdb_finish(perch_model *m);
 
 /* lbr (samples.c) */
 int perch__lbr(perch_model *m, const perch_event *ev, const perch_decoded *d);

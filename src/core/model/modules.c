@@ -148,6 +148,82 @@ static int unload(perch_model *m, modmap *mm, const perch_image *im, uint64_t ts
     return err;
 }
 
+static int set_pdb(module *md, const perch_guid *g, uint32_t age, const char *name, size_t n)
+{
+    if (md->rec.has_pdb)
+        return 0;
+    md->pdb_name = perch__strdup_n(name, n);
+    if (md->pdb_name == NULL)
+        return PERCH_ENOMEM;
+    md->rec.has_pdb = true;
+    md->rec.pdb_guid = *g;
+    md->rec.pdb_age = age;
+    md->rec.pdb_name = md->pdb_name;
+    return 0;
+}
+
+/* Attaches a pending DbgID_RSDS with this (pid, base) to md, if there is one. */
+static int take_pending_pdb(perch_model *m, module *md, uint32_t pid)
+{
+    for (uint32_t i = 0; i < PDB_PENDING; i++) {
+        pdb_pending *p = &m->pdb[i];
+        if (p->name == NULL || p->pid != pid || p->base != md->rec.base)
+            continue;
+        int err = set_pdb(md, &p->guid, p->age, p->name, strlen(p->name));
+        perch__free(p->name);
+        p->name = NULL;
+        return err;
+    }
+    return 0;
+}
+
+static int add_pending_pdb(perch_model *m, const perch_dbg_id_rsds *r)
+{
+    pdb_pending *p = &m->pdb[m->pdb_next];
+    m->pdb_next = (m->pdb_next + 1) % PDB_PENDING;
+    if (p->name != NULL)
+        model_count(m, MC_PDB_UNMATCHED, 1);
+    perch__free(p->name);
+    p->name = perch__strdup_n(r->pdb_file_name.data ? r->pdb_file_name.data : "",
+                              r->pdb_file_name.len);
+    p->pid = r->process_id;
+    p->base = r->image_base;
+    p->guid = r->guid;
+    p->age = r->age;
+    return p->name == NULL ? PERCH_ENOMEM : 0;
+}
+
+void perch__pdb_finish(perch_model *m)
+{
+    for (uint32_t i = 0; i < PDB_PENDING; i++) {
+        if (m->pdb[i].name != NULL)
+            model_count(m, MC_PDB_UNMATCHED, 1);
+        perch__free(m->pdb[i].name);
+        m->pdb[i].name = NULL;
+    }
+}
+
+/* DbgID_RSDS (opcode 36) names the PDB of the image at (process, base). Opcode 37 carries
+ * another identity of the same image (M6 counts opcode 36 only): counted, not attached. */
+int perch__dbg_id(perch_model *m, const perch_event *ev, const perch_decoded *d)
+{
+    const perch_dbg_id_rsds *r = &d->dbg_id_rsds;
+    uint64_t pkey;
+    bool emitted;
+    if (d->opcode != 36) {
+        model_count(m, MC_PDB_OTHER, 1);
+        return 0;
+    }
+    modmap *mm = map_for(m, r->process_id, r->image_base, ev->pointer_size, &pkey, &emitted);
+    uint32_t i = mm == NULL ? NONE32 : find_exact(mm, r->image_base, 0);
+    if (mm == NULL)
+        return m->error;
+    if (i == NONE32 || emitted)
+        return add_pending_pdb(m, r);
+    return set_pdb(&mm->items[i], &r->guid, r->age,
+                   r->pdb_file_name.data ? r->pdb_file_name.data : "", r->pdb_file_name.len);
+}
+
 int perch__image_event(perch_model *m, const perch_event *ev, const perch_decoded *d)
 {
     const perch_image *im = &d->image;
@@ -161,44 +237,19 @@ int perch__image_event(perch_model *m, const perch_event *ev, const perch_decode
         return emitted ? 0 : unload(m, mm, im, ev->timestamp);
     if (d->opcode != OP_LOAD && d->opcode != OP_DCSTART && d->opcode != OP_DCEND)
         return 0;
-    if (!emitted && find_exact(mm, im->image_base, im->image_size) != NONE32)
-        return 0; /* the same live range, seen again (DCEnd of a loaded module) */
+    uint32_t at = emitted ? NONE32 : find_exact(mm, im->image_base, im->image_size);
+    if (at != NONE32) /* the same live range, seen again (DCEnd of a loaded module) */
+        return take_pending_pdb(m, &mm->items[at], im->process_id);
     int err = fill_module(m, &md, ev, im, pkey);
-    if (err < 0)
-        return err;
-    if (emitted)
+    err = err ? err : take_pending_pdb(m, &md, im->process_id);
+    if (err == 0 && emitted)
         return emit_module(m, &md); /* its process has ended: nothing maps it any more */
-    err = insert(m, mm, &md);
+    err = err ? err : insert(m, mm, &md);
     if (err < 0) {
         perch__free(md.path);
-        return err;
+        perch__free(md.pdb_name);
     }
-    return 0;
-}
-
-int perch__dbg_id(perch_model *m, const perch_event *ev, const perch_decoded *d)
-{
-    const perch_dbg_id_rsds *r = &d->dbg_id_rsds;
-    uint64_t pkey;
-    bool emitted;
-    modmap *mm = map_for(m, r->process_id, r->image_base, ev->pointer_size, &pkey, &emitted);
-    uint32_t i = mm == NULL ? NONE32 : find_exact(mm, r->image_base, 0);
-    if (i == NONE32 || emitted) {
-        model_count(m, MC_PDB_UNMATCHED, 1);
-        return m->error;
-    }
-    module *md = &mm->items[i];
-    if (md->rec.has_pdb)
-        return 0;
-    md->pdb_name = perch__strdup_n(r->pdb_file_name.data ? r->pdb_file_name.data : "",
-                                   r->pdb_file_name.len);
-    if (md->pdb_name == NULL)
-        return PERCH_ENOMEM;
-    md->rec.has_pdb = true;
-    md->rec.pdb_guid = r->guid;
-    md->rec.pdb_age = r->age;
-    md->rec.pdb_name = md->pdb_name;
-    return 0;
+    return err;
 }
 
 int perch__modmap_emit_all(perch_model *m, modmap *mm, uint64_t unload_ts)
