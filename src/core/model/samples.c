@@ -334,7 +334,9 @@ int perch__sample(perch_model *m, const perch_event *ev, const perch_decoded *d)
     gr->samples_tail = s;
     m->samples_pending++;
     model_count(m, pmc ? MC_SAMPLES_PMC : MC_SAMPLES, 1);
-    return 0;
+    return m->samples_pending > m->opts.max_pending_samples
+               ? perch__samples_advance(m, ev->timestamp)
+               : 0;
 }
 
 int perch__samples_finish(perch_model *m)
