@@ -57,6 +57,9 @@ static uint32_t alloc_thread(perch_model *m)
 
 static void release_thread(perch_model *m, uint32_t i)
 {
+    uint32_t slot = TID_SLOT(m->threads[i].tid);
+    if (m->tid_cache_idx[slot] == i)
+        m->tid_cache_tid[slot] = m->tid_cache_idx[slot] = NONE32;
     perch__free(m->threads[i].name);
     memset(&m->threads[i], 0, sizeof m->threads[i]);
     m->threads[i].next_free = m->thread_free;
@@ -166,6 +169,7 @@ static void bind_thread(perch_model *m, uint32_t ti, uint32_t pid)
     uint32_t pi = perch__process_for(m, pid);
     m->threads[ti].pid = pid;
     m->threads[ti].process_key = pi == NONE32 ? 0 : m->procs[pi].rec.key;
+    m->threads[ti].proc = pi;
     m->threads[ti].flags &= ~PERCH_ENTITY_PROVISIONAL;
 }
 
@@ -197,6 +201,8 @@ static uint32_t new_thread(perch_model *m, uint32_t tid)
         return NONE32;
     m->threads[i].tid = tid;
     int err = perch__map_put(&m->tid_map, tid, i);
+    m->tid_cache_tid[TID_SLOT(tid)] = tid;
+    m->tid_cache_idx[TID_SLOT(tid)] = i;
     if (err == 0 && had) {
         err = emit_thread(m, old);
         release_thread(m, old);
@@ -213,8 +219,13 @@ uint32_t perch__thread_for(perch_model *m, uint32_t tid, uint16_t cpu)
     uint32_t i;
     if (tid == 0)
         return idle_thread(m, cpu);
-    if (perch__map_get(&m->tid_map, tid, &i))
+    if (m->tid_cache_tid[TID_SLOT(tid)] == tid)
+        return m->tid_cache_idx[TID_SLOT(tid)];
+    if (perch__map_get(&m->tid_map, tid, &i)) {
+        m->tid_cache_tid[TID_SLOT(tid)] = tid;
+        m->tid_cache_idx[TID_SLOT(tid)] = i;
         return i;
+    }
     i = new_thread(m, tid);
     if (i != NONE32)
         m->threads[i].flags = PERCH_ENTITY_PROVISIONAL;

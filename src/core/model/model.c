@@ -55,6 +55,8 @@ int perch_model_create(const perch_sink *sink, const perch_trace_info *info,
     uint64_t freq = info->perf_freq ? info->perf_freq : 10000000u;
     m->wait_ticks = (uint64_t)(m->opts.stack_wait_seconds * (double)freq);
     m->pointer_size = info->pointer_size == 4 ? 4 : 8;
+    memset(m->tid_cache_tid, 0xff, sizeof m->tid_cache_tid);
+    memset(m->tid_cache_idx, 0xff, sizeof m->tid_cache_idx);
     m->thread_free = m->proc_free = m->sample_free = m->part_free = m->group_free = NONE32;
     int err = m->source == NULL ? PERCH_ENOMEM : 0;
     if (err == 0 && m->sink.trace_info != NULL)
@@ -76,6 +78,17 @@ static int count_decode_error(perch_model *m, const perch_event *ev, int rc)
     snprintf(reason, sizeof reason, "decode.%s.%s", err_name,
              perch_kind_name(perch_event_kind(ev)));
     return perch__model_extra_add(m, reason, 1);
+}
+
+/* perch_kind_of through a small per-model table (it is a table scan). */
+static perch_kind kind_of(perch_model *m, const perch_event *ev)
+{
+    if (ev->group >= KIND_CACHE_GROUPS)
+        return perch_event_kind(ev);
+    uint8_t *c = &m->kind_cache[ev->group][ev->opcode];
+    if (*c == 0)
+        *c = (uint8_t)(perch_event_kind(ev) + 1);
+    return (perch_kind)(*c - 1);
 }
 
 static void note_time(perch_model *m, uint64_t ts)
@@ -102,7 +115,7 @@ int perch_model_feed(perch_model *m, const perch_event *ev)
     if (m->finished)
         return PERCH_ESTATE;
     model_count(m, MC_RECORDS, 1);
-    m->by_kind[perch_event_kind(ev)]++;
+    m->by_kind[kind_of(m, ev)]++;
     note_time(m, ev->timestamp);
     int err = perch__samples_advance(m, ev->timestamp);
     int rc = err < 0 ? 0 : perch_decode(ev, &d, NULL);

@@ -30,6 +30,10 @@
 #define MAX_STACK_FRAMES (1u << 28)
 #define MAX_DEFS (1u << 22)
 #define MAX_LBR 1024u
+#define TID_CACHE 1024u
+/* Windows thread ids are multiples of 4. */
+#define TID_SLOT(tid) (((tid) >> 2) % TID_CACHE)
+#define KIND_CACHE_GROUPS 32u
 
 /* Counters: X(enum, name, ledger?). Ledger entries are things that did not become model data;
  * the others are statistics. */
@@ -98,6 +102,7 @@ typedef struct ent_thread {
     uint32_t tid, pid;
     uint32_t flags;
     uint32_t next_free;
+    uint32_t proc; /* index of its process entity when process_key != 0 */
     uint64_t start_ts, end_ts;
     uint64_t ready_ts;
     uint64_t cpu_ticks;
@@ -172,6 +177,7 @@ typedef struct sgroup {
     uint32_t next_hash;   /* next group with the same hashed key, or next free */
     uint32_t samples, samples_tail, parts, parts_tail;
     uint32_t unresolved;  /* key references still waiting for their definition */
+    uint32_t tid_prev, tid_next; /* pending groups of the same thread (thread exit) */
     uint8_t live, window_closed, has_user, reason;
 } sgroup;
 
@@ -218,6 +224,8 @@ struct perch_model {
     ent_thread *threads;
     uint32_t thread_count, thread_cap, thread_free;
     perch__map tid_map; /* tid -> current thread entity */
+    uint32_t tid_cache_tid[TID_CACHE], tid_cache_idx[TID_CACHE]; /* front of tid_map */
+    uint8_t kind_cache[KIND_CACHE_GROUPS][256]; /* perch_kind + 1 of (group, opcode); 0 unset */
     ent_process *procs;
     uint32_t proc_count, proc_cap, proc_free;
     perch__map pid_map;
@@ -235,8 +243,10 @@ struct perch_model {
     sgroup *groups;
     uint32_t group_count, group_cap, group_free;
     perch__map group_map; /* mixed (ts, tid) -> first group */
+    perch__map tid_groups; /* tid -> first pending group of that thread */
     uint64_t *queue;      /* (gen << 32 | group) in creation order */
     uint32_t queue_head, queue_len, queue_cap;
+    uint64_t queue_deadline; /* no queued group expires at or before this time */
     perch__map wait_map;  /* stack key -> first waiting reference part */
     keydef *defs;
     uint32_t def_count, def_cap;

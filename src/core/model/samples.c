@@ -60,6 +60,15 @@ static int queue_push(perch_model *m, uint64_t entry)
     return 0;
 }
 
+static int queue_add_group(perch_model *m, uint32_t g)
+{
+    uint64_t deadline = m->groups[g].ts + m->wait_ticks;
+    if (deadline < m->queue_deadline)
+        m->queue_deadline = deadline; /* a group older than the head (time order broken) */
+    return queue_push(m, (uint64_t)m->groups[g].gen << 32 | g);
+    return 0;
+}
+
 static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid)
 {
     uint32_t g = m->group_free, head = NONE32;
@@ -88,8 +97,14 @@ static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid)
     gr->live = 1;
     perch__map_get(&m->group_map, group_key(ts, tid), &head);
     gr->next_hash = head;
-    err = perch__map_put(&m->group_map, group_key(ts, tid), g);
-    err = err ? err : queue_push(m, (uint64_t)gen << 32 | g);
+    gr->tid_prev = gr->tid_next = NONE32;
+    if (perch__map_get(&m->tid_groups, tid, &head)) {
+        gr->tid_next = head;
+        m->groups[head].tid_prev = g;
+    }
+    err = perch__map_put(&m->tid_groups, tid, g);
+    err = err ? err : perch__map_put(&m->group_map, group_key(ts, tid), g);
+    err = err ? err : queue_add_group(m, g);
     if (err < 0) {
         m->error = err;
         return NONE32;
@@ -97,8 +112,22 @@ static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid)
     return g;
 }
 
+static void unlink_tid(perch_model *m, uint32_t g)
+{
+    sgroup *gr = &m->groups[g];
+    if (gr->tid_next != NONE32)
+        m->groups[gr->tid_next].tid_prev = gr->tid_prev;
+    if (gr->tid_prev != NONE32)
+        m->groups[gr->tid_prev].tid_next = gr->tid_next;
+    else if (gr->tid_next != NONE32)
+        perch__map_put(&m->tid_groups, gr->tid, gr->tid_next); /* replace: no growth */
+    else
+        perch__map_del(&m->tid_groups, gr->tid);
+}
+
 static void unlink_group(perch_model *m, uint32_t g)
 {
+    unlink_tid(m, g);
     uint64_t key = group_key(m->groups[g].ts, m->groups[g].tid);
     uint32_t head = NONE32;
     perch__map_get(&m->group_map, key, &head);
@@ -250,9 +279,15 @@ int perch__samples_advance(perch_model *m, uint64_t now)
 {
     int err = 0;
     uint32_t g;
+    if (now <= m->queue_deadline && m->samples_pending <= m->opts.max_pending_samples)
+        return 0; /* nothing can have expired yet */
     while (err == 0 && (g = queue_pop_live(m, true)) != NONE32) {
-        if (m->groups[g].ts + m->wait_ticks >= now)
+        if (m->groups[g].ts + m->wait_ticks >= now) {
+            m->queue_deadline = m->groups[g].ts + m->wait_ticks;
             break;
+        }
+        if (m->queue_len == 1)
+            m->queue_deadline = UINT64_MAX; /* about to be empty: the next group sets it */
         queue_pop_live(m, false);
         err = close_window(m, g, MC_EMIT_WAIT_TIME);
     }
@@ -265,12 +300,14 @@ int perch__samples_advance(perch_model *m, uint64_t now)
 int perch__samples_thread_exit(perch_model *m, uint32_t tid)
 {
     int err = 0;
-    for (uint32_t i = 0; i < m->queue_len && err == 0; i++) {
-        uint64_t e = m->queue[(m->queue_head + i) & (m->queue_cap - 1)];
-        uint32_t g = (uint32_t)e;
-        sgroup *gr = &m->groups[g];
-        if (gr->live && gr->gen == (uint32_t)(e >> 32) && gr->tid == tid && !gr->window_closed)
+    uint32_t g;
+    if (!perch__map_get(&m->tid_groups, tid, &g))
+        return 0;
+    while (g != NONE32 && err == 0) {
+        uint32_t next = m->groups[g].tid_next;
+        if (!m->groups[g].window_closed)
             err = close_window(m, g, MC_EMIT_THREAD_EXIT);
+        g = next;
     }
     return err;
 }
@@ -366,6 +403,7 @@ void perch__samples_free(perch_model *m)
     perch__free(m->defs);
     perch__free(m->scratch);
     perch__map_free(&m->group_map);
+    perch__map_free(&m->tid_groups);
     perch__map_free(&m->wait_map);
     perch__map_free(&m->def_map);
 }

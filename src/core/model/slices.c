@@ -22,9 +22,9 @@ static void add_ticks(perch_model *m, cpu_state *c, uint64_t ticks)
     if (c->thread < m->thread_count && m->threads[c->thread].key == c->thread_key) {
         ent_thread *t = &m->threads[c->thread];
         t->cpu_ticks += ticks;
-        uint32_t pi = perch__process_find(m, t->pid);
-        if (pi != NONE32 && m->procs[pi].rec.key == t->process_key)
-            m->procs[pi].cpu_ticks += ticks;
+        if (t->process_key != 0 && t->proc < m->proc_count &&
+            m->procs[t->proc].rec.key == t->process_key)
+            m->procs[t->proc].cpu_ticks += ticks;
     }
 }
 
