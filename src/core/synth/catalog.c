@@ -54,6 +54,11 @@ const struct synth_module perch__synth_umods[] = {
      0x4D0000, 0x8F6A2C31},
 };
 
+_Static_assert(sizeof perch__synth_umods / sizeof perch__synth_umods[0] == SYNTH_UMOD_COUNT,
+               "SYNTH_UMOD_COUNT");
+_Static_assert(sizeof perch__synth_kmods / sizeof perch__synth_kmods[0] <= SYNTH_FN_MODS,
+               "SYNTH_FN_MODS");
+
 /* name, prio, wait reason, syscall %, kernel only, IPC x100, run mean, wait mean (100 ns) */
 const struct synth_role perch__synth_roles[ROLE_COUNT] = {
     [ROLE_IDLE] = {"", 0, 0, 0, 1, 0, 0, 0},

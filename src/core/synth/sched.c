@@ -171,14 +171,27 @@ static void switch_to(struct synth_sim *s, uint32_t c, uint16_t ni, uint8_t stat
         n->kchain = (uint8_t)synth_below(&s->rng, 6);
 }
 
+/* Priority in the ready queue: +1 per 2 ms of waiting, so nothing starves for long (a
+ * stand-in for the balance-set manager's boosts). */
+static uint32_t queued_priority(const struct synth_sim *s, uint16_t ti)
+{
+    const struct synth_thread *t = &s->th[ti];
+    return t->prio + (uint32_t)((s->now - t->queued_at) / 20000u);
+}
+
 static uint16_t pick_ready(struct synth_sim *s, uint32_t c)
 {
-    uint32_t best = 0;
+    uint32_t best = 0, best_prio;
     if (s->nready == 0)
         return (uint16_t)c; /* the CPU's idle thread */
-    for (uint32_t i = 1; i < s->nready; i++)
-        if (s->th[s->readyq[i]].prio > s->th[s->readyq[best]].prio)
+    best_prio = queued_priority(s, s->readyq[0]);
+    for (uint32_t i = 1; i < s->nready; i++) {
+        uint32_t prio = queued_priority(s, s->readyq[i]);
+        if (prio > best_prio) {
             best = i;
+            best_prio = prio;
+        }
+    }
     uint16_t ti = s->readyq[best];
     for (uint32_t i = best + 1; i < s->nready; i++)
         s->readyq[i - 1] = s->readyq[i];
@@ -189,6 +202,7 @@ static uint16_t pick_ready(struct synth_sim *s, uint32_t c)
 static void enqueue(struct synth_sim *s, uint16_t ti)
 {
     s->th[ti].state = TS_READY;
+    s->th[ti].queued_at = s->now;
     s->readyq[s->nready++] = ti;
 }
 
@@ -226,9 +240,12 @@ static void slice_end(struct synth_sim *s, uint32_t c)
         switch_to(s, c, ni, STATE_READY, WR_QUANTUM_END);
         return;
     }
+    uint64_t wake = s->now + perch__synth_exp(&s->rng, r->wait_mean);
     t->since = s->now;
-    perch__synth_wake_at(s, ti, s->now + perch__synth_exp(&s->rng, r->wait_mean));
     switch_to(s, c, next_on(s, c), STATE_WAITING, r->wait_reason);
+    if (wake < s->w.cpu[c].last_ts + 10)
+        wake = s->w.cpu[c].last_ts + 10; /* readied after its switch-out, whatever the clamps */
+    perch__synth_wake_at(s, ti, wake);
 }
 
 static void incoming_switch(struct synth_sim *s, uint32_t c)
@@ -288,6 +305,7 @@ static void ready_thread(struct synth_sim *s, uint16_t ti)
     bool idle = is_idle(s, s->cpu[c].cur);
     t->state = TS_STANDBY;
     s->cpu[c].incoming = ti;
+    s->dirty |= 1ull << c;
     s->cpu[c].switch_at = s->now + (idle ? 50 + synth_below(&s->rng, 350) : 10 + synth_below(&s->rng, 40));
 }
 
@@ -303,22 +321,41 @@ static void consider(uint64_t t, enum what w, uint32_t c, uint64_t *best, enum w
     }
 }
 
-static uint64_t next_event(const struct synth_sim *s, enum what *w, uint32_t *cpu)
+static void cpu_next(struct synth_sim *s, uint32_t c)
+{
+    const struct synth_cpu *k = &s->cpu[c];
+    const struct synth_thread *t = &s->th[k->cur];
+    uint64_t best = SYNTH_NEVER;
+    enum what w = EV_NONE;
+    uint32_t unused;
+    consider(k->next_tick, EV_TICK, c, &best, &w, &unused);
+    consider(k->next_pmc, EV_PMC, c, &best, &w, &unused);
+    consider(k->slice_end, EV_SLICE, c, &best, &w, &unused);
+    if (k->incoming != SYNTH_NONE)
+        consider(k->switch_at, EV_SWITCH, c, &best, &w, &unused);
+    if (t->npend && t->kernel_until)
+        consider(t->kernel_until, EV_RETURN, c, &best, &w, &unused);
+    s->cpu_next[c] = best;
+    s->cpu_what[c] = (uint8_t)w;
+}
+
+/* The earliest pending event. Only CPUs marked dirty since the last call are re-examined. */
+static uint64_t next_event(struct synth_sim *s, enum what *w, uint32_t *cpu)
 {
     uint64_t best = SYNTH_NEVER;
     *w = EV_NONE;
     *cpu = 0;
-    for (uint32_t c = 0; c < s->cpus; c++) {
-        const struct synth_cpu *k = &s->cpu[c];
-        const struct synth_thread *t = &s->th[k->cur];
-        consider(k->next_tick, EV_TICK, c, &best, w, cpu);
-        consider(k->next_pmc, EV_PMC, c, &best, w, cpu);
-        consider(k->slice_end, EV_SLICE, c, &best, w, cpu);
-        if (k->incoming != SYNTH_NONE)
-            consider(k->switch_at, EV_SWITCH, c, &best, w, cpu);
-        if (t->npend && t->kernel_until)
-            consider(t->kernel_until, EV_RETURN, c, &best, w, cpu);
+    for (uint32_t c = 0; s->dirty; c++, s->dirty >>= 1)
+        if (s->dirty & 1)
+            cpu_next(s, c);
+    for (uint32_t c = 0; c < s->cpus; c++) { /* branch-free: the winner is unpredictable */
+        uint64_t t = s->cpu_next[c];
+        bool lt = t < best;
+        best = lt ? t : best;
+        *cpu = lt ? c : *cpu;
     }
+    if (best != SYNTH_NEVER)
+        *w = (enum what)s->cpu_what[*cpu];
     if (s->nheap)
         consider(s->heap[0].at, EV_WAKE, 0, &best, w, cpu);
     consider(s->next_burst, EV_BURST, 0, &best, w, cpu);
@@ -338,6 +375,8 @@ static void wake_next(struct synth_sim *s)
 static void step(struct synth_sim *s, enum what w, uint32_t c)
 {
     struct synth_cpu *k = &s->cpu[c];
+    if (w <= EV_RETURN)
+        s->dirty |= 1ull << c;
     switch (w) {
     case EV_TICK:
         perch__synth_timer_sample(s, c);
@@ -413,6 +452,7 @@ void perch__synth_sched_start(struct synth_sim *s)
         }
         perch__synth_wake_at(s, (uint16_t)i, s->now + 1 + synth_below(&s->rng, r->wait_mean));
     }
+    s->dirty = s->cpus >= 64 ? UINT64_MAX : (1ull << s->cpus) - 1;
     s->burst_proc = -1;
     s->next_burst = s->now + 500000 + synth_below(&s->rng, 2500000);
 }

@@ -24,16 +24,26 @@
 enum kctx { KCTX_SYSCALL, KCTX_SYSTEM, KCTX_IDLE };
 enum { KM_NT, KM_HAL, KM_INTELPPM };
 
-static uint64_t fn_offset(uint64_t module_key, uint32_t fn, uint32_t size)
+static uint32_t fn_offset(uint64_t module_key, uint32_t fn, uint32_t size)
 {
     uint64_t slots = (size - 0x2000u) / 16u;
-    return 0x1000u + (synth_hash(module_key, fn) % slots) * 16u;
+    return (uint32_t)(0x1000u + (synth_hash(module_key, fn) % slots) * 16u);
 }
 
-static uint64_t kframe(uint32_t m, uint32_t fn, uint32_t site)
+/* Where each module's functions start: fixed for a module, whatever the seed. */
+void perch__synth_functions_init(struct synth_sim *s)
 {
-    const struct synth_module *km = &perch__synth_kmods[m];
-    return km->base + fn_offset(0x4B000 + m, fn, km->size) + 4u + site;
+    for (uint32_t m = 0; m < perch__synth_kmod_count; m++)
+        for (uint32_t f = 0; f < SYNTH_FNS; f++)
+            s->fn_offset[0][m][f] = fn_offset(0x4B000 + m, f, perch__synth_kmods[m].size);
+    for (uint32_t u = 0; u < SYNTH_UMOD_COUNT; u++)
+        for (uint32_t f = 0; f < SYNTH_FNS; f++)
+            s->fn_offset[1][u][f] = fn_offset(0x55000 + u, f, perch__synth_umods[u].size);
+}
+
+static uint64_t kframe(const struct synth_sim *s, uint32_t m, uint32_t fn, uint32_t site)
+{
+    return perch__synth_kmods[m].base + s->fn_offset[0][m][fn] + 4u + site;
 }
 
 static uint64_t umod_base(const struct synth_sim *s, const struct synth_proc *p, uint8_t u)
@@ -46,15 +56,14 @@ static uint64_t umod_base(const struct synth_sim *s, const struct synth_proc *p,
 static uint64_t uframe(const struct synth_sim *s, const struct synth_proc *p, uint8_t u,
                        uint32_t fn, uint32_t site)
 {
-    const struct synth_module *um = &perch__synth_umods[u];
-    return umod_base(s, p, u) + fn_offset(0x55000 + u, fn, um->size) + 4u + site;
+    return umod_base(s, p, u) + s->fn_offset[1][u][fn] + 4u + site;
 }
 
 /* User frames innermost first: [stub], leaf, middle frames, thread entry, BaseThreadInitThunk,
  * RtlUserThreadStart. stub != 0 puts an ntdll system-call stub first (the user part of a
  * kernel-mode sample). */
 static unsigned user_chain(const struct synth_sim *s, const struct synth_thread *t,
-                           uint32_t chain, bool stub, uint64_t *f)
+                           uint32_t chain, bool stub, uint64_t *f, unsigned limit)
 {
     const struct synth_proc *p = &s->procs[t->proc];
     const struct synth_proc_tpl *tpl = &perch__synth_tpls[p->tpl];
@@ -63,7 +72,7 @@ static unsigned user_chain(const struct synth_sim *s, const struct synth_thread 
     const uint8_t ntdll = tpl->mods[1], k32 = tpl->mods[2];
     if (stub)
         f[n++] = uframe(s, p, ntdll, 40 + synth_below(&r, 8), 0x10);
-    for (unsigned i = 0; i < depth; i++) {
+    for (unsigned i = 0; i < depth && n < limit; i++) {
         uint8_t u = synth_chance(&r, 55) ? tpl->mods[0] : tpl->mods[synth_below(&r, tpl->nmods)];
         f[n++] = uframe(s, p, u, 2 + synth_below(&r, 48), synth_below(&r, 0x1F0));
     }
@@ -74,26 +83,26 @@ static unsigned user_chain(const struct synth_sim *s, const struct synth_thread 
 }
 
 static unsigned kernel_chain(const struct synth_sim *s, enum kctx ctx, uint32_t chain,
-                             uint64_t *f)
+                             uint64_t *f, unsigned limit)
 {
     synth_rng r = {synth_hash(s->seed, 0x10000u | (uint32_t)ctx << 8 | chain)};
     unsigned n = 0, depth = 2 + synth_below(&r, 9);
     if (ctx == KCTX_IDLE) {
-        f[n++] = kframe(chain & 1 ? KM_HAL : KM_INTELPPM, chain, 0x12);
-        f[n++] = kframe(KM_NT, 5, 0x3C); /* PoIdle */
-        f[n++] = kframe(KM_NT, 4, 0x5A); /* KiIdleLoop */
+        f[n++] = kframe(s, chain & 1 ? KM_HAL : KM_INTELPPM, chain, 0x12);
+        f[n++] = kframe(s, KM_NT, 5, 0x3C); /* PoIdle */
+        f[n++] = kframe(s, KM_NT, 4, 0x5A); /* KiIdleLoop */
         return n;
     }
-    for (unsigned i = 0; i < depth; i++) {
+    for (unsigned i = 0; i < depth && n < limit; i++) {
         uint32_t m = synth_chance(&r, 60) ? KM_NT : synth_below(&r, perch__synth_kmod_count);
-        f[n++] = kframe(m, 8 + synth_below(&r, 64), synth_below(&r, 0x2F0));
+        f[n++] = kframe(s, m, 8 + synth_below(&r, 64), synth_below(&r, 0x2F0));
     }
     if (ctx == KCTX_SYSTEM) {
-        f[n++] = kframe(KM_NT, 3, 0x118); /* ExpWorkerThread */
-        f[n++] = kframe(KM_NT, 2, 0x57);  /* PspSystemThreadStartup */
-        f[n++] = kframe(KM_NT, 1, 0x1A);  /* KiStartSystemThread */
+        f[n++] = kframe(s, KM_NT, 3, 0x118); /* ExpWorkerThread */
+        f[n++] = kframe(s, KM_NT, 2, 0x57);  /* PspSystemThreadStartup */
+        f[n++] = kframe(s, KM_NT, 1, 0x1A);  /* KiStartSystemThread */
     } else {
-        f[n++] = kframe(KM_NT, 0, 0x25); /* KiSystemServiceCopyEnd */
+        f[n++] = kframe(s, KM_NT, 0, 0x25); /* KiSystemServiceCopyEnd */
     }
     return n;
 }
@@ -108,24 +117,24 @@ uint64_t perch__synth_user_ip(const struct synth_sim *s, const struct synth_thre
 
 /* The frames of a sample of t now; *kernel tells which mode it was taken in. */
 static unsigned sample_frames(struct synth_sim *s, struct synth_thread *t, bool *kernel,
-                              uint64_t *f)
+                              uint64_t *f, unsigned limit)
 {
     const struct synth_role *r = &perch__synth_roles[t->role];
     unsigned n;
     *kernel = true;
     if (t->role == ROLE_IDLE)
-        n = kernel_chain(s, KCTX_IDLE, synth_below(&s->rng, 2), f);
+        n = kernel_chain(s, KCTX_IDLE, synth_below(&s->rng, 2), f, limit);
     else if (r->kernel_only)
-        n = kernel_chain(s, KCTX_SYSTEM, t->kchain, f);
+        n = kernel_chain(s, KCTX_SYSTEM, t->kchain, f, limit);
     else if (s->now < t->kernel_until || synth_chance(&s->rng, r->syscall_pct)) {
         if (s->now >= t->kernel_until) {
             t->kernel_until = s->now + perch__synth_exp(&s->rng, 1500);
             t->kchain = (uint8_t)synth_below(&s->rng, KERNEL_CHAINS);
         }
-        n = kernel_chain(s, KCTX_SYSCALL, t->kchain, f);
+        n = kernel_chain(s, KCTX_SYSCALL, t->kchain, f, limit);
     } else {
         *kernel = false;
-        n = user_chain(s, t, t->chain, false, f);
+        n = user_chain(s, t, t->chain, false, f, limit);
     }
     f[0] += synth_below(&s->rng, 0x40); /* the IP moves inside the leaf function */
     return n;
@@ -199,7 +208,7 @@ void perch__synth_timer_sample(struct synth_sim *s, uint32_t c)
     struct synth_thread *t = &s->th[s->cpu[c].cur];
     uint64_t f[MAX_FRAMES];
     bool kernel;
-    unsigned n = sample_frames(s, t, &kernel, f);
+    unsigned n = sample_frames(s, t, &kernel, f, MAX_FRAMES);
     bool stack = !synth_chance(&s->rng, 1) || !synth_chance(&s->rng, 50);
     bool lbr = stack && !kernel && synth_chance(&s->rng, 12);
     uint64_t ts = sample_ts(s, c);
@@ -233,7 +242,7 @@ void perch__synth_pmc_sample(struct synth_sim *s, uint32_t c)
     bool kernel;
     if (t->role == ROLE_IDLE)
         return; /* unhalted-cycle counters do not overflow in idle */
-    sample_frames(s, t, &kernel, f);
+    sample_frames(s, t, &kernel, f, 1); /* only the IP */
     uint8_t *d = perch__synth_record(&s->w, c, SYNTH_HDR_PERFINFO, HOOK_PMC, 2, s->now,
                                      UINT32_MAX, UINT32_MAX, 16);
     if (!d)
@@ -251,7 +260,7 @@ void perch__synth_return_to_user(struct synth_sim *s, uint32_t c)
     struct synth_thread *t = &s->th[s->cpu[c].cur];
     uint64_t f[MAX_FRAMES];
     for (unsigned i = 0; i < t->npend; i++) {
-        unsigned n = user_chain(s, t, t->pend_chain[i], true, f);
+        unsigned n = user_chain(s, t, t->pend_chain[i], true, f, MAX_FRAMES);
         if (!perch__synth_room(&s->w, c, SYNTH_PERFINFO_HDR + 16u + 8u * n))
             break;
         put_stackwalk(s, c, s->now, t->pend_ts[i], t, f, n);

@@ -225,6 +225,9 @@ extern const perch_guid perch__synth_rsds_guid;
 #define SYNTH_MAX_PENDING 8
 #define SYNTH_NONE 0xFFFFu
 #define SYNTH_NEVER UINT64_MAX
+#define SYNTH_FN_MODS 16          /* modules per catalog (kernel 7, user 13) */
+#define SYNTH_FNS 80              /* functions per module */
+#define SYNTH_UMOD_COUNT 13
 
 enum synth_tstate { TS_FREE, TS_WAITING, TS_READY, TS_STANDBY, TS_RUNNING };
 
@@ -244,6 +247,7 @@ struct synth_thread {
     uint64_t kernel_until;    /* in the kernel until then (0: user mode) */
     uint64_t since;           /* when it last started waiting / became ready */
     uint64_t ready_ts;        /* raw timestamp of its last ReadyThread */
+    uint64_t queued_at;       /* when it entered the ready queue */
     uint64_t pend_ts[SYNTH_MAX_PENDING];
     uint8_t pend_chain[SYNTH_MAX_PENDING];
 };
@@ -298,6 +302,10 @@ struct synth_sim {
     uint32_t nready;
     struct synth_wake heap[4 * SYNTH_MAX_THREADS];
     uint32_t nheap;
+    uint64_t dirty;           /* CPUs whose next event time must be recomputed */
+    uint64_t cpu_next[PERCH_SYNTH_MAX_CPUS];
+    uint8_t cpu_what[PERCH_SYNTH_MAX_CPUS];
+    uint32_t fn_offset[2][SYNTH_FN_MODS][SYNTH_FNS]; /* [kernel/user][module][function] */
 };
 
 /* encode.c: payload sizes and writers (P = 8). */
@@ -315,6 +323,7 @@ void perch__synth_rsds_put(uint8_t *d, const struct synth_module *m, uint64_t ba
 void perch__synth_thread_name(const struct synth_thread *t, char *out, size_t cap);
 
 /* stacks.c */
+void perch__synth_functions_init(struct synth_sim *s);
 void perch__synth_timer_sample(struct synth_sim *s, uint32_t c);
 void perch__synth_pmc_sample(struct synth_sim *s, uint32_t c);
 void perch__synth_return_to_user(struct synth_sim *s, uint32_t c);

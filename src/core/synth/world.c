@@ -88,6 +88,7 @@ static void init_proc(struct synth_sim *s, uint16_t pi, uint8_t tpl, uint32_t pi
 
 int perch__synth_world_init(struct synth_sim *s)
 {
+    perch__synth_functions_init(s);
     s->next_tid = 108;
     s->next_pid = 9100;
     for (uint32_t c = 0; c < s->cpus; c++) {

@@ -1,0 +1,402 @@
+/*
+ * Structural tests of perch synth output through a minimal walk written here from the
+ * layouts (independent of the generator's code and of the ETL reader): buffer headers,
+ * record markers, sizes, alignment and time order, the logfile header, CSwitch chains per
+ * CPU, PMC counters, ReadyThread before switch-in, stacks matching samples; and the stats
+ * the generator reports must equal what the walk counts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "perch/error.h"
+#include "perch/io.h"
+#include "perch/kind.h"
+#include "perch/synth.h"
+
+#define BUF 65536u
+#define KERNEL_MIN 0xFFFF800000000000ull
+#define MAX_CPUS 64
+
+static uint16_t u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+static uint32_t u32(const uint8_t *p)
+{
+    return (uint32_t)u16(p) | (uint32_t)u16(p + 2) << 16;
+}
+static uint64_t u64(const uint8_t *p)
+{
+    return (uint64_t)u32(p) | (uint64_t)u32(p + 4) << 32;
+}
+
+struct sample {
+    uint64_t ts;
+    uint64_t ip;
+    uint32_t tid;
+    uint8_t kernel_parts, user_parts;
+};
+
+struct part {
+    uint64_t event_ts;
+    uint64_t first;
+    uint32_t tid;
+    uint32_t frames;
+};
+
+/* One entry of the global sched order check: ready (0), switch-out waiting (1), switch-in (2). */
+struct sched_ev {
+    uint64_t ts;
+    uint64_t order; /* walk order: breaks ties between records of one CPU */
+    uint32_t tid;
+    uint32_t what;
+};
+
+struct walk {
+    const uint8_t *d;
+    size_t len;
+    uint32_t cpus;
+    uint64_t buffers, records, by_kind[PERCH_KIND_COUNT];
+    uint64_t cswitches, slices, idle_slices, rsds, header_ts, last_ts, last_seq;
+    uint32_t prev_new[MAX_CPUS];
+    bool switched[MAX_CPUS];
+    uint64_t pmc[MAX_CPUS][2];
+    struct sample *samples;
+    size_t nsamples;
+    struct part *parts;
+    size_t nparts;
+    struct sched_ev *sched;
+    size_t nsched;
+};
+
+/* Room for element n: the capacity doubles at powers of two, starting at 64. */
+static void *grow(void *p, size_t n, size_t size)
+{
+    if (n != 0 && (n < 64 || (n & (n - 1))))
+        return p;
+    p = realloc(p, (n < 64 ? 64 : 2 * n) * size);
+    assert_non_null(p);
+    return p;
+}
+
+static uint8_t *synth_to_memory(const perch_synth_options *opt, size_t *len, perch_synth_stats *st)
+{
+    perch_output out;
+    perch_memory_out mem;
+    perch_output_memory(&out, &mem, (size_t)256 << 20);
+    assert_int_equal(perch_synth_write(opt, &out, st), 0);
+    return perch_output_memory_take(&mem, len);
+}
+
+static void check_logfile(struct walk *w, const perch_synth_stats *st)
+{
+    const uint8_t *b = w->d;
+    assert_int_equal(u16(b + 0x36), 4); /* BufferType HEADER */
+    const uint8_t *r = b + 0x48;
+    assert_int_equal(u32(r) >> 16, 0xC002); /* SYSTEM64 marker */
+    assert_int_equal(u16(r + 6), 0x0000);   /* HookId: logfile header */
+    w->header_ts = u64(r + 16);
+    const uint8_t *h = r + 0x20;
+    assert_int_equal(u32(h + 0), BUF);
+    assert_int_equal(u32(h + 12), w->cpus);
+    assert_int_equal(u32(h + 36), w->len / BUF); /* BuffersWritten */
+    assert_int_equal(u32(h + 44), 8);            /* PointerSize */
+    assert_int_equal(u64(h + 256), st->perf_freq);
+    assert_int_equal(u64(h + 264), st->start_time);
+    assert_int_equal(u64(h + 16), st->end_time);
+    assert_int_equal(u32(h + 272), 1); /* QPC */
+    assert_int_equal(u16(h + 280), 'N'); /* "NT Kernel Logger" right after the fixed part */
+    w->records++;
+    w->by_kind[PERCH_KIND_OTHER_KERNEL]++;
+}
+
+static perch_kind kind_of_hook(uint16_t hook)
+{
+    if (hook == 0x030A)
+        return perch_kind_of(0x14, 10);
+    return perch_kind_of(hook >> 8, (uint8_t)hook);
+}
+
+static void on_cswitch(struct walk *w, uint16_t cpu, uint64_t ts, const uint8_t *p)
+{
+    uint32_t new_tid = u32(p + 16), old_tid = u32(p + 20);
+    uint64_t cycles = u64(p), instr = u64(p + 8);
+    if (w->switched[cpu]) {
+        assert_int_equal(old_tid, w->prev_new[cpu]);
+        assert_true(cycles > w->pmc[cpu][0]);
+        assert_true(instr > w->pmc[cpu][1]);
+        w->slices++;
+        w->idle_slices += old_tid == 0;
+    }
+    assert_int_not_equal(new_tid, old_tid);
+    w->switched[cpu] = true;
+    w->prev_new[cpu] = new_tid;
+    w->pmc[cpu][0] = cycles;
+    w->pmc[cpu][1] = instr;
+    w->cswitches++;
+    w->sched = grow(w->sched, w->nsched, sizeof *w->sched);
+    w->sched[w->nsched++] = (struct sched_ev){ts, w->records, old_tid, p[16 + 14] == 5 ? 1u : 3u};
+    w->sched = grow(w->sched, w->nsched, sizeof *w->sched);
+    w->sched[w->nsched++] = (struct sched_ev){ts, w->records, new_tid, 2};
+}
+
+static void on_sample(struct walk *w, uint64_t ts, const uint8_t *p)
+{
+    w->samples = grow(w->samples, w->nsamples, sizeof *w->samples);
+    w->samples[w->nsamples++] = (struct sample){ts, u64(p), u32(p + 8), 0, 0};
+}
+
+static void on_stack(struct walk *w, const uint8_t *p, uint32_t len)
+{
+    assert_int_equal((len - 16) % 8, 0);
+    assert_true(len > 16);
+    w->parts = grow(w->parts, w->nparts, sizeof *w->parts);
+    w->parts[w->nparts++] = (struct part){u64(p), u64(p + 16), u32(p + 12), (len - 16) / 8};
+}
+
+static void on_record(struct walk *w, uint16_t cpu, const uint8_t *r, uint32_t size)
+{
+    uint8_t type = r[2];
+    uint32_t hdr = type == 0x02 ? 0x20 : type == 0x11 ? 0x10 : 0x30;
+    uint16_t version = u16(r);
+    uint32_t ext = type == 0x14 ? 0 : 8u * ((version >> 8) & 7u);
+    uint64_t ts = type == 0x11 ? u64(r + 8) : u64(r + 16);
+    const uint8_t *p = r + hdr;
+    assert_true(size >= hdr + ext);
+    w->records++;
+    if (ts > w->last_ts)
+        w->last_ts = ts;
+    if (type == 0x14) {
+        assert_int_equal(r[4], 36); /* DbgID_RSDS */
+        w->by_kind[PERCH_KIND_NON_KERNEL]++;
+        w->rsds++;
+        return;
+    }
+    uint16_t hook = u16(r + 6);
+    perch_kind k = kind_of_hook(hook);
+    w->by_kind[k]++;
+    if (k == PERCH_KIND_CSwitch) {
+        assert_int_equal(version, 0x0204);
+        assert_int_equal(size, hdr + 16 + 24);
+        on_cswitch(w, cpu, ts, p);
+    } else if (k == PERCH_KIND_SampledProfile) {
+        assert_int_equal(size, hdr + 16);
+        on_sample(w, ts, p);
+    } else if (k == PERCH_KIND_StackWalk) {
+        on_stack(w, p, size - hdr);
+    } else if (k == PERCH_KIND_ReadyThread) {
+        assert_int_equal(size, hdr + 8);
+        w->sched = grow(w->sched, w->nsched, sizeof *w->sched);
+        w->sched[w->nsched++] = (struct sched_ev){ts, w->records, u32(p), 0};
+    }
+}
+
+static void walk_buffer(struct walk *w, const uint8_t *b)
+{
+    uint32_t offset = u32(b + 0x30);
+    uint16_t cpu = u16(b + 0x28) & 0x7FF;
+    uint64_t seq = u64(b + 0x18), prev_ts = 0;
+    assert_int_equal(u32(b), BUF);
+    assert_int_equal(u32(b + 4), offset); /* SavedOffset */
+    assert_in_range(offset, 0x48 + 0x10, BUF);
+    assert_true(cpu < w->cpus);
+    assert_int_equal(u16(b + 0x36), 0);
+    assert_true(seq > w->last_seq);
+    w->last_seq = seq;
+    for (uint32_t i = offset; i < BUF; i++)
+        assert_int_equal(b[i], 0xFF);
+    for (uint32_t pos = 0x48; pos < offset;) {
+        const uint8_t *r = b + pos;
+        uint32_t size = r[2] == 0x14 ? u16(r) : u16(r + 4);
+        uint64_t ts = r[2] == 0x11 ? u64(r + 8) : u64(r + 16);
+        assert_int_equal(pos % 8, 0);
+        assert_int_equal(r[3], 0xC0);
+        assert_true(r[2] == 0x02 || r[2] == 0x11 || r[2] == 0x14);
+        assert_true(pos + size <= offset);
+        assert_true(ts >= prev_ts);
+        prev_ts = ts;
+        on_record(w, cpu, r, size);
+        pos += (size + 7) & ~7u;
+    }
+    w->buffers++;
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+    const struct sample *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int cmp_sched(const void *a, const void *b)
+{
+    const struct sched_ev *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    if (x->order != y->order)
+        return x->order < y->order ? -1 : 1;
+    return x->what == 2 ? 1 : y->what == 2 ? -1 : 0; /* one CSwitch: out before in */
+}
+
+/* Every part belongs to exactly one sample (S1); its first frame is the IP for the part that
+ * holds the leaf. Returns the frame total. */
+static uint64_t match_parts(struct walk *w)
+{
+    uint64_t frames = 0;
+    qsort(w->samples, w->nsamples, sizeof *w->samples, cmp_sample);
+    for (size_t i = 0; i < w->nparts; i++) {
+        const struct part *pt = &w->parts[i];
+        struct sample key = {pt->event_ts, 0, pt->tid, 0, 0};
+        struct sample *s = bsearch(&key, w->samples, w->nsamples, sizeof key, cmp_sample);
+        assert_non_null(s);
+        bool kernel = pt->first >= KERNEL_MIN;
+        if (kernel || s->ip < KERNEL_MIN)
+            assert_true(pt->first == s->ip);
+        if (kernel)
+            s->kernel_parts++;
+        else
+            s->user_parts++;
+        assert_true(s->kernel_parts <= 1 && s->user_parts <= 1);
+        frames += pt->frames;
+    }
+    return frames;
+}
+
+static void check_ready_before_switch_in(struct walk *w)
+{
+    enum { RUNNABLE, WAITING };
+    uint8_t *state = calloc(1u << 20, 1);
+    assert_non_null(state);
+    qsort(w->sched, w->nsched, sizeof *w->sched, cmp_sched);
+    for (size_t i = 0; i < w->nsched; i++) {
+        const struct sched_ev *e = &w->sched[i];
+        uint32_t slot = (e->tid / 4) & ((1u << 20) - 1);
+        if (e->tid == 0)
+            continue;
+        if (e->what == 0)
+            state[slot] = RUNNABLE;
+        else if (e->what == 1)
+            state[slot] = WAITING;
+        else if (e->what == 2)
+            assert_int_equal(state[slot], RUNNABLE);
+    }
+    free(state);
+}
+
+static void check_stats(struct walk *w, const perch_synth_stats *st)
+{
+    uint64_t merged = 0, konly = 0, uonly = 0, with = 0;
+    uint64_t frames = match_parts(w);
+    for (size_t i = 0; i < w->nsamples; i++) {
+        const struct sample *s = &w->samples[i];
+        with += s->kernel_parts || s->user_parts;
+        merged += s->kernel_parts && s->user_parts;
+        konly += s->kernel_parts && !s->user_parts;
+        uonly += !s->kernel_parts && s->user_parts;
+    }
+    assert_int_equal(st->bytes, w->len);
+    assert_int_equal(st->buffers, w->buffers);
+    assert_int_equal(st->records, w->records);
+    for (int k = 0; k < PERCH_KIND_COUNT; k++)
+        assert_int_equal(st->by_kind[k], w->by_kind[k]);
+    assert_int_equal(st->samples, w->nsamples);
+    assert_int_equal(st->samples_with_stack, with);
+    assert_int_equal(st->stacks_merged, merged);
+    assert_int_equal(st->stacks_kernel_only, konly);
+    assert_int_equal(st->stacks_user_only, uonly);
+    assert_int_equal(st->frames_total, frames);
+    assert_int_equal(st->cswitches, w->cswitches);
+    assert_int_equal(st->slices, w->slices);
+    assert_int_equal(st->idle_slices, w->idle_slices);
+    assert_int_equal(st->pdb_ids, w->rsds);
+    assert_int_equal(st->last_timestamp, w->last_ts);
+    assert_int_equal(st->end_time - st->start_time, w->last_ts - w->header_ts);
+}
+
+static void walk_and_check(const perch_synth_options *opt, perch_synth_stats *out)
+{
+    perch_synth_stats st;
+    struct walk w;
+    memset(&w, 0, sizeof w);
+    memset(&st, 0xff, sizeof st);
+    w.d = synth_to_memory(opt, &w.len, &st);
+    w.cpus = opt->cpus;
+    assert_int_equal(w.len % BUF, 0);
+    check_logfile(&w, &st);
+    w.buffers = 1;
+    for (size_t off = BUF; off < w.len; off += BUF)
+        walk_buffer(&w, w.d + off);
+    check_ready_before_switch_in(&w);
+    check_stats(&w, &st);
+    /* the scenario has what the brief promises */
+    assert_true(w.nsamples > 0 && st.stacks_merged > 0 && st.stacks_user_only > 0);
+    assert_true(st.by_kind[PERCH_KIND_ReadyThread] > 0 && st.lbr_records > 0);
+    assert_true(st.pmc_samples > 0 && st.by_kind[PERCH_KIND_PmcCounterConfig] == 1);
+    free(w.samples);
+    free(w.parts);
+    free(w.sched);
+    free((void *)w.d);
+    *out = st;
+}
+
+static void test_walk_small(void **state)
+{
+    perch_synth_options opt;
+    perch_synth_stats st;
+    (void)state;
+    perch_synth_options_init(&opt);
+    opt.cpus = 4;
+    opt.seed = 3;
+    opt.target_bytes = 2u << 20;
+    walk_and_check(&opt, &st);
+    assert_int_equal(st.buffers, 32); /* exactly the size asked for */
+}
+
+static void test_walk_long_with_bursts(void **state)
+{
+    perch_synth_options opt;
+    perch_synth_stats st;
+    (void)state;
+    perch_synth_options_init(&opt);
+    opt.cpus = 2;
+    opt.seed = 11;
+    opt.target_bytes = 12u << 20; /* long enough for compiler.exe to start and exit */
+    walk_and_check(&opt, &st);
+    assert_true(st.processes_started >= 2 && st.processes_ended >= 1);
+    assert_true(st.threads_ended >= 4 && st.by_kind[PERCH_KIND_ImageLoad] >= 5);
+    assert_int_equal(st.by_kind[PERCH_KIND_ImageUnload], 5 * st.processes_ended);
+}
+
+static void test_walk_many_cpus_by_duration(void **state)
+{
+    perch_synth_options opt;
+    perch_synth_stats st;
+    (void)state;
+    perch_synth_options_init(&opt);
+    opt.cpus = 64;
+    opt.seed = 5;
+    opt.target_bytes = 0;
+    opt.duration_ms = 150;
+    walk_and_check(&opt, &st);
+    assert_int_equal(st.last_timestamp - st.first_timestamp < 150 * 10000, 1);
+    assert_true(st.last_timestamp - st.first_timestamp > 149 * 10000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_walk_small),
+        cmocka_unit_test(test_walk_long_with_bursts),
+        cmocka_unit_test(test_walk_many_cpus_by_duration),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
