@@ -60,7 +60,18 @@ struct sched_ev {
     uint32_t what;
 };
 
+struct image {
+    uint64_t base, size;
+    uint32_t pid;
+};
+
+#define TID_SLOTS (1u << 16)
+
 struct walk {
+    struct image images[256];
+    size_t nimages;
+    uint32_t tid_pid[TID_SLOTS]; /* tid / 4 -> pid + 1 */
+    uint64_t prev_first_ts, out_of_order;
     const uint8_t *d;
     size_t len;
     uint32_t cpus;
@@ -183,6 +194,12 @@ static void on_record(struct walk *w, uint16_t cpu, const uint8_t *r, uint32_t s
     uint16_t hook = u16(r + 6);
     perch_kind k = kind_of_hook(hook);
     w->by_kind[k]++;
+    if (k == PERCH_KIND_ImageDCStart || k == PERCH_KIND_ImageLoad) {
+        assert_true(w->nimages < sizeof w->images / sizeof w->images[0]);
+        w->images[w->nimages++] = (struct image){u64(p), u64(p + 8), u32(p + 16)};
+    } else if (k == PERCH_KIND_ThreadDCStart || k == PERCH_KIND_ThreadStart) {
+        w->tid_pid[(u32(p + 4) / 4) % TID_SLOTS] = u32(p) + 1;
+    }
     if (k == PERCH_KIND_CSwitch) {
         assert_int_equal(version, 0x0204);
         assert_int_equal(size, hdr + 16 + 24);
@@ -211,6 +228,11 @@ static void walk_buffer(struct walk *w, const uint8_t *b)
     assert_int_equal(u16(b + 0x36), 0);
     assert_true(seq > w->last_seq);
     w->last_seq = seq;
+    if (offset > 0x48) {
+        uint64_t first = b[0x48 + 2] == 0x11 ? u64(b + 0x48 + 8) : u64(b + 0x48 + 16);
+        w->out_of_order += first < w->prev_first_ts;
+        w->prev_first_ts = first;
+    }
     for (uint32_t i = offset; i < BUF; i++)
         assert_int_equal(b[i], 0xFF);
     for (uint32_t pos = 0x48; pos < offset;) {
@@ -292,6 +314,22 @@ static void check_ready_before_switch_in(struct walk *w)
     free(state);
 }
 
+/* Each sample's IP lies in a module: a kernel one (pid 0) or one of its thread's process. */
+static void check_sample_modules(const struct walk *w)
+{
+    for (size_t i = 0; i < w->nsamples; i++) {
+        const struct sample *s = &w->samples[i];
+        uint32_t pid = s->ip >= KERNEL_MIN ? 0 : w->tid_pid[(s->tid / 4) % TID_SLOTS] - 1;
+        bool found = false;
+        if (s->ip < KERNEL_MIN)
+            assert_int_not_equal(w->tid_pid[(s->tid / 4) % TID_SLOTS], 0);
+        for (size_t m = 0; m < w->nimages && !found; m++)
+            found = w->images[m].pid == pid && s->ip >= w->images[m].base &&
+                    s->ip < w->images[m].base + w->images[m].size;
+        assert_true(found);
+    }
+}
+
 static void check_stats(struct walk *w, const perch_synth_stats *st)
 {
     uint64_t merged = 0, konly = 0, uonly = 0, with = 0;
@@ -325,26 +363,30 @@ static void check_stats(struct walk *w, const perch_synth_stats *st)
 static void walk_and_check(const perch_synth_options *opt, perch_synth_stats *out)
 {
     perch_synth_stats st;
-    struct walk w;
-    memset(&w, 0, sizeof w);
+    struct walk *w = calloc(1, sizeof *w); /* large: the tid map */
+    assert_non_null(w);
     memset(&st, 0xff, sizeof st);
-    w.d = synth_to_memory(opt, &w.len, &st);
-    w.cpus = opt->cpus;
-    assert_int_equal(w.len % BUF, 0);
-    check_logfile(&w, &st);
-    w.buffers = 1;
-    for (size_t off = BUF; off < w.len; off += BUF)
-        walk_buffer(&w, w.d + off);
-    check_ready_before_switch_in(&w);
-    check_stats(&w, &st);
-    /* the scenario has what the brief promises */
-    assert_true(w.nsamples > 0 && st.stacks_merged > 0 && st.stacks_user_only > 0);
+    w->d = synth_to_memory(opt, &w->len, &st);
+    w->cpus = opt->cpus;
+    assert_int_equal(w->len % BUF, 0);
+    check_logfile(w, &st);
+    w->buffers = 1;
+    for (size_t off = BUF; off < w->len; off += BUF)
+        walk_buffer(w, w->d + off);
+    check_ready_before_switch_in(w);
+    check_stats(w, &st);
+    check_sample_modules(w);
+    if (opt->cpus > 1) /* buffers are flushed when full: not in time order in the file */
+        assert_true(w->out_of_order > 0);
+    /* every event family of the scenario is present */
+    assert_true(w->nsamples > 0 && st.stacks_merged > 0 && st.stacks_user_only > 0);
     assert_true(st.by_kind[PERCH_KIND_ReadyThread] > 0 && st.lbr_records > 0);
     assert_true(st.pmc_samples > 0 && st.by_kind[PERCH_KIND_PmcCounterConfig] == 1);
-    free(w.samples);
-    free(w.parts);
-    free(w.sched);
-    free((void *)w.d);
+    free(w->samples);
+    free(w->parts);
+    free(w->sched);
+    free((void *)w->d);
+    free(w);
     *out = st;
 }
 
