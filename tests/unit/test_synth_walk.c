@@ -20,6 +20,7 @@
 #include "perch/io.h"
 #include "perch/kind.h"
 #include "perch/synth.h"
+#include "testdata.h"
 
 #define BUF 65536u
 #define KERNEL_MIN 0xFFFF800000000000ull
@@ -72,6 +73,7 @@ struct walk {
     size_t nimages;
     uint32_t tid_pid[TID_SLOTS]; /* tid / 4 -> pid + 1 */
     uint64_t prev_first_ts, out_of_order;
+    bool real;                   /* walking a real trace: only the framing rules apply */
     const uint8_t *d;
     size_t len;
     uint32_t cpus;
@@ -194,6 +196,8 @@ static void on_record(struct walk *w, uint16_t cpu, const uint8_t *r, uint32_t s
     uint16_t hook = u16(r + 6);
     perch_kind k = kind_of_hook(hook);
     w->by_kind[k]++;
+    if (w->real)
+        return;
     if (k == PERCH_KIND_ImageDCStart || k == PERCH_KIND_ImageLoad) {
         assert_true(w->nimages < sizeof w->images / sizeof w->images[0]);
         w->images[w->nimages++] = (struct image){u64(p), u64(p + 8), u32(p + 16)};
@@ -226,7 +230,7 @@ static void walk_buffer(struct walk *w, const uint8_t *b)
     assert_in_range(offset, 0x48 + 0x10, BUF);
     assert_true(cpu < w->cpus);
     assert_int_equal(u16(b + 0x36), 0);
-    assert_true(seq > w->last_seq);
+    assert_true(seq > w->last_seq || w->real); /* real files flush out of sequence order */
     w->last_seq = seq;
     if (offset > 0x48) {
         uint64_t first = b[0x48 + 2] == 0x11 ? u64(b + 0x48 + 8) : u64(b + 0x48 + 16);
@@ -433,12 +437,40 @@ static void test_walk_many_cpus_by_duration(void **state)
     assert_true(st.last_timestamp - st.first_timestamp > 149 * 10000);
 }
 
+/* The walk's framing rules hold on a real uncompressed kernel trace too (ground truth), so
+ * their holding on the synthetic file means something. */
+static void test_walk_rules_hold_on_real_trace(void **state)
+{
+    const char *path = perch_test_require_data("etl/airbus_ShutdownPerfDiagLogger.etl");
+    struct walk *w = calloc(1, sizeof *w);
+    (void)state;
+    assert_non_null(w);
+    w->real = true;
+    w->d = perch_test_read_file(path, &w->len);
+    assert_int_equal(w->len % BUF, 0);
+    const uint8_t *h = w->d + 0x48 + 0x20; /* TRACE_LOGFILE_HEADER */
+    assert_int_equal(u16(w->d + 0x36), 4);
+    assert_int_equal(u32(h + 36), w->len / BUF); /* BuffersWritten */
+    assert_int_equal(u32(h + 44), 8);
+    assert_int_equal(u64(h + 256), 10000000); /* PerfFreq: right after the TZ padding */
+    assert_int_equal(u32(h + 272), 1);
+    w->cpus = u32(h + 12);
+    for (size_t off = BUF; off < w->len; off += BUF)
+        walk_buffer(w, w->d + off);
+    assert_int_equal(w->buffers, w->len / BUF - 1);
+    assert_true(w->by_kind[PERCH_KIND_ImageDCStart] > 0 && w->by_kind[PERCH_KIND_ThreadStart] > 0);
+    assert_int_equal(w->by_kind[PERCH_KIND_ImageLoad], 72); /* the layouts reference's count */
+    free((void *)w->d);
+    free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_walk_small),
         cmocka_unit_test(test_walk_long_with_bursts),
         cmocka_unit_test(test_walk_many_cpus_by_duration),
+        cmocka_unit_test(test_walk_rules_hold_on_real_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
