@@ -36,7 +36,7 @@ typedef void (*perch_synth_progress_fn)(void *ctx, int pass, uint64_t bytes_done
                                         uint64_t bytes_total);
 
 typedef struct perch_synth_options {
-    uint32_t size;            /* sizeof(perch_synth_options): set by perch_synth_options_init */
+    uint32_t struct_size;     /* sizeof(perch_synth_options): set by perch_synth_options_init */
     uint32_t cpus;            /* 1..PERCH_SYNTH_MAX_CPUS */
     uint64_t seed;            /* any value; same seed, same bytes */
     uint64_t target_bytes;    /* stop at about this file size; 0 = no size limit */
@@ -86,7 +86,7 @@ void perch_synth_options_init(perch_synth_options *opt);
 
 /* Writes a synthetic trace to out (which the caller opened and still owns; it is not closed).
  * Returns 0, PERCH_EINVAL for bad options (cpus out of range, a size below the minimum of
- * (cpus + 2) buffers, both limits 0, opt->size too small), PERCH_ENOMEM, or the output's error.
+ * (cpus + 2) buffers, both limits 0, opt->struct_size too small), PERCH_ENOMEM, or the output's error.
  * On success *stats (may be NULL) receives the figures; on failure it is untouched and out may
  * hold a partial file. */
 int perch_synth_write(const perch_synth_options *opt, perch_output *out,

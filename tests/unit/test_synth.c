@@ -127,7 +127,7 @@ static void test_bad_options(void **state)
     opt.target_bytes = 0; /* and no duration */
     expect_einval(opt);
     opt = small_options(1);
-    opt.size = 8;
+    opt.struct_size = 8;
     expect_einval(opt);
     opt = small_options(1);
     perch_output_memory(&out, &mem, 1024);

@@ -17,7 +17,7 @@
 void perch_synth_options_init(perch_synth_options *opt)
 {
     memset(opt, 0, sizeof *opt);
-    opt->size = sizeof *opt;
+    opt->struct_size = sizeof *opt;
     opt->cpus = PERCH_SYNTH_DEFAULT_CPUS;
     opt->seed = 1;
     opt->target_bytes = PERCH_SYNTH_DEFAULT_SIZE;
@@ -30,7 +30,7 @@ uint64_t perch_synth_min_bytes(uint32_t cpus)
 
 static int check_options(const perch_synth_options *opt)
 {
-    if (!opt || opt->size < sizeof *opt)
+    if (!opt || opt->struct_size < sizeof *opt)
         return PERCH_EINVAL;
     if (opt->cpus < 1 || opt->cpus > PERCH_SYNTH_MAX_CPUS)
         return PERCH_EINVAL;
