@@ -143,7 +143,8 @@ static void put_cswitch(struct synth_sim *s, uint32_t c, const struct synth_thre
     d = synth_u8(d, 0);                            /* ThreadFlags (v4) */
     d = synth_u8(d, state);                        /* OldThreadState */
     d = synth_u8(d, o->cpu);                       /* OldThreadWaitIdealProcessor */
-    d = synth_u32(d, (uint32_t)((s->now - n->since) / TICK)); /* NewThreadWaitTime (ms) */
+    uint64_t waited = n->role == ROLE_IDLE || s->now < n->since ? 0 : s->now - n->since;
+    d = synth_u32(d, (uint32_t)(waited / TICK)); /* NewThreadWaitTime (ms) */
     synth_u32(d, 0);                                          /* Reserved */
     perch__synth_count(s, PERCH_KIND_CSwitch);
     s->st.cswitches++;

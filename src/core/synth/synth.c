@@ -87,6 +87,7 @@ static int run_pass(struct synth_sim *s, const perch_synth_options *opt, perch_o
         s->w.full_budget = opt->target_bytes / PERCH_SYNTH_BUFFER_SIZE - 1 - opt->cpus;
     s->stop_at = opt->duration_ms ? start_raw(opt->seed) + opt->duration_ms * (QPC_HZ / 1000)
                                   : SYNTH_NEVER;
+    s->now = start_raw(opt->seed);
     perch__synth_world_init(s);
     struct synth_logfile dummy;
     if (!lf) {

@@ -57,6 +57,7 @@ static int alloc_thread(struct synth_sim *s, uint16_t pi, uint8_t role, uint16_t
         t->prio = perch__synth_roles[role].priority;
         t->number = number;
         t->state = TS_WAITING;
+        t->since = s->now;
         t->cpu = (uint8_t)synth_below(&s->rng, s->cpus);
         t->chain = (uint8_t)synth_below(&s->rng, 8);
         s->procs[pi].live_threads++;
