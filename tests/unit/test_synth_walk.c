@@ -441,6 +441,23 @@ static void test_walk_many_cpus_by_duration(void **state)
     assert_true(st.last_timestamp - st.first_timestamp > 149 * 10000);
 }
 
+/* Many seeds and CPU counts, small files: rare orderings get their chance to break a rule. */
+static void test_walk_many_seeds(void **state)
+{
+    static const uint32_t cpus[] = {1, 2, 3, 5, 8, 12, 16, 33};
+    unsigned runs = getenv("PERCH_SYNTH_SEEDS") ? (unsigned)atoi(getenv("PERCH_SYNTH_SEEDS")) : 8;
+    perch_synth_options opt;
+    perch_synth_stats st;
+    (void)state;
+    for (unsigned i = 0; i < runs; i++) {
+        perch_synth_options_init(&opt);
+        opt.seed = 1000 + i;
+        opt.cpus = cpus[i % (sizeof cpus / sizeof cpus[0])];
+        opt.target_bytes = perch_synth_min_bytes(opt.cpus) + (uint64_t)(i % 4) * BUF * 8;
+        walk_and_check(&opt, &st);
+    }
+}
+
 /* The walk's framing rules hold on a real uncompressed kernel trace too (ground truth), so
  * their holding on the synthetic file means something. */
 static void test_walk_rules_hold_on_real_trace(void **state)
@@ -474,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_walk_small),
         cmocka_unit_test(test_walk_long_with_bursts),
         cmocka_unit_test(test_walk_many_cpus_by_duration),
+        cmocka_unit_test(test_walk_many_seeds),
         cmocka_unit_test(test_walk_rules_hold_on_real_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
