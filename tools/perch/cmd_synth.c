@@ -216,9 +216,13 @@ int perch_cmd_synth(int argc, char **argv)
     perch_output out;
     perch_synth_stats st;
     int rc = parse_args(&a, argc, argv);
+    if (rc == 1) {
+        usage(stdout);
+        return 0;
+    }
     if (rc) {
-        usage(rc == 1 ? stdout : stderr);
-        return rc == 1 ? 0 : 2;
+        fprintf(stderr, "Try 'perch synth --help'.\n");
+        return 2;
     }
     a.opt.progress = on_progress;
     a.opt.progress_ctx = &prog;
@@ -232,7 +236,9 @@ int perch_cmd_synth(int argc, char **argv)
     if (prog.on)
         fprintf(stderr, "\r%20s\r", "");
     if (err || cerr) {
-        fprintf(stderr, "perch synth: writing %s: %s\n", a.path, perch_strerror(err ? err : cerr));
+        /* never removed: the path may be a device or something else not ours to delete */
+        fprintf(stderr, "perch synth: writing %s: %s (what was written is left as it is)\n",
+                a.path, perch_strerror(err ? err : cerr));
         return 1;
     }
     report(a.path, &st, a.opt.seed, perch_monotonic_ns() - prog.started);
