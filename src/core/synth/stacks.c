@@ -209,7 +209,7 @@ void perch__synth_timer_sample(struct synth_sim *s, uint32_t c)
     uint64_t f[MAX_FRAMES];
     bool kernel;
     unsigned n = sample_frames(s, t, &kernel, f, MAX_FRAMES);
-    bool stack = !synth_chance(&s->rng, 1) || !synth_chance(&s->rng, 50);
+    bool stack = synth_below(&s->rng, 200) != 0; /* 1 sample in 200 has no stack */
     bool lbr = stack && !kernel && synth_chance(&s->rng, 12);
     uint64_t ts = sample_ts(s, c);
     if (!perch__synth_room(&s->w, c, sample_room(n, lbr)))
