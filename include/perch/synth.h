@@ -25,8 +25,8 @@
 extern "C" {
 #endif
 
-#define PERCH_SYNTH_MAX_CPUS 64
-#define PERCH_SYNTH_BUFFER_SIZE 65536u
+#define PERCH_SYNTH_MAX_CPUS     64
+#define PERCH_SYNTH_BUFFER_SIZE  65536u
 #define PERCH_SYNTH_DEFAULT_SIZE (8u * 1024u * 1024u)
 #define PERCH_SYNTH_DEFAULT_CPUS 8
 
@@ -36,11 +36,11 @@ typedef void (*perch_synth_progress_fn)(void *ctx, int pass, uint64_t bytes_done
                                         uint64_t bytes_total);
 
 typedef struct perch_synth_options {
-    uint32_t struct_size;     /* sizeof(perch_synth_options): set by perch_synth_options_init */
-    uint32_t cpus;            /* 1..PERCH_SYNTH_MAX_CPUS */
-    uint64_t seed;            /* any value; same seed, same bytes */
-    uint64_t target_bytes;    /* stop at about this file size; 0 = no size limit */
-    uint64_t duration_ms;     /* stop at this trace duration; 0 = no time limit */
+    uint32_t struct_size;  /* sizeof(perch_synth_options): set by perch_synth_options_init */
+    uint32_t cpus;         /* 1..PERCH_SYNTH_MAX_CPUS */
+    uint64_t seed;         /* any value; same seed, same bytes */
+    uint64_t target_bytes; /* stop at about this file size; 0 = no size limit */
+    uint64_t duration_ms;  /* stop at this trace duration; 0 = no time limit */
     perch_synth_progress_fn progress; /* may be NULL */
     void *progress_ctx;
 } perch_synth_options;
@@ -49,35 +49,35 @@ typedef struct perch_synth_options {
  * figures follow docs/report-reference.md rules S1-S5 (a part matches the sample with the same
  * thread and raw timestamp; every part here matches exactly one sample). */
 typedef struct perch_synth_stats {
-    uint64_t bytes;                      /* file size */
-    uint64_t buffers;                    /* including the header buffer (= BuffersWritten) */
-    uint64_t records;                    /* every record, the logfile header included */
-    uint64_t by_kind[PERCH_KIND_COUNT];  /* records per perch_kind (Image Load as ImageLoad) */
-    uint64_t samples;                    /* SampledProfile records */
-    uint64_t samples_with_stack;         /* samples with at least one StackWalk part */
-    uint64_t stacks_merged;              /* kernel part + deferred user part */
-    uint64_t stacks_kernel_only;         /* kernel part whose user part never came, or none due */
-    uint64_t stacks_user_only;           /* user-mode samples: one user part */
-    uint64_t user_parts_deferred;        /* StackWalks logged on return to user mode */
-    uint64_t frames_total;               /* frames over all StackWalk records */
-    uint64_t cswitches;                  /* CSwitch records (each carries 2 PMC counters) */
-    uint64_t slices;                     /* completed [switch-in, switch-out) slices, idle incl. */
-    uint64_t idle_slices;                /* of which on the idle thread (tid 0) */
-    uint64_t processes;                  /* distinct processes (rundown + started), Idle incl. */
+    uint64_t bytes;                     /* file size */
+    uint64_t buffers;                   /* including the header buffer (= BuffersWritten) */
+    uint64_t records;                   /* every record, the logfile header included */
+    uint64_t by_kind[PERCH_KIND_COUNT]; /* records per perch_kind (Image Load as ImageLoad) */
+    uint64_t samples;                   /* SampledProfile records */
+    uint64_t samples_with_stack;        /* samples with at least one StackWalk part */
+    uint64_t stacks_merged;             /* kernel part + deferred user part */
+    uint64_t stacks_kernel_only;        /* kernel part whose user part never came, or none due */
+    uint64_t stacks_user_only;          /* user-mode samples: one user part */
+    uint64_t user_parts_deferred;       /* StackWalks logged on return to user mode */
+    uint64_t frames_total;              /* frames over all StackWalk records */
+    uint64_t cswitches;                 /* CSwitch records (each carries 2 PMC counters) */
+    uint64_t slices;                    /* completed [switch-in, switch-out) slices, idle incl. */
+    uint64_t idle_slices;               /* of which on the idle thread (tid 0) */
+    uint64_t processes;                 /* distinct processes (rundown + started), Idle incl. */
     uint64_t processes_started;
     uint64_t processes_ended;
-    uint64_t threads;                    /* distinct threads, one idle thread per CPU incl. */
+    uint64_t threads; /* distinct threads, one idle thread per CPU incl. */
     uint64_t threads_started;
     uint64_t threads_ended;
-    uint64_t images;                     /* Image DCStart + Load records */
-    uint64_t pdb_ids;                    /* DbgID_RSDS records */
+    uint64_t images;  /* Image DCStart + Load records */
+    uint64_t pdb_ids; /* DbgID_RSDS records */
     uint64_t lbr_records;
-    uint64_t pmc_samples;                /* PmcCounterProf records */
-    uint64_t perf_freq;                  /* QPC frequency of the trace (Hz) */
-    uint64_t first_timestamp;            /* raw clock of the logfile header record */
-    uint64_t last_timestamp;             /* raw clock of the last record */
-    uint64_t start_time;                 /* FILETIME of StartTime */
-    uint64_t end_time;                   /* FILETIME of EndTime */
+    uint64_t pmc_samples;     /* PmcCounterProf records */
+    uint64_t perf_freq;       /* QPC frequency of the trace (Hz) */
+    uint64_t first_timestamp; /* raw clock of the logfile header record */
+    uint64_t last_timestamp;  /* raw clock of the last record */
+    uint64_t start_time;      /* FILETIME of StartTime */
+    uint64_t end_time;        /* FILETIME of EndTime */
     uint32_t cpus;
 } perch_synth_stats;
 
@@ -86,11 +86,10 @@ void perch_synth_options_init(perch_synth_options *opt);
 
 /* Writes a synthetic trace to out (which the caller opened and still owns; it is not closed).
  * Returns 0, PERCH_EINVAL for bad options (cpus out of range, a size below the minimum of
- * (cpus + 2) buffers, both limits 0, opt->struct_size too small), PERCH_ENOMEM, or the output's error.
- * On success *stats (may be NULL) receives the figures; on failure it is untouched and out may
- * hold a partial file. */
-int perch_synth_write(const perch_synth_options *opt, perch_output *out,
-                      perch_synth_stats *stats);
+ * (cpus + 2) buffers, both limits 0, opt->struct_size too small), PERCH_ENOMEM, or the output's
+ * error. On success *stats (may be NULL) receives the figures; on failure it is untouched and out
+ * may hold a partial file. */
+int perch_synth_write(const perch_synth_options *opt, perch_output *out, perch_synth_stats *stats);
 
 /* The smallest target_bytes accepted for cpus CPUs. */
 uint64_t perch_synth_min_bytes(uint32_t cpus);

@@ -83,8 +83,7 @@ int main(int argc, char **argv)
     double mbs = (double)big.bytes / 1e6 / t, floor_mbs = (double)big.bytes / 1e6 / f;
     printf("synth %" PRIu64 " MiB: %.2f s wall (%.2f s CPU), %.0f MB/s wall, %.0f MB/s per CPU "
            "second (both passes); floor %.0f MB/s; floor/synth %.1fx\n",
-           big.bytes >> 20, t, cpu, mbs, (double)big.bytes / 1e6 / cpu, floor_mbs,
-           floor_mbs / mbs);
+           big.bytes >> 20, t, cpu, mbs, (double)big.bytes / 1e6 / cpu, floor_mbs, floor_mbs / mbs);
     printf("records %" PRIu64 " (%.1f M/s), samples %" PRIu64 ", cswitches %" PRIu64 "\n",
            big.records, (double)big.records / 1e6 / t, big.samples, big.cswitches);
     printf("peak RSS after 16 MiB: %" PRIu64 " KiB, after %" PRIu64 " MiB: %" PRIu64

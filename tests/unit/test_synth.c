@@ -196,8 +196,8 @@ static void test_header_pointer_and_clock(void **state)
     assert_int_equal(run(&opt, 64u << 20, &x, &len, &st), 0);
     /* TRACE_LOGFILE_HEADER after the 0x48 buffer header and the 0x20 system header */
     const uint8_t *h = x + 0x48 + 0x20;
-    assert_int_equal(h[12], 3);    /* NumberOfProcessors */
-    assert_int_equal(h[44], 8);    /* PointerSize */
+    assert_int_equal(h[12], 3);                /* NumberOfProcessors */
+    assert_int_equal(h[44], 8);                /* PointerSize */
     assert_int_equal(h[8] | h[9] << 8, 19045); /* ProviderVersion */
     assert_int_equal(st.cpus, 3);
     assert_int_equal(st.perf_freq, 10000000);

@@ -22,9 +22,9 @@
 #include "perch/synth.h"
 #include "testdata.h"
 
-#define BUF 65536u
+#define BUF        65536u
 #define KERNEL_MIN 0xFFFF800000000000ull
-#define MAX_CPUS 64
+#define MAX_CPUS   64
 
 static uint16_t u16(const uint8_t *p)
 {
@@ -73,7 +73,7 @@ struct walk {
     size_t nimages;
     uint32_t tid_pid[TID_SLOTS]; /* tid / 4 -> pid + 1 */
     uint64_t prev_first_ts, out_of_order;
-    bool real;                   /* walking a real trace: only the framing rules apply */
+    bool real; /* walking a real trace: only the framing rules apply */
     const uint8_t *d;
     size_t len;
     uint32_t cpus;
@@ -126,7 +126,7 @@ static void check_logfile(struct walk *w, const perch_synth_stats *st)
     assert_int_equal(u64(h + 256), st->perf_freq);
     assert_int_equal(u64(h + 264), st->start_time);
     assert_int_equal(u64(h + 16), st->end_time);
-    assert_int_equal(u32(h + 272), 1); /* QPC */
+    assert_int_equal(u32(h + 272), 1);   /* QPC */
     assert_int_equal(u16(h + 280), 'N'); /* "NT Kernel Logger" right after the fixed part */
     w->records++;
     w->by_kind[PERCH_KIND_OTHER_KERNEL]++;

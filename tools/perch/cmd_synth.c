@@ -56,19 +56,20 @@ static int open_output(perch_output *out, const char *path)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "Usage: perch synth -o FILE [--seed N] [--size N[K|M|G]] [--cpus N]\n"
-               "                   [--duration-ms N]\n\n"
-               "Writes a synthetic NT kernel logger trace (.etl, 64-bit, QPC clock): rundown,\n"
-               "process/thread/image events with PDB ids, context switches with PMC counters,\n"
-               "ready-thread events, 1 ms timer samples with kernel and user stacks, PMC samples\n"
-               "and LBR records. Deterministic for a seed. Made up: not ground truth.\n\n"
-               "Options:\n"
-               "  -o, --output FILE   the .etl file to write (required)\n"
-               "  --seed N            scenario seed (default 1)\n"
-               "  --size N[K|M|G]     about this file size (default 8M; minimum (cpus+2)*64K)\n"
-               "  --cpus N            processors, 1..%d (default %d)\n"
-               "  --duration-ms N     stop after N ms of trace time (with --size: first wins)\n"
-               "  -h, --help          this text\n",
+    fprintf(f,
+            "Usage: perch synth -o FILE [--seed N] [--size N[K|M|G]] [--cpus N]\n"
+            "                   [--duration-ms N]\n\n"
+            "Writes a synthetic NT kernel logger trace (.etl, 64-bit, QPC clock): rundown,\n"
+            "process/thread/image events with PDB ids, context switches with PMC counters,\n"
+            "ready-thread events, 1 ms timer samples with kernel and user stacks, PMC samples\n"
+            "and LBR records. Deterministic for a seed. Made up: not ground truth.\n\n"
+            "Options:\n"
+            "  -o, --output FILE   the .etl file to write (required)\n"
+            "  --seed N            scenario seed (default 1)\n"
+            "  --size N[K|M|G]     about this file size (default 8M; minimum (cpus+2)*64K)\n"
+            "  --cpus N            processors, 1..%d (default %d)\n"
+            "  --duration-ms N     stop after N ms of trace time (with --size: first wins)\n"
+            "  -h, --help          this text\n",
             PERCH_SYNTH_MAX_CPUS, PERCH_SYNTH_DEFAULT_CPUS);
 }
 
@@ -195,8 +196,7 @@ static void report(const char *path, const perch_synth_stats *st, uint64_t seed,
 {
     double secs = (double)(st->last_timestamp - st->first_timestamp) / (double)st->perf_freq;
     double wall = (double)ns / 1e9;
-    printf("wrote %s: %.1f MiB, %" PRIu64 " buffers, %u CPUs, %.3f s of trace, seed %" PRIu64
-           "\n",
+    printf("wrote %s: %.1f MiB, %" PRIu64 " buffers, %u CPUs, %.3f s of trace, seed %" PRIu64 "\n",
            path, (double)st->bytes / 1048576.0, st->buffers, st->cpus, secs, seed);
     printf("  %" PRIu64 " samples (%" PRIu64 " with stacks: %" PRIu64 " merged, %" PRIu64
            " kernel-only, %" PRIu64 " user-only), %" PRIu64 " context switches,\n",
@@ -237,8 +237,8 @@ int perch_cmd_synth(int argc, char **argv)
         fprintf(stderr, "\r%20s\r", "");
     if (err || cerr) {
         /* never removed: the path may be a device or something else not ours to delete */
-        fprintf(stderr, "perch synth: writing %s: %s (what was written is left as it is)\n",
-                a.path, perch_strerror(err ? err : cerr));
+        fprintf(stderr, "perch synth: writing %s: %s (what was written is left as it is)\n", a.path,
+                perch_strerror(err ? err : cerr));
         return 1;
     }
     report(a.path, &st, a.opt.seed, perch_monotonic_ns() - prog.started);

@@ -7,44 +7,54 @@
 #include "synth_internal.h"
 
 #define SYS32 "\\Device\\HarddiskVolume3\\Windows\\System32\\"
-#define DRV "\\SystemRoot\\System32\\drivers\\"
+#define DRV   "\\SystemRoot\\System32\\drivers\\"
 
 const struct synth_module perch__synth_kmods[] = {
-    {"ntoskrnl.exe", "\\SystemRoot\\system32\\ntoskrnl.exe", "ntkrnlmp.pdb",
-     0xFFFFF80071200000ull, 0x1046000, 0x5F3B2C11},
+    {"ntoskrnl.exe", "\\SystemRoot\\system32\\ntoskrnl.exe", "ntkrnlmp.pdb", 0xFFFFF80071200000ull,
+     0x1046000, 0x5F3B2C11},
     {"hal.dll", "\\SystemRoot\\system32\\hal.dll", "hal.pdb", 0xFFFFF80070E00000ull, 0x6F000,
      0x1E0B4A2D},
     {"intelppm.sys", DRV "intelppm.sys", "intelppm.pdb", 0xFFFFF80075A00000ull, 0x48000,
      0x7A1C33E0},
     {"Ntfs.sys", DRV "Ntfs.sys", "ntfs.pdb", 0xFFFFF80074800000ull, 0x2FF000, 0x3D8E5F41},
     {"tcpip.sys", DRV "tcpip.sys", "tcpip.pdb", 0xFFFFF80074E00000ull, 0x2D6000, 0x4C2A9B77},
-    {"dxgkrnl.sys", DRV "dxgkrnl.sys", "dxgkrnl.pdb", 0xFFFFF80076200000ull, 0x3E0000,
-     0x6B7D0A58},
+    {"dxgkrnl.sys", DRV "dxgkrnl.sys", "dxgkrnl.pdb", 0xFFFFF80076200000ull, 0x3E0000, 0x6B7D0A58},
     {"win32kbase.sys", "\\SystemRoot\\System32\\win32kbase.sys", "win32kbase.pdb",
      0xFFFF9E2C41E00000ull, 0x2A0000, 0x2F6E1C93},
 };
 const unsigned perch__synth_kmod_count = sizeof perch__synth_kmods / sizeof perch__synth_kmods[0];
 
 /* User modules; index order is used by the process templates below. */
-enum { M_NTDLL, M_KERNEL32, M_KERNELBASE, M_UCRT, M_USER32, M_D3D11, M_DXGI, M_COMBASE,
-       M_RPCRT4, M_DEMO, M_COMPILER, M_SVCHOST, M_EXPLORER };
+enum {
+    M_NTDLL,
+    M_KERNEL32,
+    M_KERNELBASE,
+    M_UCRT,
+    M_USER32,
+    M_D3D11,
+    M_DXGI,
+    M_COMBASE,
+    M_RPCRT4,
+    M_DEMO,
+    M_COMPILER,
+    M_SVCHOST,
+    M_EXPLORER
+};
 
 const struct synth_module perch__synth_umods[] = {
     {"ntdll.dll", SYS32 "ntdll.dll", "ntdll.pdb", 0x00007FFB9A3B0000ull, 0x1F8000, 0x8E2B5D0F},
     {"kernel32.dll", SYS32 "kernel32.dll", "kernel32.pdb", 0x00007FFB98E50000ull, 0xBD000,
      0x2C4F6A18},
-    {"KernelBase.dll", SYS32 "KernelBase.dll", "kernelbase.pdb", 0x00007FFB97D90000ull,
-     0x2F7000, 0x5A9D3E21},
+    {"KernelBase.dll", SYS32 "KernelBase.dll", "kernelbase.pdb", 0x00007FFB97D90000ull, 0x2F7000,
+     0x5A9D3E21},
     {"ucrtbase.dll", SYS32 "ucrtbase.dll", "ucrtbase.pdb", 0x00007FFB97AB0000ull, 0x100000,
      0x1B7C8F02},
-    {"user32.dll", SYS32 "user32.dll", "user32.pdb", 0x00007FFB996F0000ull, 0x1A0000,
-     0x6E3A0C45},
+    {"user32.dll", SYS32 "user32.dll", "user32.pdb", 0x00007FFB996F0000ull, 0x1A0000, 0x6E3A0C45},
     {"d3d11.dll", SYS32 "d3d11.dll", "d3d11.pdb", 0x00007FFB92B80000ull, 0x264000, 0x0F5E7B36},
     {"dxgi.dll", SYS32 "dxgi.dll", "dxgi.pdb", 0x00007FFB94F00000ull, 0xF3000, 0x4AD12E6C},
     {"combase.dll", SYS32 "combase.dll", "combase.pdb", 0x00007FFB98A00000ull, 0x354000,
      0x3B90F7A4},
-    {"rpcrt4.dll", SYS32 "rpcrt4.dll", "rpcrt4.pdb", 0x00007FFB99E10000ull, 0x125000,
-     0x71C4D2B9},
+    {"rpcrt4.dll", SYS32 "rpcrt4.dll", "rpcrt4.pdb", 0x00007FFB99E10000ull, 0x125000, 0x71C4D2B9},
     {"demo.exe", "\\Device\\HarddiskVolume3\\Games\\Demo\\demo.exe",
      "D:\\build\\demo\\x64\\Release\\demo.pdb", 0, 0x4A2000, 0x65A1F3C0},
     {"compiler.exe", "\\Device\\HarddiskVolume3\\Tools\\Compiler\\bin\\compiler.exe",

@@ -49,9 +49,9 @@ void perch__synth_process_put(uint8_t *d, const struct synth_sim *s, const struc
     d = synth_u32(d, tpl->session);
     d = synth_u32(d, (uint32_t)exit_status);
     d = synth_u64(d, 0x1AD000ull + ((uint64_t)p->pid << 12)); /* DirectoryTableBase */
-    d = synth_u32(d, 0);                                       /* Flags */
-    d = synth_u64(d, p->key + 0x4C0);                          /* TOKEN_USER.User.Sid */
-    d = synth_u64(d, 0);                                       /* Attributes + padding */
+    d = synth_u32(d, 0);                                      /* Flags */
+    d = synth_u64(d, p->key + 0x4C0);                         /* TOKEN_USER.User.Sid */
+    d = synth_u64(d, 0);                                      /* Attributes + padding */
     memcpy(d, sid_bytes, sid);
     d = perch__synth_ansi(d + sid, tpl->name);
     d = perch__synth_utf16(d, tpl->cmdline);
@@ -100,11 +100,11 @@ void perch__synth_thread_put(uint8_t *d, const struct synth_sim *s, const struct
     d = synth_u64(d, user ? perch__synth_user_ip(s, t, 0)
                           : perch__synth_kmods[0].base + 0x3A1F20 + t->role * 0x40u);
     d = synth_u64(d, user ? 0x000000ABC0000000ull + ((uint64_t)t->tid << 13) : 0);
-    d = synth_u32(d, 0);      /* SubProcessTag */
+    d = synth_u32(d, 0);          /* SubProcessTag */
     d = synth_u8(d, r->priority); /* BasePriority */
-    d = synth_u8(d, 5);       /* PagePriority */
-    d = synth_u8(d, 2);       /* IoPriority */
-    d = synth_u8(d, 0);       /* ThreadFlags */
+    d = synth_u8(d, 5);           /* PagePriority */
+    d = synth_u8(d, 2);           /* IoPriority */
+    d = synth_u8(d, 0);           /* ThreadFlags */
     perch__synth_thread_name(t, name, sizeof name);
     perch__synth_utf16(d, name);
 }

@@ -11,13 +11,13 @@
 #include "perch/error.h"
 #include "synth_internal.h"
 
-#define BUF PERCH_SYNTH_BUFFER_SIZE
+#define BUF               PERCH_SYNTH_BUFFER_SIZE
 #define FLAG_FLUSH_MARKER 0x0001u
-#define FLAG_PROC_INDEX 0x0020u
-#define TYPE_GENERIC 0u
-#define TYPE_HEADER 4u
-#define STATE_FLUSH 3u
-#define LOGGER_ID 0xFFFFu /* arbitrary: nothing reads it */
+#define FLAG_PROC_INDEX   0x0020u
+#define TYPE_GENERIC      0u
+#define TYPE_HEADER       4u
+#define STATE_FLUSH       3u
+#define LOGGER_ID         0xFFFFu /* arbitrary: nothing reads it */
 
 uint8_t *perch__synth_utf16(uint8_t *p, const char *ascii)
 {
@@ -72,8 +72,8 @@ void perch__synth_writer_free(struct synth_writer *w)
     w->cpu = NULL;
 }
 
-static void put_buffer_header(uint8_t *b, uint32_t used, uint64_t ts, uint64_t seq,
-                              uint16_t cpu, uint16_t flags, uint16_t type)
+static void put_buffer_header(uint8_t *b, uint32_t used, uint64_t ts, uint64_t seq, uint16_t cpu,
+                              uint16_t flags, uint16_t type)
 {
     memset(b, 0, SYNTH_BUFHDR);
     synth_u32(b + 0x00, BUF);  /* BufferSize */
@@ -231,13 +231,13 @@ static void put_logfile(uint8_t *d, const struct synth_logfile *lf)
     synth_u32(d + 8, lf->build);
     synth_u32(d + 12, lf->cpus);
     synth_u64(d + 16, lf->end_time);
-    synth_u32(d + 24, 156250);      /* TimerResolution, 100 ns units */
+    synth_u32(d + 24, 156250); /* TimerResolution, 100 ns units */
     synth_u32(d + 28, lf->max_file_mb);
     synth_u32(d + 32, 0x00000001u); /* LogFileMode: EVENT_TRACE_FILE_MODE_SEQUENTIAL */
     synth_u32(d + 36, lf->buffers_written);
-    synth_u32(d + 40, 1);           /* StartBuffers */
-    synth_u32(d + 44, 8);           /* PointerSize */
-    synth_u32(d + 48, 0);           /* EventsLost */
+    synth_u32(d + 40, 1); /* StartBuffers */
+    synth_u32(d + 44, 8); /* PointerSize */
+    synth_u32(d + 48, 0); /* EventsLost */
     synth_u32(d + 52, lf->cpu_mhz);
     synth_u64(d + 56, 0xFFFFC00112345000ull); /* LoggerName: a kernel pointer, junk */
     synth_u64(d + 64, 0xFFFFC00112345080ull); /* LogFileName: junk */

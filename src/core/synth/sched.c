@@ -10,19 +10,28 @@
  */
 #include "synth_internal.h"
 
-#define HOOK_CSWITCH 0x0524
-#define HOOK_READY 0x0532
-#define CSWITCH_VERSION (4u | (2u << 8)) /* v4, 2 PMC counters ride in the header */
-#define TICK 10000u                      /* 1 ms at 10 MHz */
-#define STATE_READY 1
+#define HOOK_CSWITCH     0x0524
+#define HOOK_READY       0x0532
+#define CSWITCH_VERSION  (4u | (2u << 8)) /* v4, 2 PMC counters ride in the header */
+#define TICK             10000u           /* 1 ms at 10 MHz */
+#define STATE_READY      1
 #define STATE_TERMINATED 4
-#define STATE_WAITING 5
-#define WR_TERMINATED 22
-#define WR_QUANTUM_END 30
-#define WR_PREEMPTED 32
+#define STATE_WAITING    5
+#define WR_TERMINATED    22
+#define WR_QUANTUM_END   30
+#define WR_PREEMPTED     32
 
-enum what { EV_NONE, EV_TICK, EV_PMC, EV_SWITCH, EV_SLICE, EV_RETURN, EV_WAKE, EV_BURST,
-            EV_PROC_END };
+enum what {
+    EV_NONE,
+    EV_TICK,
+    EV_PMC,
+    EV_SWITCH,
+    EV_SLICE,
+    EV_RETURN,
+    EV_WAKE,
+    EV_BURST,
+    EV_PROC_END
+};
 
 /* ---- wake heap ------------------------------------------------------------------------ */
 
@@ -103,7 +112,8 @@ static bool is_idle(const struct synth_sim *s, uint16_t ti)
     return ti < s->cpus;
 }
 
-static void advance_counters(struct synth_sim *s, struct synth_cpu *cpu, const struct synth_thread *o)
+static void advance_counters(struct synth_sim *s, struct synth_cpu *cpu,
+                             const struct synth_thread *o)
 {
     uint64_t delta = s->now > cpu->pmc_last ? s->now - cpu->pmc_last : 0;
     uint64_t cycles, instr;
@@ -145,7 +155,7 @@ static void put_cswitch(struct synth_sim *s, uint32_t c, const struct synth_thre
     d = synth_u8(d, o->cpu);                       /* OldThreadWaitIdealProcessor */
     uint64_t waited = n->role == ROLE_IDLE || s->now < n->since ? 0 : s->now - n->since;
     d = synth_u32(d, (uint32_t)(waited / TICK)); /* NewThreadWaitTime (ms) */
-    synth_u32(d, 0);                                          /* Reserved */
+    synth_u32(d, 0);                             /* Reserved */
     perch__synth_count(s, PERCH_KIND_CSwitch);
     s->st.cswitches++;
     if (cpu->switched) {
@@ -292,9 +302,9 @@ static void ready_thread(struct synth_sim *s, uint16_t ti)
     if (!d)
         return;
     d = synth_u32(d, t->tid);
-    d = synth_u8(d, 1);                                    /* AdjustReason: Unwait */
-    d = synth_u8(d, (uint8_t)synth_below(&s->rng, 3));     /* AdjustIncrement */
-    d = synth_u8(d, synth_chance(&s->rng, 30) ? 0x1 : 0);  /* Flag: readied from a DPC */
+    d = synth_u8(d, 1);                                   /* AdjustReason: Unwait */
+    d = synth_u8(d, (uint8_t)synth_below(&s->rng, 3));    /* AdjustIncrement */
+    d = synth_u8(d, synth_chance(&s->rng, 30) ? 0x1 : 0); /* Flag: readied from a DPC */
     synth_u8(d, 0);
     perch__synth_count(s, PERCH_KIND_ReadyThread);
     t->ready_ts = s->w.cpu[rc].last_ts;
@@ -307,7 +317,8 @@ static void ready_thread(struct synth_sim *s, uint16_t ti)
     t->state = TS_STANDBY;
     s->cpu[c].incoming = ti;
     s->dirty |= 1ull << c;
-    s->cpu[c].switch_at = s->now + (idle ? 50 + synth_below(&s->rng, 350) : 10 + synth_below(&s->rng, 40));
+    s->cpu[c].switch_at =
+        s->now + (idle ? 50 + synth_below(&s->rng, 350) : 10 + synth_below(&s->rng, 40));
 }
 
 /* ---- the loop ------------------------------------------------------------------------- */

@@ -11,15 +11,15 @@
  */
 #include "synth_internal.h"
 
-#define MAX_FRAMES 64
-#define HOOK_SAMPLE 0x0F2E
-#define HOOK_PMC 0x0F2F
-#define HOOK_STACK 0x1820
-#define HOOK_LBR 0x0C20
-#define LBR_ENTRIES 16
+#define MAX_FRAMES              64
+#define HOOK_SAMPLE             0x0F2E
+#define HOOK_PMC                0x0F2F
+#define HOOK_STACK              0x1820
+#define HOOK_LBR                0x0C20
+#define LBR_ENTRIES             16
 #define PMC_SOURCE_TOTAL_CYCLES 19
-#define USER_CHAINS 8
-#define KERNEL_CHAINS 6
+#define USER_CHAINS             8
+#define KERNEL_CHAINS           6
 
 enum kctx { KCTX_SYSCALL, KCTX_SYSTEM, KCTX_IDLE };
 enum { KM_NT, KM_HAL, KM_INTELPPM };
@@ -62,8 +62,8 @@ static uint64_t uframe(const struct synth_sim *s, const struct synth_proc *p, ui
 /* User frames innermost first: [stub], leaf, middle frames, thread entry, BaseThreadInitThunk,
  * RtlUserThreadStart. stub != 0 puts an ntdll system-call stub first (the user part of a
  * kernel-mode sample). */
-static unsigned user_chain(const struct synth_sim *s, const struct synth_thread *t,
-                           uint32_t chain, bool stub, uint64_t *f, unsigned limit)
+static unsigned user_chain(const struct synth_sim *s, const struct synth_thread *t, uint32_t chain,
+                           bool stub, uint64_t *f, unsigned limit)
 {
     const struct synth_proc *p = &s->procs[t->proc];
     const struct synth_proc_tpl *tpl = &perch__synth_tpls[p->tpl];
@@ -82,8 +82,8 @@ static unsigned user_chain(const struct synth_sim *s, const struct synth_thread 
     return n;
 }
 
-static unsigned kernel_chain(const struct synth_sim *s, enum kctx ctx, uint32_t chain,
-                             uint64_t *f, unsigned limit)
+static unsigned kernel_chain(const struct synth_sim *s, enum kctx ctx, uint32_t chain, uint64_t *f,
+                             unsigned limit)
 {
     synth_rng r = {synth_hash(s->seed, 0x10000u | (uint32_t)ctx << 8 | chain)};
     unsigned n = 0, depth = 2 + synth_below(&r, 9);
@@ -151,8 +151,8 @@ static uint64_t sample_ts(const struct synth_sim *s, uint32_t c)
 static void put_stackwalk(struct synth_sim *s, uint32_t c, uint64_t ts, uint64_t event_ts,
                           const struct synth_thread *t, const uint64_t *f, unsigned n)
 {
-    uint8_t *d = perch__synth_record(&s->w, c, SYNTH_HDR_PERFINFO, HOOK_STACK, 2, ts,
-                                     UINT32_MAX, UINT32_MAX, 16u + 8u * n);
+    uint8_t *d = perch__synth_record(&s->w, c, SYNTH_HDR_PERFINFO, HOOK_STACK, 2, ts, UINT32_MAX,
+                                     UINT32_MAX, 16u + 8u * n);
     if (!d)
         return;
     d = synth_u64(d, event_ts);
@@ -180,9 +180,9 @@ static void put_lbr(struct synth_sim *s, uint32_t c, uint64_t ts, const struct s
     d = synth_u32(d, 0); /* padding before the pointer-sized entries */
     for (unsigned i = 0; i < LBR_ENTRIES; i++) {
         bool call = i % 3 == 2;
-        d = synth_u64(d, call ? top + 0x10 : bottom);            /* From: call or back edge */
+        d = synth_u64(d, call ? top + 0x10 : bottom);           /* From: call or back edge */
         d = synth_u64(d, call ? top - 0x400 - 0x10u * i : top); /* To: callee or loop top */
-        d = synth_u64(d, 0);                                     /* Reserved */
+        d = synth_u64(d, 0);                                    /* Reserved */
     }
     perch__synth_count(s, PERCH_KIND_LastBranchRecord);
     s->st.lbr_records++;
@@ -214,13 +214,13 @@ void perch__synth_timer_sample(struct synth_sim *s, uint32_t c)
     uint64_t ts = sample_ts(s, c);
     if (!perch__synth_room(&s->w, c, sample_room(n, lbr)))
         return;
-    uint8_t *d = perch__synth_record(&s->w, c, SYNTH_HDR_PERFINFO, HOOK_SAMPLE, 2, ts,
-                                     UINT32_MAX, UINT32_MAX, 16);
+    uint8_t *d = perch__synth_record(&s->w, c, SYNTH_HDR_PERFINFO, HOOK_SAMPLE, 2, ts, UINT32_MAX,
+                                     UINT32_MAX, 16);
     d = synth_u64(d, f[0]);
     d = synth_u32(d, t->tid);
-    d = synth_u16(d, 1);                         /* Count */
-    d = synth_u8(d, (uint8_t)(t->prio << 3));    /* Flags: priority in bits 3..7 */
-    synth_u8(d, 0);                              /* Rank */
+    d = synth_u16(d, 1);                      /* Count */
+    d = synth_u8(d, (uint8_t)(t->prio << 3)); /* Flags: priority in bits 3..7 */
+    synth_u8(d, 0);                           /* Rank */
     perch__synth_count(s, PERCH_KIND_SampledProfile);
     s->st.samples++;
     if (!stack)
@@ -241,10 +241,10 @@ void perch__synth_pmc_sample(struct synth_sim *s, uint32_t c)
     uint64_t f[MAX_FRAMES];
     bool kernel;
     if (t->role == ROLE_IDLE)
-        return; /* unhalted-cycle counters do not overflow in idle */
+        return;                         /* unhalted-cycle counters do not overflow in idle */
     sample_frames(s, t, &kernel, f, 1); /* only the IP */
-    uint8_t *d = perch__synth_record(&s->w, c, SYNTH_HDR_PERFINFO, HOOK_PMC, 2, s->now,
-                                     UINT32_MAX, UINT32_MAX, 16);
+    uint8_t *d = perch__synth_record(&s->w, c, SYNTH_HDR_PERFINFO, HOOK_PMC, 2, s->now, UINT32_MAX,
+                                     UINT32_MAX, 16);
     if (!d)
         return;
     d = synth_u64(d, f[0]);
@@ -281,7 +281,7 @@ uint64_t perch__synth_exp(synth_rng *r, uint64_t mean)
         x <<= 1;
         k++;
     }
-    uint64_t frac = 1024 - ((x >> 53) & 1023) ; /* ~ 1024 (1 - m) * 2 */
+    uint64_t frac = 1024 - ((x >> 53) & 1023); /* ~ 1024 (1 - m) * 2 */
     uint64_t v = mean * 709 * (k * 1024 + frac) >> 20;
     return v ? v : 1;
 }

@@ -9,9 +9,9 @@
 #include "perch/error.h"
 #include "synth_internal.h"
 
-#define QPC_HZ 10000000ull
-#define BUILD 19045u
-#define CPU_MHZ 2995u
+#define QPC_HZ              10000000ull
+#define BUILD               19045u
+#define CPU_MHZ             2995u
 #define FILETIME_2026_01_15 134129088000000000ull
 
 void perch_synth_options_init(perch_synth_options *opt)
@@ -49,8 +49,8 @@ static uint64_t start_raw(uint64_t seed)
     return QPC_HZ * (5u * 3600u + synth_hash(seed, 1) % 3600u); /* about 5 h after boot */
 }
 
-static void fill_logfile(struct synth_logfile *lf, const perch_synth_options *opt,
-                         uint64_t last_ts, uint64_t buffers, const struct synth_sim *s)
+static void fill_logfile(struct synth_logfile *lf, const perch_synth_options *opt, uint64_t last_ts,
+                         uint64_t buffers, const struct synth_sim *s)
 {
     memset(lf, 0, sizeof *lf);
     lf->cpus = opt->cpus;
@@ -85,8 +85,8 @@ static int run_pass(struct synth_sim *s, const perch_synth_options *opt, perch_o
     s->w.bytes_goal = opt->target_bytes;
     if (opt->target_bytes)
         s->w.full_budget = opt->target_bytes / PERCH_SYNTH_BUFFER_SIZE - 1 - opt->cpus;
-    s->stop_at = opt->duration_ms ? start_raw(opt->seed) + opt->duration_ms * (QPC_HZ / 1000)
-                                  : SYNTH_NEVER;
+    s->stop_at =
+        opt->duration_ms ? start_raw(opt->seed) + opt->duration_ms * (QPC_HZ / 1000) : SYNTH_NEVER;
     s->now = start_raw(opt->seed);
     perch__synth_world_init(s);
     struct synth_logfile dummy;
@@ -106,8 +106,7 @@ static int run_pass(struct synth_sim *s, const perch_synth_options *opt, perch_o
     return err ? err : s->w.err;
 }
 
-static void finish_stats(struct synth_sim *s, const struct synth_logfile *lf,
-                         perch_synth_stats *st)
+static void finish_stats(struct synth_sim *s, const struct synth_logfile *lf, perch_synth_stats *st)
 {
     *st = s->st;
     st->bytes = s->w.bytes;
@@ -124,8 +123,7 @@ static void finish_stats(struct synth_sim *s, const struct synth_logfile *lf,
     st->cpus = s->cpus;
 }
 
-int perch_synth_write(const perch_synth_options *opt, perch_output *out,
-                      perch_synth_stats *stats)
+int perch_synth_write(const perch_synth_options *opt, perch_output *out, perch_synth_stats *stats)
 {
     struct synth_logfile lf;
     struct synth_sim *s;
@@ -143,8 +141,8 @@ int perch_synth_write(const perch_synth_options *opt, perch_output *out,
         perch__synth_writer_free(&s->w);
         err = run_pass(s, opt, out, 2, &lf);
     }
-    if (!err && (s->w.buffers != lf.buffers_written || s->w.last_ts + lf.start_time !=
-                                                          lf.end_time + lf.start_raw))
+    if (!err && (s->w.buffers != lf.buffers_written ||
+                 s->w.last_ts + lf.start_time != lf.end_time + lf.start_raw))
         err = PERCH_ESTATE; /* the two passes diverged: a bug, never a silent wrong header */
     if (!err && stats)
         finish_stats(s, &lf, stats);

@@ -91,11 +91,11 @@ uint64_t perch__synth_exp(synth_rng *r, uint64_t mean);
 
 /* ---- the container writer ------------------------------------------------------------- */
 enum { SYNTH_HDR_SYSTEM = 0x02, SYNTH_HDR_PERFINFO = 0x11, SYNTH_HDR_FULL = 0x14 };
-#define SYNTH_SYSTEM_HDR 0x20u
+#define SYNTH_SYSTEM_HDR   0x20u
 #define SYNTH_PERFINFO_HDR 0x10u
-#define SYNTH_FULL_HDR 0x30u
-#define SYNTH_BUFHDR 0x48u
-#define SYNTH_ALIGN(n) (((n) + 7u) & ~7u)
+#define SYNTH_FULL_HDR     0x30u
+#define SYNTH_BUFHDR       0x48u
+#define SYNTH_ALIGN(n)     (((n) + 7u) & ~7u)
 
 struct synth_cpu_buf {
     uint8_t *data;
@@ -105,22 +105,22 @@ struct synth_cpu_buf {
 };
 
 struct synth_writer {
-    perch_output *out;        /* NULL in the planning pass: buffers are built, not written */
+    perch_output *out; /* NULL in the planning pass: buffers are built, not written */
     struct synth_cpu_buf *cpu;
     uint32_t cpus;
     int pass;
-    uint64_t full_budget;     /* full data buffers allowed before the trace stops */
+    uint64_t full_budget; /* full data buffers allowed before the trace stops */
     uint64_t full_flushed;
     uint64_t sequence;
-    uint64_t buffers;         /* written so far, header buffer included */
+    uint64_t buffers; /* written so far, header buffer included */
     uint64_t bytes;
-    uint64_t bytes_goal;      /* for progress */
+    uint64_t bytes_goal; /* for progress */
     uint64_t records;
-    uint64_t last_ts;         /* largest record timestamp */
+    uint64_t last_ts; /* largest record timestamp */
     perch_synth_progress_fn progress;
     void *progress_ctx;
-    bool stopped;             /* budget reached: no more records */
-    int err;                  /* first output error */
+    bool stopped; /* budget reached: no more records */
+    int err;      /* first output error */
 };
 
 /* What the header buffer states about the session. */
@@ -128,10 +128,10 @@ struct synth_logfile {
     uint32_t cpus;
     uint32_t build;
     uint64_t perf_freq;
-    uint64_t start_raw;        /* SystemTime of the header record */
-    uint64_t start_time;       /* FILETIME */
-    uint64_t end_time;         /* FILETIME */
-    uint64_t boot_time;        /* FILETIME */
+    uint64_t start_raw;  /* SystemTime of the header record */
+    uint64_t start_time; /* FILETIME */
+    uint64_t end_time;   /* FILETIME */
+    uint64_t boot_time;  /* FILETIME */
     uint32_t buffers_written;
     uint32_t max_file_mb;
     uint32_t cpu_mhz;
@@ -184,22 +184,22 @@ enum synth_role_id {
 };
 
 struct synth_role {
-    const char *thread_name;  /* "" = unnamed; "Worker" gets a number */
+    const char *thread_name; /* "" = unnamed; "Worker" gets a number */
     uint8_t priority;
-    uint8_t wait_reason;      /* KWAIT_REASON when it blocks */
-    uint8_t syscall_pct;      /* chance a user-mode sample enters the kernel */
-    uint8_t kernel_only;      /* a system thread: no user frames */
-    uint16_t ipc_x100;        /* instructions per cycle for the PMC counters */
-    uint32_t run_mean;        /* ticks (100 ns) */
-    uint32_t wait_mean;       /* ticks */
+    uint8_t wait_reason; /* KWAIT_REASON when it blocks */
+    uint8_t syscall_pct; /* chance a user-mode sample enters the kernel */
+    uint8_t kernel_only; /* a system thread: no user frames */
+    uint16_t ipc_x100;   /* instructions per cycle for the PMC counters */
+    uint32_t run_mean;   /* ticks (100 ns) */
+    uint32_t wait_mean;  /* ticks */
 };
 
 struct synth_proc_tpl {
     const char *name;
     const char *cmdline;
-    uint32_t pid;             /* fixed pid, 0 = allocated */
+    uint32_t pid; /* fixed pid, 0 = allocated */
     uint32_t session;
-    int8_t exe;               /* catalog index of the executable, -1 none */
+    int8_t exe; /* catalog index of the executable, -1 none */
     uint8_t nmods;
     uint8_t mods[SYNTH_MAX_MODS]; /* user module catalog indices (exe first when present) */
     uint8_t nroles;
@@ -209,8 +209,15 @@ struct synth_proc_tpl {
     } roles[3];
 };
 
-enum synth_tpl_id { TPL_IDLE, TPL_SYSTEM, TPL_SVCHOST, TPL_EXPLORER, TPL_GAME, TPL_COMPILER,
-                    TPL_COUNT };
+enum synth_tpl_id {
+    TPL_IDLE,
+    TPL_SYSTEM,
+    TPL_SVCHOST,
+    TPL_EXPLORER,
+    TPL_GAME,
+    TPL_COMPILER,
+    TPL_COUNT
+};
 
 extern const struct synth_module perch__synth_kmods[];
 extern const unsigned perch__synth_kmod_count;
@@ -221,33 +228,33 @@ extern const perch_guid perch__synth_rsds_guid;
 
 /* ---- the simulation ------------------------------------------------------------------- */
 #define SYNTH_MAX_THREADS 256
-#define SYNTH_MAX_PROCS 32
+#define SYNTH_MAX_PROCS   32
 #define SYNTH_MAX_PENDING 8
-#define SYNTH_NONE 0xFFFFu
-#define SYNTH_NEVER UINT64_MAX
-#define SYNTH_FN_MODS 16          /* modules per catalog (kernel 7, user 13) */
-#define SYNTH_FNS 80              /* functions per module */
-#define SYNTH_UMOD_COUNT 13
+#define SYNTH_NONE        0xFFFFu
+#define SYNTH_NEVER       UINT64_MAX
+#define SYNTH_FN_MODS     16 /* modules per catalog (kernel 7, user 13) */
+#define SYNTH_FNS         80 /* functions per module */
+#define SYNTH_UMOD_COUNT  13
 
 enum synth_tstate { TS_FREE, TS_WAITING, TS_READY, TS_STANDBY, TS_RUNNING };
 
 struct synth_thread {
     uint32_t tid;
-    uint16_t proc;            /* index in sim->procs */
+    uint16_t proc; /* index in sim->procs */
     uint8_t role;
     uint8_t state;
     uint8_t prio;
-    uint8_t cpu;              /* current or last CPU */
+    uint8_t cpu; /* current or last CPU */
     uint8_t exiting;
-    uint8_t npend;            /* deferred user stack parts */
-    uint8_t chain;            /* current user call chain */
-    uint8_t kchain;           /* current kernel call chain */
-    uint16_t number;          /* "Worker N" */
-    uint32_t gen;             /* wake-heap generation */
-    uint64_t kernel_until;    /* in the kernel until then (0: user mode) */
-    uint64_t since;           /* when it last started waiting / became ready */
-    uint64_t ready_ts;        /* raw timestamp of its last ReadyThread */
-    uint64_t queued_at;       /* when it entered the ready queue */
+    uint8_t npend;         /* deferred user stack parts */
+    uint8_t chain;         /* current user call chain */
+    uint8_t kchain;        /* current kernel call chain */
+    uint16_t number;       /* "Worker N" */
+    uint32_t gen;          /* wake-heap generation */
+    uint64_t kernel_until; /* in the kernel until then (0: user mode) */
+    uint64_t since;        /* when it last started waiting / became ready */
+    uint64_t ready_ts;     /* raw timestamp of its last ReadyThread */
+    uint64_t queued_at;    /* when it entered the ready queue */
     uint64_t pend_ts[SYNTH_MAX_PENDING];
     uint8_t pend_chain[SYNTH_MAX_PENDING];
 };
@@ -259,15 +266,15 @@ struct synth_proc {
     uint8_t alive;
     uint16_t live_threads;
     uint64_t exe_base;
-    uint64_t key;             /* EPROCESS address */
-    uint64_t end_at;          /* scheduled exit (SYNTH_NEVER) */
+    uint64_t key;    /* EPROCESS address */
+    uint64_t end_at; /* scheduled exit (SYNTH_NEVER) */
 };
 
 struct synth_cpu {
-    uint16_t cur;             /* running thread */
-    uint16_t incoming;        /* thread switching in at switch_at, or SYNTH_NONE */
-    bool switched;            /* a CSwitch was logged on this CPU */
-    uint64_t slice_end;       /* the running thread's slice ends (SYNTH_NEVER for idle) */
+    uint16_t cur;       /* running thread */
+    uint16_t incoming;  /* thread switching in at switch_at, or SYNTH_NONE */
+    bool switched;      /* a CSwitch was logged on this CPU */
+    uint64_t slice_end; /* the running thread's slice ends (SYNTH_NEVER for idle) */
     uint64_t switch_at;
     uint64_t next_tick;
     uint64_t next_pmc;
@@ -289,12 +296,12 @@ struct synth_sim {
     perch_synth_stats st;
     uint32_t cpus;
     uint64_t now;
-    uint64_t stop_at;         /* SYNTH_NEVER without a time limit */
-    uint64_t next_burst;      /* next compiler.exe start */
+    uint64_t stop_at;    /* SYNTH_NEVER without a time limit */
+    uint64_t next_burst; /* next compiler.exe start */
     uint32_t next_pid;
     uint32_t next_tid;
     uint32_t bursts;
-    int burst_proc;           /* the live compiler.exe, -1 none */
+    int burst_proc; /* the live compiler.exe, -1 none */
     struct synth_cpu cpu[PERCH_SYNTH_MAX_CPUS];
     struct synth_thread th[SYNTH_MAX_THREADS];
     struct synth_proc procs[SYNTH_MAX_PROCS];
@@ -302,7 +309,7 @@ struct synth_sim {
     uint32_t nready;
     struct synth_wake heap[4 * SYNTH_MAX_THREADS];
     uint32_t nheap;
-    uint64_t dirty;           /* CPUs whose next event time must be recomputed */
+    uint64_t dirty; /* CPUs whose next event time must be recomputed */
     uint64_t cpu_next[PERCH_SYNTH_MAX_CPUS];
     uint8_t cpu_what[PERCH_SYNTH_MAX_CPUS];
     uint32_t fn_offset[2][SYNTH_FN_MODS][SYNTH_FNS]; /* [kernel/user][module][function] */
@@ -315,11 +322,9 @@ void perch__synth_process_put(uint8_t *d, const struct synth_sim *s, const struc
 uint32_t perch__synth_thread_len(const struct synth_sim *s, const struct synth_thread *t);
 void perch__synth_thread_put(uint8_t *d, const struct synth_sim *s, const struct synth_thread *t);
 uint32_t perch__synth_image_len(const struct synth_module *m);
-void perch__synth_image_put(uint8_t *d, const struct synth_module *m, uint64_t base,
-                            uint32_t pid);
+void perch__synth_image_put(uint8_t *d, const struct synth_module *m, uint64_t base, uint32_t pid);
 uint32_t perch__synth_rsds_len(const struct synth_module *m);
-void perch__synth_rsds_put(uint8_t *d, const struct synth_module *m, uint64_t base,
-                           uint32_t pid);
+void perch__synth_rsds_put(uint8_t *d, const struct synth_module *m, uint64_t base, uint32_t pid);
 void perch__synth_thread_name(const struct synth_thread *t, char *out, size_t cap);
 
 /* stacks.c */

@@ -8,21 +8,21 @@
 
 #include "synth_internal.h"
 
-#define HOOK_PROCESS_START 0x0301
-#define HOOK_PROCESS_END 0x0302
-#define HOOK_PROCESS_DCSTART 0x0303
-#define HOOK_THREAD_START 0x0501
-#define HOOK_THREAD_END 0x0502
-#define HOOK_THREAD_DCSTART 0x0503
-#define HOOK_IMAGE_LOAD 0x030A
-#define HOOK_IMAGE_UNLOAD 0x1402
-#define HOOK_IMAGE_DCSTART 0x1403
-#define HOOK_PMC_CONFIG 0x0F30
-#define HOOK_SET_INTERVAL 0x0F48
-#define HOOK_COLLECTION_START 0x0F49
-#define RSDS_OPCODE 36
+#define HOOK_PROCESS_START      0x0301
+#define HOOK_PROCESS_END        0x0302
+#define HOOK_PROCESS_DCSTART    0x0303
+#define HOOK_THREAD_START       0x0501
+#define HOOK_THREAD_END         0x0502
+#define HOOK_THREAD_DCSTART     0x0503
+#define HOOK_IMAGE_LOAD         0x030A
+#define HOOK_IMAGE_UNLOAD       0x1402
+#define HOOK_IMAGE_DCSTART      0x1403
+#define HOOK_PMC_CONFIG         0x0F30
+#define HOOK_SET_INTERVAL       0x0F48
+#define HOOK_COLLECTION_START   0x0F49
+#define RSDS_OPCODE             36
 #define PMC_SOURCE_TOTAL_CYCLES 19
-#define PMC_INTERVAL 3000000 /* cycles: about 1 ms at 3 GHz */
+#define PMC_INTERVAL            3000000 /* cycles: about 1 ms at 3 GHz */
 
 static const uint8_t rundown_tpls[] = {TPL_IDLE, TPL_SYSTEM, TPL_SVCHOST, TPL_EXPLORER, TPL_GAME};
 static const uint32_t rundown_ppid[] = {0, 0, 712, 4876, 5012};
@@ -146,7 +146,7 @@ static void put_image(struct synth_sim *s, uint32_t c, uint16_t hook, int kind,
     perch__synth_image_put(d, m, base, pid);
     if (kind == SYNTH_HDR_PERFINFO)
         synth_u32(d + 24, 0); /* rundown DCStarts carry no TimeDateStamp in real traces */
-    perch__synth_count(s, hook == HOOK_IMAGE_UNLOAD  ? PERCH_KIND_ImageUnload
+    perch__synth_count(s, hook == HOOK_IMAGE_UNLOAD ? PERCH_KIND_ImageUnload
                           : hook == HOOK_IMAGE_LOAD ? PERCH_KIND_ImageLoad
                                                     : PERCH_KIND_ImageDCStart);
     if (hook == HOOK_IMAGE_UNLOAD)
@@ -161,8 +161,8 @@ static void put_image(struct synth_sim *s, uint32_t c, uint16_t hook, int kind,
     s->st.pdb_ids++;
 }
 
-static void put_user_images(struct synth_sim *s, uint32_t c, uint16_t pi, uint16_t hook,
-                            int kind, const struct synth_thread *by)
+static void put_user_images(struct synth_sim *s, uint32_t c, uint16_t pi, uint16_t hook, int kind,
+                            const struct synth_thread *by)
 {
     const struct synth_proc *p = &s->procs[pi];
     const struct synth_proc_tpl *tpl = &perch__synth_tpls[p->tpl];
