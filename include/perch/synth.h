@@ -70,7 +70,8 @@ typedef struct perch_synth_stats {
     uint64_t threads_started;
     uint64_t threads_ended;
     uint64_t images;  /* Image DCStart + Load records */
-    uint64_t pdb_ids; /* DbgID_RSDS records */
+    uint64_t rsds_records; /* DbgID_RSDS records */
+    uint64_t pdb_ids;      /* distinct (PDB name, GUID, age) among them (report rule M6) */
     uint64_t lbr_records;
     uint64_t pmc_samples;     /* PmcCounterProf records */
     uint64_t perf_freq;       /* QPC frequency of the trace (Hz) */

@@ -79,6 +79,8 @@ struct walk {
     uint32_t cpus;
     uint64_t buffers, records, by_kind[PERCH_KIND_COUNT];
     uint64_t cswitches, slices, idle_slices, rsds, header_ts, last_ts, last_seq;
+    uint8_t pdb[64][20]; /* distinct (GUID, age) of the DbgID_RSDS records */
+    size_t npdb;
     uint32_t prev_new[MAX_CPUS];
     bool switched[MAX_CPUS];
     uint64_t pmc[MAX_CPUS][2];
@@ -176,6 +178,16 @@ static void on_stack(struct walk *w, const uint8_t *p, uint32_t len)
     w->parts[w->nparts++] = (struct part){u64(p), u64(p + 16), u32(p + 12), (len - 16) / 8};
 }
 
+/* A PDB id: 16-byte GUID + age after ImageBase and ProcessId; names follow from the GUID here. */
+static void note_pdb(struct walk *w, const uint8_t *guid_age)
+{
+    for (size_t i = 0; i < w->npdb; i++)
+        if (memcmp(w->pdb[i], guid_age, 20) == 0)
+            return;
+    assert_true(w->npdb < sizeof w->pdb / sizeof w->pdb[0]);
+    memcpy(w->pdb[w->npdb++], guid_age, 20);
+}
+
 static void on_record(struct walk *w, uint16_t cpu, const uint8_t *r, uint32_t size)
 {
     uint8_t type = r[2];
@@ -192,6 +204,7 @@ static void on_record(struct walk *w, uint16_t cpu, const uint8_t *r, uint32_t s
         assert_int_equal(r[4], 36); /* DbgID_RSDS */
         w->by_kind[PERCH_KIND_NON_KERNEL]++;
         w->rsds++;
+        note_pdb(w, r + 0x30 + 12);
         return;
     }
     uint16_t hook = u16(r + 6);
@@ -363,7 +376,8 @@ static void check_stats(struct walk *w, const perch_synth_stats *st)
     assert_int_equal(st->cswitches, w->cswitches);
     assert_int_equal(st->slices, w->slices);
     assert_int_equal(st->idle_slices, w->idle_slices);
-    assert_int_equal(st->pdb_ids, w->rsds);
+    assert_int_equal(st->rsds_records, w->rsds);
+    assert_int_equal(st->pdb_ids, w->npdb);
     assert_int_equal(st->last_timestamp, w->last_ts);
     assert_int_equal(st->end_time - st->start_time, w->last_ts - w->header_ts);
 }

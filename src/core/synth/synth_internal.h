@@ -313,6 +313,7 @@ struct synth_sim {
     uint64_t cpu_next[PERCH_SYNTH_MAX_CPUS];
     uint8_t cpu_what[PERCH_SYNTH_MAX_CPUS];
     uint32_t fn_offset[2][SYNTH_FN_MODS][SYNTH_FNS]; /* [kernel/user][module][function] */
+    const struct synth_module *pdb_seen[2 * SYNTH_FN_MODS]; /* modules with a PDB id logged */
 };
 
 /* encode.c: payload sizes and writers (P = 8). */

@@ -133,6 +133,16 @@ static bool put_thread(struct synth_sim *s, uint32_t c, uint16_t hook, const str
     return true;
 }
 
+/* Counts the distinct PDB ids: a module's id is the same in every process. */
+static void note_pdb(struct synth_sim *s, const struct synth_module *m)
+{
+    for (uint64_t i = 0; i < s->st.pdb_ids; i++)
+        if (s->pdb_seen[i] == m)
+            return;
+    if (s->st.pdb_ids < sizeof s->pdb_seen / sizeof s->pdb_seen[0])
+        s->pdb_seen[s->st.pdb_ids++] = m;
+}
+
 /* An Image event (hook), then for loads and rundown the DbgID_RSDS record of its PDB. */
 static void put_image(struct synth_sim *s, uint32_t c, uint16_t hook, int kind,
                       const struct synth_module *m, uint64_t base, uint32_t pid,
@@ -158,7 +168,8 @@ static void put_image(struct synth_sim *s, uint32_t c, uint16_t hook, int kind,
         return;
     perch__synth_rsds_put(d, m, base, pid);
     perch__synth_count(s, PERCH_KIND_NON_KERNEL);
-    s->st.pdb_ids++;
+    s->st.rsds_records++;
+    note_pdb(s, m);
 }
 
 static void put_user_images(struct synth_sim *s, uint32_t c, uint16_t pi, uint16_t hook, int kind,
