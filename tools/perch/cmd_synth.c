@@ -12,11 +12,14 @@
 #include "commands.h"
 #include "perch/error.h"
 #include "perch/io.h"
+#include "perch/json.h"
+#include "perch/kind.h"
 #include "perch/platform.h"
 #include "perch/synth.h"
 
 struct synth_args {
     const char *path;
+    const char *stats_path; /* --stats: the generator's figures as JSON */
     perch_synth_options opt;
 };
 
@@ -58,7 +61,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "Usage: perch synth -o FILE [--seed N] [--size N[K|M|G]] [--cpus N]\n"
-            "                   [--duration-ms N]\n\n"
+            "                   [--duration-ms N] [--stats FILE]\n\n"
             "Writes a synthetic NT kernel logger trace (.etl, 64-bit, QPC clock): rundown,\n"
             "process/thread/image events with PDB ids, context switches with PMC counters,\n"
             "ready-thread events, 1 ms timer samples with kernel and user stacks, PMC samples\n"
@@ -69,6 +72,9 @@ static void usage(FILE *f)
             "  --size N[K|M|G]     about this file size (default 8M; minimum (cpus+2)*64K)\n"
             "  --cpus N            processors, 1..%d (default %d)\n"
             "  --duration-ms N     stop after N ms of trace time (with --size: first wins)\n"
+            "  --stats FILE        also write the generator's own figures as JSON ('-' for\n"
+            "                      stdout, then nothing else is printed there), keyed like\n"
+            "                      'perch report --json'\n"
             "  -h, --help          this text\n",
             PERCH_SYNTH_MAX_CPUS, PERCH_SYNTH_DEFAULT_CPUS);
 }
@@ -124,6 +130,8 @@ static int parse_one(struct synth_args *a, const char *k, const char *v)
     uint64_t n;
     if (strcmp(k, "-o") == 0 || strcmp(k, "--output") == 0)
         a->path = v;
+    else if (strcmp(k, "--stats") == 0)
+        a->stats_path = v;
     else if (strcmp(k, "--seed") == 0) {
         if (!parse_plain(v, &a->opt.seed))
             return bad_value(k, v);
@@ -150,6 +158,7 @@ static int parse_args(struct synth_args *a, int argc, char **argv)
     bool size_given = false, duration_given = false;
     perch_synth_options_init(&a->opt);
     a->path = NULL;
+    a->stats_path = NULL;
     for (int i = 1; i < argc; i += 2) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
             return 1;
@@ -190,6 +199,99 @@ static void on_progress(void *ctx, int pass, uint64_t done, uint64_t total)
     else
         fprintf(stderr, "\r%s %" PRIu64 " MiB", pass == 1 ? "planning" : "writing ", done >> 20);
     fflush(stderr);
+}
+
+static void json_u(perch_json *j, const char *key, uint64_t v)
+{
+    perch_json_key(j, key);
+    perch_json_uint(j, v);
+}
+
+static void json_header(perch_json *j, const perch_synth_stats *st)
+{
+    perch_json_key(j, "header");
+    perch_json_begin_object(j);
+    json_u(j, "buffers_lost", 0);
+    json_u(j, "build", 19045);
+    json_u(j, "clock_type", 1);
+    json_u(j, "cpus", st->cpus);
+    json_u(j, "end_time", st->end_time);
+    json_u(j, "events_lost", 0);
+    json_u(j, "perf_freq", st->perf_freq);
+    json_u(j, "pointer_size", 8);
+    json_u(j, "start_time", st->start_time);
+    perch_json_end_object(j);
+}
+
+static void json_synth(perch_json *j, const perch_synth_stats *st, uint64_t seed)
+{
+    perch_json_key(j, "synth");
+    perch_json_begin_object(j);
+    json_u(j, "seed", seed);
+    json_u(j, "bytes", st->bytes);
+    json_u(j, "buffers", st->buffers);
+    json_u(j, "records", st->records);
+    json_u(j, "cswitches", st->cswitches);
+    json_u(j, "slices", st->slices);
+    json_u(j, "idle_slices", st->idle_slices);
+    json_u(j, "processes", st->processes);
+    json_u(j, "processes_started", st->processes_started);
+    json_u(j, "processes_ended", st->processes_ended);
+    json_u(j, "threads", st->threads);
+    json_u(j, "threads_started", st->threads_started);
+    json_u(j, "threads_ended", st->threads_ended);
+    json_u(j, "images", st->images);
+    json_u(j, "rsds_records", st->rsds_records);
+    json_u(j, "lbr_records", st->lbr_records);
+    json_u(j, "pmc_samples", st->pmc_samples);
+    json_u(j, "user_parts_deferred", st->user_parts_deferred);
+    json_u(j, "first_timestamp", st->first_timestamp);
+    json_u(j, "last_timestamp", st->last_timestamp);
+    perch_json_end_object(j);
+}
+
+/* The figures an ideal reader must reproduce: the keys of 'perch report --json' where they
+ * exist (shared/data/reference/model.json), the generator's own ones under "synth". */
+static void json_stats(perch_json *j, const perch_synth_stats *st, uint64_t seed)
+{
+    perch_json_begin_object(j);
+    perch_json_key(j, "by_kind");
+    perch_json_begin_object(j);
+    for (int k = 0; k < PERCH_KIND_COUNT; k++)
+        json_u(j, perch_kind_name((perch_kind)k), st->by_kind[k]);
+    perch_json_end_object(j);
+    json_u(j, "frames_total", st->frames_total);
+    json_header(j, st);
+    json_u(j, "pdb_ids", st->pdb_ids);
+    json_u(j, "samples", st->samples);
+    json_u(j, "samples_with_stack", st->samples_with_stack);
+    json_u(j, "stacks_kernel_only", st->stacks_kernel_only);
+    json_u(j, "stacks_merged", st->stacks_merged);
+    json_u(j, "stacks_user_only", st->stacks_user_only);
+    json_synth(j, st, seed);
+    perch_json_end_object(j);
+    perch_json_newline(j);
+}
+
+static int write_stats(const char *path, const perch_synth_stats *st, uint64_t seed)
+{
+    bool to_stdout = strcmp(path, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(path, "w");
+    perch_json j;
+    if (!f) {
+        fprintf(stderr, "perch synth: cannot create %s\n", path);
+        return 1;
+    }
+    perch_json_init(&j, perch_json_file_sink, f);
+    json_stats(&j, st, seed);
+    int err = perch_json_flush(&j);
+    int cerr = to_stdout ? fflush(f) : fclose(f);
+    if (err || cerr) {
+        fprintf(stderr, "perch synth: writing %s: %s\n", path,
+                perch_strerror(err ? err : PERCH_EIO));
+        return 1;
+    }
+    return 0;
 }
 
 static void report(const char *path, const perch_synth_stats *st, uint64_t seed, uint64_t ns)
@@ -241,6 +343,7 @@ int perch_cmd_synth(int argc, char **argv)
                 perch_strerror(err ? err : cerr));
         return 1;
     }
-    report(a.path, &st, a.opt.seed, perch_monotonic_ns() - prog.started);
-    return 0;
+    if (!a.stats_path || strcmp(a.stats_path, "-") != 0)
+        report(a.path, &st, a.opt.seed, perch_monotonic_ns() - prog.started);
+    return a.stats_path ? write_stats(a.stats_path, &st, a.opt.seed) : 0;
 }
