@@ -276,7 +276,7 @@ static void json_stats(perch_json *j, const perch_synth_stats *st, uint64_t seed
 static int write_stats(const char *path, const perch_synth_stats *st, uint64_t seed)
 {
     bool to_stdout = strcmp(path, "-") == 0;
-    FILE *f = to_stdout ? stdout : fopen(path, "w");
+    FILE *f = to_stdout ? stdout : fopen(path, "wb"); /* same bytes on every platform */
     perch_json j;
     if (!f) {
         fprintf(stderr, "perch synth: cannot create %s\n", path);
