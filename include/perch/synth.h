@@ -45,6 +45,15 @@ typedef struct perch_synth_options {
     void *progress_ctx;
 } perch_synth_options;
 
+#define PERCH_SYNTH_TOP 10
+
+/* A row of a top list: samples per process (pid, image name) or per module (name, pid 0). */
+typedef struct perch_synth_top_row {
+    uint32_t pid;
+    char name[32];
+    uint64_t samples;
+} perch_synth_top_row;
+
 /* What the generator wrote: the figures an ideal reader and model must reproduce. Stack
  * figures follow docs/report-reference.md rules S1-S5 (a part matches the sample with the same
  * thread and raw timestamp; every part here matches exactly one sample). */
@@ -80,6 +89,13 @@ typedef struct perch_synth_stats {
     uint64_t start_time;      /* FILETIME of StartTime */
     uint64_t end_time;        /* FILETIME of EndTime */
     uint32_t cpus;
+    /* docs/report-reference.md M3 and M5: the 10 processes (pid, ImageFileName) and modules
+     * (lower-cased file name, looked up by the sample's IP) with the most samples, by samples
+     * descending, then pid / name. */
+    perch_synth_top_row top_processes[PERCH_SYNTH_TOP];
+    uint32_t top_process_count;
+    perch_synth_top_row top_modules[PERCH_SYNTH_TOP];
+    uint32_t top_module_count;
 } perch_synth_stats;
 
 /* Fills opt with defaults (8 MiB, 8 CPUs, seed 1, no duration limit, no progress). */

@@ -64,6 +64,14 @@ struct sched_ev {
 struct image {
     uint64_t base, size;
     uint32_t pid;
+    char name[32]; /* lower-cased base name of FileName */
+};
+
+/* A (pid, name) with its sample count: processes, and modules with pid 0. */
+struct tally {
+    uint32_t pid;
+    char name[32];
+    uint64_t samples;
 };
 
 #define TID_SLOTS (1u << 16)
@@ -71,7 +79,11 @@ struct image {
 struct walk {
     struct image images[256];
     size_t nimages;
-    uint32_t tid_pid[TID_SLOTS]; /* tid / 4 -> pid + 1 */
+    uint32_t tid_pid[TID_SLOTS];  /* tid / 4 -> pid + 1 */
+    struct tally proc_names[256]; /* pid -> ImageFileName, samples */
+    size_t nproc_names;
+    struct tally modules[64];
+    size_t nmodules;
     uint64_t prev_first_ts, out_of_order;
     bool real; /* walking a real trace: only the framing rules apply */
     const uint8_t *d;
@@ -188,6 +200,22 @@ static void note_pdb(struct walk *w, const uint8_t *guid_age)
     memcpy(w->pdb[w->npdb++], guid_age, 20);
 }
 
+/* The lower-cased name after the last backslash of a UTF-16 path (ASCII here). */
+static void base_name(char *out, const uint8_t *utf16, uint32_t len)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i + 1 < len && u16(utf16 + i); i += 2) {
+        char ch = (char)utf16[i];
+        if (ch == '\\') {
+            n = 0;
+            continue;
+        }
+        if (n + 1 < 32)
+            out[n++] = (char)(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+    }
+    out[n] = 0;
+}
+
 static void on_record(struct walk *w, uint16_t cpu, const uint8_t *r, uint32_t size)
 {
     uint8_t type = r[2];
@@ -214,7 +242,15 @@ static void on_record(struct walk *w, uint16_t cpu, const uint8_t *r, uint32_t s
         return;
     if (k == PERCH_KIND_ImageDCStart || k == PERCH_KIND_ImageLoad) {
         assert_true(w->nimages < sizeof w->images / sizeof w->images[0]);
-        w->images[w->nimages++] = (struct image){u64(p), u64(p + 8), u32(p + 16)};
+        struct image *im = &w->images[w->nimages++];
+        *im = (struct image){u64(p), u64(p + 8), u32(p + 16), {0}};
+        base_name(im->name, p + 56, size - hdr - 56);
+    } else if (k == PERCH_KIND_ProcessDCStart || k == PERCH_KIND_ProcessStart) {
+        assert_true(w->nproc_names < sizeof w->proc_names / sizeof w->proc_names[0]);
+        struct tally *t = &w->proc_names[w->nproc_names++];
+        uint32_t sid = u32(p + 36) == 0 ? 4 : 16 + 8 + 4 * p[36 + 16 + 1];
+        *t = (struct tally){u32(p + 8), {0}, 0};
+        strncpy(t->name, (const char *)p + 36 + sid, sizeof t->name - 1);
     } else if (k == PERCH_KIND_ThreadDCStart || k == PERCH_KIND_ThreadStart) {
         w->tid_pid[(u32(p + 4) / 4) % TID_SLOTS] = u32(p) + 1;
     }
@@ -336,7 +372,20 @@ static void check_ready_before_switch_in(struct walk *w)
 }
 
 /* Each sample's IP lies in a module: a kernel one (pid 0) or one of its thread's process. */
-static void check_sample_modules(const struct walk *w)
+static void tally_add(struct tally *t, size_t *n, size_t cap, uint32_t pid, const char *name)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (t[i].pid == pid && strcmp(t[i].name, name) == 0) {
+            t[i].samples++;
+            return;
+        }
+    assert_true(*n < cap);
+    t[*n] = (struct tally){pid, {0}, 1};
+    strncpy(t[*n].name, name, sizeof t[*n].name - 1);
+    (*n)++;
+}
+
+static void check_sample_modules(struct walk *w)
 {
     for (size_t i = 0; i < w->nsamples; i++) {
         const struct sample *s = &w->samples[i];
@@ -344,10 +393,43 @@ static void check_sample_modules(const struct walk *w)
         bool found = false;
         if (s->ip < KERNEL_MIN)
             assert_int_not_equal(w->tid_pid[(s->tid / 4) % TID_SLOTS], 0);
-        for (size_t m = 0; m < w->nimages && !found; m++)
+        size_t m = 0;
+        for (; m < w->nimages && !found; m++)
             found = w->images[m].pid == pid && s->ip >= w->images[m].base &&
                     s->ip < w->images[m].base + w->images[m].size;
         assert_true(found);
+        tally_add(w->modules, &w->nmodules, 64, 0, w->images[m - 1].name);
+        uint32_t tpid = w->tid_pid[(s->tid / 4) % TID_SLOTS] - 1;
+        size_t p = 0;
+        while (p < w->nproc_names && w->proc_names[p].pid != tpid)
+            p++;
+        assert_true(p < w->nproc_names);
+        w->proc_names[p].samples++;
+    }
+}
+
+static int cmp_tally(const void *a, const void *b)
+{
+    const struct tally *x = a, *y = b;
+    if (x->samples != y->samples)
+        return x->samples > y->samples ? -1 : 1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* The report's top-10 rules (M3, M5) applied to the walk's own counts. */
+static void check_top(struct tally *t, size_t n, const perch_synth_top_row *top, uint32_t count)
+{
+    size_t rows = 0;
+    qsort(t, n, sizeof *t, cmp_tally);
+    while (rows < n && rows < PERCH_SYNTH_TOP && t[rows].samples > 0)
+        rows++;
+    assert_int_equal(count, rows);
+    for (size_t i = 0; i < rows; i++) {
+        assert_int_equal(top[i].pid, t[i].pid);
+        assert_string_equal(top[i].name, t[i].name);
+        assert_int_equal(top[i].samples, t[i].samples);
     }
 }
 
@@ -398,6 +480,8 @@ static void walk_and_check(const perch_synth_options *opt, perch_synth_stats *ou
     check_ready_before_switch_in(w);
     check_stats(w, &st);
     check_sample_modules(w);
+    check_top(w->proc_names, w->nproc_names, st.top_processes, st.top_process_count);
+    check_top(w->modules, w->nmodules, st.top_modules, st.top_module_count);
     if (opt->cpus > 1) /* buffers are flushed when full: not in time order in the file */
         assert_true(w->out_of_order > 0);
     /* every event family of the scenario is present */

@@ -222,6 +222,7 @@ void perch__synth_timer_sample(struct synth_sim *s, uint32_t c)
     d = synth_u8(d, (uint8_t)(t->prio << 3)); /* Flags: priority in bits 3..7 */
     synth_u8(d, 0);                           /* Rank */
     perch__synth_count(s, PERCH_KIND_SampledProfile);
+    perch__synth_count_sample(s, t, f[0]);
     s->st.samples++;
     if (!stack)
         return;

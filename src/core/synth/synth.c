@@ -121,6 +121,7 @@ static void finish_stats(struct synth_sim *s, const struct synth_logfile *lf, pe
     st->start_time = lf->start_time;
     st->end_time = lf->end_time;
     st->cpus = s->cpus;
+    perch__synth_top_lists(s, st);
 }
 
 int perch_synth_write(const perch_synth_options *opt, perch_output *out, perch_synth_stats *stats)

@@ -260,6 +260,7 @@ struct synth_thread {
 };
 
 struct synth_proc {
+    uint32_t row;    /* its row in sim->rows (samples per process), UINT32_MAX none */
     uint32_t pid;
     uint32_t ppid;
     uint8_t tpl;
@@ -282,6 +283,14 @@ struct synth_cpu {
     uint64_t pmc_instr;
     uint64_t pmc_last;
 };
+
+struct synth_row {
+    uint32_t pid;
+    uint8_t tpl;
+    uint64_t samples;
+};
+
+#define SYNTH_MAX_ROWS 16384 /* processes whose samples are counted; more are not ranked */
 
 struct synth_wake {
     uint64_t at;
@@ -314,6 +323,9 @@ struct synth_sim {
     uint8_t cpu_what[PERCH_SYNTH_MAX_CPUS];
     uint32_t fn_offset[2][SYNTH_FN_MODS][SYNTH_FNS]; /* [kernel/user][module][function] */
     const struct synth_module *pdb_seen[2 * SYNTH_FN_MODS]; /* modules with a PDB id logged */
+    uint64_t mod_samples[2][SYNTH_FN_MODS];                 /* [kernel/user][catalog index] */
+    struct synth_row rows[SYNTH_MAX_ROWS];
+    uint32_t nrows;
 };
 
 /* encode.c: payload sizes and writers (P = 8). */
@@ -335,6 +347,10 @@ void perch__synth_pmc_sample(struct synth_sim *s, uint32_t c);
 void perch__synth_return_to_user(struct synth_sim *s, uint32_t c);
 uint64_t perch__synth_user_ip(const struct synth_sim *s, const struct synth_thread *t,
                               uint32_t jitter);
+
+/* top.c */
+void perch__synth_count_sample(struct synth_sim *s, const struct synth_thread *t, uint64_t ip);
+void perch__synth_top_lists(const struct synth_sim *s, perch_synth_stats *st);
 
 /* world.c */
 int perch__synth_world_init(struct synth_sim *s);
