@@ -223,6 +223,24 @@ static void json_header(perch_json *j, const perch_synth_stats *st)
     perch_json_end_object(j);
 }
 
+/* Rows {pid, name, samples} (processes) or {name, samples} (modules), as in model.json. */
+static void json_top(perch_json *j, const char *key, const perch_synth_top_row *rows, uint32_t n,
+                     bool with_pid)
+{
+    perch_json_key(j, key);
+    perch_json_begin_array(j);
+    for (uint32_t i = 0; i < n; i++) {
+        perch_json_begin_object(j);
+        if (with_pid)
+            json_u(j, "pid", rows[i].pid);
+        perch_json_key(j, "name");
+        perch_json_string(j, rows[i].name);
+        json_u(j, "samples", rows[i].samples);
+        perch_json_end_object(j);
+    }
+    perch_json_end_array(j);
+}
+
 static void json_synth(perch_json *j, const perch_synth_stats *st, uint64_t seed)
 {
     perch_json_key(j, "synth");
@@ -268,6 +286,8 @@ static void json_stats(perch_json *j, const perch_synth_stats *st, uint64_t seed
     json_u(j, "stacks_kernel_only", st->stacks_kernel_only);
     json_u(j, "stacks_merged", st->stacks_merged);
     json_u(j, "stacks_user_only", st->stacks_user_only);
+    json_top(j, "top_modules", st->top_modules, st->top_module_count, false);
+    json_top(j, "top_processes", st->top_processes, st->top_process_count, true);
     json_synth(j, st, seed);
     perch_json_end_object(j);
     perch_json_newline(j);
