@@ -31,7 +31,8 @@ extern "C" {
 #define PERCH_SYNTH_DEFAULT_CPUS 8
 
 /* Called after every flushed buffer. pass is 1 (planning) or 2 (writing); bytes_done counts
- * the bytes the pass has produced, bytes_total is the pass's estimate (the size budget). */
+ * the bytes the pass has produced, bytes_total is the size budget (0 when only a duration
+ * limits the trace). */
 typedef void (*perch_synth_progress_fn)(void *ctx, int pass, uint64_t bytes_done,
                                         uint64_t bytes_total);
 
@@ -55,8 +56,8 @@ typedef struct perch_synth_top_row {
 } perch_synth_top_row;
 
 /* What the generator wrote: the figures an ideal reader and model must reproduce. Stack
- * figures follow docs/report-reference.md rules S1-S5 (a part matches the sample with the same
- * thread and raw timestamp; every part here matches exactly one sample). */
+ * figures follow shared/docs/report-reference.md rules S1-S5 (a part matches the sample with the
+ * same thread and raw timestamp; every part here matches exactly one sample). */
 typedef struct perch_synth_stats {
     uint64_t bytes;                     /* file size */
     uint64_t buffers;                   /* including the header buffer (= BuffersWritten) */
@@ -78,7 +79,7 @@ typedef struct perch_synth_stats {
     uint64_t threads; /* distinct threads, one idle thread per CPU incl. */
     uint64_t threads_started;
     uint64_t threads_ended;
-    uint64_t images;  /* Image DCStart + Load records */
+    uint64_t images;       /* Image DCStart + Load records */
     uint64_t rsds_records; /* DbgID_RSDS records */
     uint64_t pdb_ids;      /* distinct (PDB name, GUID, age) among them (report rule M6) */
     uint64_t lbr_records;
