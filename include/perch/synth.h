@@ -90,7 +90,7 @@ typedef struct perch_synth_stats {
     uint64_t start_time;      /* FILETIME of StartTime */
     uint64_t end_time;        /* FILETIME of EndTime */
     uint32_t cpus;
-    /* docs/report-reference.md M3 and M5: the 10 processes (pid, ImageFileName) and modules
+    /* shared/docs/report-reference.md M3 and M5: the 10 processes (pid, ImageFileName) and modules
      * (lower-cased file name, looked up by the sample's IP) with the most samples, by samples
      * descending, then pid / name. */
     perch_synth_top_row top_processes[PERCH_SYNTH_TOP];

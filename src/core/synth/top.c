@@ -1,7 +1,7 @@
 /*
  * Samples per process and per module, and the top-10 lists built from them at the end, with
- * the rules of shared/docs/report-reference.md (M3: group by pid and image name; M5: the module that
- * holds the sample's IP, named by its lower-cased file name; ties by pid, then name).
+ * the rules of shared/docs/report-reference.md (M3: group by pid and image name; M5: the module
+ * that holds the sample's IP, named by its lower-cased file name; ties by pid, then name).
  */
 #include <string.h>
 
