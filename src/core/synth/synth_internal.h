@@ -260,7 +260,7 @@ struct synth_thread {
 };
 
 struct synth_proc {
-    uint32_t row;    /* its row in sim->rows (samples per process), UINT32_MAX none */
+    uint32_t row; /* its row in sim->rows (samples per process), UINT32_MAX none */
     uint32_t pid;
     uint32_t ppid;
     uint8_t tpl;
@@ -287,10 +287,13 @@ struct synth_cpu {
 struct synth_row {
     uint32_t pid;
     uint8_t tpl;
+    uint8_t ended; /* its samples can no longer grow */
     uint64_t samples;
 };
 
-#define SYNTH_MAX_ROWS 16384 /* processes whose samples are counted; more are not ranked */
+/* Rows of samples per process. When they run out, the row of an ended process that can no
+ * longer reach the top 10 is reused, so the top lists stay exact at any trace length. */
+#define SYNTH_MAX_ROWS 16384
 
 struct synth_wake {
     uint64_t at;
@@ -321,7 +324,7 @@ struct synth_sim {
     uint64_t dirty; /* CPUs whose next event time must be recomputed */
     uint64_t cpu_next[PERCH_SYNTH_MAX_CPUS];
     uint8_t cpu_what[PERCH_SYNTH_MAX_CPUS];
-    uint32_t fn_offset[2][SYNTH_FN_MODS][SYNTH_FNS]; /* [kernel/user][module][function] */
+    uint32_t fn_offset[2][SYNTH_FN_MODS][SYNTH_FNS];        /* [kernel/user][module][function] */
     const struct synth_module *pdb_seen[2 * SYNTH_FN_MODS]; /* modules with a PDB id logged */
     uint64_t mod_samples[2][SYNTH_FN_MODS];                 /* [kernel/user][catalog index] */
     struct synth_row rows[SYNTH_MAX_ROWS];
@@ -349,6 +352,8 @@ uint64_t perch__synth_user_ip(const struct synth_sim *s, const struct synth_thre
                               uint32_t jitter);
 
 /* top.c */
+/* A row for a new process (pid, template); UINT32_MAX only if every row may still rank. */
+uint32_t perch__synth_new_row(struct synth_sim *s, uint32_t pid, uint8_t tpl);
 void perch__synth_count_sample(struct synth_sim *s, const struct synth_thread *t, uint64_t ip);
 void perch__synth_top_lists(const struct synth_sim *s, perch_synth_stats *st);
 

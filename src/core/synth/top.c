@@ -70,6 +70,38 @@ static void lower_name(char *out, size_t cap, const char *name)
     out[i] = 0;
 }
 
+static void row_of(const struct synth_sim *s, uint32_t i, perch_synth_top_row *row)
+{
+    memset(row, 0, sizeof *row);
+    row->pid = s->rows[i].pid;
+    row->samples = s->rows[i].samples;
+    strncpy(row->name, perch__synth_tpls[s->rows[i].tpl].name, sizeof row->name - 1);
+}
+
+uint32_t perch__synth_new_row(struct synth_sim *s, uint32_t pid, uint8_t tpl)
+{
+    perch_synth_top_row top[PERCH_SYNTH_TOP], row;
+    uint32_t n = 0, i = s->nrows;
+    if (s->nrows == SYNTH_MAX_ROWS) {
+        for (uint32_t k = 0; k < s->nrows; k++) {
+            row_of(s, k, &row);
+            offer(top, &n, &row);
+        }
+        for (i = 0; i < s->nrows; i++) {
+            row_of(s, i, &row);
+            if (s->rows[i].ended &&
+                (row.samples == 0 || (n == PERCH_SYNTH_TOP && ranks_before(&top[n - 1], &row))))
+                break;
+        }
+        if (i == s->nrows)
+            return UINT32_MAX;
+    } else {
+        s->nrows++;
+    }
+    s->rows[i] = (struct synth_row){pid, tpl, 0, 0};
+    return i;
+}
+
 void perch__synth_top_lists(const struct synth_sim *s, perch_synth_stats *st)
 {
     perch_synth_top_row row;
@@ -77,10 +109,7 @@ void perch__synth_top_lists(const struct synth_sim *s, perch_synth_stats *st)
     memset(st->top_modules, 0, sizeof st->top_modules);
     st->top_process_count = st->top_module_count = 0;
     for (uint32_t i = 0; i < s->nrows; i++) {
-        memset(&row, 0, sizeof row);
-        row.pid = s->rows[i].pid;
-        row.samples = s->rows[i].samples;
-        strncpy(row.name, perch__synth_tpls[s->rows[i].tpl].name, sizeof row.name - 1);
+        row_of(s, i, &row);
         offer(st->top_processes, &st->top_process_count, &row);
     }
     for (unsigned k = 0; k < 2 * SYNTH_FN_MODS; k++) {

@@ -85,11 +85,7 @@ static void init_proc(struct synth_sim *s, uint16_t pi, uint8_t tpl, uint32_t pi
     p->key = 0xFFFFC00D00000080ull + ((uint64_t)pid << 12);
     p->exe_base = 0x00007FF600000000ull + ((synth_hash(s->seed, pid) & 0xFFFF) << 16);
     p->end_at = SYNTH_NEVER;
-    p->row = UINT32_MAX;
-    if (s->nrows < SYNTH_MAX_ROWS) {
-        p->row = s->nrows++;
-        s->rows[p->row] = (struct synth_row){pid, tpl, 0};
-    }
+    p->row = perch__synth_new_row(s, pid, tpl);
 }
 
 int perch__synth_world_init(struct synth_sim *s)
@@ -338,6 +334,8 @@ void perch__synth_thread_exit(struct synth_sim *s, uint32_t c, uint16_t ti)
             s->st.processes_ended++;
         }
         p->alive = 0;
+        if (p->row != UINT32_MAX)
+            s->rows[p->row].ended = 1;
     }
     p->live_threads--;
     if (put_thread(s, c, HOOK_THREAD_END, t, t)) {
