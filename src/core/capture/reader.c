@@ -1,0 +1,280 @@
+/*
+ * The capture reader: checks the file header, then walks the chunks one at a time (read the
+ * 12-byte chunk header, bound the length, read the payload, check the CRC, decode into the
+ * sink) and stops at the first chunk it cannot trust, saying where and why. Unknown chunk
+ * types are skipped. Memory: one payload buffer (at most PERCH_CAPTURE_MAX_CHUNK), the string
+ * table (capped), a frame buffer and two branch buffers of fixed size.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/crc32c.h"
+#include "capture/reader.h"
+#include "perch/error.h"
+
+static int stop(perch_capture_status *s, int why, int err, uint64_t off, const char *fmt, ...)
+{
+    va_list ap;
+    s->stop = why;
+    s->error = err;
+    s->offset = off;
+    va_start(ap, fmt);
+    vsnprintf(s->reason, sizeof s->reason, fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+static int read_at(const perch_input *in, uint64_t off, void *buf, size_t len,
+                   perch_capture_status *s)
+{
+    int err = perch_input_read_exact(in, off, buf, len);
+    if (err)
+        return stop(s, err == PERCH_ETRUNC ? PERCH_CAPTURE_STOP_TRUNCATED : PERCH_CAPTURE_STOP_IO,
+                    err, off, "cannot read %zu bytes at offset %" PRIu64 ": %s", len, off,
+                    perch_strerror(err));
+    return 0;
+}
+
+static int bad_header(perch_capture_status *s, int err, const char *why)
+{
+    char copy[sizeof s->reason];
+    snprintf(copy, sizeof copy, "%s", why);
+    return stop(s, PERCH_CAPTURE_STOP_BAD_HEADER, err, 0, "%s", copy);
+}
+
+static int read_header(perch__cap_reader *r)
+{
+    uint8_t fixed[PERCH_CAPTURE_HEADER_SIZE], extra[PERCH_CAPTURE_MAX_HEADER];
+    perch__cap_header_fields h;
+    perch_capture_status *s = r->status;
+    uint64_t size = r->in->size;
+    size_t n = size < sizeof fixed ? (size_t)size : sizeof fixed;
+    int err = read_at(r->in, 0, fixed, n, s);
+    if (err)
+        return bad_header(s, err, s->reason);
+    if (n < CAP_MAGIC_LEN || memcmp(fixed, CAP_MAGIC, CAP_MAGIC_LEN) != 0)
+        return bad_header(s, PERCH_EFORMAT, "not a Perch capture (bad magic)");
+    if (n < sizeof fixed) {
+        snprintf(s->reason, sizeof s->reason, "file header cut short: %zu of %u bytes", n,
+                 PERCH_CAPTURE_HEADER_SIZE);
+        return bad_header(s, PERCH_ETRUNC, s->reason);
+    }
+    uint32_t hsize = perch__cap_header_size(fixed);
+    if (hsize > size) {
+        snprintf(s->reason, sizeof s->reason, "file header cut short: %" PRIu64 " of %u bytes",
+                 size, (unsigned)hsize);
+        return bad_header(s, PERCH_ETRUNC, s->reason);
+    }
+    if (hsize > sizeof fixed && (err = read_at(r->in, sizeof fixed, extra,
+                                               hsize - sizeof fixed, s)) != 0)
+        return bad_header(s, err, s->reason);
+    err = perch__cap_header_check(fixed, extra, &h, s->reason, sizeof s->reason);
+    if (err)
+        return bad_header(s, err, s->reason);
+    s->version = h.version;
+    s->header_size = h.header_size;
+    s->required_features = h.required_features;
+    s->optional_features = h.optional_features;
+    return 0;
+}
+
+static const char *type_name(unsigned type, char buf[16])
+{
+    const char *name = perch_capture_chunk_name(type);
+    if (name)
+        return name;
+    snprintf(buf, 16, "type-%u", type);
+    return buf;
+}
+
+/* Reads and checks the chunk at off into buf; fills *ci. */
+static int next_chunk(perch__cap_reader *r, perch__cap_buf *buf, uint64_t off,
+                      perch_capture_chunk_info *ci)
+{
+    perch_capture_status *s = r->status;
+    uint64_t left = r->in->size - off;
+    uint8_t hdr[CAP_CHUNK_HEADER];
+    char tn[16];
+    if (left == 0)
+        return stop(s, PERCH_CAPTURE_STOP_NO_END, PERCH_ETRUNC, off,
+                    "input ends after %" PRIu64 " chunks without an end chunk "
+                    "(the writer did not finish)", s->chunks);
+    if (left < CAP_CHUNK_HEADER)
+        return stop(s, PERCH_CAPTURE_STOP_TRUNCATED, PERCH_ETRUNC, off,
+                    "chunk header at offset %" PRIu64 " cut short: %" PRIu64 " of %u bytes",
+                    off, left, CAP_CHUNK_HEADER);
+    int err = read_at(r->in, off, hdr, sizeof hdr, s);
+    if (err)
+        return err;
+    ci->offset = off;
+    ci->type = (uint32_t)cap_load_le(hdr, 2);
+    ci->flags = (uint32_t)cap_load_le(hdr + 2, 2);
+    ci->payload_len = (uint32_t)cap_load_le(hdr + 4, 4);
+    ci->records = 0;
+    const char *name = type_name(ci->type, tn);
+    if (ci->payload_len > PERCH_CAPTURE_MAX_CHUNK)
+        return stop(s, PERCH_CAPTURE_STOP_BAD_CHUNK, PERCH_EFORMAT, off,
+                    "%s chunk at offset %" PRIu64 " declares %u payload bytes, over the %u limit",
+                    name, off, ci->payload_len, PERCH_CAPTURE_MAX_CHUNK);
+    if (left - CAP_CHUNK_HEADER < ci->payload_len)
+        return stop(s, PERCH_CAPTURE_STOP_TRUNCATED, PERCH_ETRUNC, off,
+                    "%s chunk at offset %" PRIu64 " cut short: %" PRIu64 " of %u payload bytes",
+                    name, off, left - CAP_CHUNK_HEADER, ci->payload_len);
+    buf->len = 0;
+    if ((err = perch__cap_buf_reserve(buf, ci->payload_len, PERCH_CAPTURE_MAX_CHUNK)) != 0)
+        return stop(s, PERCH_CAPTURE_STOP_IO, err, off, "no memory for a chunk payload");
+    if ((err = read_at(r->in, off + CAP_CHUNK_HEADER, buf->data, ci->payload_len, s)) != 0)
+        return err;
+    uint32_t want = (uint32_t)cap_load_le(hdr + 8, 4);
+    uint32_t got = perch__crc32c(perch__crc32c(0, hdr, 8), buf->data, ci->payload_len);
+    if (want != got)
+        return stop(s, PERCH_CAPTURE_STOP_CRC, PERCH_ECRC, off,
+                    "%s chunk at offset %" PRIu64 ": checksum mismatch (stored %08x, computed %08x)",
+                    name, off, (unsigned)want, (unsigned)got);
+    return 0;
+}
+
+static int decode_failed(perch__cap_reader *r, const perch_capture_chunk_info *ci,
+                         const perch__cap_cursor *c, int err)
+{
+    perch_capture_status *s = r->status;
+    const char *name = perch_capture_chunk_name(ci->type);
+    uint64_t at = ci->offset + CAP_CHUNK_HEADER + c->pos;
+    if (r->sink_error)
+        return stop(s, PERCH_CAPTURE_STOP_SINK, err, at, "the sink refused a %s record: %s",
+                    name, perch_strerror(err));
+    if (r->limit_error)
+        return stop(s, err == PERCH_ELIMIT ? PERCH_CAPTURE_STOP_LIMIT : PERCH_CAPTURE_STOP_IO,
+                    err, at, "string table at offset %" PRIu64 ": %s", at, perch_strerror(err));
+    return stop(s, PERCH_CAPTURE_STOP_BAD_CHUNK, PERCH_EFORMAT, at,
+                "malformed %s chunk at offset %" PRIu64 ": %s at byte %" PRIu64, name,
+                ci->offset, err == PERCH_ETRUNC ? "a record runs past the chunk" : "bad value",
+                at);
+}
+
+/* Hands one checked chunk to the sink. */
+static int deliver(perch__cap_reader *r, perch_capture_chunk_info *ci, const perch__cap_buf *buf)
+{
+    perch__cap_cursor c;
+    int err;
+    if (ci->type == PERCH_CHUNK_END) {
+        err = r->sink->finish ? r->sink->finish(r->sink->ctx) : 0;
+        if (err)
+            return stop(r->status, PERCH_CAPTURE_STOP_SINK, err, ci->offset,
+                        "the sink's finish failed: %s", perch_strerror(err));
+        return 0;
+    }
+    if (ci->type == 0 || ci->type >= PERCH_CHUNK_TYPE_LIMIT) {
+        r->status->unknown_chunks++;
+        return 0;
+    }
+    cap_cursor_init(&c, buf->data, ci->payload_len);
+    r->sink_error = r->limit_error = 0;
+    err = perch__cap_decode_chunk(r, ci->type, &c);
+    ci->records = r->records;
+    r->status->types[ci->type].records += r->records;
+    return err ? decode_failed(r, ci, &c, err) : 0;
+}
+
+static void account(perch_capture_status *s, const perch_capture_chunk_info *ci)
+{
+    uint64_t bytes = CAP_CHUNK_HEADER + (uint64_t)ci->payload_len;
+    s->chunks++;
+    s->good_bytes = ci->offset + bytes;
+    if (ci->type < PERCH_CHUNK_TYPE_LIMIT) {
+        s->types[ci->type].chunks++;
+        s->types[ci->type].bytes += bytes;
+    }
+}
+
+static int walk_chunks(perch__cap_reader *r, const perch_capture_read_opts *opts)
+{
+    perch__cap_buf buf = {0};
+    perch_capture_chunk_info ci;
+    perch_capture_status *s = r->status;
+    uint64_t off = s->header_size;
+    int err;
+    for (;;) {
+        if ((err = next_chunk(r, &buf, off, &ci)) != 0 || (err = deliver(r, &ci, &buf)) != 0)
+            break;
+        account(s, &ci);
+        if (opts && opts->on_chunk && (err = opts->on_chunk(opts->ctx, &ci)) != 0) {
+            stop(s, PERCH_CAPTURE_STOP_SINK, err, off, "stopped by the chunk observer");
+            break;
+        }
+        off += CAP_CHUNK_HEADER + (uint64_t)ci.payload_len;
+        if (ci.type == PERCH_CHUNK_END) {
+            s->trailing_bytes = r->in->size - off;
+            stop(s, PERCH_CAPTURE_STOP_END, 0, off, "%s", "");
+            break;
+        }
+    }
+    perch__cap_buf_free(&buf);
+    return s->error;
+}
+
+static int reader_alloc(perch__cap_reader *r)
+{
+    r->frames = malloc(PERCH_CAPTURE_MAX_FRAMES * sizeof *r->frames);
+    r->from = malloc(PERCH_CAPTURE_MAX_BRANCHES * sizeof *r->from);
+    r->to = malloc(PERCH_CAPTURE_MAX_BRANCHES * sizeof *r->to);
+    return r->frames && r->from && r->to ? 0 : PERCH_ENOMEM;
+}
+
+static void reader_free(perch__cap_reader *r)
+{
+    free(r->frames);
+    free(r->from);
+    free(r->to);
+    perch__strtab_free(&r->strings);
+}
+
+int perch_capture_replay_ex(const perch_input *in, const perch_sink *sink,
+                            const perch_capture_read_opts *opts, perch_capture_status *status)
+{
+    static const perch_sink none;
+    perch__cap_reader *r;
+    memset(status, 0, sizeof *status);
+    if (!in || (opts && opts->size != sizeof *opts))
+        return stop(status, PERCH_CAPTURE_STOP_IO, PERCH_EINVAL, 0, "invalid arguments");
+    r = calloc(1, sizeof *r);
+    if (!r || reader_alloc(r) != 0) {
+        if (r)
+            reader_free(r);
+        free(r);
+        return stop(status, PERCH_CAPTURE_STOP_IO, PERCH_ENOMEM, 0, "out of memory");
+    }
+    r->in = in;
+    r->sink = sink ? sink : &none;
+    r->status = status;
+    if (read_header(r) == 0) {
+        status->good_bytes = status->header_size;
+        walk_chunks(r, opts);
+        bool finish = opts ? opts->finish_on_error : true;
+        if (status->stop != PERCH_CAPTURE_STOP_END && status->stop != PERCH_CAPTURE_STOP_SINK &&
+            finish && r->sink->finish)
+            r->sink->finish(r->sink->ctx);
+    }
+    reader_free(r);
+    free(r);
+    return status->error;
+}
+
+int perch_capture_replay(const perch_input *in, const perch_sink *sink,
+                         perch_capture_status *status)
+{
+    return perch_capture_replay_ex(in, sink, NULL, status);
+}
+
+int perch_capture_replay_memory(const void *data, size_t len, const perch_sink *sink,
+                                perch_capture_status *status)
+{
+    perch_input in;
+    perch_input_memory(&in, data, len);
+    int err = perch_capture_replay(&in, sink, status);
+    perch_input_close(&in);
+    return err;
+}
