@@ -155,9 +155,9 @@ static int dec_stack(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_stat
     st->id = id;
     s.frame_count = (uint32_t)cap_get_bounded(c, PERCH_CAPTURE_MAX_FRAMES);
     s.kernel_frames = (uint32_t)cap_get_bounded(c, s.frame_count);
-    unsigned ref = (unsigned)cap_get_bounded(c, st->ring.count);
+    unsigned ref = (unsigned)cap_get_bounded(c, r->ring.count);
     if (ref) {
-        ref_frames = perch__cap_ring_get(&st->ring, ref - 1, &ref_len);
+        ref_frames = perch__cap_ring_get(&r->ring, ref - 1, &ref_len);
         shared = (uint32_t)cap_get_bounded(c, ref_len < s.frame_count ? ref_len : s.frame_count);
     }
     if (id > UINT32_MAX)
@@ -171,7 +171,7 @@ static int dec_stack(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_stat
         memcpy(r->frames + lead, ref_frames + ref_len - shared, shared * sizeof *r->frames);
     if (s.frame_count)
         st->addr = r->frames[0];
-    perch__cap_ring_push(&st->ring, r->frames, s.frame_count);
+    perch__cap_ring_push(&r->ring, r->frames, s.frame_count);
     s.frames = r->frames;
     DELIVER(r, c, stack, &s);
 }
@@ -369,6 +369,7 @@ int perch__cap_decode_chunk(perch__cap_reader *r, unsigned type, perch__cap_curs
     if (c->error)
         return c->error;
     perch__cap_state_reset(&r->state);
+    perch__cap_ring_reset(&r->ring);
     for (uint64_t i = 0; i < count; i++) {
         if ((err = decoders[type](r, c, &r->state)) != 0)
             return err;

@@ -64,6 +64,15 @@ static int add_string(perch_capture_writer *w, const char *s, size_t len, uint64
     return perch__cap_end(w, PERCH_CHUNK_STRINGS);
 }
 
+/* True when strs[i] repeats one of strs[0..i) (so it needs no room of its own). */
+static bool seen_before(const char *const *strs, const size_t *lens, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (strs[j] && lens[j] == lens[i] && memcmp(strs[j], strs[i], lens[i]) == 0)
+            return true;
+    return false;
+}
+
 int perch__cap_intern(perch_capture_writer *w, const char *const *strs, size_t n, uint64_t *ids)
 {
     size_t lens[PERCH_CAPTURE_MAX_COUNTERS], need = 0, bytes = 0;
@@ -72,7 +81,8 @@ int perch__cap_intern(perch_capture_writer *w, const char *const *strs, size_t n
         return PERCH_ERANGE;
     for (size_t i = 0; i < n; i++) {
         lens[i] = strs[i] ? cut_utf8(strs[i], strlen(strs[i]), w) : 0;
-        if (strs[i] && !perch__strtab_find(&w->strings, strs[i], lens[i])) {
+        if (strs[i] && !perch__strtab_find(&w->strings, strs[i], lens[i]) &&
+            !seen_before(strs, lens, i)) {
             need++;
             bytes += lens[i];
         }
@@ -282,7 +292,7 @@ static int on_stack(void *ctx, const perch_stack_rec *r)
         return w->error;
     perch__cap_buf *b = &c->buf;
     perch__cap_state *st = &c->state;
-    unsigned ref = best_suffix(&st->ring, r->frames, count, &shared);
+    unsigned ref = best_suffix(&w->ring, r->frames, count, &shared);
     cap_put_delta(b, r->id, st->id + 1);
     st->id = r->id;
     cap_put_varint(b, count);
@@ -294,7 +304,7 @@ static int on_stack(void *ctx, const perch_stack_rec *r)
         cap_put_delta(b, r->frames[i], i ? r->frames[i - 1] : st->addr);
     if (count)
         st->addr = r->frames[0];
-    perch__cap_ring_push(&st->ring, r->frames, count);
+    perch__cap_ring_push(&w->ring, r->frames, count);
     return perch__cap_end(w, PERCH_CHUNK_STACK);
 }
 

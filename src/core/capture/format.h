@@ -99,7 +99,8 @@ typedef struct perch__cap_mru {
     perch__cap_thread_slot slot[CAP_MRU];
 } perch__cap_mru;
 
-/* Recent stacks of this chunk (their outermost frames) for shared-suffix coding. */
+/* Recent stacks of this chunk (their outermost frames) for shared-suffix coding. Only
+ * stack chunks use it, so the writer and reader keep one, emptied at each stack chunk start. */
 #define CAP_STACK_RING 16
 #define CAP_STACK_SUFFIX 256
 
@@ -122,7 +123,6 @@ typedef struct perch__cap_state {
     uint16_t s_flags; /* previous slice attributes */
     int8_t s_prio, s_wait_reason, s_wait_mode, s_state;
     perch__cap_mru mru;
-    perch__cap_stack_ring ring;
 } perch__cap_state;
 
 void perch__cap_state_reset(perch__cap_state *s);
@@ -135,6 +135,9 @@ perch__cap_thread_slot *perch__cap_mru_promote(perch__cap_mru *m, int idx);
 
 /* Inserts a new thread at the front (the oldest falls off), its other fields from *init. */
 perch__cap_thread_slot *perch__cap_mru_insert(perch__cap_mru *m, const perch__cap_thread_slot *init);
+
+/* Forgets every stack (a new chunk starts). */
+void perch__cap_ring_reset(perch__cap_stack_ring *r);
 
 /* Remembers the outermost frames of a stack. */
 void perch__cap_ring_push(perch__cap_stack_ring *r, const uint64_t *frames, uint32_t count);

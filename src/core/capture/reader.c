@@ -15,6 +15,10 @@
 #include "capture/reader.h"
 #include "perch/error.h"
 
+/* Records where and why reading stopped; returns err. */
+static int stop(perch_capture_status *s, int why, int err, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 static int stop(perch_capture_status *s, int why, int err, uint64_t off, const char *fmt, ...)
 {
     va_list ap;

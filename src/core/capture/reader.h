@@ -16,6 +16,7 @@ typedef struct perch__cap_reader {
     perch_capture_status *status;
     perch__strtab strings;
     perch__cap_state state;
+    perch__cap_stack_ring ring;
     uint64_t *frames;         /* PERCH_CAPTURE_MAX_FRAMES */
     uint64_t *from, *to;      /* PERCH_CAPTURE_MAX_BRANCHES each */
     const char *names[PERCH_CAPTURE_MAX_COUNTERS];

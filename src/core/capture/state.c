@@ -9,10 +9,13 @@
 
 void perch__cap_state_reset(perch__cap_state *s)
 {
-    perch__cap_stack_ring *ring = &s->ring;
-    memset(s, 0, offsetof(perch__cap_state, ring));
-    ring->count = 0;
-    ring->next = 0;
+    memset(s, 0, sizeof *s);
+}
+
+void perch__cap_ring_reset(perch__cap_stack_ring *r)
+{
+    r->count = 0;
+    r->next = 0;
 }
 
 int perch__cap_mru_find(const perch__cap_mru *m, uint64_t key, uint32_t tid)

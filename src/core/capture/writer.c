@@ -120,6 +120,8 @@ static int write_chunk(perch_capture_writer *w, unsigned type)
     c->buf.len = CAP_RESERVE;
     c->records = 0;
     perch__cap_state_reset(&c->state);
+    if (type == PERCH_CHUNK_STACK)
+        perch__cap_ring_reset(&w->ring);
     if (type == PERCH_CHUNK_STRINGS) {
         w->strings_first_id = w->strings.count + 1;
         w->strings_reset = false;

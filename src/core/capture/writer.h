@@ -36,6 +36,7 @@ struct perch_capture_writer {
     uint64_t last_sync_ns;
     uint32_t since_clock;      /* records since the last look at the clock */
     perch_capture_writer_stats stats;
+    perch__cap_stack_ring ring; /* of the open stack chunk */
     perch__cap_open_chunk chunk[PERCH_CHUNK_TYPE_LIMIT];
 };
 
