@@ -164,6 +164,9 @@ static int dec_stack(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_stat
         cap_fail(c, PERCH_EFORMAT);
     if (c->error)
         return c->error;
+    int err = perch__cap_reader_frames(r, s.frame_count);
+    if (err)
+        return r->limit_error = err;
     uint32_t lead = s.frame_count - shared;
     for (uint32_t i = 0; i < lead; i++)
         r->frames[i] = cap_get_delta(c, i ? r->frames[i - 1] : st->addr);
@@ -287,6 +290,9 @@ static int dec_lbr(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state 
     l.ts = st->ts = cap_get_delta(c, st->ts);
     l.filters = (uint32_t)cap_get_bounded(c, UINT32_MAX);
     l.branch_count = (uint32_t)cap_get_bounded(c, PERCH_CAPTURE_MAX_BRANCHES);
+    int err = c->error ? 0 : perch__cap_reader_branches(r, l.branch_count);
+    if (err)
+        return r->limit_error = err;
     for (uint32_t i = 0; i < l.branch_count && !c->error; i++) {
         r->from[i] = cap_get_delta(c, prev);
         r->to[i] = prev = cap_get_delta(c, r->from[i]);

@@ -152,7 +152,8 @@ static int decode_failed(perch__cap_reader *r, const perch_capture_chunk_info *c
                     name, perch_strerror(err));
     if (r->limit_error)
         return stop(s, err == PERCH_ELIMIT ? PERCH_CAPTURE_STOP_LIMIT : PERCH_CAPTURE_STOP_IO,
-                    err, at, "string table at offset %" PRIu64 ": %s", at, perch_strerror(err));
+                    err, at, "%s chunk at offset %" PRIu64 ": %s (string table or record buffer)",
+                    name, ci->offset, perch_strerror(err));
     return stop(s, PERCH_CAPTURE_STOP_BAD_CHUNK, PERCH_EFORMAT, at,
                 "malformed %s chunk at offset %" PRIu64 ": %s at byte %" PRIu64, name,
                 ci->offset, err == PERCH_ETRUNC ? "a record runs past the chunk" : "bad value",
@@ -220,12 +221,30 @@ static int walk_chunks(perch__cap_reader *r, const perch_capture_read_opts *opts
     return s->error;
 }
 
-static int reader_alloc(perch__cap_reader *r)
+/* Grows *p to hold n (at least 256) elements of 8 bytes. */
+static int grow_u64(uint64_t **p, uint32_t *cap, uint32_t n)
 {
-    r->frames = malloc(PERCH_CAPTURE_MAX_FRAMES * sizeof *r->frames);
-    r->from = malloc(PERCH_CAPTURE_MAX_BRANCHES * sizeof *r->from);
-    r->to = malloc(PERCH_CAPTURE_MAX_BRANCHES * sizeof *r->to);
-    return r->frames && r->from && r->to ? 0 : PERCH_ENOMEM;
+    uint32_t want = n < 256 ? 256 : n;
+    uint64_t *q = realloc(*p, (size_t)want * sizeof *q);
+    if (!q)
+        return PERCH_ENOMEM;
+    *p = q;
+    *cap = want;
+    return 0;
+}
+
+int perch__cap_reader_frames(perch__cap_reader *r, uint32_t n)
+{
+    return n <= r->frame_cap && r->frames ? 0 : grow_u64(&r->frames, &r->frame_cap, n);
+}
+
+int perch__cap_reader_branches(perch__cap_reader *r, uint32_t n)
+{
+    uint32_t cap = r->branch_cap;
+    if (n <= cap && r->from && r->to)
+        return 0;
+    int err = grow_u64(&r->from, &cap, n);
+    return err ? err : grow_u64(&r->to, &r->branch_cap, n);
 }
 
 static void reader_free(perch__cap_reader *r)
@@ -244,13 +263,11 @@ int perch_capture_replay_ex(const perch_input *in, const perch_sink *sink,
     memset(status, 0, sizeof *status);
     if (!in || (opts && opts->size != sizeof *opts))
         return stop(status, PERCH_CAPTURE_STOP_IO, PERCH_EINVAL, 0, "invalid arguments");
-    r = calloc(1, sizeof *r);
-    if (!r || reader_alloc(r) != 0) {
-        if (r)
-            reader_free(r);
-        free(r);
+    r = malloc(sizeof *r);
+    if (!r)
         return stop(status, PERCH_CAPTURE_STOP_IO, PERCH_ENOMEM, 0, "out of memory");
-    }
+    memset(r, 0, offsetof(perch__cap_reader, ring));
+    perch__cap_ring_reset(&r->ring);
     r->in = in;
     r->sink = sink ? sink : &none;
     r->status = status;
