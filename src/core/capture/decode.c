@@ -10,18 +10,6 @@
 #include "capture/reader.h"
 #include "perch/error.h"
 
-#define M_THREAD 0x0fu
-#define S_CPU_SAME 0x10u
-#define S_ATTR_SAME 0x20u
-#define S_MODULE_SAME 0x40u
-#define S_STACK_SAME 0x80u
-#define L_CPU_SAME 0x10u
-#define L_READY_ZERO 0x20u
-#define L_ATTR_SAME 0x40u
-#define L_PMC 0x80u
-#define MOD_HAS_PDB 0x1u
-#define MOD_GUID 0x2u
-
 static const char *get_str(perch__cap_reader *r, perch__cap_cursor *c)
 {
     uint64_t id = cap_get_varint(c);

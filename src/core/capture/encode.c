@@ -11,21 +11,6 @@
 #include "capture/writer.h"
 #include "perch/error.h"
 
-/* Sample and slice mask bits (the low four bits are the thread's MRU index + 1, 0 = new). */
-#define M_THREAD 0x0fu
-#define S_CPU_SAME 0x10u
-#define S_ATTR_SAME 0x20u
-#define S_MODULE_SAME 0x40u
-#define S_STACK_SAME 0x80u
-#define L_CPU_SAME 0x10u
-#define L_READY_ZERO 0x20u
-#define L_ATTR_SAME 0x40u
-#define L_PMC 0x80u
-
-/* Module flags byte */
-#define MOD_HAS_PDB 0x1u
-#define MOD_GUID 0x2u
-
 static size_t cut_utf8(const char *s, size_t len, perch_capture_writer *w)
 {
     if (len <= PERCH_CAPTURE_MAX_STRING)

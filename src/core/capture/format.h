@@ -77,6 +77,22 @@ _Static_assert(offsetof(struct perch__cap_chunk_header, crc) == 8, "crc at 8");
 
 #define CAP_CHUNK_HEADER 12u
 
+/* Mask byte of a sample record (docs/capture-format.md 4.8); the low four bits of sample and
+ * slice masks are the thread's index in the MRU list + 1, 0 for a new thread. */
+#define M_THREAD 0x0fu
+#define S_CPU_SAME 0x10u
+#define S_ATTR_SAME 0x20u
+#define S_MODULE_SAME 0x40u
+#define S_STACK_SAME 0x80u
+/* Mask byte of a slice record (4.7). */
+#define L_CPU_SAME 0x10u
+#define L_READY_ZERO 0x20u
+#define L_ATTR_SAME 0x40u
+#define L_PMC 0x80u
+/* Flags byte of a module record (4.4). */
+#define MOD_HAS_PDB 0x1u
+#define MOD_GUID 0x2u
+
 /* Strings chunk flags (first varint of its payload). */
 #define CAP_STRINGS_RESET 0x1u /* forget every string before this chunk; ids restart at 1 */
 

@@ -6,7 +6,6 @@
  * table (capped), a frame buffer and two branch buffers of fixed size.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,27 +15,24 @@
 #include "perch/error.h"
 
 /* Records where and why reading stopped; returns err. */
-static int stop(perch_capture_status *s, int why, int err, uint64_t off, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static int stop(perch_capture_status *s, int why, int err, uint64_t off, const char *fmt, ...)
+static int set_stop(perch_capture_status *s, int why, int err, uint64_t off)
 {
-    va_list ap;
     s->stop = why;
     s->error = err;
     s->offset = off;
-    va_start(ap, fmt);
-    vsnprintf(s->reason, sizeof s->reason, fmt, ap);
-    va_end(ap);
     return err;
 }
+
+/* set_stop with a reason formatted at the call site (so the compiler checks each format). */
+#define STOP(s, why, err, off, ...)                                                            \
+    (snprintf((s)->reason, sizeof (s)->reason, __VA_ARGS__), set_stop(s, why, err, off))
 
 static int read_at(const perch_input *in, uint64_t off, void *buf, size_t len,
                    perch_capture_status *s)
 {
     int err = perch_input_read_exact(in, off, buf, len);
     if (err)
-        return stop(s, err == PERCH_ETRUNC ? PERCH_CAPTURE_STOP_TRUNCATED : PERCH_CAPTURE_STOP_IO,
+        return STOP(s, err == PERCH_ETRUNC ? PERCH_CAPTURE_STOP_TRUNCATED : PERCH_CAPTURE_STOP_IO,
                     err, off, "cannot read %zu bytes at offset %" PRIu64 ": %s", len, off,
                     perch_strerror(err));
     return 0;
@@ -46,7 +42,7 @@ static int bad_header(perch_capture_status *s, int err, const char *why)
 {
     char copy[sizeof s->reason];
     snprintf(copy, sizeof copy, "%s", why);
-    return stop(s, PERCH_CAPTURE_STOP_BAD_HEADER, err, 0, "%s", copy);
+    return STOP(s, PERCH_CAPTURE_STOP_BAD_HEADER, err, 0, "%s", copy);
 }
 
 static int read_header(perch__cap_reader *r)
@@ -103,11 +99,11 @@ static int next_chunk(perch__cap_reader *r, perch__cap_buf *buf, uint64_t off,
     uint8_t hdr[CAP_CHUNK_HEADER];
     char tn[16];
     if (left == 0)
-        return stop(s, PERCH_CAPTURE_STOP_NO_END, PERCH_ETRUNC, off,
+        return STOP(s, PERCH_CAPTURE_STOP_NO_END, PERCH_ETRUNC, off,
                     "input ends after %" PRIu64 " chunks without an end chunk "
                     "(the writer did not finish)", s->chunks);
     if (left < CAP_CHUNK_HEADER)
-        return stop(s, PERCH_CAPTURE_STOP_TRUNCATED, PERCH_ETRUNC, off,
+        return STOP(s, PERCH_CAPTURE_STOP_TRUNCATED, PERCH_ETRUNC, off,
                     "chunk header at offset %" PRIu64 " cut short: %" PRIu64 " of %u bytes",
                     off, left, CAP_CHUNK_HEADER);
     int err = read_at(r->in, off, hdr, sizeof hdr, s);
@@ -120,22 +116,22 @@ static int next_chunk(perch__cap_reader *r, perch__cap_buf *buf, uint64_t off,
     ci->records = 0;
     const char *name = type_name(ci->type, tn);
     if (ci->payload_len > PERCH_CAPTURE_MAX_CHUNK)
-        return stop(s, PERCH_CAPTURE_STOP_BAD_CHUNK, PERCH_EFORMAT, off,
+        return STOP(s, PERCH_CAPTURE_STOP_BAD_CHUNK, PERCH_EFORMAT, off,
                     "%s chunk at offset %" PRIu64 " declares %u payload bytes, over the %u limit",
                     name, off, ci->payload_len, PERCH_CAPTURE_MAX_CHUNK);
     if (left - CAP_CHUNK_HEADER < ci->payload_len)
-        return stop(s, PERCH_CAPTURE_STOP_TRUNCATED, PERCH_ETRUNC, off,
+        return STOP(s, PERCH_CAPTURE_STOP_TRUNCATED, PERCH_ETRUNC, off,
                     "%s chunk at offset %" PRIu64 " cut short: %" PRIu64 " of %u payload bytes",
                     name, off, left - CAP_CHUNK_HEADER, ci->payload_len);
     buf->len = 0;
     if ((err = perch__cap_buf_reserve(buf, ci->payload_len, PERCH_CAPTURE_MAX_CHUNK)) != 0)
-        return stop(s, PERCH_CAPTURE_STOP_IO, err, off, "no memory for a chunk payload");
+        return STOP(s, PERCH_CAPTURE_STOP_IO, err, off, "no memory for a chunk payload");
     if ((err = read_at(r->in, off + CAP_CHUNK_HEADER, buf->data, ci->payload_len, s)) != 0)
         return err;
     uint32_t want = (uint32_t)cap_load_le(hdr + 8, 4);
     uint32_t got = perch__crc32c(perch__crc32c(0, hdr, 8), buf->data, ci->payload_len);
     if (want != got)
-        return stop(s, PERCH_CAPTURE_STOP_CRC, PERCH_ECRC, off,
+        return STOP(s, PERCH_CAPTURE_STOP_CRC, PERCH_ECRC, off,
                     "%s chunk at offset %" PRIu64 ": checksum mismatch (stored %08x, computed %08x)",
                     name, off, (unsigned)want, (unsigned)got);
     return 0;
@@ -148,13 +144,13 @@ static int decode_failed(perch__cap_reader *r, const perch_capture_chunk_info *c
     const char *name = perch_capture_chunk_name(ci->type);
     uint64_t at = ci->offset + CAP_CHUNK_HEADER + c->pos;
     if (r->sink_error)
-        return stop(s, PERCH_CAPTURE_STOP_SINK, err, at, "the sink refused a %s record: %s",
+        return STOP(s, PERCH_CAPTURE_STOP_SINK, err, at, "the sink refused a %s record: %s",
                     name, perch_strerror(err));
     if (r->limit_error)
-        return stop(s, err == PERCH_ELIMIT ? PERCH_CAPTURE_STOP_LIMIT : PERCH_CAPTURE_STOP_IO,
+        return STOP(s, err == PERCH_ELIMIT ? PERCH_CAPTURE_STOP_LIMIT : PERCH_CAPTURE_STOP_IO,
                     err, at, "%s chunk at offset %" PRIu64 ": %s (string table or record buffer)",
                     name, ci->offset, perch_strerror(err));
-    return stop(s, PERCH_CAPTURE_STOP_BAD_CHUNK, PERCH_EFORMAT, at,
+    return STOP(s, PERCH_CAPTURE_STOP_BAD_CHUNK, PERCH_EFORMAT, at,
                 "malformed %s chunk at offset %" PRIu64 ": %s at byte %" PRIu64, name,
                 ci->offset, err == PERCH_ETRUNC ? "a record runs past the chunk" : "bad value",
                 at);
@@ -168,7 +164,7 @@ static int deliver(perch__cap_reader *r, perch_capture_chunk_info *ci, const per
     if (ci->type == PERCH_CHUNK_END) {
         err = r->sink->finish ? r->sink->finish(r->sink->ctx) : 0;
         if (err)
-            return stop(r->status, PERCH_CAPTURE_STOP_SINK, err, ci->offset,
+            return STOP(r->status, PERCH_CAPTURE_STOP_SINK, err, ci->offset,
                         "the sink's finish failed: %s", perch_strerror(err));
         return 0;
     }
@@ -207,13 +203,13 @@ static int walk_chunks(perch__cap_reader *r, const perch_capture_read_opts *opts
             break;
         account(s, &ci);
         if (opts && opts->on_chunk && (err = opts->on_chunk(opts->ctx, &ci)) != 0) {
-            stop(s, PERCH_CAPTURE_STOP_SINK, err, off, "stopped by the chunk observer");
+            STOP(s, PERCH_CAPTURE_STOP_SINK, err, off, "stopped by the chunk observer");
             break;
         }
         off += CAP_CHUNK_HEADER + (uint64_t)ci.payload_len;
         if (ci.type == PERCH_CHUNK_END) {
             s->trailing_bytes = r->in->size - off;
-            stop(s, PERCH_CAPTURE_STOP_END, 0, off, "%s", "");
+            STOP(s, PERCH_CAPTURE_STOP_END, 0, off, "%s", "");
             break;
         }
     }
@@ -262,10 +258,10 @@ int perch_capture_replay_ex(const perch_input *in, const perch_sink *sink,
     perch__cap_reader *r;
     memset(status, 0, sizeof *status);
     if (!in || (opts && opts->size != sizeof *opts))
-        return stop(status, PERCH_CAPTURE_STOP_IO, PERCH_EINVAL, 0, "invalid arguments");
+        return STOP(status, PERCH_CAPTURE_STOP_IO, PERCH_EINVAL, 0, "invalid arguments");
     r = malloc(sizeof *r);
     if (!r)
-        return stop(status, PERCH_CAPTURE_STOP_IO, PERCH_ENOMEM, 0, "out of memory");
+        return STOP(status, PERCH_CAPTURE_STOP_IO, PERCH_ENOMEM, 0, "out of memory");
     memset(r, 0, offsetof(perch__cap_reader, ring));
     perch__cap_ring_reset(&r->ring);
     r->in = in;
