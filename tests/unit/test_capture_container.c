@@ -374,6 +374,88 @@ static void test_flip_every_byte(void **state)
     free(ends);
 }
 
+/* Appends a strings chunk of `count` strings of `len` bytes, ids from first_id, at *at. */
+static size_t put_strings_chunk(uint8_t *p, uint32_t first_id, unsigned count, size_t len)
+{
+    uint8_t *q = p + 12;
+    *q++ = 0; /* flags */
+    for (uint32_t v = first_id; ; v >>= 7) { /* first_id varint */
+        *q++ = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        if (v <= 0x7f)
+            break;
+    }
+    *q++ = (uint8_t)count;
+    for (unsigned i = 0; i < count; i++) {
+        for (size_t v = len; ; v >>= 7) {
+            *q++ = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+            if (v <= 0x7f)
+                break;
+        }
+        memset(q, 'a' + (int)(i % 26), len);
+        q[0] = (uint8_t)first_id; /* distinct strings */
+        q += len;
+    }
+    uint32_t plen = (uint32_t)(q - p - 12);
+    put_le(p, 2, 2);
+    put_le(p + 2, 0, 2);
+    put_le(p + 4, plen, 4);
+    put_le(p + 8, perch__crc32c(perch__crc32c(0, p, 8), p + 12, plen), 4);
+    return 12 + plen;
+}
+
+/* A string table past the reader's cap (no reset) stops reading with a clear reason. */
+static void test_reader_string_table_cap(void **state)
+{
+    synth_rec out = {0};
+    perch_capture_status st;
+    size_t len, at = 64;
+    uint8_t *head = empty_capture(&len);
+    uint8_t *data = malloc(64 + 10 * (1u << 20));
+    assert_non_null(data);
+    memcpy(data, head, 64);
+    uint32_t id = 1;
+    for (int chunk = 0; chunk < 10; chunk++, id += 7)
+        at += put_strings_chunk(data + at, id, 7, PERCH_CAPTURE_MAX_STRING);
+    assert_int_equal(replay(data, at, &out, &st), PERCH_ELIMIT);
+    assert_int_equal(st.stop, PERCH_CAPTURE_STOP_LIMIT);
+    assert_int_equal(st.chunks, 9); /* 63 strings of 128 KiB fit under 8 MiB, the 64th not */
+    assert_non_null(strstr(st.reason, "strings chunk"));
+    synth_free(&out);
+    free(head);
+    free(data);
+}
+
+static int failing_read(void *ctx, uint64_t off, void *buf, size_t len, size_t *got)
+{
+    (void)ctx, (void)buf, (void)len;
+    *got = 0;
+    return off >= 64 ? PERCH_EIO : 0;
+}
+
+static int eio_after_header(void *ctx, uint64_t off, void *buf, size_t len, size_t *got)
+{
+    const uint8_t *data = ctx;
+    if (off >= 64)
+        return failing_read(ctx, off, buf, len, got);
+    size_t n = len < 64 - off ? len : (size_t)(64 - off);
+    memcpy(buf, data + off, n);
+    *got = n;
+    return 0;
+}
+
+static void test_input_error(void **state)
+{
+    size_t len;
+    uint8_t *data = empty_capture(&len);
+    perch_input in = {eio_after_header, NULL, len, data};
+    perch_capture_status st;
+    assert_int_equal(perch_capture_replay(&in, NULL, &st), PERCH_EIO);
+    assert_int_equal(st.stop, PERCH_CAPTURE_STOP_IO);
+    assert_int_equal(st.offset, 64);
+    assert_non_null(strstr(st.reason, "input/output error"));
+    free(data);
+}
+
 static void test_file_round_trip(void **state)
 {
     synth_rec in = {0}, out = {0};
@@ -415,6 +497,8 @@ int main(void)
         cmocka_unit_test(test_cut_at_every_offset),
         cmocka_unit_test(test_cut_large_at_random_offsets),
         cmocka_unit_test(test_flip_every_byte),
+        cmocka_unit_test(test_reader_string_table_cap),
+        cmocka_unit_test(test_input_error),
         cmocka_unit_test(test_file_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
