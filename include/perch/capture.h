@@ -152,7 +152,7 @@ typedef struct perch_capture_status {
     int stop;               /* perch_capture_stop */
     int error;              /* 0 for STOP_END, else the PERCH_E* returned */
     uint64_t offset;        /* byte offset where reading stopped (start of the bad chunk or
-                             * the offending byte); the file size for STOP_END */
+                             * the offending byte); the end of the end chunk for STOP_END */
     uint64_t good_bytes;    /* end of the last complete, checked chunk */
     char reason[160];       /* one line of English saying what went wrong ("" at STOP_END) */
     uint32_t version;       /* from the header (0 when the header was unreadable) */
