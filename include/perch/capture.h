@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /* Format versions this build writes and reads. A reader accepts [MIN, MAX]. */
-#define PERCH_CAPTURE_VERSION 1u
+#define PERCH_CAPTURE_VERSION     1u
 #define PERCH_CAPTURE_VERSION_MIN 1u
 #define PERCH_CAPTURE_VERSION_MAX 1u
 
@@ -40,15 +40,15 @@ extern "C" {
 #define PERCH_CAPTURE_OPTIONAL_KNOWN 0x0ull
 
 /* Hard limits (bytes): a reader refuses anything larger, a writer never produces it. */
-#define PERCH_CAPTURE_HEADER_SIZE 64u
-#define PERCH_CAPTURE_MAX_HEADER 4096u
-#define PERCH_CAPTURE_MAX_CHUNK (1u << 20)          /* payload bytes of one chunk */
-#define PERCH_CAPTURE_MAX_STRING (128u << 10)       /* bytes of one string */
+#define PERCH_CAPTURE_HEADER_SIZE      64u
+#define PERCH_CAPTURE_MAX_HEADER       4096u
+#define PERCH_CAPTURE_MAX_CHUNK        (1u << 20)   /* payload bytes of one chunk */
+#define PERCH_CAPTURE_MAX_STRING       (128u << 10) /* bytes of one string */
 #define PERCH_CAPTURE_MAX_STRTAB_BYTES (8u << 20)   /* string table, between resets */
 #define PERCH_CAPTURE_MAX_STRTAB_COUNT (256u << 10) /* strings, between resets */
-#define PERCH_CAPTURE_MAX_FRAMES 16384u             /* frames of one stack */
-#define PERCH_CAPTURE_MAX_BRANCHES 4096u            /* branches of one LBR record */
-#define PERCH_CAPTURE_MAX_COUNTERS 256u             /* names in one counters record */
+#define PERCH_CAPTURE_MAX_FRAMES       16384u       /* frames of one stack */
+#define PERCH_CAPTURE_MAX_BRANCHES     4096u        /* branches of one LBR record */
+#define PERCH_CAPTURE_MAX_COUNTERS     256u         /* names in one counters record */
 
 /* Chunk types. Values are on disk: never renumber. */
 typedef enum perch_capture_chunk_type {
@@ -113,12 +113,12 @@ void perch_capture_writer_destroy(perch_capture_writer *w);
 
 /* What the writer did so far. */
 typedef struct perch_capture_writer_stats {
-    uint64_t bytes;           /* written to the output, header included */
+    uint64_t bytes; /* written to the output, header included */
     uint64_t chunks;
     uint64_t syncs;
     uint64_t records[PERCH_CHUNK_TYPE_LIMIT]; /* by chunk type; strings count interned strings */
     uint64_t strtab_resets;
-    uint64_t truncated;       /* strings, stacks or LBR records cut to the hard limits */
+    uint64_t truncated; /* strings, stacks or LBR records cut to the hard limits */
 } perch_capture_writer_stats;
 
 void perch_capture_writer_get_stats(const perch_capture_writer *w,
@@ -149,17 +149,17 @@ typedef struct perch_capture_type_stats {
 } perch_capture_type_stats;
 
 typedef struct perch_capture_status {
-    int stop;               /* perch_capture_stop */
-    int error;              /* 0 for STOP_END, else the PERCH_E* returned */
-    uint64_t offset;        /* byte offset where reading stopped (start of the bad chunk or
-                             * the offending byte); the end of the end chunk for STOP_END */
-    uint64_t good_bytes;    /* end of the last complete, checked chunk */
-    char reason[160];       /* one line of English saying what went wrong ("" at STOP_END) */
-    uint32_t version;       /* from the header (0 when the header was unreadable) */
+    int stop;            /* perch_capture_stop */
+    int error;           /* 0 for STOP_END, else the PERCH_E* returned */
+    uint64_t offset;     /* byte offset where reading stopped (start of the bad chunk or
+                          * the offending byte); the end of the end chunk for STOP_END */
+    uint64_t good_bytes; /* end of the last complete, checked chunk */
+    char reason[160];    /* one line of English saying what went wrong ("" at STOP_END) */
+    uint32_t version;    /* from the header (0 when the header was unreadable) */
     uint32_t header_size;
     uint64_t required_features;
     uint64_t optional_features;
-    uint64_t chunks;        /* complete chunks read, unknown ones included */
+    uint64_t chunks;         /* complete chunks read, unknown ones included */
     uint64_t unknown_chunks; /* skipped: a type this build does not know */
     uint64_t trailing_bytes; /* after the end chunk (ignored) */
     perch_capture_type_stats types[PERCH_CHUNK_TYPE_LIMIT];
@@ -167,11 +167,11 @@ typedef struct perch_capture_status {
 
 /* One chunk as the reader meets it, for tools that list chunks. */
 typedef struct perch_capture_chunk_info {
-    uint64_t offset;   /* of the chunk header */
+    uint64_t offset; /* of the chunk header */
     uint32_t type;
     uint32_t flags;
     uint32_t payload_len;
-    uint64_t records;  /* decoded from it (0 for unknown types) */
+    uint64_t records; /* decoded from it (0 for unknown types) */
 } perch_capture_chunk_info;
 
 typedef struct perch_capture_read_opts {

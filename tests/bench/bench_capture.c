@@ -41,7 +41,8 @@ static uint64_t raw_estimate(const synth_rec *r)
         if (e->type == PERCH_CHUNK_STACK)
             frames[e->u.stack.id] = e->u.stack.frame_count;
         else if (e->type == PERCH_CHUNK_SAMPLE)
-            bytes += 32 + 32 + 8ull * frames[e->u.sample.stack_id <= nstacks ? e->u.sample.stack_id : 0];
+            bytes +=
+                32 + 32 + 8ull * frames[e->u.sample.stack_id <= nstacks ? e->u.sample.stack_id : 0];
         else if (e->type == PERCH_CHUNK_SLICE)
             bytes += 40 + 24;
     }
@@ -122,8 +123,8 @@ int main(int argc, char **argv)
     printf("write  %8.1f MB/s %7.2f Mrec/s\n", mb / tw, (double)r.count / tw / 1e6);
     printf("replay %8.1f MB/s %7.2f Mrec/s\n", mb / tr, (double)r.count / tr / 1e6);
     printf("floor: memcpy %8.1f MB/s, crc32c %8.1f MB/s\n", mb / tm, mb / tc);
-    printf("ratios: write/memcpy %.1fx slower, replay/memcpy %.1fx, replay/crc32c %.1fx\n",
-           tw / tm, tr / tm, tr / tc);
+    printf("ratios: write/memcpy %.1fx slower, replay/memcpy %.1fx, replay/crc32c %.1fx\n", tw / tm,
+           tr / tm, tr / tc);
     printf("peak rss %.1f MB (includes the recorded stream)  [%u]\n",
            (double)perch_peak_rss_bytes() / 1e6, keep & 1);
     free(data);

@@ -124,8 +124,9 @@ static int fz_slice(void *ctx, const perch_slice_rec *r)
         abort();
     mix(f, t, r->thread_key ^ r->tid ^ (uint64_t)r->cpu << 32 ^ (uint64_t)r->flags << 48);
     mix(f, t, r->start_ts ^ r->end_ts ^ r->ready_ts);
-    mix(f, t, (uint8_t)r->priority ^ (uint8_t)r->wait_reason << 8 ^ (uint8_t)r->wait_mode << 16 ^
-                  (uint32_t)(uint8_t)r->state << 24);
+    mix(f, t,
+        (uint8_t)r->priority ^ (uint8_t)r->wait_reason << 8 ^ (uint8_t)r->wait_mode << 16 ^
+            (uint32_t)(uint8_t)r->state << 24);
     mix(f, t, r->pmc_count);
     mix_u64s(f, t, r->pmc_delta, r->pmc_count);
     return NEXT(f, slice, r);
@@ -177,9 +178,9 @@ static int fz_finish(void *ctx)
 
 static void fz_sink(struct fz *f, perch_sink *s)
 {
-    const perch_sink table = {f,         fz_info,  fz_process, fz_thread, fz_module,
+    const perch_sink table = {f,           fz_info,  fz_process, fz_thread, fz_module,
                               fz_counters, fz_stack, fz_slice,   fz_sample, fz_lbr,
-                              fz_ledger, fz_stat,  fz_finish};
+                              fz_ledger,   fz_stat,  fz_finish};
     *s = table;
 }
 

@@ -254,19 +254,32 @@ static inline void synth_free(synth_rec *r)
 static inline int synth_play_one(const synth_ev *e, const perch_sink *s)
 {
     switch (e->type) {
-    case PERCH_CHUNK_TRACE_INFO: return s->trace_info(s->ctx, &e->u.info);
-    case PERCH_CHUNK_PROCESS: return s->process(s->ctx, &e->u.process);
-    case PERCH_CHUNK_THREAD: return s->thread(s->ctx, &e->u.thread);
-    case PERCH_CHUNK_MODULE: return s->module(s->ctx, &e->u.module);
-    case PERCH_CHUNK_COUNTERS: return s->counters(s->ctx, &e->u.counters);
-    case PERCH_CHUNK_STACK: return s->stack(s->ctx, &e->u.stack);
-    case PERCH_CHUNK_SLICE: return s->slice(s->ctx, &e->u.slice);
-    case PERCH_CHUNK_SAMPLE: return s->sample(s->ctx, &e->u.sample);
-    case PERCH_CHUNK_LBR: return s->lbr(s->ctx, &e->u.lbr);
-    case PERCH_CHUNK_LEDGER: return s->ledger(s->ctx, &e->u.ledger);
-    case PERCH_CHUNK_STAT: return s->stat(s->ctx, &e->u.stat);
-    case PERCH_CHUNK_END: return s->finish(s->ctx);
-    default: return PERCH_EINVAL;
+    case PERCH_CHUNK_TRACE_INFO:
+        return s->trace_info(s->ctx, &e->u.info);
+    case PERCH_CHUNK_PROCESS:
+        return s->process(s->ctx, &e->u.process);
+    case PERCH_CHUNK_THREAD:
+        return s->thread(s->ctx, &e->u.thread);
+    case PERCH_CHUNK_MODULE:
+        return s->module(s->ctx, &e->u.module);
+    case PERCH_CHUNK_COUNTERS:
+        return s->counters(s->ctx, &e->u.counters);
+    case PERCH_CHUNK_STACK:
+        return s->stack(s->ctx, &e->u.stack);
+    case PERCH_CHUNK_SLICE:
+        return s->slice(s->ctx, &e->u.slice);
+    case PERCH_CHUNK_SAMPLE:
+        return s->sample(s->ctx, &e->u.sample);
+    case PERCH_CHUNK_LBR:
+        return s->lbr(s->ctx, &e->u.lbr);
+    case PERCH_CHUNK_LEDGER:
+        return s->ledger(s->ctx, &e->u.ledger);
+    case PERCH_CHUNK_STAT:
+        return s->stat(s->ctx, &e->u.stat);
+    case PERCH_CHUNK_END:
+        return s->finish(s->ctx);
+    default:
+        return PERCH_EINVAL;
     }
 }
 
@@ -318,46 +331,77 @@ static inline bool synth_str_eq(const char *a, const char *b)
     return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-#define SYNTH_CMP(field)                                                                       \
-    do {                                                                                       \
-        if (a->field != b->field)                                                              \
-            return #field;                                                                     \
+#define SYNTH_CMP(field)                                                                           \
+    do {                                                                                           \
+        if (a->field != b->field)                                                                  \
+            return #field;                                                                         \
     } while (0)
-#define SYNTH_STR(field)                                                                       \
-    do {                                                                                       \
-        if (!synth_str_eq(a->field, b->field))                                                 \
-            return #field;                                                                     \
+#define SYNTH_STR(field)                                                                           \
+    do {                                                                                           \
+        if (!synth_str_eq(a->field, b->field))                                                     \
+            return #field;                                                                         \
     } while (0)
 
 static inline const char *synth_diff_info(const perch_trace_info *a, const perch_trace_info *b)
 {
-    SYNTH_STR(source); SYNTH_CMP(os_build); SYNTH_CMP(cpu_count); SYNTH_CMP(pointer_size);
-    SYNTH_CMP(clock_type); SYNTH_CMP(perf_freq); SYNTH_CMP(start_filetime);
-    SYNTH_CMP(end_filetime); SYNTH_CMP(start_raw); SYNTH_CMP(events_lost);
-    SYNTH_CMP(buffers_lost); SYNTH_STR(session_config);
+    SYNTH_STR(source);
+    SYNTH_CMP(os_build);
+    SYNTH_CMP(cpu_count);
+    SYNTH_CMP(pointer_size);
+    SYNTH_CMP(clock_type);
+    SYNTH_CMP(perf_freq);
+    SYNTH_CMP(start_filetime);
+    SYNTH_CMP(end_filetime);
+    SYNTH_CMP(start_raw);
+    SYNTH_CMP(events_lost);
+    SYNTH_CMP(buffers_lost);
+    SYNTH_STR(session_config);
     return NULL;
 }
 
 static inline const char *synth_diff_process(const perch_process_rec *a, const perch_process_rec *b)
 {
-    SYNTH_CMP(key); SYNTH_CMP(pid); SYNTH_CMP(parent_pid); SYNTH_CMP(session_id);
-    SYNTH_CMP(exit_status); SYNTH_CMP(flags); SYNTH_CMP(start_ts); SYNTH_CMP(end_ts);
-    SYNTH_STR(image_name); SYNTH_STR(command_line);
+    SYNTH_CMP(key);
+    SYNTH_CMP(pid);
+    SYNTH_CMP(parent_pid);
+    SYNTH_CMP(session_id);
+    SYNTH_CMP(exit_status);
+    SYNTH_CMP(flags);
+    SYNTH_CMP(start_ts);
+    SYNTH_CMP(end_ts);
+    SYNTH_STR(image_name);
+    SYNTH_STR(command_line);
     return NULL;
 }
 
 static inline const char *synth_diff_thread(const perch_thread_rec *a, const perch_thread_rec *b)
 {
-    SYNTH_CMP(key); SYNTH_CMP(process_key); SYNTH_CMP(tid); SYNTH_CMP(pid); SYNTH_CMP(flags);
-    SYNTH_CMP(start_ts); SYNTH_CMP(end_ts); SYNTH_STR(name);
+    SYNTH_CMP(key);
+    SYNTH_CMP(process_key);
+    SYNTH_CMP(tid);
+    SYNTH_CMP(pid);
+    SYNTH_CMP(flags);
+    SYNTH_CMP(start_ts);
+    SYNTH_CMP(end_ts);
+    SYNTH_STR(name);
     return NULL;
 }
 
 static inline const char *synth_diff_module(const perch_module_rec *a, const perch_module_rec *b)
 {
-    SYNTH_CMP(key); SYNTH_CMP(process_key); SYNTH_CMP(pid); SYNTH_CMP(base); SYNTH_CMP(size);
-    SYNTH_CMP(load_ts); SYNTH_CMP(unload_ts); SYNTH_CMP(checksum); SYNTH_CMP(time_date_stamp);
-    SYNTH_STR(path); SYNTH_CMP(has_pdb); SYNTH_CMP(pdb_age); SYNTH_STR(pdb_name);
+    SYNTH_CMP(key);
+    SYNTH_CMP(process_key);
+    SYNTH_CMP(pid);
+    SYNTH_CMP(base);
+    SYNTH_CMP(size);
+    SYNTH_CMP(load_ts);
+    SYNTH_CMP(unload_ts);
+    SYNTH_CMP(checksum);
+    SYNTH_CMP(time_date_stamp);
+    SYNTH_STR(path);
+    SYNTH_CMP(has_pdb);
+    SYNTH_CMP(pdb_age);
+    SYNTH_STR(pdb_name);
     if (!perch_guid_equal(&a->pdb_guid, &b->pdb_guid))
         return "pdb_guid";
     return NULL;
@@ -374,7 +418,9 @@ static inline const char *synth_diff_counters(const perch_counters_rec *a,
 
 static inline const char *synth_diff_stack(const perch_stack_rec *a, const perch_stack_rec *b)
 {
-    SYNTH_CMP(id); SYNTH_CMP(frame_count); SYNTH_CMP(kernel_frames);
+    SYNTH_CMP(id);
+    SYNTH_CMP(frame_count);
+    SYNTH_CMP(kernel_frames);
     for (uint32_t i = 0; i < a->frame_count; i++)
         SYNTH_CMP(frames[i]);
     return NULL;
@@ -382,9 +428,18 @@ static inline const char *synth_diff_stack(const perch_stack_rec *a, const perch
 
 static inline const char *synth_diff_slice(const perch_slice_rec *a, const perch_slice_rec *b)
 {
-    SYNTH_CMP(thread_key); SYNTH_CMP(tid); SYNTH_CMP(cpu); SYNTH_CMP(flags); SYNTH_CMP(start_ts);
-    SYNTH_CMP(end_ts); SYNTH_CMP(ready_ts); SYNTH_CMP(priority); SYNTH_CMP(wait_reason);
-    SYNTH_CMP(wait_mode); SYNTH_CMP(state); SYNTH_CMP(pmc_count);
+    SYNTH_CMP(thread_key);
+    SYNTH_CMP(tid);
+    SYNTH_CMP(cpu);
+    SYNTH_CMP(flags);
+    SYNTH_CMP(start_ts);
+    SYNTH_CMP(end_ts);
+    SYNTH_CMP(ready_ts);
+    SYNTH_CMP(priority);
+    SYNTH_CMP(wait_reason);
+    SYNTH_CMP(wait_mode);
+    SYNTH_CMP(state);
+    SYNTH_CMP(pmc_count);
     for (unsigned i = 0; i < a->pmc_count && i < PERCH_MAX_PMC; i++)
         SYNTH_CMP(pmc_delta[i]);
     return NULL;
@@ -392,15 +447,27 @@ static inline const char *synth_diff_slice(const perch_slice_rec *a, const perch
 
 static inline const char *synth_diff_sample(const perch_sample_rec *a, const perch_sample_rec *b)
 {
-    SYNTH_CMP(thread_key); SYNTH_CMP(tid); SYNTH_CMP(cpu); SYNTH_CMP(kind); SYNTH_CMP(flags);
-    SYNTH_CMP(profile_source); SYNTH_CMP(ts); SYNTH_CMP(ip); SYNTH_CMP(module_key);
-    SYNTH_CMP(stack_id); SYNTH_CMP(count);
+    SYNTH_CMP(thread_key);
+    SYNTH_CMP(tid);
+    SYNTH_CMP(cpu);
+    SYNTH_CMP(kind);
+    SYNTH_CMP(flags);
+    SYNTH_CMP(profile_source);
+    SYNTH_CMP(ts);
+    SYNTH_CMP(ip);
+    SYNTH_CMP(module_key);
+    SYNTH_CMP(stack_id);
+    SYNTH_CMP(count);
     return NULL;
 }
 
 static inline const char *synth_diff_lbr(const perch_lbr_rec *a, const perch_lbr_rec *b)
 {
-    SYNTH_CMP(thread_key); SYNTH_CMP(tid); SYNTH_CMP(pid); SYNTH_CMP(ts); SYNTH_CMP(filters);
+    SYNTH_CMP(thread_key);
+    SYNTH_CMP(tid);
+    SYNTH_CMP(pid);
+    SYNTH_CMP(ts);
+    SYNTH_CMP(filters);
     SYNTH_CMP(branch_count);
     for (uint32_t i = 0; i < a->branch_count; i++) {
         SYNTH_CMP(from[i]);
@@ -415,23 +482,34 @@ static inline const char *synth_diff(const synth_ev *x, const synth_ev *y)
     if (x->type != y->type)
         return "type";
     switch (x->type) {
-    case PERCH_CHUNK_TRACE_INFO: return synth_diff_info(&x->u.info, &y->u.info);
-    case PERCH_CHUNK_PROCESS: return synth_diff_process(&x->u.process, &y->u.process);
-    case PERCH_CHUNK_THREAD: return synth_diff_thread(&x->u.thread, &y->u.thread);
-    case PERCH_CHUNK_MODULE: return synth_diff_module(&x->u.module, &y->u.module);
-    case PERCH_CHUNK_COUNTERS: return synth_diff_counters(&x->u.counters, &y->u.counters);
-    case PERCH_CHUNK_STACK: return synth_diff_stack(&x->u.stack, &y->u.stack);
-    case PERCH_CHUNK_SLICE: return synth_diff_slice(&x->u.slice, &y->u.slice);
-    case PERCH_CHUNK_SAMPLE: return synth_diff_sample(&x->u.sample, &y->u.sample);
-    case PERCH_CHUNK_LBR: return synth_diff_lbr(&x->u.lbr, &y->u.lbr);
+    case PERCH_CHUNK_TRACE_INFO:
+        return synth_diff_info(&x->u.info, &y->u.info);
+    case PERCH_CHUNK_PROCESS:
+        return synth_diff_process(&x->u.process, &y->u.process);
+    case PERCH_CHUNK_THREAD:
+        return synth_diff_thread(&x->u.thread, &y->u.thread);
+    case PERCH_CHUNK_MODULE:
+        return synth_diff_module(&x->u.module, &y->u.module);
+    case PERCH_CHUNK_COUNTERS:
+        return synth_diff_counters(&x->u.counters, &y->u.counters);
+    case PERCH_CHUNK_STACK:
+        return synth_diff_stack(&x->u.stack, &y->u.stack);
+    case PERCH_CHUNK_SLICE:
+        return synth_diff_slice(&x->u.slice, &y->u.slice);
+    case PERCH_CHUNK_SAMPLE:
+        return synth_diff_sample(&x->u.sample, &y->u.sample);
+    case PERCH_CHUNK_LBR:
+        return synth_diff_lbr(&x->u.lbr, &y->u.lbr);
     case PERCH_CHUNK_LEDGER: {
         const perch_ledger_rec *a = &x->u.ledger, *b = &y->u.ledger;
-        SYNTH_STR(reason); SYNTH_CMP(count);
+        SYNTH_STR(reason);
+        SYNTH_CMP(count);
         return NULL;
     }
     case PERCH_CHUNK_STAT: {
         const perch_stat_rec *a = &x->u.stat, *b = &y->u.stat;
-        SYNTH_STR(name); SYNTH_CMP(value);
+        SYNTH_STR(name);
+        SYNTH_CMP(value);
         return NULL;
     }
     default:
@@ -471,19 +549,20 @@ static inline void synth_extremes(synth_rec *r)
     perch_sink s;
     synth_recorder(r, &s);
     char *long_str = synth_text(100000, 7);
-    perch_trace_info ti = {"synth", UINT32_MAX, 0, 8, 1, UINT64_MAX, 0, UINT64_MAX, 1,
-                           UINT64_MAX, 0, NULL};
+    perch_trace_info ti = {"synth", UINT32_MAX, 0, 8,          1, UINT64_MAX,
+                           0,       UINT64_MAX, 1, UINT64_MAX, 0, NULL};
     s.trace_info(r, &ti);
-    const char *const pmc_names[8] = {"TotalCycles", "InstructionRetired", "", "LLCMisses",
-                                      "BranchMispredictions", "\xe2\x82\xac", "x", "CacheMisses"};
+    const char *const pmc_names[8] = {"TotalCycles", "InstructionRetired",   "",
+                                      "LLCMisses",   "BranchMispredictions", "\xe2\x82\xac",
+                                      "x",           "CacheMisses"};
     perch_counters_rec cr = {8, pmc_names};
     s.counters(r, &cr);
     perch_counters_rec cr0 = {0, NULL};
     s.counters(r, &cr0);
 
     perch_process_rec p1 = {0, 0, 0, 0, INT32_MIN, 0, 0, 0, "", ""};
-    perch_process_rec p2 = {UINT64_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, INT32_MAX, UINT32_MAX,
-                            UINT64_MAX, UINT64_MAX, "svchost.exe", long_str};
+    perch_process_rec p2 = {UINT64_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX,    INT32_MAX,
+                            UINT32_MAX, UINT64_MAX, UINT64_MAX, "svchost.exe", long_str};
     perch_process_rec p3 = {7, 4, 0, 0, -1, PERCH_ENTITY_RUNDOWN, 0, 0, NULL, NULL};
     s.process(r, &p1);
     s.process(r, &p2);
@@ -491,20 +570,27 @@ static inline void synth_extremes(synth_rec *r)
 
     perch_thread_rec t1 = {0, 0, 0, UINT32_MAX, 0, 0, 0, ""};
     perch_thread_rec t2 = {UINT64_MAX, UINT64_MAX, UINT32_MAX, 0, UINT32_MAX, UINT64_MAX, 1, NULL};
-    perch_thread_rec t3 = {5, 7, 1234, 4, PERCH_ENTITY_STARTED | PERCH_ENTITY_ENDED, 100, 99,
-                           "worker \xe6\x97\xa5"};
+    perch_thread_rec t3 = {
+        5, 7, 1234, 4, PERCH_ENTITY_STARTED | PERCH_ENTITY_ENDED, 100, 99, "worker \xe6\x97\xa5"};
     s.thread(r, &t1);
     s.thread(r, &t2);
     s.thread(r, &t3);
 
-    perch_module_rec m1 = {1, 0, 0, 0xfffff80000000000ull, 0x1000000, 0, 0, 0xdeadbeef, 0x5d2c3f1a,
-                           "\\SystemRoot\\system32\\ntoskrnl.exe", true,
-                           {0x12345678, 0x9abc, 0xdef0, {1, 2, 3, 4, 5, 6, 7, 8}}, 1,
-                           "ntkrnlmp.pdb"};
-    perch_module_rec m2 = {UINT64_MAX, UINT64_MAX, UINT32_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
-                           UINT64_MAX, UINT32_MAX, UINT32_MAX, "", false,
-                           {UINT32_MAX, UINT16_MAX, UINT16_MAX, {255, 255, 255, 255, 255, 255, 255, 255}},
-                           UINT32_MAX, ""};
+    perch_module_rec m1 = {1,          0,
+                           0,          0xfffff80000000000ull,
+                           0x1000000,  0,
+                           0,          0xdeadbeef,
+                           0x5d2c3f1a, "\\SystemRoot\\system32\\ntoskrnl.exe",
+                           true,       {0x12345678, 0x9abc, 0xdef0, {1, 2, 3, 4, 5, 6, 7, 8}},
+                           1,          "ntkrnlmp.pdb"};
+    perch_module_rec m2 = {
+        UINT64_MAX, UINT64_MAX,
+        UINT32_MAX, UINT64_MAX,
+        UINT64_MAX, UINT64_MAX,
+        UINT64_MAX, UINT32_MAX,
+        UINT32_MAX, "",
+        false,      {UINT32_MAX, UINT16_MAX, UINT16_MAX, {255, 255, 255, 255, 255, 255, 255, 255}},
+        UINT32_MAX, ""};
     perch_module_rec m3 = {0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, true, {0, 0, 0, {0}}, 0, NULL};
     s.module(r, &m1);
     s.module(r, &m2);
@@ -519,7 +605,7 @@ static inline void synth_extremes(synth_rec *r)
     perch_stack_rec st0 = {1, 0, 0, NULL};
     perch_stack_rec st1 = {2, 1000, 10, big};
     perch_stack_rec st2 = {3, 4, 4, edge};
-    perch_stack_rec st3 = {4, 990, 0, big + 10};    /* shares all its frames with stack 2 */
+    perch_stack_rec st3 = {4, 990, 0, big + 10}; /* shares all its frames with stack 2 */
     perch_stack_rec st4 = {UINT32_MAX, 1, 1, edge + 1};
     s.stack(r, &st0);
     s.stack(r, &st1);
@@ -528,21 +614,32 @@ static inline void synth_extremes(synth_rec *r)
     s.stack(r, &st4);
 
     perch_slice_rec sl1 = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0}};
-    perch_slice_rec sl2 = {UINT64_MAX, UINT32_MAX, UINT16_MAX, UINT16_MAX, UINT64_MAX, 0, UINT64_MAX,
-                           INT8_MIN, INT8_MAX, -1, -1, 8,
+    perch_slice_rec sl2 = {UINT64_MAX,
+                           UINT32_MAX,
+                           UINT16_MAX,
+                           UINT16_MAX,
+                           UINT64_MAX,
+                           0,
+                           UINT64_MAX,
+                           INT8_MIN,
+                           INT8_MAX,
+                           -1,
+                           -1,
+                           8,
                            {UINT64_MAX, 0, 1, UINT64_MAX, 2, 3, 4, UINT64_MAX}};
-    perch_slice_rec sl3 = {5, 1234, 3, PERCH_SLICE_HAS_READY, 1000, 2000, 990, 8, 5, 1, 2, 3,
-                           {10, 20, 30, 0, 0, 0, 0, 0}};
+    perch_slice_rec sl3 = {5, 1234, 3, PERCH_SLICE_HAS_READY,      1000, 2000, 990, 8, 5,
+                           1, 2,    3, {10, 20, 30, 0, 0, 0, 0, 0}};
     s.slice(r, &sl1);
     s.slice(r, &sl2);
     s.slice(r, &sl3);
     s.slice(r, &sl3);
 
     perch_sample_rec sa1 = {0, 0, 0, PERCH_SAMPLE_TIMER, 0, 0, 0, 0, 0, 0, 0};
-    perch_sample_rec sa2 = {UINT64_MAX, UINT32_MAX, UINT16_MAX, PERCH_SAMPLE_PMC, 0xff, UINT16_MAX,
-                            UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT32_MAX, UINT32_MAX};
-    perch_sample_rec sa3 = {5, 1234, 3, PERCH_SAMPLE_TIMER, 0x40, 0, 5000, 0x00007ff700001234ull, 9,
-                            2, 1};
+    perch_sample_rec sa2 = {UINT64_MAX, UINT32_MAX, UINT16_MAX, PERCH_SAMPLE_PMC,
+                            0xff,       UINT16_MAX, UINT64_MAX, UINT64_MAX,
+                            UINT64_MAX, UINT32_MAX, UINT32_MAX};
+    perch_sample_rec sa3 = {5, 1234, 3, PERCH_SAMPLE_TIMER, 0x40, 0, 5000, 0x00007ff700001234ull,
+                            9, 2,    1};
     s.sample(r, &sa1);
     s.sample(r, &sa2);
     s.sample(r, &sa3);
@@ -598,8 +695,18 @@ static inline void synth_random(synth_rec *r, uint64_t seed, size_t samples)
     uint32_t stacks = 0;
     char name[64];
     synth_recorder(r, &s);
-    perch_trace_info ti = {"synth:random", 19045, 8, 8, 1, 10000000, 133000000000000000ull,
-                           133000000600000000ull, ts, 0, 0, "profile 1ms; cswitch"};
+    perch_trace_info ti = {"synth:random",
+                           19045,
+                           8,
+                           8,
+                           1,
+                           10000000,
+                           133000000000000000ull,
+                           133000000600000000ull,
+                           ts,
+                           0,
+                           0,
+                           "profile 1ms; cswitch"};
     s.trace_info(r, &ti);
     for (unsigned c = 0; c < 8; c++) {
         cur[c] = 1 + synth_rand(&rng) % 60;
@@ -615,21 +722,35 @@ static inline void synth_random(synth_rec *r, uint64_t seed, size_t samples)
             for (unsigned f = 0; f < n; f++) {
                 unsigned depth = n - 1 - f; /* outer frames depend only on the call path */
                 frames[f] = depth < 6 ? 0x7ff7a0000000ull + path * 0x10000 + depth * 0x123
-                            : f < 5 ? 0xfffff80312340000ull + synth_rand(&rng) % 0x100000
-                                    : 0x7ff7b0000000ull + synth_rand(&rng) % 0x4000000;
+                            : f < 5   ? 0xfffff80312340000ull + synth_rand(&rng) % 0x100000
+                                      : 0x7ff7b0000000ull + synth_rand(&rng) % 0x4000000;
             }
             perch_stack_rec st = {++stacks, n, 5, frames};
             s.stack(r, &st);
             sid = stacks;
         }
-        perch_sample_rec sa = {th, (uint32_t)(th * 4 + 1000), cpu, PERCH_SAMPLE_TIMER, 0, 0, ts,
-                               0x7ff7b0000000ull + th * 0x100000 + synth_rand(&rng) % 0x10000,
-                               1 + th % 9, sid, 1};
+        perch_sample_rec sa = {
+            th,         (uint32_t)(th * 4 + 1000),
+            cpu,        PERCH_SAMPLE_TIMER,
+            0,          0,
+            ts,         0x7ff7b0000000ull + th * 0x100000 + synth_rand(&rng) % 0x10000,
+            1 + th % 9, sid,
+            1};
         s.sample(r, &sa);
         if (synth_rand(&rng) % 8 == 0) {
-            perch_slice_rec sl = {th, (uint32_t)(th * 4 + 1000), cpu, PERCH_SLICE_HAS_READY,
-                                  since[cpu], ts, since[cpu] - 100 - synth_rand(&rng) % 1000, 8, 6,
-                                  1, 5, 0, {0}};
+            perch_slice_rec sl = {th,
+                                  (uint32_t)(th * 4 + 1000),
+                                  cpu,
+                                  PERCH_SLICE_HAS_READY,
+                                  since[cpu],
+                                  ts,
+                                  since[cpu] - 100 - synth_rand(&rng) % 1000,
+                                  8,
+                                  6,
+                                  1,
+                                  5,
+                                  0,
+                                  {0}};
             s.slice(r, &sl);
             cur[cpu] = 1 + synth_rand(&rng) % 60;
             since[cpu] = ts;
@@ -637,14 +758,20 @@ static inline void synth_random(synth_rec *r, uint64_t seed, size_t samples)
     }
     for (uint64_t th = 1; th <= 60; th++) {
         snprintf(name, sizeof name, "thread %u", (unsigned)th);
-        perch_thread_rec t = {th, 1 + th % 6, (uint32_t)(th * 4 + 1000), 100 + (uint32_t)(th % 6),
-                              PERCH_ENTITY_RUNDOWN, 0, 0, name};
+        perch_thread_rec t = {th,
+                              1 + th % 6,
+                              (uint32_t)(th * 4 + 1000),
+                              100 + (uint32_t)(th % 6),
+                              PERCH_ENTITY_RUNDOWN,
+                              0,
+                              0,
+                              name};
         s.thread(r, &t);
     }
     for (uint64_t p = 1; p <= 6; p++) {
         snprintf(name, sizeof name, "app%u.exe", (unsigned)p);
-        perch_process_rec pr = {p, 100 + (uint32_t)p, 4, 1, 0, PERCH_ENTITY_RUNDOWN, 0, 0, name,
-                                "app.exe --flag"};
+        perch_process_rec pr = {p,    100 + (uint32_t)p, 4, 1, 0, PERCH_ENTITY_RUNDOWN, 0, 0,
+                                name, "app.exe --flag"};
         s.process(r, &pr);
     }
     perch_stat_rec total = {"records.total", samples};

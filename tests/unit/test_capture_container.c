@@ -59,12 +59,12 @@ static void test_header_bytes(void **state)
     size_t len;
     uint8_t *data = empty_capture(&len);
     uint8_t expect[64] = {
-        0x89, 'P', 'E', 'R', 'C', 'H', '\r', '\n', /* magic */
-        1, 0, 0, 0,                                /* version */
-        64, 0, 0, 0,                               /* header size */
-        0, 0, 0, 0, 0, 0, 0, 0,                    /* required features */
-        0, 0, 0, 0, 0, 0, 0, 0,                    /* optional features */
-        0x00, 0x00, 0x01, 0x00,                    /* chunk bytes: 65536 */
+        0x89, 'P',  'E',  'R',  'C', 'H', '\r', '\n', /* magic */
+        1,    0,    0,    0,                          /* version */
+        64,   0,    0,    0,                          /* header size */
+        0,    0,    0,    0,    0,   0,   0,    0,    /* required features */
+        0,    0,    0,    0,    0,   0,   0,    0,    /* optional features */
+        0x00, 0x00, 0x01, 0x00,                       /* chunk bytes: 65536 */
     };
     uint8_t end_chunk[12] = {13, 0, 0, 0, 0, 0, 0, 0};
     assert_int_equal(len, 64 + 12);
@@ -285,8 +285,8 @@ static void check_cut(const uint8_t *data, size_t cut, const synth_rec *full,
         assert_int_equal(err, 0); /* the whole file: a clean end */
     } else {
         assert_int_equal(err, PERCH_ETRUNC);
-        assert_int_equal(st.stop, good == cut ? PERCH_CAPTURE_STOP_NO_END
-                                              : PERCH_CAPTURE_STOP_TRUNCATED);
+        assert_int_equal(st.stop,
+                         good == cut ? PERCH_CAPTURE_STOP_NO_END : PERCH_CAPTURE_STOP_TRUNCATED);
         assert_int_equal(st.offset, good);
         assert_int_equal(st.good_bytes, good);
         assert_int_equal(st.chunks, chunks);
@@ -366,8 +366,8 @@ static void test_flip_every_byte(void **state)
         check_flip(data, len, pos, (uint8_t)(1u << (pos % 8)), &full);
     uint64_t rng = 5;
     for (int i = 0; i < 2000; i++)
-        check_flip(data, len, (size_t)(synth_rand(&rng) % len), (uint8_t)(1 + synth_rand(&rng) % 255),
-                   &full);
+        check_flip(data, len, (size_t)(synth_rand(&rng) % len),
+                   (uint8_t)(1 + synth_rand(&rng) % 255), &full);
     synth_free(&in);
     synth_free(&full);
     free(data);
@@ -378,15 +378,15 @@ static void test_flip_every_byte(void **state)
 static size_t put_strings_chunk(uint8_t *p, uint32_t first_id, unsigned count, size_t len)
 {
     uint8_t *q = p + 12;
-    *q++ = 0; /* flags */
-    for (uint32_t v = first_id; ; v >>= 7) { /* first_id varint */
+    *q++ = 0;                               /* flags */
+    for (uint32_t v = first_id;; v >>= 7) { /* first_id varint */
         *q++ = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
         if (v <= 0x7f)
             break;
     }
     *q++ = (uint8_t)count;
     for (unsigned i = 0; i < count; i++) {
-        for (size_t v = len; ; v >>= 7) {
+        for (size_t v = len;; v >>= 7) {
             *q++ = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
             if (v <= 0x7f)
                 break;

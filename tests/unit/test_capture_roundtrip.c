@@ -76,7 +76,8 @@ static void check_order(const synth_rec *out)
                      (unsigned)e->u.sample.stack_id);
         if (is_data(e->type))
             last_data = i;
-        if ((e->type == PERCH_CHUNK_LEDGER || e->type == PERCH_CHUNK_STAT) && first_tail == SIZE_MAX)
+        if ((e->type == PERCH_CHUNK_LEDGER || e->type == PERCH_CHUNK_STAT) &&
+            first_tail == SIZE_MAX)
             first_tail = i;
         finishes += e->type == PERCH_CHUNK_END;
     }
@@ -161,15 +162,15 @@ static void test_sample_encoding_is_compact(void **state)
     synth_random(&in, 7, 50000);
     size_t len = roundtrip(&in, 0, &st);
     double per_sample = (double)st.types[PERCH_CHUNK_SAMPLE].bytes / 50000.0;
-    double per_slice = (double)st.types[PERCH_CHUNK_SLICE].bytes /
-                       (double)st.types[PERCH_CHUNK_SLICE].records;
-    double per_stack = (double)st.types[PERCH_CHUNK_STACK].bytes /
-                       (double)st.types[PERCH_CHUNK_STACK].records;
+    double per_slice =
+        (double)st.types[PERCH_CHUNK_SLICE].bytes / (double)st.types[PERCH_CHUNK_SLICE].records;
+    double per_stack =
+        (double)st.types[PERCH_CHUNK_STACK].bytes / (double)st.types[PERCH_CHUNK_STACK].records;
     uint64_t frames = 0;
     for (size_t i = 0; i < in.count; i++)
         frames += in.ev[i].type == PERCH_CHUNK_STACK ? in.ev[i].u.stack.frame_count : 0;
-    printf("capture %zu bytes: %.2f B/sample, %.2f B/slice, %.1f B/stack (%.1f frames avg)\n",
-           len, per_sample, per_slice, per_stack,
+    printf("capture %zu bytes: %.2f B/sample, %.2f B/slice, %.1f B/stack (%.1f frames avg)\n", len,
+           per_sample, per_slice, per_stack,
            (double)frames / (double)st.types[PERCH_CHUNK_STACK].records);
     assert_true(per_sample < 10.0);
     assert_true(per_slice < 16.0);

@@ -374,7 +374,8 @@ static int describe(struct info *in, bool json, bool list_chunks)
     sink.counters = on_counters;
     perch_capture_replay_ex(&input, &sink, &opts, &in->status);
     perch_input_close(&input);
-    if (in->status.stop == PERCH_CAPTURE_STOP_BAD_HEADER || in->status.stop == PERCH_CAPTURE_STOP_IO) {
+    if (in->status.stop == PERCH_CAPTURE_STOP_BAD_HEADER ||
+        in->status.stop == PERCH_CAPTURE_STOP_IO) {
         fprintf(stderr, "perch: %s: %s\n", what, in->status.reason);
         return 1;
     }

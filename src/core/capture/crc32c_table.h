@@ -1,8 +1,8 @@
 /*
  * CRC-32C (Castagnoli, reflected polynomial 0x82F63B78) tables for slicing-by-8.
  *
- * table[0][i] is the CRC of byte i; table[k][i] = (table[k-1][i] >> 8) ^ table[0][table[k-1][i] & 0xff].
- * Generated once by a short script from those two rules; tests/unit/test_crc32c.c recomputes
+ * table[0][i] is the CRC of byte i; table[k][i] = (table[k-1][i] >> 8) ^ table[0][table[k-1][i] &
+ * 0xff]. Generated once by a short script from those two rules; tests/unit/test_crc32c.c recomputes
  * every entry bit by bit and fails if one differs.
  */
 #ifndef PERCH_CAPTURE_CRC32C_TABLE_H
@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+/* clang-format off */
 static const uint32_t crc32c_table[8][256] = {
     {
         0x00000000, 0xf26b8303, 0xe13b70f7, 0x1350f3f4, 0xc79a971f, 0x35f1141c,
@@ -372,5 +373,6 @@ static const uint32_t crc32c_table[8][256] = {
         0xc451b7cc, 0x8d6dcaeb, 0x56294d82, 0x1f1530a5,
     },
 };
+/* clang-format on */
 
 #endif

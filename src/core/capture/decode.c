@@ -22,16 +22,16 @@ static const char *get_str(perch__cap_reader *r, perch__cap_cursor *c)
 }
 
 /* Hands a decoded record to the sink unless the cursor failed. */
-#define DELIVER(r, c, cb, rec)                                                                 \
-    do {                                                                                       \
-        if ((c)->error)                                                                        \
-            return (c)->error;                                                                 \
-        if ((r)->sink->cb) {                                                                   \
-            int err_ = (r)->sink->cb((r)->sink->ctx, (rec));                                   \
-            if (err_)                                                                          \
-                return (r)->sink_error = err_;                                                 \
-        }                                                                                      \
-        return 0;                                                                              \
+#define DELIVER(r, c, cb, rec)                                                                     \
+    do {                                                                                           \
+        if ((c)->error)                                                                            \
+            return (c)->error;                                                                     \
+        if ((r)->sink->cb) {                                                                       \
+            int err_ = (r)->sink->cb((r)->sink->ctx, (rec));                                       \
+            if (err_)                                                                              \
+                return (r)->sink_error = err_;                                                     \
+        }                                                                                          \
+        return 0;                                                                                  \
     } while (0)
 
 static int dec_trace_info(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
@@ -168,8 +168,7 @@ static int dec_stack(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_stat
 }
 
 /* The thread of a sample or slice: from the MRU (mask bits) or explicit after the cpu/ts. */
-static perch__cap_thread_slot *get_thread(perch__cap_cursor *c, perch__cap_state *st,
-                                          uint8_t mask)
+static perch__cap_thread_slot *get_thread(perch__cap_cursor *c, perch__cap_state *st, uint8_t mask)
 {
     unsigned idx = mask & M_THREAD;
     if (idx) {

@@ -98,9 +98,9 @@ static int on_trace_info(void *ctx, const perch_trace_info *r)
     perch_capture_writer *w = ctx;
     const char *strs[2] = {r->source, r->session_config};
     uint64_t ids[2];
-    const uint64_t v[] = {r->os_build,       r->cpu_count,    r->pointer_size, r->clock_type,
-                          r->perf_freq,      r->start_filetime, r->end_filetime, r->start_raw,
-                          r->events_lost,    r->buffers_lost};
+    const uint64_t v[] = {r->os_build,    r->cpu_count,      r->pointer_size, r->clock_type,
+                          r->perf_freq,   r->start_filetime, r->end_filetime, r->start_raw,
+                          r->events_lost, r->buffers_lost};
     int err = ready(w);
     if (err || (err = perch__cap_intern(w, strs, 2, ids)) != 0)
         return err;
@@ -188,7 +188,7 @@ static int on_module(void *ctx, const perch_module_rec *r)
     perch_capture_writer *w = ctx;
     const char *strs[2] = {r->path, r->pdb_name};
     uint64_t ids[2];
-    const uint64_t v[] = {r->process_key, r->pid,      r->base,     r->size,
+    const uint64_t v[] = {r->process_key, r->pid,       r->base,     r->size,
                           r->load_ts,     r->unload_ts, r->checksum, r->time_date_stamp};
     int err = ready(w);
     if (err || (err = perch__cap_intern(w, strs, 2, ids)) != 0)
@@ -523,9 +523,8 @@ static int on_finish(void *ctx)
 void perch_capture_writer_sink(perch_capture_writer *w, perch_sink *sink)
 {
     static const perch_sink callbacks = {
-        NULL,       on_trace_info, on_process, on_thread, on_module, on_counters,
-        on_stack,   on_slice,      on_sample,  on_lbr,    on_ledger, on_stat,
-        on_finish,
+        NULL,     on_trace_info, on_process, on_thread, on_module, on_counters, on_stack,
+        on_slice, on_sample,     on_lbr,     on_ledger, on_stat,   on_finish,
     };
     *sink = callbacks;
     sink->ctx = w;

@@ -13,7 +13,7 @@
 
 /* ---- file header: 64 bytes, little-endian ---------------------------------------------- */
 
-#define CAP_MAGIC "\x89PERCH\r\n"
+#define CAP_MAGIC     "\x89PERCH\r\n"
 #define CAP_MAGIC_LEN 8
 
 /* The header as laid out on disk. Never cast bytes to it: it exists to pin the offsets with
@@ -79,19 +79,19 @@ _Static_assert(offsetof(struct perch__cap_chunk_header, crc) == 8, "crc at 8");
 
 /* Mask byte of a sample record (docs/capture-format.md 4.8); the low four bits of sample and
  * slice masks are the thread's index in the MRU list + 1, 0 for a new thread. */
-#define M_THREAD 0x0fu
-#define S_CPU_SAME 0x10u
-#define S_ATTR_SAME 0x20u
+#define M_THREAD      0x0fu
+#define S_CPU_SAME    0x10u
+#define S_ATTR_SAME   0x20u
 #define S_MODULE_SAME 0x40u
-#define S_STACK_SAME 0x80u
+#define S_STACK_SAME  0x80u
 /* Mask byte of a slice record (4.7). */
-#define L_CPU_SAME 0x10u
+#define L_CPU_SAME   0x10u
 #define L_READY_ZERO 0x20u
-#define L_ATTR_SAME 0x40u
-#define L_PMC 0x80u
+#define L_ATTR_SAME  0x40u
+#define L_PMC        0x80u
 /* Flags byte of a module record (4.4). */
 #define MOD_HAS_PDB 0x1u
-#define MOD_GUID 0x2u
+#define MOD_GUID    0x2u
 
 /* Strings chunk flags (first varint of its payload). */
 #define CAP_STRINGS_RESET 0x1u /* forget every string before this chunk; ids restart at 1 */
@@ -117,7 +117,7 @@ typedef struct perch__cap_mru {
 
 /* Recent stacks of this chunk (their outermost frames) for shared-suffix coding. Only
  * stack chunks use it, so the writer and reader keep one, emptied at each stack chunk start. */
-#define CAP_STACK_RING 16
+#define CAP_STACK_RING   16
 #define CAP_STACK_SUFFIX 256
 
 typedef struct perch__cap_stack_ring {
@@ -128,10 +128,10 @@ typedef struct perch__cap_stack_ring {
 } perch__cap_stack_ring;
 
 typedef struct perch__cap_state {
-    uint64_t ts;       /* previous timestamp (the type's main one) */
-    uint64_t key;      /* previous explicit key */
-    uint64_t addr;     /* previous first frame / ip / branch address */
-    uint64_t id;       /* previous stack id */
+    uint64_t ts;   /* previous timestamp (the type's main one) */
+    uint64_t key;  /* previous explicit key */
+    uint64_t addr; /* previous first frame / ip / branch address */
+    uint64_t id;   /* previous stack id */
     uint16_t cpu;
     uint8_t attr_kind, attr_flags; /* previous sample attributes */
     uint16_t attr_source;
@@ -150,7 +150,8 @@ int perch__cap_mru_find(const perch__cap_mru *m, uint64_t key, uint32_t tid);
 perch__cap_thread_slot *perch__cap_mru_promote(perch__cap_mru *m, int idx);
 
 /* Inserts a new thread at the front (the oldest falls off), its other fields from *init. */
-perch__cap_thread_slot *perch__cap_mru_insert(perch__cap_mru *m, const perch__cap_thread_slot *init);
+perch__cap_thread_slot *perch__cap_mru_insert(perch__cap_mru *m,
+                                              const perch__cap_thread_slot *init);
 
 /* Forgets every stack (a new chunk starts). */
 void perch__cap_ring_reset(perch__cap_stack_ring *r);

@@ -56,8 +56,8 @@ int perch__cap_header_check(const uint8_t fixed[PERCH_CAPTURE_HEADER_SIZE], cons
     f.header_size = perch__cap_header_size(fixed);
     if (!f.header_size) {
         snprintf(why, why_len, "header size %u outside [%u, %u]",
-                 (unsigned)cap_load_le(fixed + FIELD(header_size), 4),
-                 PERCH_CAPTURE_HEADER_SIZE, PERCH_CAPTURE_MAX_HEADER);
+                 (unsigned)cap_load_le(fixed + FIELD(header_size), 4), PERCH_CAPTURE_HEADER_SIZE,
+                 PERCH_CAPTURE_MAX_HEADER);
         return PERCH_EFORMAT;
     }
     if (header_crc(fixed, extra, f.header_size) != cap_load_le(fixed + FIELD(header_crc), 4)) {
@@ -83,12 +83,18 @@ int perch__cap_header_check(const uint8_t fixed[PERCH_CAPTURE_HEADER_SIZE], cons
 }
 
 static const char *const chunk_names[PERCH_CHUNK_TYPE_LIMIT] = {
-    [PERCH_CHUNK_TRACE_INFO] = "trace_info", [PERCH_CHUNK_STRINGS] = "strings",
-    [PERCH_CHUNK_PROCESS] = "process",       [PERCH_CHUNK_THREAD] = "thread",
-    [PERCH_CHUNK_MODULE] = "module",         [PERCH_CHUNK_COUNTERS] = "counters",
-    [PERCH_CHUNK_STACK] = "stack",           [PERCH_CHUNK_SLICE] = "slice",
-    [PERCH_CHUNK_SAMPLE] = "sample",         [PERCH_CHUNK_LBR] = "lbr",
-    [PERCH_CHUNK_LEDGER] = "ledger",         [PERCH_CHUNK_STAT] = "stat",
+    [PERCH_CHUNK_TRACE_INFO] = "trace_info",
+    [PERCH_CHUNK_STRINGS] = "strings",
+    [PERCH_CHUNK_PROCESS] = "process",
+    [PERCH_CHUNK_THREAD] = "thread",
+    [PERCH_CHUNK_MODULE] = "module",
+    [PERCH_CHUNK_COUNTERS] = "counters",
+    [PERCH_CHUNK_STACK] = "stack",
+    [PERCH_CHUNK_SLICE] = "slice",
+    [PERCH_CHUNK_SAMPLE] = "sample",
+    [PERCH_CHUNK_LBR] = "lbr",
+    [PERCH_CHUNK_LEDGER] = "ledger",
+    [PERCH_CHUNK_STAT] = "stat",
     [PERCH_CHUNK_END] = "end",
 };
 

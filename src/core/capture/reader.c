@@ -24,8 +24,8 @@ static int set_stop(perch_capture_status *s, int why, int err, uint64_t off)
 }
 
 /* set_stop with a reason formatted at the call site (so the compiler checks each format). */
-#define STOP(s, why, err, off, ...)                                                            \
-    (snprintf((s)->reason, sizeof (s)->reason, __VA_ARGS__), set_stop(s, why, err, off))
+#define STOP(s, why, err, off, ...)                                                                \
+    (snprintf((s)->reason, sizeof(s)->reason, __VA_ARGS__), set_stop(s, why, err, off))
 
 static int read_at(const perch_input *in, uint64_t off, void *buf, size_t len,
                    perch_capture_status *s)
@@ -68,8 +68,8 @@ static int read_header(perch__cap_reader *r)
                  size, (unsigned)hsize);
         return bad_header(s, PERCH_ETRUNC, s->reason);
     }
-    if (hsize > sizeof fixed && (err = read_at(r->in, sizeof fixed, extra,
-                                               hsize - sizeof fixed, s)) != 0)
+    if (hsize > sizeof fixed &&
+        (err = read_at(r->in, sizeof fixed, extra, hsize - sizeof fixed, s)) != 0)
         return bad_header(s, err, s->reason);
     err = perch__cap_header_check(fixed, extra, &h, s->reason, sizeof s->reason);
     if (err)
@@ -101,11 +101,12 @@ static int next_chunk(perch__cap_reader *r, perch__cap_buf *buf, uint64_t off,
     if (left == 0)
         return STOP(s, PERCH_CAPTURE_STOP_NO_END, PERCH_ETRUNC, off,
                     "input ends after %" PRIu64 " chunks without an end chunk "
-                    "(the writer did not finish)", s->chunks);
+                    "(the writer did not finish)",
+                    s->chunks);
     if (left < CAP_CHUNK_HEADER)
         return STOP(s, PERCH_CAPTURE_STOP_TRUNCATED, PERCH_ETRUNC, off,
-                    "chunk header at offset %" PRIu64 " cut short: %" PRIu64 " of %u bytes",
-                    off, left, CAP_CHUNK_HEADER);
+                    "chunk header at offset %" PRIu64 " cut short: %" PRIu64 " of %u bytes", off,
+                    left, CAP_CHUNK_HEADER);
     int err = read_at(r->in, off, hdr, sizeof hdr, s);
     if (err)
         return err;
@@ -132,7 +133,8 @@ static int next_chunk(perch__cap_reader *r, perch__cap_buf *buf, uint64_t off,
     uint32_t got = perch__crc32c(perch__crc32c(0, hdr, 8), buf->data, ci->payload_len);
     if (want != got)
         return STOP(s, PERCH_CAPTURE_STOP_CRC, PERCH_ECRC, off,
-                    "%s chunk at offset %" PRIu64 ": checksum mismatch (stored %08x, computed %08x)",
+                    "%s chunk at offset %" PRIu64
+                    ": checksum mismatch (stored %08x, computed %08x)",
                     name, off, (unsigned)want, (unsigned)got);
     return 0;
 }
@@ -144,16 +146,15 @@ static int decode_failed(perch__cap_reader *r, const perch_capture_chunk_info *c
     const char *name = perch_capture_chunk_name(ci->type);
     uint64_t at = ci->offset + CAP_CHUNK_HEADER + c->pos;
     if (r->sink_error)
-        return STOP(s, PERCH_CAPTURE_STOP_SINK, err, at, "the sink refused a %s record: %s",
-                    name, perch_strerror(err));
+        return STOP(s, PERCH_CAPTURE_STOP_SINK, err, at, "the sink refused a %s record: %s", name,
+                    perch_strerror(err));
     if (r->limit_error)
-        return STOP(s, err == PERCH_ELIMIT ? PERCH_CAPTURE_STOP_LIMIT : PERCH_CAPTURE_STOP_IO,
-                    err, at, "%s chunk at offset %" PRIu64 ": %s (string table or record buffer)",
-                    name, ci->offset, perch_strerror(err));
+        return STOP(s, err == PERCH_ELIMIT ? PERCH_CAPTURE_STOP_LIMIT : PERCH_CAPTURE_STOP_IO, err,
+                    at, "%s chunk at offset %" PRIu64 ": %s (string table or record buffer)", name,
+                    ci->offset, perch_strerror(err));
     return STOP(s, PERCH_CAPTURE_STOP_BAD_CHUNK, PERCH_EFORMAT, at,
-                "malformed %s chunk at offset %" PRIu64 ": %s at byte %" PRIu64, name,
-                ci->offset, err == PERCH_ETRUNC ? "a record runs past the chunk" : "bad value",
-                at);
+                "malformed %s chunk at offset %" PRIu64 ": %s at byte %" PRIu64, name, ci->offset,
+                err == PERCH_ETRUNC ? "a record runs past the chunk" : "bad value", at);
 }
 
 /* Hands one checked chunk to the sink. */

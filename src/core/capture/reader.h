@@ -16,13 +16,13 @@ typedef struct perch__cap_reader {
     perch_capture_status *status;
     perch__strtab strings;
     perch__cap_state state;
-    uint64_t *frames;         /* frame_cap entries, grown up to PERCH_CAPTURE_MAX_FRAMES */
-    uint64_t *from, *to;      /* branch_cap entries each, up to PERCH_CAPTURE_MAX_BRANCHES */
+    uint64_t *frames;    /* frame_cap entries, grown up to PERCH_CAPTURE_MAX_FRAMES */
+    uint64_t *from, *to; /* branch_cap entries each, up to PERCH_CAPTURE_MAX_BRANCHES */
     uint32_t frame_cap;
     uint32_t branch_cap;
-    uint64_t records;         /* records of the current chunk delivered so far */
-    int sink_error;           /* set when a sink callback failed */
-    int limit_error;          /* set when the string table hit its cap */
+    uint64_t records; /* records of the current chunk delivered so far */
+    int sink_error;   /* set when a sink callback failed */
+    int limit_error;  /* set when the string table hit its cap */
     /* Large members last: perch_capture_replay_ex zeroes only what comes before `ring`. */
     perch__cap_stack_ring ring;
     const char *names[PERCH_CAPTURE_MAX_COUNTERS];

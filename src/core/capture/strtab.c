@@ -116,8 +116,8 @@ int perch__strtab_add(perch__strtab *t, const char *s, size_t len, bool with_has
     uint32_t cap = t->index_cap;
     if ((err = grow((void **)&t->offset, sizeof *t->offset, &cap, t->count + 1u, 256)) != 0)
         return err;
-    if ((err = grow((void **)&t->length, sizeof *t->length, &t->index_cap, t->count + 1u,
-                    256)) != 0)
+    if ((err = grow((void **)&t->length, sizeof *t->length, &t->index_cap, t->count + 1u, 256)) !=
+        0)
         return err;
     if ((err = grow_arena(t, t->arena_len + len + 1)) != 0)
         return err;

@@ -12,11 +12,11 @@
 #include <stdint.h>
 
 typedef struct perch__strtab {
-    char *arena;       /* the strings, each NUL-terminated */
+    char *arena; /* the strings, each NUL-terminated */
     size_t arena_len;
     size_t arena_cap;
-    uint32_t *offset;  /* offset[id - 1] into arena */
-    uint32_t *length;  /* length[id - 1] in bytes (strings may hold NUL bytes on disk) */
+    uint32_t *offset; /* offset[id - 1] into arena */
+    uint32_t *length; /* length[id - 1] in bytes (strings may hold NUL bytes on disk) */
     uint32_t count;
     uint32_t index_cap;
     uint32_t *hash;    /* writer only: open addressing, slot = id or 0; NULL in readers */

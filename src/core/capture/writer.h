@@ -18,23 +18,23 @@
 #define CAP_RESERVE (CAP_CHUNK_HEADER + 3 * CAP_VARINT_MAX)
 
 typedef struct perch__cap_open_chunk {
-    perch__cap_buf buf;   /* CAP_RESERVE bytes, then the encoded records */
+    perch__cap_buf buf; /* CAP_RESERVE bytes, then the encoded records */
     uint64_t records;
-    uint64_t opened_ns;   /* clock when the first record went in (time-based flush) */
+    uint64_t opened_ns; /* clock when the first record went in (time-based flush) */
     perch__cap_state state;
 } perch__cap_open_chunk;
 
 struct perch_capture_writer {
     perch_output *out;
     perch_capture_writer_opts opts;
-    int error;            /* sticky: the first output or allocation error */
+    int error; /* sticky: the first output or allocation error */
     bool finished;
     perch__strtab strings;
     uint32_t strings_first_id; /* id of the first string of the open strings chunk */
     bool strings_reset;        /* the open strings chunk starts with a reset */
     uint32_t since_sync;       /* chunks written since the last sync */
     uint64_t last_sync_ns;
-    uint32_t since_clock;      /* records since the last look at the clock */
+    uint32_t since_clock; /* records since the last look at the clock */
     perch_capture_writer_stats stats;
     perch__cap_stack_ring ring; /* of the open stack chunk */
     perch__cap_open_chunk chunk[PERCH_CHUNK_TYPE_LIMIT];
