@@ -301,6 +301,11 @@ static void test_writer_rejects_bad_records(void **state)
     perch_output_memory(&out, &mem, 1 << 20);
     assert_int_equal(perch_capture_writer_create(&out, &opts, &w), PERCH_EINVAL);
     assert_null(w);
+    perch_capture_writer_opts_default(&opts);
+    opts.size = sizeof opts - 1; /* a caller built against another version of the struct */
+    assert_int_equal(perch_capture_writer_create(&out, &opts, &w), PERCH_EINVAL);
+    assert_null(w);
+    assert_int_equal(mem.len, 0); /* nothing written on failure */
     assert_int_equal(perch_capture_writer_create(&out, NULL, &w), 0);
     perch_capture_writer_sink(w, &s);
     perch_stack_rec bad_kernel = {1, 2, 3, f};
