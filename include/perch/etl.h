@@ -14,6 +14,7 @@
 #ifndef PERCH_ETL_H
 #define PERCH_ETL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -86,9 +87,12 @@ typedef struct perch_etl_stats {
     uint64_t buffers_buffer_lost;         /* buffers flagged BUFFER_LOST (0x4) */
     uint64_t skipped_records;             /* WPP messages and ERROR records, stepped over */
     uint64_t errors[PERCH_ETL_REASON_COUNT];
-    /* Byte offset of the last error of each reason. For a record in a compressed buffer it is
-     * the buffer's file offset plus the record's offset in the decompressed buffer. */
+    /* Where the last error of each reason was found: the file offset of the damaged bytes; for
+     * a record inside a compressed buffer, the file offset of that buffer. */
     uint64_t error_offset[PERCH_ETL_REASON_COUNT];
+    /* For record errors: the record's offset inside its decoded buffer (0x48 header included);
+     * 0 for buffer-level errors. */
+    uint32_t error_record[PERCH_ETL_REASON_COUNT];
 } perch_etl_stats;
 
 typedef struct perch_etl_options {
@@ -154,9 +158,16 @@ void perch_etl_destroy(perch_etl_reader *r);
  * stats and skipped. On a non-zero return *ev is untouched. */
 int perch_etl_next(perch_etl_reader *r, perch_event *ev);
 
-/* The byte offset of the record last returned by perch_etl_next (same convention as
- * perch_etl_stats.error_offset). */
-uint64_t perch_etl_last_offset(const perch_etl_reader *r);
+/* Where a record sits: its buffer's file offset and its offset inside the decoded buffer
+ * (0x48 header included). For an uncompressed buffer buffer + record is its file offset. */
+typedef struct perch_etl_position {
+    uint64_t buffer;
+    uint32_t record;
+    bool compressed;
+} perch_etl_position;
+
+/* The position of the record last returned by perch_etl_next (zeroes before the first). */
+perch_etl_position perch_etl_last_position(const perch_etl_reader *r);
 
 const perch_etl_header *perch_etl_header_of(const perch_etl_reader *r);
 const perch_etl_stats *perch_etl_stats_of(const perch_etl_reader *r);

@@ -94,15 +94,15 @@ static bool usable(struct perch_etl_reader *r, struct perch__etl_buffer *b)
     bool compressed = (b->flags & PERCH__ETL_BUF_COMPRESSED) != 0;
     uint64_t left = r->io.size - b->file_off;
     if (b->used < PERCH__ETL_BUFFER_HEADER || (!compressed && b->used > b->size)) {
-        perch__etl_error(r, PERCH_ETL_R_BUFFER_HEADER, b->file_off);
+        perch__etl_error(r, PERCH_ETL_R_BUFFER_HEADER, b->file_off, 0);
         return false;
     }
     if (b->used > r->max_buffer) {
-        perch__etl_error(r, PERCH_ETL_R_BUFFER_LIMIT, b->file_off);
+        perch__etl_error(r, PERCH_ETL_R_BUFFER_LIMIT, b->file_off, 0);
         return false;
     }
     if (b->size > left) {
-        perch__etl_error(r, PERCH_ETL_R_BUFFER_TRUNCATED, b->file_off);
+        perch__etl_error(r, PERCH_ETL_R_BUFFER_TRUNCATED, b->file_off, 0);
         if (compressed)
             return false;
         if (b->used > left)
@@ -132,7 +132,7 @@ static int walk_buffers(struct perch_etl_reader *r)
         int err = perch_input_read_exact(&r->io, off, h, sizeof h);
         if (err < 0) {
             perch__etl_error(r, err == PERCH_ETRUNC ? PERCH_ETL_R_BUFFER_TRUNCATED : PERCH_ETL_R_IO,
-                             off);
+                             off, 0);
             return 0;
         }
         perch__etl_buffer_parse(h, off, &b);
@@ -140,7 +140,7 @@ static int walk_buffers(struct perch_etl_reader *r)
             uint64_t step = resync_step(r);
             perch__etl_error(r, b.size < PERCH__ETL_BUFFER_HEADER ? PERCH_ETL_R_BUFFER_HEADER
                                                                   : PERCH_ETL_R_BUFFER_LIMIT,
-                             off);
+                             off, 0);
             if (step == 0)
                 return 0;
             off += step;
@@ -149,7 +149,7 @@ static int walk_buffers(struct perch_etl_reader *r)
         if (usable(r, &b)) {
             err = append(r, &b);
             if (err == PERCH_ELIMIT) {
-                perch__etl_error(r, PERCH_ETL_R_INDEX_LIMIT, off);
+                perch__etl_error(r, PERCH_ETL_R_INDEX_LIMIT, off, 0);
                 return 0;
             }
             if (err < 0)

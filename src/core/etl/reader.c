@@ -23,10 +23,12 @@ const char *perch_etl_reason_name(perch_etl_reason reason)
     return reason_names[reason];
 }
 
-void perch__etl_error(struct perch_etl_reader *r, perch_etl_reason reason, uint64_t offset)
+void perch__etl_error(struct perch_etl_reader *r, perch_etl_reason reason, uint64_t offset,
+                      uint32_t record)
 {
     r->stats.errors[reason]++;
     r->stats.error_offset[reason] = offset;
+    r->stats.error_record[reason] = record;
 }
 
 static struct perch__etl_heap_item head_of(const struct perch_etl_reader *r, uint32_t i)
@@ -189,16 +191,16 @@ int perch_etl_next(perch_etl_reader *r, perch_event *ev)
     r->pending = r->heap[0].stream;
     s = &r->streams[r->pending];
     *ev = s->ev;
-    r->last_off = s->ev_off;
+    r->last_pos = s->ev_pos;
     r->stats.records++;
     r->stats.by_kind[perch_event_kind(ev)]++;
     r->stats.by_header[ev->header_kind & 7u]++;
     return 0;
 }
 
-uint64_t perch_etl_last_offset(const perch_etl_reader *r)
+perch_etl_position perch_etl_last_position(const perch_etl_reader *r)
 {
-    return r->last_off;
+    return r->last_pos;
 }
 
 const perch_etl_header *perch_etl_header_of(const perch_etl_reader *r)

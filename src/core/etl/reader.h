@@ -26,7 +26,8 @@ struct perch__etl_stream {
     size_t cap, len, pos;
     uint64_t base_off; /* file offset of the current buffer */
     uint64_t last_ts;
-    uint64_t ev_off; /* offset (perch_etl_stats convention) of ev */
+    bool compressed; /* the current buffer was compressed */
+    perch_etl_position ev_pos; /* where ev sits */
     perch_event ev;  /* the stream's next record, valid when has_ev */
 };
 
@@ -52,11 +53,12 @@ struct perch_etl_reader {
     int64_t pending; /* stream whose record was returned last, advanced on the next call */
     uint8_t *scratch; /* compressed bytes of the buffer being decoded */
     size_t scratch_cap;
-    uint64_t last_off;
+    perch_etl_position last_pos;
 };
 
-/* Counts one error of reason at offset. */
-void perch__etl_error(struct perch_etl_reader *r, perch_etl_reason reason, uint64_t offset);
+/* Counts one error of reason at file offset (and record offset inside the buffer, or 0). */
+void perch__etl_error(struct perch_etl_reader *r, perch_etl_reason reason, uint64_t offset,
+                      uint32_t record);
 
 /* First pass: the logfile header from the first buffer, then the buffer index sorted by
  * (cpu, sequence, file order). Returns 0 or the open error (filling *diag). */

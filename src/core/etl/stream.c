@@ -42,11 +42,11 @@ static int load_compressed(struct perch_etl_reader *r, struct perch__etl_stream 
         return err;
     err = perch__xpress_decompress(r->scratch, in_len, s->data, out_len, &produced);
     if (err < 0) {
-        perch__etl_error(r, PERCH_ETL_R_DECOMPRESS, b->file_off);
+        perch__etl_error(r, PERCH_ETL_R_DECOMPRESS, b->file_off, 0);
         return 1;
     }
     if (produced != out_len) {
-        perch__etl_error(r, PERCH_ETL_R_DECOMPRESSED_SIZE, b->file_off);
+        perch__etl_error(r, PERCH_ETL_R_DECOMPRESSED_SIZE, b->file_off, 0);
         return 1;
     }
     return 0;
@@ -60,7 +60,7 @@ static int load(struct perch_etl_reader *r, struct perch__etl_stream *s,
     int err = reserve(r, &s->data, &s->cap, len);
     s->len = s->pos = 0;
     if (err == PERCH_ELIMIT) {
-        perch__etl_error(r, PERCH_ETL_R_BUFFER_LIMIT, b->file_off);
+        perch__etl_error(r, PERCH_ETL_R_BUFFER_LIMIT, b->file_off, 0);
         return 1;
     }
     if (err < 0)
@@ -72,18 +72,19 @@ static int load(struct perch_etl_reader *r, struct perch__etl_stream *s,
     if (err == PERCH_ENOMEM)
         return err;
     if (err == PERCH_ELIMIT) {
-        perch__etl_error(r, PERCH_ETL_R_BUFFER_LIMIT, b->file_off);
+        perch__etl_error(r, PERCH_ETL_R_BUFFER_LIMIT, b->file_off, 0);
         return 1;
     }
     if (err < 0) {
         perch__etl_error(r, err == PERCH_ETRUNC ? PERCH_ETL_R_BUFFER_TRUNCATED : PERCH_ETL_R_IO,
-                         b->file_off);
+                         b->file_off, 0);
         return 1;
     }
     if (err > 0)
         return 1;
     s->len = len;
     s->base_off = b->file_off;
+    s->compressed = (b->flags & PERCH__ETL_BUF_COMPRESSED) != 0;
     return 0;
 }
 
@@ -105,11 +106,14 @@ static int next_in_buffer(struct perch_etl_reader *r, struct perch__etl_stream *
 {
     while (s->pos < s->len) {
         size_t step = 0;
-        uint64_t off = s->base_off + PERCH__ETL_BUFFER_HEADER + s->pos;
+        uint32_t rec = (uint32_t)(PERCH__ETL_BUFFER_HEADER + s->pos);
+        uint64_t off = s->compressed ? s->base_off : s->base_off + rec;
         int err = perch__etl_record(s->data + s->pos, s->len - s->pos, r->header.pointer_size,
                                     s->cpu, &s->ev, &step);
         if (err == 0) {
-            s->ev_off = off;
+            s->ev_pos.buffer = s->base_off;
+            s->ev_pos.record = rec;
+            s->ev_pos.compressed = s->compressed;
             s->pos += step;
             return 1;
         }
@@ -120,7 +124,7 @@ static int next_in_buffer(struct perch_etl_reader *r, struct perch__etl_stream *
             s->pos += step;
             continue;
         }
-        perch__etl_error(r, reason_of(err), off);
+        perch__etl_error(r, reason_of(err), off, rec);
         if (err != PERCH_ERANGE || step == 0)
             break;
         s->pos += step;
@@ -135,7 +139,9 @@ int perch__etl_stream_advance(struct perch_etl_reader *r, struct perch__etl_stre
         int err;
         if (next_in_buffer(r, s)) {
             if (s->ev.timestamp < s->last_ts)
-                perch__etl_error(r, PERCH_ETL_R_TIME_ORDER, s->ev_off);
+                perch__etl_error(r, PERCH_ETL_R_TIME_ORDER,
+                                 s->compressed ? s->base_off : s->base_off + s->ev_pos.record,
+                                 s->ev_pos.record);
             s->last_ts = s->ev.timestamp;
             s->has_ev = true;
             return 1;
