@@ -26,22 +26,22 @@
 extern "C" {
 #endif
 
-/* Why a part of the file could not be read. X(enum suffix, stable name). */
+/* Why a part of the file could not be read: X(enum suffix, stable name, English text). */
 #define PERCH_ETL_REASON_MAP(X)                                                                \
-    X(IO, "io")                               /* the backend failed to read */                 \
-    X(BUFFER_HEADER, "buffer_header")         /* sizes in a buffer header are impossible */    \
-    X(BUFFER_TRUNCATED, "buffer_truncated")   /* the file ends inside a buffer */              \
-    X(BUFFER_LIMIT, "buffer_limit")           /* a buffer exceeds the size or memory caps */   \
-    X(DECOMPRESS, "decompress")               /* the XPRESS stream is invalid */               \
-    X(DECOMPRESSED_SIZE, "decompressed_size") /* it decoded to a length other than Offset */   \
-    X(RECORD_MARKER, "record_marker")         /* unknown trace header type */                  \
-    X(RECORD_SIZE, "record_size")             /* record size below its header or past end */   \
-    X(RECORD_EXT, "record_ext")               /* PMC/PEBS or extended items exceed the size */ \
-    X(INDEX_LIMIT, "index_limit")             /* more buffers than the index may hold */       \
-    X(TIME_ORDER, "time_order")               /* a CPU's events went back in time */
+    X(IO, "io", "the file could not be read")                                                  \
+    X(BUFFER_HEADER, "buffer_header", "a buffer header has impossible sizes")                  \
+    X(BUFFER_TRUNCATED, "buffer_truncated", "the file is truncated inside a buffer")           \
+    X(BUFFER_LIMIT, "buffer_limit", "a buffer exceeds the size or memory caps")                \
+    X(DECOMPRESS, "decompress", "a compressed buffer has an invalid XPRESS stream")            \
+    X(DECOMPRESSED_SIZE, "decompressed_size", "a buffer decompressed to the wrong size")       \
+    X(RECORD_MARKER, "record_marker", "a record has an unknown header type")                   \
+    X(RECORD_SIZE, "record_size", "a record size is below its header or runs past its buffer") \
+    X(RECORD_EXT, "record_ext", "a record's PMC/PEBS or extended data exceeds its size")       \
+    X(INDEX_LIMIT, "index_limit", "the file has more buffers than the index may hold")         \
+    X(TIME_ORDER, "time_order", "a CPU's events go back in time")
 
 typedef enum perch_etl_reason {
-#define PERCH_ETL_REASON_ENUM(name, text) PERCH_ETL_R_##name,
+#define PERCH_ETL_REASON_ENUM(name, text, desc) PERCH_ETL_R_##name,
     PERCH_ETL_REASON_MAP(PERCH_ETL_REASON_ENUM)
 #undef PERCH_ETL_REASON_ENUM
     PERCH_ETL_REASON_COUNT
@@ -49,6 +49,10 @@ typedef enum perch_etl_reason {
 
 /* "io", "buffer_header", ...; NULL for an out-of-range value. */
 const char *perch_etl_reason_name(perch_etl_reason reason);
+
+/* An English sentence fragment for the reason ("the file is truncated inside a buffer");
+ * NULL for an out-of-range value. */
+const char *perch_etl_reason_text(perch_etl_reason reason);
 
 #define PERCH_ETL_NAME_MAX 256 /* bytes of UTF-8 kept of each logfile-header name, with NUL */
 

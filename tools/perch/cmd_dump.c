@@ -1,7 +1,9 @@
 /*
  * perch dump: prints the records of an .etl file in time order as JSON Lines, or with
  * --summary one JSON object with the logfile header, record counts by kind and the reader's
- * error counts. One function (write_record) writes a record, so decoded fields can later be
+ * error counts. Damage found while reading (a truncated file, a corrupt buffer) is reported
+ * on stderr with its byte offset after everything readable was printed, and makes the exit
+ * status 1. One function (write_record) writes a record, so decoded fields can later be
  * added there with one call.
  */
 #include <errno.h>
@@ -188,13 +190,24 @@ static void write_counts(perch_json *w, const perch_etl_stats *st)
     perch_json_end_object(w);
 }
 
-static void report_errors(const char *path, const perch_etl_stats *st)
+/* Prints one line per error reason; returns the number of errors. */
+static uint64_t report_errors(const char *path, const perch_etl_stats *st)
 {
-    for (int i = 0; i < PERCH_ETL_REASON_COUNT; i++)
-        if (st->errors[i] > 0)
-            fprintf(stderr, "perch dump: %s: %llu %s error(s), last at byte offset %llu\n", path,
-                    (unsigned long long)st->errors[i], perch_etl_reason_name((perch_etl_reason)i),
-                    (unsigned long long)st->error_offset[i]);
+    uint64_t total = 0;
+    for (int i = 0; i < PERCH_ETL_REASON_COUNT; i++) {
+        perch_etl_reason reason = (perch_etl_reason)i;
+        if (st->errors[i] == 0)
+            continue;
+        total += st->errors[i];
+        fprintf(stderr, "perch dump: %s: %s (%s: %llu time(s), last at byte offset %llu",
+                path, perch_etl_reason_text(reason), perch_etl_reason_name(reason),
+                (unsigned long long)st->errors[i], (unsigned long long)st->error_offset[i]);
+        if (st->error_record[i] != 0)
+            fprintf(stderr, ", record at +0x%x in its decoded buffer",
+                    (unsigned)st->error_record[i]);
+        fprintf(stderr, ")\n");
+    }
+    return total;
 }
 
 static int run(perch_etl_reader *r, const struct dump_args *a, perch_json *w)
@@ -227,6 +240,7 @@ int perch_cmd_dump(int argc, char **argv)
     perch_etl_open_error diag = {0, 0, NULL};
     perch_etl_reader *r = NULL;
     perch_json *w;
+    uint64_t damaged;
     int status = parse_args(argc, argv, &a), err;
     if (status >= 0)
         return status;
@@ -246,10 +260,10 @@ int perch_cmd_dump(int argc, char **argv)
     err = run(r, &a, w);
     if (perch_json_flush(w) < 0 && err == 0)
         err = PERCH_EIO;
-    report_errors(a.path, perch_etl_stats_of(r));
+    damaged = report_errors(a.path, perch_etl_stats_of(r));
     perch_etl_destroy(r);
     free(w);
     if (err < 0)
         return perch_cli_error("dump", err);
-    return 0;
+    return damaged > 0 ? 1 : 0;
 }

@@ -11,9 +11,15 @@
 #include "perch/error.h"
 
 static const char *const reason_names[PERCH_ETL_REASON_COUNT] = {
-#define PERCH_ETL_REASON_NAME(name, text) text,
+#define PERCH_ETL_REASON_NAME(name, text, desc) text,
     PERCH_ETL_REASON_MAP(PERCH_ETL_REASON_NAME)
 #undef PERCH_ETL_REASON_NAME
+};
+
+static const char *const reason_texts[PERCH_ETL_REASON_COUNT] = {
+#define PERCH_ETL_REASON_TEXT(name, text, desc) desc,
+    PERCH_ETL_REASON_MAP(PERCH_ETL_REASON_TEXT)
+#undef PERCH_ETL_REASON_TEXT
 };
 
 const char *perch_etl_reason_name(perch_etl_reason reason)
@@ -21,6 +27,13 @@ const char *perch_etl_reason_name(perch_etl_reason reason)
     if ((unsigned)reason >= PERCH_ETL_REASON_COUNT)
         return NULL;
     return reason_names[reason];
+}
+
+const char *perch_etl_reason_text(perch_etl_reason reason)
+{
+    if ((unsigned)reason >= PERCH_ETL_REASON_COUNT)
+        return NULL;
+    return reason_texts[reason];
 }
 
 void perch__etl_error(struct perch_etl_reader *r, perch_etl_reason reason, uint64_t offset,
