@@ -71,22 +71,32 @@ static int64_t long_length(struct xstate *s)
     return (int64_t)len + 7;
 }
 
-static void copy_match(uint8_t *op, size_t off, size_t len, size_t room)
+/* Copies a match of len bytes from off bytes back. With 16 bytes of slack in the output the
+ * copy moves 8-byte words and may write up to 15 bytes past len (overwritten later or beyond
+ * the data): for off >= 8 word copies never overlap themselves; for off < 8 the first 8 bytes
+ * go one by one, then words are copied from the nearest multiple of off that is >= 8 back,
+ * where the pattern repeats. Near the end of the output it is a plain byte loop. */
+static inline void copy_match(uint8_t *op, size_t off, size_t len, size_t room)
 {
     const uint8_t *src = op - off;
-    if (off >= 8 && room >= len + 8) {
-        uint8_t *end = op + len;
-        do {
-            memcpy(op, src, 8);
-            op += 8;
-            src += 8;
-        } while (op < end);
-    } else if (off == 1) {
-        memset(op, src[0], len);
-    } else {
-        for (size_t i = 0; i < len; i++)
-            op[i] = src[i];
+    size_t k;
+    if (room < len + 16) {
+        for (k = 0; k < len; k++)
+            op[k] = src[k];
+        return;
     }
+    if (off >= 8) {
+        memcpy(op, src, 8);
+        memcpy(op + 8, src + 8, 8);
+        for (k = 16; k < len; k += 8)
+            memcpy(op + k, src + k, 8);
+        return;
+    }
+    for (k = 0; k < 8; k++)
+        op[k] = src[k];
+    off *= (8 + off - 1) / off;
+    for (k = 8; k < len; k += 8)
+        memcpy(op + k, op + k - off, 8);
 }
 
 /* Decodes one match token (the flag was 1). Returns 1 at end of stream, 0 or an error. */
