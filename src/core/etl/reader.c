@@ -80,6 +80,7 @@ static int open_common(struct perch_etl_reader *r, const perch_etl_options *opts
     int err;
     apply_options(r, opts);
     r->pending = -1;
+    memset(r->kind_cache, 0xFF, sizeof r->kind_cache);
     err = perch__etl_build_index(r, diag);
     if (err < 0)
         return err;
@@ -189,6 +190,18 @@ static int settle_pending(struct perch_etl_reader *r)
     return 0;
 }
 
+/* perch_event_kind through a table filled on first use (the kind table is a linear scan). */
+static perch_kind kind_of(struct perch_etl_reader *r, const perch_event *ev)
+{
+    uint16_t key;
+    if (ev->group == PERCH_GROUP_NONE)
+        return PERCH_KIND_NON_KERNEL;
+    key = (uint16_t)(((ev->group & 0xFFu) << 8) | ev->opcode);
+    if (r->kind_cache[key] == 0xFF)
+        r->kind_cache[key] = (uint8_t)perch_event_kind(ev);
+    return (perch_kind)r->kind_cache[key];
+}
+
 int perch_etl_next(perch_etl_reader *r, perch_event *ev)
 {
     const struct perch__etl_stream *s;
@@ -206,7 +219,7 @@ int perch_etl_next(perch_etl_reader *r, perch_event *ev)
     *ev = s->ev;
     r->last_pos = s->ev_pos;
     r->stats.records++;
-    r->stats.by_kind[perch_event_kind(ev)]++;
+    r->stats.by_kind[kind_of(r, ev)]++;
     r->stats.by_header[ev->header_kind & 7u]++;
     return 0;
 }
