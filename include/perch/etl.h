@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perch/error.h"
 #include "perch/event.h"
 #include "perch/io.h"
 #include "perch/kind.h"
@@ -140,7 +141,7 @@ static inline int perch_etl_open_file(const char *path, const perch_etl_options 
     perch_input in;
     int err;
     if (path == NULL || out == NULL)
-        return -1; /* PERCH_EINVAL */
+        return PERCH_EINVAL;
     err = perch_input_open_file(&in, path);
     if (err < 0) {
         if (diag != NULL) {

@@ -95,52 +95,36 @@ static int open_common(struct perch_etl_reader *r, const perch_etl_options *opts
     return err;
 }
 
+/* Opens r (already holding its input) or destroys it. */
+static int finish_open(struct perch_etl_reader *r, const perch_etl_options *opts,
+                       perch_etl_reader **out, perch_etl_open_error *diag)
+{
+    int err = open_common(r, opts, diag);
+    if (err < 0) {
+        perch_etl_destroy(r);
+        return err;
+    }
+    *out = r;
+    return 0;
+}
+
 int perch_etl_open_io(const perch_input *io, const perch_etl_options *opts, perch_etl_reader **out,
                       perch_etl_open_error *diag)
 {
     struct perch_etl_reader *r;
-    int err;
     if (io == NULL || io->read_at == NULL || out == NULL)
         return PERCH_EINVAL;
     r = calloc(1, sizeof *r);
     if (r == NULL)
         return PERCH_ENOMEM;
     r->io = *io;
-    err = open_common(r, opts, diag);
-    if (err < 0) {
-        perch_etl_destroy(r);
-        return err;
-    }
-    *out = r;
-    return 0;
-}
-
-int perch_etl_open_memory(const void *data, size_t len, const perch_etl_options *opts,
-                          perch_etl_reader **out, perch_etl_open_error *diag)
-{
-    struct perch_etl_reader *r;
-    int err;
-    if ((data == NULL && len > 0) || out == NULL)
-        return PERCH_EINVAL;
-    r = calloc(1, sizeof *r);
-    if (r == NULL)
-        return PERCH_ENOMEM;
-    perch_input_memory(&r->io, data, len);
-    r->owns_io = true;
-    err = open_common(r, opts, diag);
-    if (err < 0) {
-        perch_etl_destroy(r);
-        return err;
-    }
-    *out = r;
-    return 0;
+    return finish_open(r, opts, out, diag);
 }
 
 int perch_etl_open_owned(perch_input *in, const perch_etl_options *opts, perch_etl_reader **out,
                          perch_etl_open_error *diag)
 {
     struct perch_etl_reader *r;
-    int err;
     if (in == NULL || out == NULL)
         return PERCH_EINVAL;
     r = calloc(1, sizeof *r);
@@ -151,13 +135,17 @@ int perch_etl_open_owned(perch_input *in, const perch_etl_options *opts, perch_e
     r->io = *in;
     memset(in, 0, sizeof *in);
     r->owns_io = true;
-    err = open_common(r, opts, diag);
-    if (err < 0) {
-        perch_etl_destroy(r);
-        return err;
-    }
-    *out = r;
-    return 0;
+    return finish_open(r, opts, out, diag);
+}
+
+int perch_etl_open_memory(const void *data, size_t len, const perch_etl_options *opts,
+                          perch_etl_reader **out, perch_etl_open_error *diag)
+{
+    perch_input in;
+    if ((data == NULL && len > 0) || out == NULL)
+        return PERCH_EINVAL;
+    perch_input_memory(&in, data, len);
+    return perch_etl_open_owned(&in, opts, out, diag);
 }
 
 void perch_etl_destroy(perch_etl_reader *r)
