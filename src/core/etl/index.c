@@ -30,7 +30,7 @@ static int read_logfile_record(struct perch_etl_reader *r, const uint8_t *p, siz
 {
     perch_event ev;
     size_t step;
-    int err = perch__etl_record(p, len, 8, 0, &ev, &step);
+    int err = perch__etl_record(p, len, 8, 0, NULL, &ev, &step);
     if (err < 0 || ev.header_kind != PERCH_HEADER_SYSTEM || ev.hook != 0)
         return fail(diag, err == PERCH_ETRUNC ? PERCH_ETRUNC : PERCH_EFORMAT,
                     PERCH__ETL_BUFFER_HEADER,

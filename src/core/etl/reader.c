@@ -81,6 +81,8 @@ static int open_common(struct perch_etl_reader *r, const perch_etl_options *opts
     apply_options(r, opts);
     r->pending = -1;
     memset(r->kind_cache, 0xFF, sizeof r->kind_cache);
+    for (unsigned g = 0; g < 256; g++)
+        r->group_guids[g] = perch_kernel_group_guid((uint16_t)g);
     err = perch__etl_build_index(r, diag);
     if (err < 0)
         return err;
@@ -204,11 +206,11 @@ int perch_etl_next(perch_etl_reader *r, perch_event *ev)
         return PERCH_EOF;
     r->pending = r->heap[0].stream;
     s = &r->streams[r->pending];
-    *ev = s->ev;
     r->last_pos = s->ev_pos;
     r->stats.records++;
-    r->stats.by_kind[kind_of(r, ev)]++;
-    r->stats.by_header[ev->header_kind & 7u]++;
+    r->stats.by_kind[kind_of(r, &s->ev)]++;
+    r->stats.by_header[s->ev.header_kind & 7u]++;
+    *ev = s->ev;
     return 0;
 }
 

@@ -54,6 +54,7 @@ struct perch_etl_reader {
     uint8_t *scratch; /* compressed bytes of the buffer being decoded */
     size_t scratch_cap;
     perch_etl_position last_pos;
+    const perch_guid *group_guids[256]; /* perch_kernel_group_guid(g) for every g */
     uint8_t kind_cache[65536]; /* perch_kind by (group << 8 | opcode); 0xFF: not computed yet */
 };
 

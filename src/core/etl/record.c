@@ -23,7 +23,8 @@
 #define EXT_ITEM_HEADER 8u
 
 struct form;
-typedef int (*fill_fn)(const uint8_t *p, size_t size, const struct form *f, perch_event *ev);
+typedef int (*fill_fn)(const uint8_t *p, size_t size, const struct form *f,
+                       const perch_guid *const *groups, perch_event *ev);
 
 struct form {
     uint8_t kind;       /* perch_header_kind */
@@ -35,9 +36,12 @@ struct form {
     fill_fn fill;
 };
 
-static int fill_kernel(const uint8_t *p, size_t size, const struct form *f, perch_event *ev);
-static int fill_classic(const uint8_t *p, size_t size, const struct form *f, perch_event *ev);
-static int fill_event(const uint8_t *p, size_t size, const struct form *f, perch_event *ev);
+static int fill_kernel(const uint8_t *p, size_t size, const struct form *f,
+                       const perch_guid *const *groups, perch_event *ev);
+static int fill_classic(const uint8_t *p, size_t size, const struct form *f,
+                        const perch_guid *const *groups, perch_event *ev);
+static int fill_event(const uint8_t *p, size_t size, const struct form *f,
+                      const perch_guid *const *groups, perch_event *ev);
 
 /* Indexed by header type (bits 16..23 of the marker); kind 0 means not a record we yield. */
 static const struct form forms[0x16] = {
@@ -100,7 +104,8 @@ static size_t kernel_extension(const uint8_t *q, uint16_t version, perch_event *
     return used + 8u * n;
 }
 
-static int fill_kernel(const uint8_t *p, size_t size, const struct form *f, perch_event *ev)
+static int fill_kernel(const uint8_t *p, size_t size, const struct form *f,
+                       const perch_guid *const *groups, perch_event *ev)
 {
     uint16_t version = perch__le16(p), hook = perch__le16(p + 6);
     size_t ext = ((version & VERSION_PEBS) ? 8u : 0u) + 8u * ((version & VERSION_PMC_MASK) >> 8);
@@ -113,7 +118,7 @@ static int fill_kernel(const uint8_t *p, size_t size, const struct form *f, perc
     ev->version = (uint8_t)(version & 0xFFu);
     ev->opcode = (uint8_t)(hook & 0xFFu);
     ev->group = hook == HOOK_IMAGE_LOAD ? PERCH_GROUP_IMAGE : (uint16_t)(hook >> 8);
-    guid = perch_kernel_group_guid(ev->group);
+    guid = groups != NULL ? groups[ev->group & 0xFFu] : perch_kernel_group_guid(ev->group);
     if (guid != NULL)
         ev->provider = *guid;
     else
@@ -124,8 +129,10 @@ static int fill_kernel(const uint8_t *p, size_t size, const struct form *f, perc
     return 0;
 }
 
-static int fill_classic(const uint8_t *p, size_t size, const struct form *f, perch_event *ev)
+static int fill_classic(const uint8_t *p, size_t size, const struct form *f,
+                        const perch_guid *const *groups, perch_event *ev)
 {
+    (void)groups;
     fill_common(p, f, ev);
     ev->flags |= PERCH_EVENT_CLASSIC;
     ev->group = PERCH_GROUP_NONE;
@@ -155,9 +162,11 @@ static long ext_items_len(const uint8_t *q, size_t avail)
     }
 }
 
-static int fill_event(const uint8_t *p, size_t size, const struct form *f, perch_event *ev)
+static int fill_event(const uint8_t *p, size_t size, const struct form *f,
+                      const perch_guid *const *groups, perch_event *ev)
 {
     long ext = 0;
+    (void)groups;
     if (perch__le16(p + 4) & EVENT_HEADER_FLAG_EXTENDED_INFO) {
         ext = ext_items_len(p + f->fixed, size - f->fixed);
         if (ext < 0)
@@ -189,7 +198,7 @@ static int skip_untyped(uint32_t marker, size_t len, size_t *step)
 }
 
 int perch__etl_record(const uint8_t *p, size_t len, unsigned pointer_size, uint16_t cpu,
-                      perch_event *ev, size_t *step)
+                      const perch_guid *const *groups, perch_event *ev, size_t *step)
 {
     uint32_t marker, type;
     const struct form *f;
@@ -218,7 +227,7 @@ int perch__etl_record(const uint8_t *p, size_t len, unsigned pointer_size, uint1
     if (size > len)
         return PERCH_ETRUNC;
     *step = (size + PERCH__ETL_ALIGN - 1) & ~(size_t)(PERCH__ETL_ALIGN - 1);
-    err = f->fill(p, size, f, ev);
+    err = f->fill(p, size, f, groups, ev);
     if (err < 0)
         return err;
     ev->cpu = cpu;
@@ -234,7 +243,7 @@ int perch_etl_parse_record(const uint8_t *p, size_t len, unsigned pointer_size, 
     if (p == NULL || ev == NULL || step == NULL)
         return PERCH_EINVAL;
     memset(&tmp, 0, sizeof tmp);
-    err = perch__etl_record(p, len, pointer_size, cpu, &tmp, &s);
+    err = perch__etl_record(p, len, pointer_size, cpu, NULL, &tmp, &s);
     if (err == PERCH_EUNKNOWN)
         *step = s;
     if (err < 0)

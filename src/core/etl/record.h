@@ -16,8 +16,9 @@
 
 /* The same contract as perch_etl_parse_record, except that on failure *ev may be partly
  * written (the reader parses into its own slot; the public wrapper keeps the caller's
- * event untouched). */
+ * event untouched). groups, when not NULL, holds perch_kernel_group_guid(g) for every g
+ * below 256 (the reader's cache of that linear lookup). */
 int perch__etl_record(const uint8_t *p, size_t len, unsigned pointer_size, uint16_t cpu,
-                      perch_event *ev, size_t *step);
+                      const perch_guid *const *groups, perch_event *ev, size_t *step);
 
 #endif

@@ -109,7 +109,7 @@ static int next_in_buffer(struct perch_etl_reader *r, struct perch__etl_stream *
         uint32_t rec = (uint32_t)(PERCH__ETL_BUFFER_HEADER + s->pos);
         uint64_t off = s->compressed ? s->base_off : s->base_off + rec;
         int err = perch__etl_record(s->data + s->pos, s->len - s->pos, r->header.pointer_size,
-                                    s->cpu, &s->ev, &step);
+                                    s->cpu, r->group_guids, &s->ev, &step);
         if (err == 0) {
             s->ev_pos.buffer = s->base_off;
             s->ev_pos.record = rec;
