@@ -102,7 +102,8 @@ typedef struct perch_etl_stats {
 
 typedef struct perch_etl_options {
     size_t sz;                 /* sizeof(perch_etl_options): lets the struct grow */
-    uint64_t max_buffer_bytes; /* cap on one buffer on disk and decoded; 0: 16 MiB */
+    uint64_t max_buffer_bytes; /* cap on one buffer on disk and decoded; 0 (or more than
+                                * 16 MiB, or less than 4 KiB): 16 MiB */
     uint64_t max_memory;       /* cap on all per-CPU buffers together; 0: 1 GiB */
 } perch_etl_options;
 
