@@ -18,3 +18,9 @@ if(WIN32)
                             __USE_MINGW_ANSI_STDIO=1)
     add_link_options(-static -static-libgcc)
 endif()
+
+# libFuzzer needs coverage feedback from the code under test, not only from the harness:
+# instrument every target (the sanitizer runtime provides the callbacks outside fuzzers).
+if(PERCH_FUZZ)
+    add_compile_options(-fsanitize=fuzzer-no-link)
+endif()

@@ -62,10 +62,14 @@ int perch_input_open_file(perch_input *in, const char *path)
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return from_errno(errno);
-    if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-        int err = S_ISDIR(st.st_mode) ? PERCH_EINVAL : from_errno(errno);
+    if (fstat(fd, &st) != 0) {
+        int err = from_errno(errno);
         close(fd);
         return err;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return PERCH_EINVAL;
     }
     f = malloc(sizeof *f);
     if (!f) {

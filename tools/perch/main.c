@@ -11,6 +11,9 @@
 
 static const struct perch_command commands[] = {
     {"dump", perch_cmd_dump, "print the records of an .etl file as JSON Lines, or a summary"},
+    {"synth", perch_cmd_synth,
+     "write a synthetic kernel trace (.etl) for demos, tests and benchmarks"},
+    {"info", perch_cmd_info, "describe a capture file"},
 };
 
 static const size_t command_count = sizeof commands / sizeof commands[0];

@@ -1,0 +1,531 @@
+/*
+ * The capture writer as a perch_sink: one encoder per record type, each appending one record
+ * to the open chunk of its type. Field encodings (docs/capture-format.md, "Records") are
+ * chosen for what dominates a real trace: samples and slices are a mask byte of "same as
+ * before" bits, a thread from a move-to-front list, and zigzag varint deltas of timestamps and
+ * addresses; stacks share their outermost frames with a recent stack and delta-code the rest.
+ * Every delta base is per chunk (perch__cap_state), so each chunk decodes on its own.
+ */
+#include <string.h>
+
+#include "capture/writer.h"
+#include "perch/error.h"
+
+static size_t cut_utf8(const char *s, size_t len, perch_capture_writer *w)
+{
+    if (len <= PERCH_CAPTURE_MAX_STRING)
+        return len;
+    w->stats.truncated++;
+    len = PERCH_CAPTURE_MAX_STRING;
+    while (len > 0 && ((uint8_t)s[len] & 0xc0) == 0x80)
+        len--;
+    return len;
+}
+
+static int reset_strings(perch_capture_writer *w)
+{
+    int err = perch__cap_flush_all(w);
+    if (err)
+        return err;
+    perch__strtab_clear(&w->strings);
+    w->strings_reset = true;
+    w->strings_first_id = 1;
+    w->stats.strtab_resets++;
+    return 0;
+}
+
+static int add_string(perch_capture_writer *w, const char *s, size_t len, uint64_t *id)
+{
+    uint32_t new_id;
+    perch__cap_open_chunk *c = perch__cap_begin(w, PERCH_CHUNK_STRINGS, len + CAP_VARINT_MAX);
+    if (!c)
+        return w->error;
+    int err = perch__strtab_add(&w->strings, s, len, true, &new_id);
+    if (err)
+        return err;
+    cap_put_varint(&c->buf, len);
+    cap_put_bytes(&c->buf, s, len);
+    *id = new_id;
+    return perch__cap_end(w, PERCH_CHUNK_STRINGS);
+}
+
+/* True when strs[i] repeats one of strs[0..i) (so it needs no room of its own). */
+static bool seen_before(const char *const *strs, const size_t *lens, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (strs[j] && lens[j] == lens[i] && memcmp(strs[j], strs[i], lens[i]) == 0)
+            return true;
+    return false;
+}
+
+int perch__cap_intern(perch_capture_writer *w, const char *const *strs, size_t n, uint64_t *ids)
+{
+    size_t lens[PERCH_CAPTURE_MAX_COUNTERS], need = 0, bytes = 0;
+    int err;
+    if (n > PERCH_CAPTURE_MAX_COUNTERS)
+        return PERCH_ERANGE;
+    for (size_t i = 0; i < n; i++) {
+        lens[i] = strs[i] ? cut_utf8(strs[i], strlen(strs[i]), w) : 0;
+        if (strs[i] && !perch__strtab_find(&w->strings, strs[i], lens[i]) &&
+            !seen_before(strs, lens, i)) {
+            need++;
+            bytes += lens[i];
+        }
+    }
+    if (!perch__strtab_fits(&w->strings, need, bytes)) {
+        if ((err = reset_strings(w)) != 0)
+            return err;
+        if (!perch__strtab_fits(&w->strings, need, bytes))
+            return PERCH_ELIMIT;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ids[i] = strs[i] ? perch__strtab_find(&w->strings, strs[i], lens[i]) : 0;
+        if (strs[i] && !ids[i] && (err = add_string(w, strs[i], lens[i], &ids[i])) != 0)
+            return err;
+    }
+    return 0;
+}
+
+static int ready(perch_capture_writer *w)
+{
+    if (w->error)
+        return w->error;
+    return w->finished ? PERCH_ESTATE : 0;
+}
+
+static int on_trace_info(void *ctx, const perch_trace_info *r)
+{
+    perch_capture_writer *w = ctx;
+    const char *strs[2] = {r->source, r->session_config};
+    uint64_t ids[2];
+    const uint64_t v[] = {r->os_build,    r->cpu_count,      r->pointer_size, r->clock_type,
+                          r->perf_freq,   r->start_filetime, r->end_filetime, r->start_raw,
+                          r->events_lost, r->buffers_lost};
+    int err = ready(w);
+    if (err || (err = perch__cap_intern(w, strs, 2, ids)) != 0)
+        return err;
+    perch__cap_open_chunk *c = perch__cap_begin(w, PERCH_CHUNK_TRACE_INFO, 128);
+    if (!c)
+        return w->error;
+    cap_put_varint(&c->buf, ids[0]);
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        cap_put_varint(&c->buf, v[i]);
+    cap_put_varint(&c->buf, ids[1]);
+    if ((err = perch__cap_end(w, PERCH_CHUNK_TRACE_INFO)) != 0)
+        return err;
+    return perch__cap_flush(w, PERCH_CHUNK_TRACE_INFO);
+}
+
+static int on_process(void *ctx, const perch_process_rec *r)
+{
+    perch_capture_writer *w = ctx;
+    const char *strs[2] = {r->image_name, r->command_line};
+    uint64_t ids[2];
+    int err = ready(w);
+    if (err || (err = perch__cap_intern(w, strs, 2, ids)) != 0)
+        return err;
+    perch__cap_open_chunk *c = perch__cap_begin(w, PERCH_CHUNK_PROCESS, 128);
+    if (!c)
+        return w->error;
+    perch__cap_buf *b = &c->buf;
+    cap_put_delta(b, r->key, c->state.key);
+    c->state.key = r->key;
+    cap_put_varint(b, r->pid);
+    cap_put_varint(b, r->parent_pid);
+    cap_put_varint(b, r->session_id);
+    cap_put_varint(b, cap_zigzag(r->exit_status));
+    cap_put_varint(b, r->flags);
+    cap_put_varint(b, r->start_ts);
+    cap_put_varint(b, r->end_ts);
+    cap_put_varint(b, ids[0]);
+    cap_put_varint(b, ids[1]);
+    return perch__cap_end(w, PERCH_CHUNK_PROCESS);
+}
+
+static int on_thread(void *ctx, const perch_thread_rec *r)
+{
+    perch_capture_writer *w = ctx;
+    const char *strs[1] = {r->name};
+    uint64_t ids[1];
+    int err = ready(w);
+    if (err || (err = perch__cap_intern(w, strs, 1, ids)) != 0)
+        return err;
+    perch__cap_open_chunk *c = perch__cap_begin(w, PERCH_CHUNK_THREAD, 96);
+    if (!c)
+        return w->error;
+    perch__cap_buf *b = &c->buf;
+    cap_put_delta(b, r->key, c->state.key);
+    c->state.key = r->key;
+    cap_put_delta(b, r->process_key, c->state.id);
+    c->state.id = r->process_key;
+    cap_put_varint(b, r->tid);
+    cap_put_varint(b, r->pid);
+    cap_put_varint(b, r->flags);
+    cap_put_varint(b, r->start_ts);
+    cap_put_varint(b, r->end_ts);
+    cap_put_varint(b, ids[0]);
+    return perch__cap_end(w, PERCH_CHUNK_THREAD);
+}
+
+static bool guid_is_zero(const perch_guid *g)
+{
+    static const perch_guid zero;
+    return perch_guid_equal(g, &zero);
+}
+
+static void put_guid(perch__cap_buf *b, const perch_guid *g)
+{
+    cap_put_le32(b, g->data1);
+    cap_put_u8(b, (uint8_t)g->data2);
+    cap_put_u8(b, (uint8_t)(g->data2 >> 8));
+    cap_put_u8(b, (uint8_t)g->data3);
+    cap_put_u8(b, (uint8_t)(g->data3 >> 8));
+    cap_put_bytes(b, g->data4, 8);
+}
+
+static int on_module(void *ctx, const perch_module_rec *r)
+{
+    perch_capture_writer *w = ctx;
+    const char *strs[2] = {r->path, r->pdb_name};
+    uint64_t ids[2];
+    const uint64_t v[] = {r->process_key, r->pid,       r->base,     r->size,
+                          r->load_ts,     r->unload_ts, r->checksum, r->time_date_stamp};
+    int err = ready(w);
+    if (err || (err = perch__cap_intern(w, strs, 2, ids)) != 0)
+        return err;
+    perch__cap_open_chunk *c = perch__cap_begin(w, PERCH_CHUNK_MODULE, 192);
+    if (!c)
+        return w->error;
+    perch__cap_buf *b = &c->buf;
+    uint8_t flags = (r->has_pdb ? MOD_HAS_PDB : 0) | (guid_is_zero(&r->pdb_guid) ? 0 : MOD_GUID);
+    cap_put_delta(b, r->key, c->state.key);
+    c->state.key = r->key;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        cap_put_varint(b, v[i]);
+    cap_put_varint(b, ids[0]);
+    cap_put_u8(b, flags);
+    if (flags & MOD_GUID)
+        put_guid(b, &r->pdb_guid);
+    cap_put_varint(b, r->pdb_age);
+    cap_put_varint(b, ids[1]);
+    return perch__cap_end(w, PERCH_CHUNK_MODULE);
+}
+
+static int on_counters(void *ctx, const perch_counters_rec *r)
+{
+    perch_capture_writer *w = ctx;
+    uint64_t ids[PERCH_CAPTURE_MAX_COUNTERS];
+    int err = ready(w);
+    if (err)
+        return err;
+    if (r->count > PERCH_CAPTURE_MAX_COUNTERS || (r->count && !r->names))
+        return PERCH_EINVAL;
+    if ((err = perch__cap_intern(w, (const char *const *)r->names, r->count, ids)) != 0)
+        return err;
+    perch__cap_open_chunk *c =
+        perch__cap_begin(w, PERCH_CHUNK_COUNTERS, CAP_VARINT_MAX * (1 + (size_t)r->count));
+    if (!c)
+        return w->error;
+    cap_put_varint(&c->buf, r->count);
+    for (uint32_t i = 0; i < r->count; i++)
+        cap_put_varint(&c->buf, ids[i]);
+    if ((err = perch__cap_end(w, PERCH_CHUNK_COUNTERS)) != 0)
+        return err;
+    return perch__cap_flush(w, PERCH_CHUNK_COUNTERS);
+}
+
+/* The recent stack sharing the longest run of outermost frames with frames[0..count). */
+static unsigned best_suffix(const perch__cap_stack_ring *ring, const uint64_t *frames,
+                            uint32_t count, uint32_t *shared)
+{
+    unsigned best = 0;
+    *shared = 0;
+    for (unsigned j = 0; j < ring->count; j++) {
+        uint32_t len, s = 0;
+        const uint64_t *f = perch__cap_ring_get(ring, j, &len);
+        while (s < len && s < count && f[len - 1 - s] == frames[count - 1 - s])
+            s++;
+        if (s > *shared) {
+            *shared = s;
+            best = j + 1;
+        }
+    }
+    if (*shared < 2) { /* not worth a reference */
+        *shared = 0;
+        best = 0;
+    }
+    return best;
+}
+
+static int on_stack(void *ctx, const perch_stack_rec *r)
+{
+    perch_capture_writer *w = ctx;
+    uint32_t count = r->frame_count, kernel = r->kernel_frames, shared;
+    int err = ready(w);
+    if (err)
+        return err;
+    if (kernel > count || (count && !r->frames))
+        return PERCH_EINVAL;
+    if (count > PERCH_CAPTURE_MAX_FRAMES) {
+        w->stats.truncated++;
+        count = PERCH_CAPTURE_MAX_FRAMES;
+        kernel = kernel < count ? kernel : count;
+    }
+    perch__cap_open_chunk *c =
+        perch__cap_begin(w, PERCH_CHUNK_STACK, CAP_VARINT_MAX * (5 + (size_t)count));
+    if (!c)
+        return w->error;
+    perch__cap_buf *b = &c->buf;
+    perch__cap_state *st = &c->state;
+    unsigned ref = best_suffix(&w->ring, r->frames, count, &shared);
+    cap_put_delta(b, r->id, st->id + 1);
+    st->id = r->id;
+    cap_put_varint(b, count);
+    cap_put_varint(b, kernel);
+    cap_put_varint(b, ref);
+    if (ref)
+        cap_put_varint(b, shared);
+    for (uint32_t i = 0; i < count - shared; i++)
+        cap_put_delta(b, r->frames[i], i ? r->frames[i - 1] : st->addr);
+    if (count)
+        st->addr = r->frames[0];
+    perch__cap_ring_push(&w->ring, r->frames, count);
+    return perch__cap_end(w, PERCH_CHUNK_STACK);
+}
+
+/* The MRU slot of (key, tid): found (mask bits = index + 1) or inserted (bits 0). */
+static perch__cap_thread_slot *thread_slot(perch__cap_state *st, uint64_t key, uint32_t tid,
+                                           uint8_t *mask)
+{
+    int idx = perch__cap_mru_find(&st->mru, key, tid);
+    if (idx >= 0) {
+        *mask |= (uint8_t)(idx + 1);
+        return perch__cap_mru_promote(&st->mru, idx);
+    }
+    perch__cap_thread_slot init = {key, tid, st->cpu, st->addr, 0, 0};
+    return perch__cap_mru_insert(&st->mru, &init);
+}
+
+static void put_sample_attrs(perch__cap_buf *b, perch__cap_state *st, const perch_sample_rec *r,
+                             uint8_t *mask)
+{
+    if (r->kind == st->attr_kind && r->flags == st->attr_flags &&
+        r->profile_source == st->attr_source && r->count == st->attr_count) {
+        *mask |= S_ATTR_SAME;
+        return;
+    }
+    cap_put_u8(b, r->kind);
+    cap_put_u8(b, r->flags);
+    cap_put_varint(b, r->profile_source);
+    cap_put_varint(b, r->count);
+    st->attr_kind = r->kind;
+    st->attr_flags = r->flags;
+    st->attr_source = r->profile_source;
+    st->attr_count = r->count;
+}
+
+static int on_sample(void *ctx, const perch_sample_rec *r)
+{
+    perch_capture_writer *w = ctx;
+    int err = ready(w);
+    if (err)
+        return err;
+    perch__cap_open_chunk *c = perch__cap_begin(w, PERCH_CHUNK_SAMPLE, 128);
+    if (!c)
+        return w->error;
+    perch__cap_buf *b = &c->buf;
+    perch__cap_state *st = &c->state;
+    size_t mask_at = b->len;
+    uint8_t mask = 0;
+    cap_put_u8(b, 0);
+    perch__cap_thread_slot *t = thread_slot(st, r->thread_key, r->tid, &mask);
+    if (r->cpu == t->cpu)
+        mask |= S_CPU_SAME;
+    else
+        cap_put_varint(b, r->cpu);
+    cap_put_delta(b, r->ts, st->ts);
+    if (!(mask & M_THREAD)) {
+        cap_put_delta(b, r->thread_key, st->key);
+        cap_put_varint(b, r->tid);
+        st->key = r->thread_key;
+    }
+    put_sample_attrs(b, st, r, &mask);
+    cap_put_delta(b, r->ip, t->ip);
+    if (r->module_key == t->module_key)
+        mask |= S_MODULE_SAME;
+    else
+        cap_put_delta(b, r->module_key, t->module_key);
+    if (r->stack_id == t->stack_id)
+        mask |= S_STACK_SAME;
+    else
+        cap_put_delta(b, r->stack_id, t->stack_id);
+    b->data[mask_at] = mask;
+    t->cpu = r->cpu;
+    t->ip = r->ip;
+    t->module_key = r->module_key;
+    t->stack_id = r->stack_id;
+    st->cpu = r->cpu;
+    st->ts = r->ts;
+    st->addr = r->ip;
+    return perch__cap_end(w, PERCH_CHUNK_SAMPLE);
+}
+
+static void put_slice_attrs(perch__cap_buf *b, perch__cap_state *st, const perch_slice_rec *r,
+                            uint8_t *mask)
+{
+    if (r->flags == st->s_flags && r->priority == st->s_prio &&
+        r->wait_reason == st->s_wait_reason && r->wait_mode == st->s_wait_mode &&
+        r->state == st->s_state) {
+        *mask |= L_ATTR_SAME;
+        return;
+    }
+    cap_put_varint(b, r->flags);
+    cap_put_u8(b, (uint8_t)r->priority);
+    cap_put_u8(b, (uint8_t)r->wait_reason);
+    cap_put_u8(b, (uint8_t)r->wait_mode);
+    cap_put_u8(b, (uint8_t)r->state);
+    st->s_flags = r->flags;
+    st->s_prio = r->priority;
+    st->s_wait_reason = r->wait_reason;
+    st->s_wait_mode = r->wait_mode;
+    st->s_state = r->state;
+}
+
+static int on_slice(void *ctx, const perch_slice_rec *r)
+{
+    perch_capture_writer *w = ctx;
+    int err = ready(w);
+    if (err)
+        return err;
+    if (r->pmc_count > PERCH_MAX_PMC)
+        return PERCH_EINVAL;
+    perch__cap_open_chunk *c = perch__cap_begin(w, PERCH_CHUNK_SLICE, 192);
+    if (!c)
+        return w->error;
+    perch__cap_buf *b = &c->buf;
+    perch__cap_state *st = &c->state;
+    size_t mask_at = b->len;
+    uint8_t mask = r->ready_ts ? 0 : L_READY_ZERO;
+    cap_put_u8(b, 0);
+    thread_slot(st, r->thread_key, r->tid, &mask);
+    if (r->cpu == st->cpu)
+        mask |= L_CPU_SAME;
+    else
+        cap_put_varint(b, r->cpu);
+    cap_put_delta(b, r->start_ts, st->ts);
+    cap_put_delta(b, r->end_ts, r->start_ts);
+    if (r->ready_ts)
+        cap_put_delta(b, r->start_ts, r->ready_ts);
+    if (!(mask & M_THREAD)) {
+        cap_put_delta(b, r->thread_key, st->key);
+        cap_put_varint(b, r->tid);
+        st->key = r->thread_key;
+    }
+    put_slice_attrs(b, st, r, &mask);
+    if (r->pmc_count) {
+        mask |= L_PMC;
+        cap_put_u8(b, r->pmc_count);
+        for (unsigned i = 0; i < r->pmc_count; i++)
+            cap_put_varint(b, r->pmc_delta[i]);
+    }
+    b->data[mask_at] = mask;
+    st->cpu = r->cpu;
+    st->ts = r->start_ts;
+    return perch__cap_end(w, PERCH_CHUNK_SLICE);
+}
+
+static int on_lbr(void *ctx, const perch_lbr_rec *r)
+{
+    perch_capture_writer *w = ctx;
+    uint32_t n = r->branch_count;
+    int err = ready(w);
+    if (err)
+        return err;
+    if (n && (!r->from || !r->to))
+        return PERCH_EINVAL;
+    if (n > PERCH_CAPTURE_MAX_BRANCHES) {
+        w->stats.truncated++;
+        n = PERCH_CAPTURE_MAX_BRANCHES;
+    }
+    perch__cap_open_chunk *c =
+        perch__cap_begin(w, PERCH_CHUNK_LBR, CAP_VARINT_MAX * (6 + 2 * (size_t)n));
+    if (!c)
+        return w->error;
+    perch__cap_buf *b = &c->buf;
+    perch__cap_state *st = &c->state;
+    uint64_t prev = st->addr;
+    cap_put_delta(b, r->thread_key, st->key);
+    cap_put_varint(b, r->tid);
+    cap_put_varint(b, r->pid);
+    cap_put_delta(b, r->ts, st->ts);
+    cap_put_varint(b, r->filters);
+    cap_put_varint(b, n);
+    for (uint32_t i = 0; i < n; i++) {
+        cap_put_delta(b, r->from[i], prev);
+        cap_put_delta(b, r->to[i], r->from[i]);
+        prev = r->to[i];
+    }
+    st->key = r->thread_key;
+    st->ts = r->ts;
+    if (n)
+        st->addr = r->from[0];
+    return perch__cap_end(w, PERCH_CHUNK_LBR);
+}
+
+static int put_named(perch_capture_writer *w, unsigned type, const char *name, uint64_t value)
+{
+    uint64_t id;
+    int err = ready(w);
+    if (err || (err = perch__cap_intern(w, &name, 1, &id)) != 0)
+        return err;
+    perch__cap_open_chunk *c = perch__cap_begin(w, type, 2 * CAP_VARINT_MAX);
+    if (!c)
+        return w->error;
+    cap_put_varint(&c->buf, id);
+    cap_put_varint(&c->buf, value);
+    return perch__cap_end(w, type);
+}
+
+int perch__cap_enc_ledger(perch_capture_writer *w, const char *reason, uint64_t count)
+{
+    return put_named(w, PERCH_CHUNK_LEDGER, reason, count);
+}
+
+static int on_ledger(void *ctx, const perch_ledger_rec *r)
+{
+    return put_named(ctx, PERCH_CHUNK_LEDGER, r->reason, r->count);
+}
+
+static int on_stat(void *ctx, const perch_stat_rec *r)
+{
+    return put_named(ctx, PERCH_CHUNK_STAT, r->name, r->value);
+}
+
+int perch_capture_writer_finish(perch_capture_writer *w)
+{
+    int err = ready(w);
+    if (err)
+        return err;
+    if (w->stats.truncated &&
+        (err = perch__cap_enc_ledger(w, "capture.truncated", w->stats.truncated)) != 0)
+        return err;
+    if ((err = perch__cap_flush_all(w)) != 0 || (err = perch__cap_write_end(w)) != 0)
+        return err;
+    w->finished = true;
+    return 0;
+}
+
+static int on_finish(void *ctx)
+{
+    return perch_capture_writer_finish(ctx);
+}
+
+void perch_capture_writer_sink(perch_capture_writer *w, perch_sink *sink)
+{
+    static const perch_sink callbacks = {
+        NULL,     on_trace_info, on_process, on_thread, on_module, on_counters, on_stack,
+        on_slice, on_sample,     on_lbr,     on_ledger, on_stat,   on_finish,
+    };
+    *sink = callbacks;
+    sink->ctx = w;
+}

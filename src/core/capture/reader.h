@@ -1,0 +1,43 @@
+/*
+ * The capture reader's internals, shared by reader.c (header, chunk loop, status) and
+ * decode.c (one decoder per chunk type, each replaying a chunk's records into the sink).
+ */
+#ifndef PERCH_CAPTURE_READER_H
+#define PERCH_CAPTURE_READER_H
+
+#include "capture/codec.h"
+#include "capture/format.h"
+#include "capture/strtab.h"
+#include "perch/capture.h"
+
+typedef struct perch__cap_reader {
+    const perch_input *in;
+    const perch_sink *sink;
+    perch_capture_status *status;
+    perch__strtab strings;
+    perch__cap_state state;
+    uint64_t *frames;    /* frame_cap entries, grown up to PERCH_CAPTURE_MAX_FRAMES */
+    uint64_t *from, *to; /* branch_cap entries each, up to PERCH_CAPTURE_MAX_BRANCHES */
+    uint32_t frame_cap;
+    uint32_t branch_cap;
+    uint64_t records; /* records of the current chunk delivered so far */
+    int sink_error;   /* set when a sink callback failed */
+    int limit_error;  /* set when the string table hit its cap */
+    /* Large members last: perch_capture_replay_ex zeroes only what comes before `ring`. */
+    perch__cap_stack_ring ring;
+    const char *names[PERCH_CAPTURE_MAX_COUNTERS];
+} perch__cap_reader;
+
+/* Makes r->frames hold n frames (n <= PERCH_CAPTURE_MAX_FRAMES). PERCH_ENOMEM. */
+int perch__cap_reader_frames(perch__cap_reader *r, uint32_t n);
+
+/* Makes r->from and r->to hold n branches (n <= PERCH_CAPTURE_MAX_BRANCHES). PERCH_ENOMEM. */
+int perch__cap_reader_branches(perch__cap_reader *r, uint32_t n);
+
+/* Decodes the payload of a known chunk type (prefix and records) from c into the sink,
+ * counting delivered records in r->records. Returns 0, a cursor error (the chunk is
+ * malformed; c->pos says where), the sink's error (r->sink_error set), or PERCH_ELIMIT /
+ * PERCH_ENOMEM from the string table (r->limit_error set). */
+int perch__cap_decode_chunk(perch__cap_reader *r, unsigned type, perch__cap_cursor *c);
+
+#endif

@@ -1,0 +1,230 @@
+/*
+ * The public face of the .etl reader: open (from an I/O backend, memory or a file), iterate
+ * in time order, stats, close. Iteration keeps the stream whose record was returned last at
+ * the top of the merge heap and advances it only on the next call, so the returned payload
+ * stays valid until then.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "etl/reader.h"
+#include "perch/error.h"
+
+static const char *const reason_names[PERCH_ETL_REASON_COUNT] = {
+#define PERCH_ETL_REASON_NAME(name, text, desc) text,
+    PERCH_ETL_REASON_MAP(PERCH_ETL_REASON_NAME)
+#undef PERCH_ETL_REASON_NAME
+};
+
+static const char *const reason_texts[PERCH_ETL_REASON_COUNT] = {
+#define PERCH_ETL_REASON_TEXT(name, text, desc) desc,
+    PERCH_ETL_REASON_MAP(PERCH_ETL_REASON_TEXT)
+#undef PERCH_ETL_REASON_TEXT
+};
+
+const char *perch_etl_reason_name(perch_etl_reason reason)
+{
+    if ((unsigned)reason >= PERCH_ETL_REASON_COUNT)
+        return NULL;
+    return reason_names[reason];
+}
+
+const char *perch_etl_reason_text(perch_etl_reason reason)
+{
+    if ((unsigned)reason >= PERCH_ETL_REASON_COUNT)
+        return NULL;
+    return reason_texts[reason];
+}
+
+void perch__etl_error(struct perch_etl_reader *r, perch_etl_reason reason, uint64_t offset,
+                      uint32_t record)
+{
+    r->stats.errors[reason]++;
+    r->stats.error_offset[reason] = offset;
+    r->stats.error_record[reason] = record;
+}
+
+static struct perch__etl_heap_item head_of(const struct perch_etl_reader *r, uint32_t i)
+{
+    struct perch__etl_heap_item item = {r->streams[i].ev.timestamp, r->streams[i].cpu, i};
+    return item;
+}
+
+static int prime_streams(struct perch_etl_reader *r)
+{
+    for (uint32_t i = 0; i < r->nstreams; i++) {
+        int got = perch__etl_stream_advance(r, &r->streams[i]);
+        if (got < 0)
+            return got;
+        if (got > 0)
+            perch__etl_heap_push(r->heap, &r->heap_len, head_of(r, i));
+    }
+    return 0;
+}
+
+static void apply_options(struct perch_etl_reader *r, const perch_etl_options *opts)
+{
+    r->max_buffer = PERCH__ETL_DEFAULT_MAX_BUFFER;
+    r->max_memory = PERCH__ETL_DEFAULT_MAX_MEMORY;
+    if (opts == NULL || opts->sz < sizeof *opts)
+        return;
+    if (opts->max_buffer_bytes >= 0x1000 && opts->max_buffer_bytes < r->max_buffer)
+        r->max_buffer = opts->max_buffer_bytes;
+    if (opts->max_memory != 0)
+        r->max_memory = opts->max_memory;
+}
+
+static int open_common(struct perch_etl_reader *r, const perch_etl_options *opts,
+                       perch_etl_open_error *diag)
+{
+    int err;
+    apply_options(r, opts);
+    r->pending = -1;
+    memset(r->kind_cache, 0xFF, sizeof r->kind_cache);
+    for (unsigned g = 0; g < 256; g++)
+        r->group_guids[g] = perch_kernel_group_guid((uint16_t)g);
+    err = perch__etl_build_index(r, diag);
+    if (err < 0)
+        return err;
+    err = perch__etl_make_streams(r);
+    if (err == 0)
+        err = prime_streams(r);
+    if (err < 0 && diag != NULL) {
+        diag->err = err;
+        diag->offset = 0;
+        diag->what = "out of memory";
+    }
+    return err;
+}
+
+/* Opens r (already holding its input) or destroys it. */
+static int finish_open(struct perch_etl_reader *r, const perch_etl_options *opts,
+                       perch_etl_reader **out, perch_etl_open_error *diag)
+{
+    int err = open_common(r, opts, diag);
+    if (err < 0) {
+        perch_etl_destroy(r);
+        return err;
+    }
+    *out = r;
+    return 0;
+}
+
+int perch_etl_open_io(const perch_input *io, const perch_etl_options *opts, perch_etl_reader **out,
+                      perch_etl_open_error *diag)
+{
+    struct perch_etl_reader *r;
+    if (io == NULL || io->read_at == NULL || out == NULL)
+        return PERCH_EINVAL;
+    r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return PERCH_ENOMEM;
+    r->io = *io;
+    return finish_open(r, opts, out, diag);
+}
+
+int perch_etl_open_owned(perch_input *in, const perch_etl_options *opts, perch_etl_reader **out,
+                         perch_etl_open_error *diag)
+{
+    struct perch_etl_reader *r;
+    if (in == NULL || out == NULL)
+        return PERCH_EINVAL;
+    r = calloc(1, sizeof *r);
+    if (r == NULL) {
+        perch_input_close(in);
+        return PERCH_ENOMEM;
+    }
+    r->io = *in;
+    memset(in, 0, sizeof *in);
+    r->owns_io = true;
+    return finish_open(r, opts, out, diag);
+}
+
+int perch_etl_open_memory(const void *data, size_t len, const perch_etl_options *opts,
+                          perch_etl_reader **out, perch_etl_open_error *diag)
+{
+    perch_input in;
+    if ((data == NULL && len > 0) || out == NULL)
+        return PERCH_EINVAL;
+    perch_input_memory(&in, data, len);
+    return perch_etl_open_owned(&in, opts, out, diag);
+}
+
+void perch_etl_destroy(perch_etl_reader *r)
+{
+    if (r == NULL)
+        return;
+    for (uint32_t i = 0; i < r->nstreams; i++)
+        perch__etl_stream_free(r, &r->streams[i]);
+    free(r->streams);
+    free(r->heap);
+    free(r->index);
+    free(r->scratch);
+    if (r->owns_io)
+        perch_input_close(&r->io);
+    free(r);
+}
+
+/* Advances the stream returned last time and restores the heap order. */
+static int settle_pending(struct perch_etl_reader *r)
+{
+    uint32_t i = (uint32_t)r->pending;
+    int got = perch__etl_stream_advance(r, &r->streams[i]);
+    r->pending = -1;
+    if (got < 0)
+        return got;
+    if (got > 0)
+        perch__etl_heap_replace_top(r->heap, r->heap_len, head_of(r, i));
+    else
+        perch__etl_heap_pop(r->heap, &r->heap_len);
+    return 0;
+}
+
+/* perch_event_kind through a table filled on first use (the kind table is a linear scan). */
+static perch_kind kind_of(struct perch_etl_reader *r, const perch_event *ev)
+{
+    uint16_t key;
+    if (ev->group == PERCH_GROUP_NONE)
+        return PERCH_KIND_NON_KERNEL;
+    key = (uint16_t)(((ev->group & 0xFFu) << 8) | ev->opcode);
+    if (r->kind_cache[key] == 0xFF)
+        r->kind_cache[key] = (uint8_t)perch_event_kind(ev);
+    return (perch_kind)r->kind_cache[key];
+}
+
+int perch_etl_next(perch_etl_reader *r, perch_event *ev)
+{
+    const struct perch__etl_stream *s;
+    if (r == NULL || ev == NULL)
+        return PERCH_EINVAL;
+    if (r->pending >= 0) {
+        int err = settle_pending(r);
+        if (err < 0)
+            return err;
+    }
+    if (r->heap_len == 0)
+        return PERCH_EOF;
+    r->pending = r->heap[0].stream;
+    s = &r->streams[r->pending];
+    r->last_pos = s->ev_pos;
+    r->stats.records++;
+    r->stats.by_kind[kind_of(r, &s->ev)]++;
+    r->stats.by_header[s->ev.header_kind & 7u]++;
+    *ev = s->ev;
+    return 0;
+}
+
+perch_etl_position perch_etl_last_position(const perch_etl_reader *r)
+{
+    return r->last_pos;
+}
+
+const perch_etl_header *perch_etl_header_of(const perch_etl_reader *r)
+{
+    return &r->header;
+}
+
+const perch_etl_stats *perch_etl_stats_of(const perch_etl_reader *r)
+{
+    return &r->stats;
+}

@@ -1,0 +1,1 @@
+perch_add_fuzzer(etl ${PERCH_DATA_DIR}/etl)

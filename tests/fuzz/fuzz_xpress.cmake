@@ -1,0 +1,1 @@
+perch_add_fuzzer(xpress ${PERCH_DATA_DIR}/etl)

@@ -1,0 +1,196 @@
+/*
+ * MS-XCA Plain LZ77 decoder tests: hand-made streams (literals, matches, overlapping
+ * matches, each long-length encoding, the shared half byte), the error cases (overrun,
+ * offset before the start, truncated tokens), and random token sequences built with the test
+ * encoder, checked against a byte-at-a-time model of the output.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "etl/xpress.h"
+#include "perch/error.h"
+#include "xpress_encode.h"
+
+static void test_literals_only(void **state)
+{
+    /* flags 0: 32 literals announced, only 5 present: the stream ends after them. */
+    const uint8_t in[] = {0, 0, 0, 0, 'h', 'e', 'l', 'l', 'o'};
+    uint8_t out[16];
+    size_t n = 99;
+    memset(out, 0xff, sizeof out);
+    assert_int_equal(perch__xpress_decompress(in, sizeof in, out, sizeof out, &n), 0);
+    assert_int_equal(n, 5);
+    assert_memory_equal(out, "hello", 5);
+    assert_int_equal(out[5], 0xff);
+}
+
+static void test_overlapping_match(void **state)
+{
+    /* [literal 'a'][match offset 1 length 5], remaining flags 1 = end. */
+    const uint8_t in[] = {0xff, 0xff, 0xff, 0x7f, 'a', 0x02, 0x00};
+    uint8_t out[6];
+    size_t n = 0;
+    assert_int_equal(perch__xpress_decompress(in, sizeof in, out, sizeof out, &n), 0);
+    assert_int_equal(n, 6);
+    assert_memory_equal(out, "aaaaaa", 6);
+}
+
+static void test_pattern_offset_3(void **state)
+{
+    /* "abc" then offset 3 length 9 -> "abcabcabcabc" (the match overlaps itself). */
+    const uint8_t in[] = {0xff, 0xff, 0xff, 0x1f, 'a', 'b', 'c', (2 << 3) | 6, 0x00};
+    uint8_t out[12];
+    size_t n = 0;
+    assert_int_equal(perch__xpress_decompress(in, sizeof in, out, sizeof out, &n), 0);
+    assert_int_equal(n, 12);
+    assert_memory_equal(out, "abcabcabcabc", 12);
+}
+
+/* Encodes 16 distinct literals and one match of length len at offset 16. */
+static void check_long_length(size_t len, size_t expect_stream_len)
+{
+    uint8_t *stream = malloc(64), *out = malloc(16 + len), *want = malloc(16 + len);
+    struct xenc e;
+    size_t n = 0, sl;
+    xenc_init(&e, stream, 64);
+    for (int i = 0; i < 16; i++) {
+        xenc_literal(&e, (uint8_t)('A' + i));
+        want[i] = (uint8_t)('A' + i);
+    }
+    xenc_match(&e, 16, len);
+    for (size_t i = 16; i < 16 + len; i++)
+        want[i] = want[i - 16];
+    sl = xenc_finish(&e);
+    assert_int_equal(sl, expect_stream_len);
+    assert_int_equal(perch__xpress_decompress(stream, sl, out, 16 + len, &n), 0);
+    assert_int_equal(n, 16 + len);
+    assert_memory_equal(out, want, n);
+    free(stream);
+    free(out);
+    free(want);
+}
+
+static void test_length_encodings(void **state)
+{
+    check_long_length(9, 4 + 16 + 2);                 /* code 0..6 in the token */
+    check_long_length(10 + 14, 4 + 16 + 2 + 1);       /* half byte */
+    check_long_length(25 + 100, 4 + 16 + 2 + 1 + 1);  /* half byte 15, then a byte */
+    check_long_length(1003, 4 + 16 + 2 + 1 + 1 + 2); /* byte 255, then u16 */
+    check_long_length(70003, 4 + 16 + 2 + 1 + 1 + 2 + 4); /* u16 0, then u32 */
+}
+
+static void test_shared_half_byte(void **state)
+{
+    /* Two long matches share one half-byte: low nibble for the first, high for the second. */
+    uint8_t stream[32], out[64];
+    struct xenc e;
+    size_t n = 0, sl;
+    xenc_init(&e, stream, sizeof stream);
+    xenc_literal(&e, 'x');
+    xenc_match(&e, 1, 12); /* l - 7 = 2 */
+    xenc_match(&e, 1, 20); /* l - 7 = 10 */
+    sl = xenc_finish(&e);
+    assert_int_equal(sl, 4 + 1 + 2 + 1 + 2);
+    assert_int_equal(stream[7], 0xA2);
+    assert_int_equal(perch__xpress_decompress(stream, sl, out, 33, &n), 0);
+    assert_int_equal(n, 33);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(out[i], 'x');
+}
+
+static void test_errors(void **state)
+{
+    const uint8_t aaa[] = {0xff, 0xff, 0xff, 0x7f, 'a', 0x02, 0x00};
+    const uint8_t before_start[] = {0xff, 0xff, 0xff, 0x7f, 'a', (1 << 3) | 0, 0x00};
+    const uint8_t cut_token[] = {0xff, 0xff, 0xff, 0x7f, 'a', 0x02};
+    const uint8_t cut_long[] = {0xff, 0xff, 0xff, 0x7f, 'a', 0x07, 0x00, 0x0f};
+    const uint8_t cut_flags[] = {0x00, 0x00};
+    const uint8_t bad_u16[] = {0xff, 0xff, 0xff, 0x7f, 'a', 0x07, 0x00, 0x0f, 0xff, 0x05, 0x00};
+    uint8_t out[8];
+    size_t n = 1234;
+    assert_int_equal(perch__xpress_decompress(aaa, sizeof aaa, out, 5, &n), PERCH_EOVERRUN);
+    assert_int_equal(perch__xpress_decompress(aaa, sizeof aaa, out, 0, &n), PERCH_EOVERRUN);
+    assert_int_equal(perch__xpress_decompress(before_start, sizeof before_start, out, 8, &n),
+                     PERCH_EFORMAT);
+    assert_int_equal(perch__xpress_decompress(cut_token, sizeof cut_token, out, 8, &n),
+                     PERCH_ETRUNC);
+    assert_int_equal(perch__xpress_decompress(cut_long, sizeof cut_long, out, 8, &n),
+                     PERCH_ETRUNC);
+    assert_int_equal(perch__xpress_decompress(cut_flags, sizeof cut_flags, out, 8, &n),
+                     PERCH_ETRUNC);
+    assert_int_equal(perch__xpress_decompress(bad_u16, sizeof bad_u16, out, 8, &n),
+                     PERCH_EFORMAT);
+    assert_int_equal(n, 1234); /* untouched on error */
+    assert_int_equal(perch__xpress_decompress(aaa, 0, out, 8, &n), 0);
+    assert_int_equal(n, 0);
+}
+
+static uint64_t rng = 0x243f6a8885a308d3u;
+
+static uint32_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 11);
+}
+
+/* Random tokens: literal runs and matches of every offset class and length class. */
+static void test_random_round_trips(void **state)
+{
+    enum { OUT = 1 << 20 };
+    uint8_t *want = malloc(OUT), *got = malloc(OUT), *stream = malloc(OUT * 2);
+    for (int round = 0; round < 40; round++) {
+        struct xenc e;
+        size_t len = 0, n = 0, sl;
+        xenc_init(&e, stream, OUT * 2);
+        while (len < OUT - 80000) {
+            uint32_t r = next_rand();
+            if (len < 8 || r % 3 == 0) {
+                for (uint32_t k = 0; k <= r % 40; k++) {
+                    want[len] = (uint8_t)next_rand();
+                    xenc_literal(&e, want[len++]);
+                }
+            } else {
+                size_t maxoff = len < 8192 ? len : 8192;
+                size_t off = (r & 1) ? 1 + next_rand() % (maxoff < 16 ? maxoff : 16)
+                                     : 1 + next_rand() % maxoff;
+                size_t ml = 3 + (next_rand() % 8 == 0 ? next_rand() % 70000 : next_rand() % 40);
+                xenc_match(&e, off, ml);
+                for (size_t k = 0; k < ml; k++, len++)
+                    want[len] = want[len - off];
+            }
+        }
+        sl = xenc_finish(&e);
+        assert_true(sl > 0);
+        memset(got, 0xee, OUT);
+        assert_int_equal(perch__xpress_decompress(stream, sl, got, len, &n), 0);
+        assert_int_equal(n, len);
+        assert_memory_equal(got, want, len);
+        /* One byte less of output room must be an overrun, never a write past it. */
+        assert_int_equal(perch__xpress_decompress(stream, sl, got, len - 1, &n), PERCH_EOVERRUN);
+    }
+    free(want);
+    free(got);
+    free(stream);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_literals_only),
+        cmocka_unit_test(test_overlapping_match),
+        cmocka_unit_test(test_pattern_offset_3),
+        cmocka_unit_test(test_length_encodings),
+        cmocka_unit_test(test_shared_half_byte),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_random_round_trips),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
