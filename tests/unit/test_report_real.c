@@ -103,8 +103,12 @@ static char *value_of(const char *from, const char *key)
 static char *reference_section(const char *name)
 {
     size_t len;
-    char *ref = (char *)perch_test_read_file(perch_test_require_data("reference/model.json"), &len);
-    char pat[128];
+    uint8_t *raw = perch_test_read_file(perch_test_require_data("reference/model.json"), &len);
+    char *ref = malloc(len + 1), pat[128];
+    assert_non_null(ref);
+    memcpy(ref, raw, len);
+    ref[len] = '\0'; /* the file is not NUL-terminated */
+    free(raw);
     snprintf(pat, sizeof pat, "\"%s\":", name);
     char *sec = strstr(ref, pat);
     assert_non_null(sec);
