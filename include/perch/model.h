@@ -36,6 +36,10 @@ typedef struct perch_model_options {
     /* At most this many samples wait at once; the oldest is emitted when it is exceeded
      * (counted as stack.wait_count_bound). 0: the default, 1 << 20. */
     uint32_t max_pending_samples;
+    /* The same for samples of threads that never run in user mode (the idle thread, threads
+     * of the System process): they only wait for their kernel part, logged right after the
+     * sample. 0: the default, 0.1 s. */
+    double kernel_wait_seconds;
 } perch_model_options;
 
 /* Creates a model that sends its records to *sink (copied; sink->ctx is borrowed and must

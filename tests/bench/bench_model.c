@@ -9,7 +9,8 @@
  *   - events/s through perch_model_feed, and the floor: a loop that only touches every payload;
  *   - peak RSS after round 1 and after the last round (the model keeps only live state, so the
  *     ratio should stay below 1.2).
- * Usage: bench_model [rounds] (default 10).
+ * Usage: bench_model [rounds] [trace.etl] (default 10 rounds of the synthesized workload; with
+ * a trace, its records are fed rounds times, each copy shifted past the previous one).
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -18,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "perch/decode.h"
+#include "perch/etl.h"
 #include "perch/model.h"
 #include "perch/platform.h"
 
@@ -40,7 +43,7 @@ typedef struct bench_event {
 typedef struct packed_hdr {
     uint64_t ts;
     uint16_t cpu, group;
-    uint8_t opcode, version, ts_in_payload, pad;
+    uint8_t opcode, version, ts_in_payload, pad; /* pad: 1 for KernelTraceControl */
     uint16_t len;
     uint16_t pad2;
 } packed_hdr;
@@ -123,9 +126,9 @@ typedef struct packed_round {
     size_t len, cap;
 } packed_round;
 
-static void append(packed_round *a, const bench_event *e)
+static void append_event(packed_round *a, const perch_event *ev, uint8_t ts_in_payload)
 {
-    size_t need = sizeof(packed_hdr) + ((e->ev.payload_len + 7u) & ~7u);
+    size_t need = sizeof(packed_hdr) + ((ev->payload_len + 7u) & ~7u);
     if (a->len + need > a->cap) {
         size_t ncap = a->cap ? a->cap * 2 : 1 << 20;
         uint8_t *p = realloc(a->data, ncap);
@@ -136,12 +139,44 @@ static void append(packed_round *a, const bench_event *e)
         a->data = p;
         a->cap = ncap;
     }
-    packed_hdr h = {e->ev.timestamp, e->ev.cpu,     e->ev.group, e->ev.opcode,
-                    e->ev.version,   (uint8_t)e->ts_offset, 0,   (uint16_t)e->ev.payload_len,
-                    0};
+    uint8_t ktc = perch_guid_equal(&ev->provider, &perch_kernel_trace_control_guid);
+    packed_hdr h = {ev->timestamp, ev->cpu,      ev->group, ev->opcode, ev->version,
+                    ts_in_payload, ktc,          (uint16_t)ev->payload_len, 0};
     memcpy(a->data + a->len, &h, sizeof h);
-    memcpy(a->data + a->len + sizeof h, e->payload, e->ev.payload_len);
+    if (ev->payload_len > 0)
+        memcpy(a->data + a->len + sizeof h, ev->payload, ev->payload_len);
     a->len += need;
+}
+
+static void append(packed_round *a, const bench_event *e)
+{
+    append_event(a, &e->ev, (uint8_t)e->ts_offset);
+}
+
+/* Packs every record of a real trace; StackWalk and StackKey references carry the timestamp
+ * of their event in payload[0..8), which a shift must move too. 0 or -1. */
+static int load_trace(const char *path, packed_round *a, uint64_t *span, uint64_t *records)
+{
+    perch_etl_reader *r = NULL;
+    perch_event ev;
+    uint64_t first = 0, last = 0;
+    if (perch_etl_open_file(path, NULL, &r, NULL) != 0)
+        return -1;
+    *records = 0;
+    while (perch_etl_next(r, &ev) == 0) {
+        bool walk = ev.group == PERCH_GROUP_STACKWALK &&
+                    (ev.opcode == 32 || ev.opcode == 37 || ev.opcode == 38) && ev.payload_len >= 8;
+        if (ev.payload_len > 0xffff)
+            continue;
+        if (*records == 0)
+            first = ev.timestamp;
+        last = ev.timestamp > last ? ev.timestamp : last;
+        append_event(a, &ev, walk);
+        (*records)++;
+    }
+    *span = last - first + 1;
+    perch_etl_destroy(r);
+    return 0;
 }
 
 static void make_cswitch(bench_event *b, uint64_t ts, uint16_t cpu, uint32_t next, uint32_t prev)
@@ -249,12 +284,14 @@ static int run(uint8_t *arena, size_t size, perch_model *m, uint64_t *sum)
         const packed_hdr *h = (const packed_hdr *)(arena + off);
         ev.timestamp = h->ts;
         ev.cpu = h->cpu;
-        if (ev.group != h->group) {
+        if (ev.group != h->group || h->pad) {
             const perch_guid *g = perch_kernel_group_guid(h->group);
             ev.group = h->group;
             memset(&ev.provider, 0, sizeof ev.provider);
             if (g != NULL)
                 ev.provider = *g;
+            if (h->pad)
+                ev.provider = perch_kernel_trace_control_guid;
         }
         ev.opcode = h->opcode;
         ev.version = h->version;
@@ -292,20 +329,16 @@ static int count_any(void *c, const perch_thread_rec *r)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* Feeds the packed round `rounds` times (shifted by shift_ticks each time) into one model and
+ * prints throughput against the floor and peak RSS after the first and the last round. */
+static int measure(const char *what, uint8_t *arena, size_t size, uint64_t per_round,
+                   uint64_t shift_ticks, int rounds)
 {
-    int rounds = argc > 1 ? atoi(argv[1]) : 10;
-    packed_round round = {NULL, 0, 0};
     perch_sink sink = {0};
     perch_trace_info info = {0};
     perch_model *m = NULL;
     double model_cpu = 0, floor_cpu = 0;
     uint64_t model_ns = 0, floor_ns = 0, fed = 0, floor_sum = 0, rss0, rss1 = 0;
-    if (rounds < 1)
-        return 2;
-    build_round(&round, EVENTS_PER_ROUND);
-    uint8_t *arena = round.data;
-    size_t size = round.len;
     sink.slice = count_slice;
     sink.sample = count_sample;
     sink.thread = count_any;
@@ -317,7 +350,7 @@ int main(int argc, char **argv)
         return 1;
     for (int r = 0; r < rounds; r++) {
         if (r > 0)
-            shift(arena, size, ROUND_TICKS);
+            shift(arena, size, shift_ticks);
         uint64_t t0 = perch_monotonic_ns();
         clock_t c0 = clock();
         run(arena, size, NULL, &floor_sum);
@@ -331,7 +364,7 @@ int main(int argc, char **argv)
         model_ns += t2 - t1;
         floor_cpu += (double)(c1 - c0) / CLOCKS_PER_SEC;
         model_cpu += (double)(c2 - c1) / CLOCKS_PER_SEC;
-        fed += EVENTS_PER_ROUND;
+        fed += per_round;
         if (r == 0)
             rss1 = perch_peak_rss_bytes();
     }
@@ -341,19 +374,43 @@ int main(int argc, char **argv)
     perch_model_destroy(m);
     double mev = (double)fed / ((double)model_ns / 1e9) / 1e6;
     double fev = (double)fed / ((double)floor_ns / 1e9) / 1e6;
-    printf("bench_model: %d rounds x %u events (8 CPUs, counting sink; records %" PRIu64
+    printf("%s: %d rounds x %" PRIu64 " records (counting sink; records %" PRIu64
            ", floor checksum %" PRIu64 ")\n",
-           rounds, EVENTS_PER_ROUND, counted, floor_sum & 0xff);
-    printf("  decode+model: %.1f M events/s (wall), %.1f M events/s (CPU time)\n", mev,
+           what, rounds, per_round, counted, floor_sum & 0xff);
+    printf("  decode+model: %.1f M records/s (wall), %.1f M records/s (CPU time)\n", mev,
            (double)fed / model_cpu / 1e6);
-    printf("  floor (materialize + touch payloads): %.1f M events/s (wall), %.1f M events/s "
-           "(CPU time); floor/model ratio %.2f (wall)\n",
+    printf("  floor (materialize + touch payloads): %.1f M records/s (wall), %.1f M records/s "
+           "(CPU time); floor/model %.2f (wall)\n",
            fev, (double)fed / floor_cpu / 1e6, fev / mev);
     printf("  peak RSS: before the model %.1f MiB, after round 1 %.1f MiB, after round %d "
            "%.1f MiB: ratio %.3f (model's own growth %.1f -> %.1f MiB)\n",
            (double)rss0 / 1048576.0, (double)rss1 / 1048576.0, rounds,
            (double)rss_n / 1048576.0, rss1 ? (double)rss_n / (double)rss1 : 0.0,
            (double)(rss1 - rss0) / 1048576.0, (double)(rss_n - rss0) / 1048576.0);
-    free(arena);
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int rounds = argc > 1 ? atoi(argv[1]) : 10;
+    packed_round round = {NULL, 0, 0};
+    if (rounds < 1) {
+        fprintf(stderr, "usage: bench_model [rounds] [trace.etl]\n");
+        return 2;
+    }
+    if (argc > 2) { /* a real trace, fed `rounds` times with shifted timestamps */
+        uint64_t span = 0, records = 0;
+        if (load_trace(argv[2], &round, &span, &records) != 0) {
+            fprintf(stderr, "bench_model: cannot read %s\n", argv[2]);
+            return 1;
+        }
+        int rc = measure(argv[2], round.data, round.len, records, span + 10000000u, rounds);
+        free(round.data);
+        return rc;
+    }
+    build_round(&round, EVENTS_PER_ROUND);
+    int rc = measure("bench_model (synthesized, 8 CPUs)", round.data, round.len,
+                     EVENTS_PER_ROUND, ROUND_TICKS, rounds);
+    free(round.data);
+    return rc;
 }

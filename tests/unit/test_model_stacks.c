@@ -257,13 +257,38 @@ static void test_pmc_sample_and_lbr(void **state)
     perch_model_destroy(m);
 }
 
+/* Threads that never run user mode (idle, System) wait only for their kernel part. */
+static void test_kernel_threads_wait_short(void **state)
+{
+    recorder r;
+    perch_sink sink;
+    synth_ev s;
+    (void)state;
+    perch_model *m = new_model(&r, &sink);
+    uint64_t kf[] = {K(0x10)};
+    feed(m, ev_thread(&s, 3, 10, 4, 8, NULL));   /* a System thread */
+    feed(m, ev_thread(&s, 3, 11, 44, 7, NULL));  /* a user process thread */
+    feed(m, ev_sample(&s, 100, 0, K(0x10), 0));
+    feed(m, ev_sample(&s, 100, 1, K(0x10), 8));
+    feed(m, ev_sample(&s, 100, 2, K(0x10), 7));
+    feed(m, ev_walk(&s, 101, 100, 0, kf, 1, 8));
+    feed(m, ev_ready(&s, 100 + SEC / 10 + 1, 0, 9));
+    assert_int_equal(r.nsamples, 2); /* idle and System: done; the user thread still waits */
+    assert_null(sample_at(&r, 100, 2));
+    assert_int_not_equal(sample_at(&r, 100, 0)->stack_id, 0);
+    assert_int_equal(sample_at(&r, 100, 1)->stack_id, 0);
+    assert_int_equal(perch_model_finish(m), 0);
+    assert_int_equal(r.nsamples, 3);
+    perch_model_destroy(m);
+}
+
 static void test_count_bound_and_sink_error(void **state)
 {
     recorder r;
     perch_sink sink;
     synth_ev s;
     perch_trace_info info;
-    perch_model_options o = {sizeof o, 0, 4};
+    perch_model_options o = {sizeof o, 0, 4, 0};
     perch_model *m = NULL;
     (void)state;
     memset(&r, 0, sizeof r);
@@ -292,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_segments_callbacks_and_wow64),
         cmocka_unit_test(test_pointer_size_4_split),
         cmocka_unit_test(test_pmc_sample_and_lbr),
+        cmocka_unit_test(test_kernel_threads_wait_short),
         cmocka_unit_test(test_count_bound_and_sink_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

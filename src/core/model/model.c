@@ -50,10 +50,15 @@ int perch_model_create(const perch_sink *sink, const perch_trace_info *info,
         m->opts = *opts;
     if (m->opts.stack_wait_seconds <= 0)
         m->opts.stack_wait_seconds = 4.0;
+    if (m->opts.kernel_wait_seconds <= 0)
+        m->opts.kernel_wait_seconds = 0.1;
     if (m->opts.max_pending_samples == 0)
         m->opts.max_pending_samples = 1u << 20;
     uint64_t freq = info->perf_freq ? info->perf_freq : 10000000u;
     m->wait_ticks = (uint64_t)(m->opts.stack_wait_seconds * (double)freq);
+    m->kernel_wait_ticks = (uint64_t)(m->opts.kernel_wait_seconds * (double)freq);
+    m->queues[0].wait = m->wait_ticks;
+    m->queues[1].wait = m->kernel_wait_ticks;
     m->pointer_size = info->pointer_size == 4 ? 4 : 8;
     memset(m->tid_cache_tid, 0xff, sizeof m->tid_cache_tid);
     memset(m->tid_cache_idx, 0xff, sizeof m->tid_cache_idx);

@@ -179,6 +179,7 @@ typedef struct sgroup {
     uint32_t unresolved;  /* key references still waiting for their definition */
     uint32_t tid_prev, tid_next; /* pending groups of the same thread (thread exit) */
     uint8_t live, window_closed, has_user, reason;
+    uint8_t queue; /* index into queues */
 } sgroup;
 
 /* A DbgID_RSDS waiting for its image event (merged traces log it just before the image). */
@@ -189,6 +190,13 @@ typedef struct pdb_pending {
     perch_guid guid;
     char *name; /* NULL: slot free */
 } pdb_pending;
+
+typedef struct squeue {
+    uint64_t *e;
+    uint32_t head, len, cap;
+    uint64_t wait;     /* ticks a group waits for its parts */
+    uint64_t deadline; /* no queued group expires at or before this time */
+} squeue;
 
 typedef struct keydef {
     uint64_t ts; /* timestamp of the first definition at the latest definition time */
@@ -208,7 +216,7 @@ struct perch_model {
     perch_trace_info info;
     char *source, *session_config;
     perch_model_options opts;
-    uint64_t wait_ticks;
+    uint64_t wait_ticks, kernel_wait_ticks;
     int error; /* sticky */
     bool finished;
     bool any_event;
@@ -244,9 +252,9 @@ struct perch_model {
     uint32_t group_count, group_cap, group_free;
     perch__map group_map; /* mixed (ts, tid) -> first group */
     perch__map tid_groups; /* tid -> first pending group of that thread */
-    uint64_t *queue;      /* (gen << 32 | group) in creation order */
-    uint32_t queue_head, queue_len, queue_cap;
-    uint64_t queue_deadline; /* no queued group expires at or before this time */
+    /* Groups in creation order, (gen << 32 | group): [0] threads that may run user mode,
+     * [1] threads that never do (idle, System), which wait only for their kernel part. */
+    squeue queues[2];
     perch__map wait_map;  /* stack key -> first waiting reference part */
     keydef *defs;
     uint32_t def_count, def_cap;

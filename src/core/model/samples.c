@@ -39,37 +39,45 @@ uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid)
     return find_group(m, ts, tid);
 }
 
-static int queue_push(perch_model *m, uint64_t entry)
+static int queue_push(squeue *q, uint64_t entry)
 {
-    if (m->queue_len == m->queue_cap) {
-        uint32_t ncap = m->queue_cap ? m->queue_cap * 2 : 1024;
+    if (q->len == q->cap) {
+        uint32_t ncap = q->cap ? q->cap * 2 : 1024;
         if (ncap > MAX_QUEUE)
             return PERCH_ELIMIT;
-        uint64_t *q = perch__alloc(sizeof *q * ncap);
-        if (q == NULL)
+        uint64_t *e = perch__alloc(sizeof *e * ncap);
+        if (e == NULL)
             return PERCH_ENOMEM;
-        for (uint32_t i = 0; i < m->queue_len; i++)
-            q[i] = m->queue[(m->queue_head + i) & (m->queue_cap - 1)];
-        perch__free(m->queue);
-        m->queue = q;
-        m->queue_cap = ncap;
-        m->queue_head = 0;
+        for (uint32_t i = 0; i < q->len; i++)
+            e[i] = q->e[(q->head + i) & (q->cap - 1)];
+        perch__free(q->e);
+        q->e = e;
+        q->cap = ncap;
+        q->head = 0;
     }
-    m->queue[(m->queue_head + m->queue_len) & (m->queue_cap - 1)] = entry;
-    m->queue_len++;
+    q->e[(q->head + q->len) & (q->cap - 1)] = entry;
+    q->len++;
     return 0;
+}
+
+/* Threads of the idle (0) and System (4) processes never run in user mode: no user part can
+ * come for their samples. */
+static uint8_t queue_for(const perch_model *m, uint32_t tid, uint32_t ti)
+{
+    uint32_t pid = m->threads[ti].pid;
+    return tid == 0 || pid == 0 || pid == 4;
 }
 
 static int queue_add_group(perch_model *m, uint32_t g)
 {
-    uint64_t deadline = m->groups[g].ts + m->wait_ticks;
-    if (deadline < m->queue_deadline)
-        m->queue_deadline = deadline; /* a group older than the head (time order broken) */
-    return queue_push(m, (uint64_t)m->groups[g].gen << 32 | g);
-    return 0;
+    squeue *q = &m->queues[m->groups[g].queue];
+    uint64_t deadline = m->groups[g].ts + q->wait;
+    if (deadline < q->deadline)
+        q->deadline = deadline;
+    return queue_push(q, (uint64_t)m->groups[g].gen << 32 | g);
 }
 
-static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid)
+static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid, uint8_t queue)
 {
     uint32_t g = m->group_free, head = NONE32;
     int err = 0;
@@ -95,6 +103,7 @@ static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid)
     gr->tid = tid;
     gr->samples = gr->samples_tail = gr->parts = gr->parts_tail = NONE32;
     gr->live = 1;
+    gr->queue = queue;
     perch__map_get(&m->group_map, group_key(ts, tid), &head);
     gr->next_hash = head;
     gr->tid_prev = gr->tid_next = NONE32;
@@ -256,44 +265,52 @@ static int close_window(perch_model *m, uint32_t g, enum model_counter reason)
     return m->groups[g].unresolved == 0 ? perch__group_finalize(m, g, reason) : 0;
 }
 
-static uint32_t queue_pop_live(perch_model *m, bool peek)
+/* The first live, still-waiting group of q (popped unless peek), or NONE32. */
+static uint32_t queue_pop_live(perch_model *m, squeue *q, bool peek)
 {
-    while (m->queue_len > 0) {
-        uint64_t e = m->queue[m->queue_head];
+    while (q->len > 0) {
+        uint64_t e = q->e[q->head];
         uint32_t g = (uint32_t)e;
-        if (m->groups[g].live && m->groups[g].gen == (uint32_t)(e >> 32) &&
-            !m->groups[g].window_closed) {
-            if (!peek) {
-                m->queue_head = (m->queue_head + 1) & (m->queue_cap - 1);
-                m->queue_len--;
-            }
+        bool waiting = m->groups[g].live && m->groups[g].gen == (uint32_t)(e >> 32) &&
+                       !m->groups[g].window_closed;
+        if (waiting && peek)
             return g;
-        }
-        m->queue_head = (m->queue_head + 1) & (m->queue_cap - 1);
-        m->queue_len--;
+        q->head = (q->head + 1) & (q->cap - 1);
+        q->len--;
+        if (waiting)
+            return g;
     }
     return NONE32;
 }
 
-int perch__samples_advance(perch_model *m, uint64_t now)
+static int expire(perch_model *m, squeue *q, uint64_t now)
 {
     int err = 0;
     uint32_t g;
-    if (now <= m->queue_deadline && m->samples_pending <= m->opts.max_pending_samples)
-        return 0; /* nothing can have expired yet */
-    while (err == 0 && (g = queue_pop_live(m, true)) != NONE32) {
-        if (m->groups[g].ts + m->wait_ticks >= now) {
-            m->queue_deadline = m->groups[g].ts + m->wait_ticks;
-            break;
+    if (now <= q->deadline)
+        return 0; /* nothing in q can have expired yet */
+    while (err == 0 && (g = queue_pop_live(m, q, true)) != NONE32) {
+        if (m->groups[g].ts + q->wait >= now) {
+            q->deadline = m->groups[g].ts + q->wait;
+            return 0;
         }
-        if (m->queue_len == 1)
-            m->queue_deadline = UINT64_MAX; /* about to be empty: the next group sets it */
-        queue_pop_live(m, false);
+        queue_pop_live(m, q, false);
         err = close_window(m, g, MC_EMIT_WAIT_TIME);
     }
-    while (err == 0 && m->samples_pending > m->opts.max_pending_samples &&
-           (g = queue_pop_live(m, false)) != NONE32)
-        err = close_window(m, g, MC_EMIT_COUNT_BOUND);
+    if (err == 0)
+        q->deadline = UINT64_MAX; /* empty: the next group sets it */
+    return err;
+}
+
+int perch__samples_advance(perch_model *m, uint64_t now)
+{
+    int err = expire(m, &m->queues[0], now);
+    err = err ? err : expire(m, &m->queues[1], now);
+    uint32_t g;
+    for (int i = 1; i >= 0; i--)
+        while (err == 0 && m->samples_pending > m->opts.max_pending_samples &&
+               (g = queue_pop_live(m, &m->queues[i], false)) != NONE32)
+            err = close_window(m, g, MC_EMIT_COUNT_BOUND);
     return err;
 }
 
@@ -358,7 +375,7 @@ int perch__sample(perch_model *m, const perch_event *ev, const perch_decoded *d)
     uint32_t ti = perch__thread_for(m, tid, ev->cpu);
     uint32_t g = ti == NONE32 ? NONE32 : find_group(m, ev->timestamp, tid);
     if (ti != NONE32 && g == NONE32)
-        g = add_group(m, ev->timestamp, tid);
+        g = add_group(m, ev->timestamp, tid, queue_for(m, tid, ti));
     uint32_t s = g == NONE32 ? NONE32 : alloc_sample(m);
     if (s == NONE32)
         return m->error < 0 ? m->error : PERCH_ENOMEM;
@@ -399,7 +416,8 @@ void perch__samples_free(perch_model *m)
     perch__free(m->parts);
     perch__free(m->samples);
     perch__free(m->groups);
-    perch__free(m->queue);
+    perch__free(m->queues[0].e);
+    perch__free(m->queues[1].e);
     perch__free(m->defs);
     perch__free(m->scratch);
     perch__map_free(&m->group_map);
