@@ -107,11 +107,11 @@ static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid, uint8_t que
     perch__map_get(&m->group_map, group_key(ts, tid), &head);
     gr->next_hash = head;
     gr->tid_prev = gr->tid_next = NONE32;
-    if (perch__map_get(&m->tid_groups, tid, &head)) {
+    if (tid != 0 && perch__map_get(&m->tid_groups, tid, &head)) { /* idle threads never exit */
         gr->tid_next = head;
         m->groups[head].tid_prev = g;
     }
-    err = perch__map_put(&m->tid_groups, tid, g);
+    err = tid != 0 ? perch__map_put(&m->tid_groups, tid, g) : 0;
     err = err ? err : perch__map_put(&m->group_map, group_key(ts, tid), g);
     err = err ? err : queue_add_group(m, g);
     if (err < 0) {
@@ -124,6 +124,8 @@ static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid, uint8_t que
 static void unlink_tid(perch_model *m, uint32_t g)
 {
     sgroup *gr = &m->groups[g];
+    if (gr->tid == 0)
+        return;
     if (gr->tid_next != NONE32)
         m->groups[gr->tid_next].tid_prev = gr->tid_prev;
     if (gr->tid_prev != NONE32)
