@@ -198,6 +198,16 @@ static inline perch_event *ev_lbr(synth_ev *s, uint64_t ts, uint32_t pid, uint32
     return synth_init(s, PERCH_GROUP_SPARE1, 32, 2, ts, 0, p);
 }
 
+/* PmcCounterConfig (PerfInfo 48): u32 count, then NUL-terminated UTF-16 names. */
+static inline perch_event *ev_pmc_config(synth_ev *s, uint64_t ts, const char *const *names,
+                                         unsigned n)
+{
+    uint8_t *p = perch_test_put_u32(s->buf, n);
+    for (unsigned i = 0; i < n; i++)
+        p = perch_test_put_utf16(p, names[i]);
+    return synth_init(s, PERCH_GROUP_PERFINFO, 48, 2, ts, 0, p);
+}
+
 /* KernelTraceControl DbgID_RSDS (opcode 36). */
 static inline perch_event *ev_rsds(synth_ev *s, uint64_t ts, uint32_t pid, uint64_t base,
                                    uint8_t guid_byte, uint32_t age, const char *pdb)
@@ -263,6 +273,8 @@ typedef struct recorder {
     rec_named ledger[REC_MAX], stats[REC_MAX];
     int nthreads, nprocs, nmods, nstacks, nslices, nsamples, nlbrs, nledger, nstats;
     int fail_sample; /* return this from the sample callback when non-zero */
+    char counter_names[PERCH_MAX_PMC][32];
+    int ncounters, counters_calls;
 } recorder;
 
 static inline int rec_info(void *c, const perch_trace_info *i)
@@ -365,6 +377,16 @@ static inline int rec_stat_cb(void *c, const perch_stat_rec *s)
     r->order++;
     return 0;
 }
+static inline int rec_counters_cb(void *c, const perch_counters_rec *k)
+{
+    recorder *r = c;
+    r->counters_calls++;
+    r->ncounters = (int)k->count;
+    for (uint32_t i = 0; i < k->count && i < PERCH_MAX_PMC; i++)
+        snprintf(r->counter_names[i], sizeof r->counter_names[i], "%s", k->names[i]);
+    r->order++;
+    return 0;
+}
 static inline int rec_finish_cb(void *c)
 {
     ((recorder *)c)->finish_calls++;
@@ -374,7 +396,7 @@ static inline int rec_finish_cb(void *c)
 static inline perch_sink recorder_sink(recorder *r)
 {
     perch_sink s = {r,            rec_info,     rec_process_cb, rec_thread_cb,
-                    rec_module_cb, NULL,        rec_stack_cb,   rec_slice_cb,
+                    rec_module_cb, rec_counters_cb, rec_stack_cb, rec_slice_cb,
                     rec_sample_cb, rec_lbr_cb,  rec_ledger_cb,  rec_stat_cb,
                     rec_finish_cb};
     return s;

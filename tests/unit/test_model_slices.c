@@ -178,6 +178,12 @@ static void test_pmc_deltas_per_slice(void **state)
     synth_ev s;
     (void)state;
     perch_model *m = new_model(&r, &sink);
+    static const char *const names[] = {"TotalCycles", "InstructionRetired"};
+    feed(m, ev_pmc_config(&s, 50, names, 2));
+    assert_int_equal(r.counters_calls, 1);
+    assert_int_equal(r.ncounters, 2);
+    assert_string_equal(r.counter_names[0], "TotalCycles");
+    assert_string_equal(r.counter_names[1], "InstructionRetired");
     perch_event *ev = ev_cswitch(&s, 100, 0, 10, 0, 8, 0, 2);
     ev->pmc_count = 2;
     ev->pmc[0] = 1000;

@@ -21,6 +21,7 @@ static const handler_fn handlers[PERCH_DECODED_TYPE_COUNT] = {
     [PERCH_DECODED_SAMPLED_PROFILE] = perch__sample,
     [PERCH_DECODED_PMC_SAMPLE] = perch__sample,
     [PERCH_DECODED_LBR] = perch__lbr,
+    [PERCH_DECODED_PMC_CONFIG] = perch__pmc_config,
     [PERCH_DECODED_STACK_WALK] = perch__stack_walk,
     [PERCH_DECODED_STACK_KEY_REF] = perch__stack_key_ref,
     [PERCH_DECODED_STACK_KEY_DEF] = perch__stack_key_def,

@@ -326,6 +326,7 @@ void perch__pdb_finish(perch_model *m);
 
 /* lbr (samples.c) */
 int perch__lbr(perch_model *m, const perch_event *ev, const perch_decoded *d);
+int perch__pmc_config(perch_model *m, const perch_event *ev, const perch_decoded *d);
 
 static inline bool perch__is_kernel_addr(uint8_t pointer_size, uint64_t a)
 {

@@ -195,3 +195,29 @@ int perch__lbr(perch_model *m, const perch_event *ev, const perch_decoded *d)
     model_count(m, MC_LBR_RECORDS, 1);
     return m->sink.lbr != NULL ? m->sink.lbr(m->sink.ctx, &rec) : 0;
 }
+
+/* PmcCounterConfig: names the PMC counters that ride on events (counter i is names[i]). */
+int perch__pmc_config(perch_model *m, const perch_event *ev, const perch_decoded *d)
+{
+    const perch_pmc_config *c = &d->pmc_config;
+    char *names[PERCH_MAX_PMC];
+    uint32_t n = 0, pos = 0;
+    perch_wstr w;
+    int err = 0;
+    (void)ev;
+    while (n < PERCH_MAX_PMC && perch_wstr_list_next(&c->counter_names, &pos, &w)) {
+        names[n] = perch__utf16_dup(&w);
+        if (names[n] == NULL) {
+            err = PERCH_ENOMEM;
+            break;
+        }
+        n++;
+    }
+    if (err == 0 && m->sink.counters != NULL) {
+        perch_counters_rec rec = {n, (const char *const *)names};
+        err = m->sink.counters(m->sink.ctx, &rec);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        perch__free(names[i]);
+    return err;
+}
