@@ -1,0 +1,126 @@
+/*
+ * The common base of the one-pass formats (gecko, pprof, speedscope, folded): a sink that
+ * keeps the entities, the interned stacks and the (thread, stack) sample aggregate, and at
+ * finish seals the module map, sorts the aggregate and calls the format's writer.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export_internal.h"
+#include "perch/error.h"
+
+uint64_t perch__interval_ns(const perch_export_options *opt)
+{
+    return opt->sample_interval_ns ? opt->sample_interval_ns : 1000000u;
+}
+
+double perch__ts_ns(const perch_trace_info *info, uint64_t ts)
+{
+    double d = ts >= info->start_raw ? (double)(ts - info->start_raw)
+                                     : -(double)(info->start_raw - ts);
+    return d * 1e9 / (double)info->perf_freq;
+}
+
+void perch__collect_init(perch__collect *c, const perch_export_options *opt,
+                         perch_output *out)
+{
+    memset(c, 0, sizeof *c);
+    c->opt = *opt;
+    c->budget.limit = opt->memory_limit ? opt->memory_limit : (uint64_t)1 << 30;
+    c->out = out;
+    perch__entities_init(&c->ents, &c->budget);
+}
+
+void perch__collect_free(perch__collect *c)
+{
+    perch__entities_free(&c->ents);
+    perch__stacks_free(&c->stacks, &c->budget);
+    perch__agg_free(&c->agg, &c->budget);
+}
+
+static int on_stack(void *ctx, const perch_stack_rec *rec)
+{
+    perch__collect *c = ctx;
+    return perch__stacks_add(&c->stacks, &c->budget, rec);
+}
+
+static int on_sample(void *ctx, const perch_sample_rec *rec)
+{
+    perch__collect *c = ctx;
+    uint32_t idx;
+    int err = perch__entities_touch_thread(&c->ents, rec->thread_key, rec->tid, &idx);
+    return err ? err : perch__agg_add(&c->agg, &c->budget, rec);
+}
+
+static int on_finish(void *ctx)
+{
+    perch__collect *c = ctx;
+    int err = perch__entities_seal(&c->ents);
+    if (err)
+        return err;
+    perch__agg_sort(&c->agg);
+    return c->write(c);
+}
+
+static int on_info(void *ctx, const perch_trace_info *info)
+{
+    perch__collect *c = ctx;
+    return perch__entities_info(&c->ents, info);
+}
+
+static int on_process(void *ctx, const perch_process_rec *rec)
+{
+    perch__collect *c = ctx;
+    return perch__entities_process(&c->ents, rec);
+}
+
+static int on_thread(void *ctx, const perch_thread_rec *rec)
+{
+    perch__collect *c = ctx;
+    return perch__entities_thread(&c->ents, rec);
+}
+
+static int on_module(void *ctx, const perch_module_rec *rec)
+{
+    perch__collect *c = ctx;
+    return perch__entities_module(&c->ents, rec);
+}
+
+void perch__collect_bind(perch__collect *c, perch_sink *sink)
+{
+    memset(sink, 0, sizeof *sink);
+    sink->ctx = c;
+    sink->trace_info = on_info;
+    sink->process = on_process;
+    sink->thread = on_thread;
+    sink->module = on_module;
+    sink->stack = on_stack;
+    sink->sample = on_sample;
+    sink->finish = on_finish;
+}
+
+int perch__collect_create(const perch_export_options *opt, perch_output *out, void **state,
+                          int (*write)(perch__collect *c))
+{
+    perch__collect *c = malloc(sizeof *c);
+    if (!c)
+        return PERCH_ENOMEM;
+    perch__collect_init(c, opt, out);
+    c->write = write;
+    *state = c;
+    return 0;
+}
+
+void perch__collect_destroy(void *state)
+{
+    if (!state)
+        return;
+    perch__collect_free(state);
+    free(state);
+}
+
+void perch__collect_bind_pass(void *state, unsigned pass, perch_sink *sink)
+{
+    (void)pass;
+    perch__collect_bind(state, sink);
+}
