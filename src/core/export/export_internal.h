@@ -55,6 +55,42 @@ static inline const char *perch__str(const perch__strings *s, uint32_t off)
     return s->data ? s->data + off : "";
 }
 
+/* ---- string interner: dense indices in first-seen order ------------------------------ */
+typedef struct perch__interner {
+    perch__strings text;
+    uint32_t *off, *len;
+    size_t off_cap, len_cap;
+    size_t count;
+    perch__map map; /* text hash (chained on collision) -> index */
+} perch__interner;
+
+/* The index of s (n bytes), adding it if new. */
+int perch__intern(perch__interner *t, perch__budget *b, const char *s, size_t n, uint32_t *index);
+int perch__intern_str(perch__interner *t, perch__budget *b, const char *s, uint32_t *index);
+static inline const char *perch__interned(const perch__interner *t, uint32_t index)
+{
+    return t->text.data + t->off[index];
+}
+void perch__interner_free(perch__interner *t, perch__budget *b);
+
+/* ---- protobuf encoding (pprof) ---------------------------------------------------------- */
+typedef struct perch__pb {
+    perch__budget *budget;
+    uint8_t *data;
+    size_t len, cap;
+    int error; /* sticky */
+} perch__pb;
+
+void perch__pb_varint(perch__pb *p, uint64_t v);
+/* Field with wire type 0 (varint); skipped when v is 0 (proto3 default). */
+void perch__pb_uint(perch__pb *p, uint32_t field, uint64_t v);
+void perch__pb_int(perch__pb *p, uint32_t field, int64_t v);
+/* Field with wire type 2 (length-delimited). */
+void perch__pb_bytes(perch__pb *p, uint32_t field, const void *data, size_t len);
+/* Packed repeated varints. */
+void perch__pb_packed(perch__pb *p, uint32_t field, const uint64_t *v, size_t count);
+void perch__pb_free(perch__pb *p);
+
 /* ---- entities --------------------------------------------------------------------------- */
 typedef struct perch__thread {
     uint64_t key;

@@ -14,22 +14,20 @@
 #include "perch/error.h"
 
 struct line {
-    const char *text; /* set once every line is in (the arena may move while adding) */
-    uint32_t off, len;
+    const char *text;
+    uint32_t len;
     uint64_t count;
 };
 
 struct folded {
     perch__collect *c;
-    perch__strings text;
-    struct line *lines;
-    size_t line_count, line_cap;
-    perch__map by_hash; /* text hash -> line index + 1 (collisions chain by probing) */
-    char *buf;           /* the line being built */
+    perch__interner lines; /* distinct line texts */
+    uint64_t *counts;      /* per line */
+    size_t count_cap;
+    char *buf;             /* the line being built */
     size_t buf_len, buf_cap;
 };
 
-/* Appends a frame: ';' first unless it is the root; ';' and line ends inside become '_'. */
 static int put_frame(struct folded *f, const char *s, size_t n)
 {
     int err = perch__grow(&f->c->budget, (void **)&f->buf, &f->buf_cap, f->buf_len + n + 2, 1);
@@ -86,39 +84,20 @@ static int build_line(struct folded *f, const perch__agg_row *r)
     return err;
 }
 
-static uint64_t text_hash(const char *s, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-    return h ? h : 1;
-}
-
 /* Adds the built line with count, merging it with an equal line. */
 static int add_line(struct folded *f, uint64_t count)
 {
-    uint64_t k = text_hash(f->buf, f->buf_len);
+    size_t old = f->count_cap;
     uint32_t idx;
-    int err;
-    /* Two texts with the same hash: the second one takes the next key of the chain. */
-    for (; perch__map_get(&f->by_hash, k, &idx); k = perch__hash64(k) | 1) {
-        struct line *l = &f->lines[idx];
-        if (l->len == f->buf_len && memcmp(f->text.data + l->off, f->buf, l->len) == 0) {
-            l->count += count;
-            return 0;
-        }
-    }
-    err = perch__grow(&f->c->budget, (void **)&f->lines, &f->line_cap, f->line_count + 1,
-                      sizeof *f->lines);
+    int err = perch__intern(&f->lines, &f->c->budget, f->buf, f->buf_len, &idx);
     if (!err)
-        err = perch__strings_add(&f->text, &f->c->budget, f->buf, f->buf_len,
-                                 &f->lines[f->line_count].off);
-    if (!err)
-        err = perch__map_put(&f->by_hash, &f->c->budget, k, (uint32_t)f->line_count);
+        err = perch__grow(&f->c->budget, (void **)&f->counts, &f->count_cap, idx + 1,
+                          sizeof *f->counts);
     if (err)
         return err;
-    f->lines[f->line_count].len = (uint32_t)f->buf_len;
-    f->lines[f->line_count++].count = count;
+    if (f->count_cap > old)
+        memset(f->counts + old, 0, (f->count_cap - old) * sizeof *f->counts);
+    f->counts[idx] += count;
     return 0;
 }
 
@@ -133,22 +112,28 @@ static int cmp_line(const void *a, const void *b)
 static int write_lines(struct folded *f)
 {
     perch__writer *w = malloc(sizeof *w);
+    struct line *sorted = NULL;
+    size_t cap = 0, n = f->lines.count;
     char num[32];
-    int err;
-    if (!w)
-        return PERCH_ENOMEM;
+    int err = perch__grow(&f->c->budget, (void **)&sorted, &cap, n + 1, sizeof *sorted);
+    if (err || !w) {
+        free(w);
+        perch__release(&f->c->budget, (void **)&sorted, &cap, sizeof *sorted);
+        return err ? err : PERCH_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = (struct line){perch__interned(&f->lines, (uint32_t)i), f->lines.len[i],
+                                  f->counts[i]};
+    qsort(sorted, n, sizeof *sorted, cmp_line);
     perch__writer_init(w, f->c->out);
-    for (size_t i = 0; i < f->line_count; i++)
-        f->lines[i].text = f->text.data + f->lines[i].off;
-    if (f->lines)
-        qsort(f->lines, f->line_count, sizeof *f->lines, cmp_line);
-    for (size_t i = 0; i < f->line_count && !w->error; i++) {
-        int n = snprintf(num, sizeof num, " %" PRIu64 "\n", f->lines[i].count);
-        perch__writer_put(w, f->lines[i].text, f->lines[i].len);
-        perch__writer_put(w, num, (size_t)n);
+    for (size_t i = 0; i < n && !w->error; i++) {
+        int k = snprintf(num, sizeof num, " %" PRIu64 "\n", sorted[i].count);
+        perch__writer_put(w, sorted[i].text, sorted[i].len);
+        perch__writer_put(w, num, (size_t)k);
     }
     err = perch__writer_flush(w);
     free(w);
+    perch__release(&f->c->budget, (void **)&sorted, &cap, sizeof *sorted);
     return err;
 }
 
@@ -166,9 +151,8 @@ static int folded_write(perch__collect *c)
     if (!err)
         err = write_lines(&f);
     perch__release(&c->budget, (void **)&f.buf, &f.buf_cap, 1);
-    perch__release(&c->budget, (void **)&f.lines, &f.line_cap, sizeof *f.lines);
-    perch__release(&c->budget, (void **)&f.text.data, &f.text.cap, 1);
-    perch__map_free(&f.by_hash, &c->budget);
+    perch__release(&c->budget, (void **)&f.counts, &f.count_cap, sizeof *f.counts);
+    perch__interner_free(&f.lines, &c->budget);
     return err;
 }
 
