@@ -119,6 +119,10 @@ static int cmp_row(const void *x, const void *y)
     const perch__agg_row *a = x, *b = y;
     if (a->thread_key != b->thread_key)
         return a->thread_key < b->thread_key ? -1 : 1;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    if (a->profile_source != b->profile_source)
+        return a->profile_source < b->profile_source ? -1 : 1;
     if (a->first_ts != b->first_ts)
         return a->first_ts < b->first_ts ? -1 : 1;
     if (a->stack_id != b->stack_id)

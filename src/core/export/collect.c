@@ -3,6 +3,8 @@
  * keeps the entities, the interned stacks and the (thread, stack) sample aggregate, and at
  * finish seals the module map, sorts the aggregate and calls the format's writer.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,4 +125,38 @@ void perch__collect_bind_pass(void *state, unsigned pass, perch_sink *sink)
 {
     (void)pass;
     perch__collect_bind(state, sink);
+}
+
+void perch__agg_group(const perch__collect *c, size_t begin, perch__group *g)
+{
+    const perch__agg_row *first = &c->agg.rows[begin];
+    size_t i = begin;
+    g->begin = begin;
+    g->count = 0;
+    for (; i < c->agg.count; i++) {
+        const perch__agg_row *r = &c->agg.rows[i];
+        if (r->thread_key != first->thread_key || r->kind != first->kind ||
+            r->profile_source != first->profile_source)
+            break;
+        g->count += r->count;
+    }
+    g->end = i;
+    g->thread = perch__entities_thread_at(&c->ents, first->thread_key);
+}
+
+size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uint32_t tid,
+                           char *buf, size_t cap)
+{
+    const char *proc = t ? perch__thread_process_name(e, t) : "";
+    const char *name = t ? perch__str(&e->strings, t->name) : "";
+    uint32_t pid = t ? perch__thread_pid(e, t) : UINT32_MAX;
+    char pidtxt[16] = "?";
+    int n;
+    if (pid != UINT32_MAX)
+        snprintf(pidtxt, sizeof pidtxt, "%" PRIu32, pid);
+    n = snprintf(buf, cap, "%.100s (%s) %.100s%s(%" PRIu32 ")", *proc ? proc : "?", pidtxt, name,
+                 *name ? " " : "", t ? t->tid : tid);
+    if (n < 0)
+        n = 0;
+    return (size_t)n < cap ? (size_t)n : cap - 1;
 }

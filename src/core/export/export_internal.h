@@ -205,7 +205,8 @@ typedef struct perch__agg {
 
 int perch__agg_add(perch__agg *a, perch__budget *b, const perch_sample_rec *rec);
 void perch__agg_free(perch__agg *a, perch__budget *b);
-/* Sorts rows by thread key, then first timestamp. No perch__agg_add after a sort. */
+/* Sorts rows by thread key, kind, PMC source, then first timestamp, so each (thread, kind,
+ * source) group is contiguous. No perch__agg_add after a sort. */
 void perch__agg_sort(perch__agg *a);
 
 /* The frames of a row innermost first: its stack, or just its ip. */
@@ -264,6 +265,19 @@ extern const perch__format perch__format_gecko;
 extern const perch__format perch__format_pprof;
 extern const perch__format perch__format_speedscope;
 extern const perch__format perch__format_folded;
+
+/* A contiguous run of sorted aggregate rows with the same (thread, kind, PMC source). */
+typedef struct perch__group {
+    size_t begin, end;
+    const perch__thread *thread; /* NULL when the thread has no entry */
+    uint64_t count;              /* sum of the rows' counts */
+} perch__group;
+
+/* The group starting at row `begin` (< agg.count). */
+void perch__agg_group(const perch__collect *c, size_t begin, perch__group *g);
+/* "app.exe (1234) main (1001)": a human name for a thread ("?" parts when unknown). */
+size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uint32_t tid,
+                           char *buf, size_t cap);
 
 /* Shared create/destroy for the one-pass aggregate formats. */
 int perch__collect_create(const perch_export_options *opt, perch_output *out, void **state,

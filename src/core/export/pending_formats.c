@@ -17,6 +17,3 @@ const perch__format perch__format_chrome = {"chrome", "Perfetto UI, chrome://tra
                                             perch__collect_destroy};
 const perch__format perch__format_gecko = {"gecko", "profiler.firefox.com", 1, pending_create,
                                            perch__collect_bind_pass, perch__collect_destroy};
-const perch__format perch__format_speedscope = {"speedscope", "speedscope.app", 1,
-                                                pending_create, perch__collect_bind_pass,
-                                                perch__collect_destroy};
