@@ -160,3 +160,21 @@ size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uin
         n = 0;
     return (size_t)n < cap ? (size_t)n : cap - 1;
 }
+
+uint64_t perch__ticks_to_ns(uint64_t ticks, uint64_t freq)
+{
+    uint64_t whole = ticks / freq, rest = ticks % freq;
+    /* rest < freq; rest * 1e9 fits in 64 bits while freq < 1.8e10 (18 GHz) */
+    return whole * 1000000000u + (freq < 18000000000ull ? rest * 1000000000u / freq
+                                                         : (uint64_t)((double)rest * 1e9 / (double)freq));
+}
+
+void perch__json_us(perch_json *w, int64_t ticks, uint64_t freq)
+{
+    uint64_t ns = perch__ticks_to_ns(ticks < 0 ? (uint64_t)0 - (uint64_t)ticks : (uint64_t)ticks,
+                                     freq ? freq : 1);
+    char buf[40];
+    snprintf(buf, sizeof buf, "%s%" PRIu64 ".%03u", ticks < 0 ? "-" : "", ns / 1000,
+             (unsigned)(ns % 1000));
+    perch_json_raw(w, buf);
+}

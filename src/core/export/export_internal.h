@@ -212,7 +212,11 @@ void perch__agg_sort(perch__agg *a);
 /* The frames of a row innermost first: its stack, or just its ip. */
 const uint64_t *perch__agg_frames(const perch__stacks *s, const perch__agg_row *r,
                                   uint32_t *count);
-/* The module of frame i of a row (the sample's module_key for a stackless ip). */
+/* The module of a frame of a thread's sample: for the sample's own ip (is_ip) the sample's
+ * module_key when it contains addr, else the resolver with the thread's process. */
+const perch__module *perch__resolve_frame(const perch__entities *e, uint64_t thread_key,
+                                          uint64_t module_key, uint64_t addr, bool is_ip);
+/* perch__resolve_frame for a frame of an aggregate row. */
 const perch__module *perch__frame_module(const perch__entities *e, const perch__agg_row *r,
                                          uint64_t addr, bool is_ip);
 
@@ -265,6 +269,11 @@ extern const perch__format perch__format_gecko;
 extern const perch__format perch__format_pprof;
 extern const perch__format perch__format_speedscope;
 extern const perch__format perch__format_folded;
+
+/* Nanoseconds for a tick count, exactly (no floating point). */
+uint64_t perch__ticks_to_ns(uint64_t ticks, uint64_t freq);
+/* Writes ticks as microseconds with 3 decimals ("-12.345") as a JSON number. */
+void perch__json_us(perch_json *w, int64_t ticks, uint64_t freq);
 
 /* A contiguous run of sorted aggregate rows with the same (thread, kind, PMC source). */
 typedef struct perch__group {

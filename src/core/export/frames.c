@@ -136,16 +136,22 @@ size_t perch__frame_name(const perch__entities *e, const perch__module *mod, uin
     return (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
-const perch__module *perch__frame_module(const perch__entities *e, const perch__agg_row *r,
-                                         uint64_t addr, bool is_ip)
+const perch__module *perch__resolve_frame(const perch__entities *e, uint64_t thread_key,
+                                          uint64_t module_key, uint64_t addr, bool is_ip)
 {
     const perch__thread *t;
     const perch__module *m;
-    if (is_ip && r->module_key) {
-        m = perch__module_by_key(e, r->module_key);
+    if (is_ip && module_key) {
+        m = perch__module_by_key(e, module_key);
         if (m && addr - m->base < m->size)
             return m;
     }
-    t = perch__entities_thread_at(e, r->thread_key);
+    t = perch__entities_thread_at(e, thread_key);
     return perch__resolve(e, t ? t->process_key : 0, addr);
+}
+
+const perch__module *perch__frame_module(const perch__entities *e, const perch__agg_row *r,
+                                         uint64_t addr, bool is_ip)
+{
+    return perch__resolve_frame(e, r->thread_key, r->module_key, addr, is_ip);
 }

@@ -12,8 +12,5 @@ static int pending_create(const perch_export_options *opt, perch_output *out, vo
     return PERCH_ENOTSUP;
 }
 
-const perch__format perch__format_chrome = {"chrome", "Perfetto UI, chrome://tracing", 2,
-                                            pending_create, perch__collect_bind_pass,
-                                            perch__collect_destroy};
 const perch__format perch__format_gecko = {"gecko", "profiler.firefox.com", 1, pending_create,
                                            perch__collect_bind_pass, perch__collect_destroy};
