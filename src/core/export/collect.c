@@ -169,12 +169,18 @@ uint64_t perch__ticks_to_ns(uint64_t ticks, uint64_t freq)
                                                          : (uint64_t)((double)rest * 1e9 / (double)freq));
 }
 
-void perch__json_us(perch_json *w, int64_t ticks, uint64_t freq)
+void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms)
 {
     uint64_t ns = perch__ticks_to_ns(ticks < 0 ? (uint64_t)0 - (uint64_t)ticks : (uint64_t)ticks,
                                      freq ? freq : 1);
-    char buf[40];
-    snprintf(buf, sizeof buf, "%s%" PRIu64 ".%03u", ticks < 0 ? "-" : "", ns / 1000,
-             (unsigned)(ns % 1000));
+    uint64_t unit = ms ? 1000000u : 1000u;
+    char buf[48];
+    snprintf(buf, sizeof buf, "%s%" PRIu64 ".%0*" PRIu64, ticks < 0 ? "-" : "", ns / unit,
+             ms ? 6 : 3, ns % unit);
     perch_json_raw(w, buf);
+}
+
+void perch__json_us(perch_json *w, int64_t ticks, uint64_t freq)
+{
+    perch__json_time(w, ticks, freq, false);
 }

@@ -73,6 +73,24 @@ static inline const char *perch__interned(const perch__interner *t, uint32_t ind
 }
 void perch__interner_free(perch__interner *t, perch__budget *b);
 
+/* ---- location table: dense indices for distinct (module, address) pairs -------------- */
+typedef struct perch__loc {
+    uint64_t addr;
+    uint32_t module; /* module index + 1 in the entities, 0 = none */
+    uint32_t extra;  /* free for the writer (pprof: function id) */
+} perch__loc;
+
+typedef struct perch__loctab {
+    perch__loc *locs;
+    size_t count, cap;
+    perch__map map; /* hash(module, addr), chained on collision -> index */
+} perch__loctab;
+
+/* The index of (module, addr); *is_new tells whether it was just added. */
+int perch__loctab_get(perch__loctab *t, perch__budget *b, uint32_t module, uint64_t addr,
+                      uint32_t *index, bool *is_new);
+void perch__loctab_free(perch__loctab *t, perch__budget *b);
+
 /* ---- protobuf encoding (pprof) ---------------------------------------------------------- */
 typedef struct perch__pb {
     perch__budget *budget;
@@ -274,6 +292,8 @@ extern const perch__format perch__format_folded;
 uint64_t perch__ticks_to_ns(uint64_t ticks, uint64_t freq);
 /* Writes ticks as microseconds with 3 decimals ("-12.345") as a JSON number. */
 void perch__json_us(perch_json *w, int64_t ticks, uint64_t freq);
+/* Writes ticks as microseconds (3 decimals) or milliseconds (ms: 6 decimals). */
+void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms);
 
 /* A contiguous run of sorted aggregate rows with the same (thread, kind, PMC source). */
 typedef struct perch__group {

@@ -59,3 +59,36 @@ void perch__interner_free(perch__interner *t, perch__budget *b)
     t->text.len = 0;
     t->count = 0;
 }
+
+int perch__loctab_get(perch__loctab *t, perch__budget *b, uint32_t module, uint64_t addr,
+                      uint32_t *index, bool *is_new)
+{
+    uint64_t k = perch__hash64(addr ^ perch__hash64(module)) | 1;
+    uint32_t idx;
+    int err;
+    for (; perch__map_get(&t->map, k, &idx); k = perch__hash64(k) | 1) {
+        if (t->locs[idx].addr == addr && t->locs[idx].module == module) {
+            *index = idx;
+            *is_new = false;
+            return 0;
+        }
+    }
+    if (t->count >= UINT32_MAX - 1)
+        return PERCH_ELIMIT;
+    err = perch__grow(b, (void **)&t->locs, &t->cap, t->count + 1, sizeof *t->locs);
+    if (!err)
+        err = perch__map_put(&t->map, b, k, (uint32_t)t->count);
+    if (err)
+        return err;
+    t->locs[t->count] = (perch__loc){addr, module, 0};
+    *index = (uint32_t)t->count++;
+    *is_new = true;
+    return 0;
+}
+
+void perch__loctab_free(perch__loctab *t, perch__budget *b)
+{
+    perch__release(b, (void **)&t->locs, &t->cap, sizeof *t->locs);
+    perch__map_free(&t->map, b);
+    t->count = 0;
+}

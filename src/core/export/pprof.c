@@ -22,18 +22,10 @@ enum { PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE
 #define FILETIME_UNIX_EPOCH 116444736000000000ull /* 1970-01-01 in 100 ns since 1601 */
 #define MAX_FRAMES 4096
 
-struct loc {
-    uint64_t addr;
-    uint32_t module; /* index + 1 in the entities, 0 = none */
-    uint32_t func;   /* function id */
-};
-
 struct pprof {
     perch__collect *c;
     perch__interner strings;
-    perch__map loc_map;    /* hash(module, addr), chained -> location index */
-    struct loc *locs;
-    size_t loc_count, loc_cap;
+    perch__loctab locs;    /* extra = function id */
     perch__map func_map;   /* name string index + 1 -> function id */
     uint32_t *func_names;  /* per function id - 1: name string index */
     size_t func_count, func_cap;
@@ -96,28 +88,14 @@ static int function_for(struct pprof *p, const perch__module *m, uint64_t addr, 
 static int location_for(struct pprof *p, const perch__module *m, uint64_t addr, uint64_t *id)
 {
     uint32_t mod = m ? (uint32_t)(m - p->c->ents.modules) + 1 : 0, idx, unused;
-    uint64_t k = perch__hash64(addr ^ perch__hash64(mod)) | 1;
-    int err;
-    for (; perch__map_get(&p->loc_map, k, &idx); k = perch__hash64(k) | 1) {
-        if (p->locs[idx].addr == addr && p->locs[idx].module == mod) {
-            *id = (uint64_t)idx + 1;
-            return 0;
-        }
-    }
-    err = perch__grow(&p->c->budget, (void **)&p->locs, &p->loc_cap, p->loc_count + 1,
-                      sizeof *p->locs);
-    if (!err)
-        err = function_for(p, m, addr, &p->locs[p->loc_count].func);
-    if (!err && m)
+    bool is_new;
+    int err = perch__loctab_get(&p->locs, &p->c->budget, mod, addr, &idx, &is_new);
+    if (!err && is_new)
+        err = function_for(p, m, addr, &p->locs.locs[idx].extra);
+    if (!err && is_new && m)
         err = mapping_for(p, m, &unused);
-    if (!err)
-        err = perch__map_put(&p->loc_map, &p->c->budget, k, (uint32_t)p->loc_count);
-    if (err)
-        return err;
-    p->locs[p->loc_count].addr = addr;
-    p->locs[p->loc_count].module = mod;
-    *id = ++p->loc_count;
-    return 0;
+    *id = (uint64_t)idx + 1;
+    return err;
 }
 
 static void flush_top(struct pprof *p, bool force)
@@ -243,10 +221,10 @@ static void write_mappings(struct pprof *p)
 
 static void write_locations(struct pprof *p)
 {
-    for (size_t i = 0; i < p->loc_count; i++) {
-        const struct loc *l = &p->locs[i];
+    for (size_t i = 0; i < p->locs.count; i++) {
+        const perch__loc *l = &p->locs.locs[i];
         p->sub2.len = 0;
-        perch__pb_uint(&p->sub2, 1, l->func);
+        perch__pb_uint(&p->sub2, 1, l->extra);
         p->sub.len = 0;
         perch__pb_uint(&p->sub, 1, i + 1);
         if (l->module)
@@ -290,9 +268,8 @@ static void pprof_free(struct pprof *p)
 {
     perch__budget *b = &p->c->budget;
     perch__interner_free(&p->strings, b);
-    perch__map_free(&p->loc_map, b);
+    perch__loctab_free(&p->locs, b);
     perch__map_free(&p->func_map, b);
-    perch__release(b, (void **)&p->locs, &p->loc_cap, sizeof *p->locs);
     perch__release(b, (void **)&p->func_names, &p->func_cap, sizeof *p->func_names);
     perch__release(b, (void **)&p->mapping_of, &p->mapping_of_cap, sizeof *p->mapping_of);
     perch__release(b, (void **)&p->mapping_modules, &p->mapping_cap,
