@@ -11,6 +11,7 @@
 
 static const struct perch_command commands[] = {
     {"dump", perch_cmd_dump, "print the records of an .etl file as JSON Lines, or a summary"},
+    {"export", perch_cmd_export, "convert a capture to chrome, gecko, pprof, speedscope or folded"},
 };
 
 static const size_t command_count = sizeof commands / sizeof commands[0];

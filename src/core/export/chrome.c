@@ -341,6 +341,6 @@ static void chrome_destroy(void *state)
 }
 
 const perch__format perch__format_chrome = {
-    "chrome", "Perfetto UI (ui.perfetto.dev), chrome://tracing, Speedscope", 2, chrome_create,
+    "chrome", "Perfetto UI (ui.perfetto.dev), chrome://tracing", 2, chrome_create,
     chrome_bind, chrome_destroy,
 };

@@ -314,6 +314,6 @@ static int pprof_create(const perch_export_options *opt, perch_output *out, void
 }
 
 const perch__format perch__format_pprof = {
-    "pprof", "go tool pprof (-top, -http), pprof.me, Pyroscope, Speedscope", 1, pprof_create,
+    "pprof", "go tool pprof (-top, -http=:8080, ...)", 1, pprof_create,
     perch__collect_bind_pass, perch__collect_destroy,
 };

@@ -157,6 +157,6 @@ static int speedscope_create(const perch_export_options *opt, perch_output *out,
 }
 
 const perch__format perch__format_speedscope = {
-    "speedscope", "speedscope.app (drag the file in) or the speedscope CLI", 1,
+    "speedscope", "speedscope.app (drop the file on the page)", 1,
     speedscope_create, perch__collect_bind_pass, perch__collect_destroy,
 };
