@@ -173,33 +173,3 @@ const char *perch__thread_process_name(const perch__entities *e, const perch__th
     const perch__process *p = perch__entities_process_at(e, t->process_key);
     return p ? perch__str(&e->strings, p->image) : "";
 }
-
-static int on_info(void *ctx, const perch_trace_info *info)
-{
-    return perch__entities_info(ctx, info);
-}
-
-static int on_process(void *ctx, const perch_process_rec *rec)
-{
-    return perch__entities_process(ctx, rec);
-}
-
-static int on_thread(void *ctx, const perch_thread_rec *rec)
-{
-    return perch__entities_thread(ctx, rec);
-}
-
-static int on_module(void *ctx, const perch_module_rec *rec)
-{
-    return perch__entities_module(ctx, rec);
-}
-
-void perch__entities_bind(perch__entities *e, perch_sink *sink)
-{
-    memset(sink, 0, sizeof *sink);
-    sink->ctx = e;
-    sink->trace_info = on_info;
-    sink->process = on_process;
-    sink->thread = on_thread;
-    sink->module = on_module;
-}

@@ -160,8 +160,6 @@ int perch__entities_module(perch__entities *e, const perch_module_rec *rec);
 /* The thread with key, created (from what a sample or slice says) when no record came yet. */
 int perch__entities_touch_thread(perch__entities *e, uint64_t key, uint32_t tid,
                                  uint32_t *index);
-/* Fills a sink's ctx/trace_info/process/thread/module with the entity store callbacks. */
-void perch__entities_bind(perch__entities *e, perch_sink *sink);
 
 const perch__thread *perch__entities_thread_at(const perch__entities *e, uint64_t key);
 const perch__process *perch__entities_process_at(const perch__entities *e, uint64_t key);
