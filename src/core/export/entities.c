@@ -73,11 +73,14 @@ int perch__entities_touch_thread(perch__entities *e, uint64_t key, uint32_t tid,
 {
     perch__thread *t;
     int err;
+    *index = UINT32_MAX;
+    if (key == 0) /* "unknown": no entry (lookups of key 0 find nothing) */
+        return 0;
     if (perch__map_get(&e->thread_map, key, index))
         return 0;
     err = perch__grow(e->budget, (void **)&e->threads, &e->thread_cap, e->thread_count + 1,
                       sizeof *e->threads);
-    if (!err && key)
+    if (!err)
         err = perch__map_put(&e->thread_map, e->budget, key, (uint32_t)e->thread_count);
     if (err)
         return err;

@@ -157,7 +157,8 @@ int perch__entities_info(perch__entities *e, const perch_trace_info *info);
 int perch__entities_process(perch__entities *e, const perch_process_rec *rec);
 int perch__entities_thread(perch__entities *e, const perch_thread_rec *rec);
 int perch__entities_module(perch__entities *e, const perch_module_rec *rec);
-/* The thread with key, created (from what a sample or slice says) when no record came yet. */
+/* The thread with key, created (from what a sample or slice says) when no record came yet.
+ * Key 0 (unknown) gets no entry: *index = UINT32_MAX. */
 int perch__entities_touch_thread(perch__entities *e, uint64_t key, uint32_t tid,
                                  uint32_t *index);
 

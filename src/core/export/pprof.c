@@ -256,10 +256,13 @@ static void write_trailer(struct pprof *p, uint32_t cpu)
                         p->strings.len[i]);
         flush_top(p, false);
     }
-    if (info->start_filetime > FILETIME_UNIX_EPOCH)
+    double duration = perch__ts_ns(info, last);
+    if (info->start_filetime > FILETIME_UNIX_EPOCH &&
+        info->start_filetime - FILETIME_UNIX_EPOCH < (uint64_t)INT64_MAX / 100)
         perch__pb_int(&p->top, PROFILE_TIME_NANOS,
                       (int64_t)(info->start_filetime - FILETIME_UNIX_EPOCH) * 100);
-    perch__pb_int(&p->top, PROFILE_DURATION_NANOS, (int64_t)perch__ts_ns(info, last));
+    if (duration > 0 && duration < 9e18)
+        perch__pb_int(&p->top, PROFILE_DURATION_NANOS, (int64_t)duration);
     perch__pb_int(&p->top, PROFILE_DEFAULT_SAMPLE_TYPE, cpu);
     flush_top(p, true);
 }

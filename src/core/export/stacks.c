@@ -27,7 +27,8 @@ int perch__stacks_add(perch__stacks *s, perch__budget *b, const perch_stack_rec 
         return err;
     if (s->cap > old)
         memset(s->index + old, 0, (s->cap - old) * sizeof *s->index);
-    memcpy(s->frames + s->frame_count, rec->frames, (size_t)n * sizeof *s->frames);
+    if (n)
+        memcpy(s->frames + s->frame_count, rec->frames, (size_t)n * sizeof *s->frames);
     s->index[rec->id] = (uint64_t)s->frame_count << 24 | n;
     s->frame_count += n;
     if (rec->id >= s->count)
