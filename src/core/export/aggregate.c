@@ -39,20 +39,27 @@ static uint64_t row_hash(const perch__agg_row *r)
     return key_hash(&s);
 }
 
+/* A slot holds the row index + 1 (low 32 bits, 0 = empty) and the upper half of the key's
+ * hash, so a probe only touches a row when the tags match. */
+#define SLOT(row, h) ((uint64_t)((row) + 1) | ((h) & 0xffffffff00000000ull))
+#define SLOT_ROW(v) ((uint32_t)(v) - 1u)
+#define SLOT_TAG(v) ((v) & 0xffffffff00000000ull)
+
 static int rehash(perch__agg *a, perch__budget *b)
 {
     size_t ncap = a->slot_cap ? a->slot_cap * 2 : 1024;
-    uint32_t *slots;
+    uint64_t *slots;
     if (ncap * sizeof *slots > b->limit - b->used)
         return PERCH_ELIMIT;
     slots = calloc(ncap, sizeof *slots);
     if (!slots)
         return PERCH_ENOMEM;
     for (size_t r = 0; r < a->count; r++) {
-        size_t i = row_hash(&a->rows[r]) & (ncap - 1);
+        uint64_t h = row_hash(&a->rows[r]);
+        size_t i = h & (ncap - 1);
         while (slots[i])
             i = (i + 1) & (ncap - 1);
-        slots[i] = (uint32_t)r + 1;
+        slots[i] = SLOT(r, h);
     }
     free(a->slots);
     b->used -= a->slot_cap * sizeof *slots;
@@ -62,7 +69,8 @@ static int rehash(perch__agg *a, perch__budget *b)
     return 0;
 }
 
-static int new_row(perch__agg *a, perch__budget *b, const perch_sample_rec *s, size_t slot)
+static int new_row(perch__agg *a, perch__budget *b, const perch_sample_rec *s, size_t slot,
+                   uint64_t h)
 {
     perch__agg_row *r;
     int err;
@@ -81,13 +89,15 @@ static int new_row(perch__agg *a, perch__budget *b, const perch_sample_rec *s, s
     r->module_key = s->module_key;
     r->first_ts = s->ts;
     r->last_ts = s->ts;
-    a->slots[slot] = (uint32_t)++a->count;
+    a->slots[slot] = SLOT(a->count, h);
+    a->count++;
     return 0;
 }
 
 int perch__agg_add(perch__agg *a, perch__budget *b, const perch_sample_rec *s)
 {
     perch__agg_row *r;
+    uint64_t h;
     size_t i;
     int err;
     if ((a->count + 1) * 4 > a->slot_cap * 3) {
@@ -95,15 +105,16 @@ int perch__agg_add(perch__agg *a, perch__budget *b, const perch_sample_rec *s)
         if (err)
             return err;
     }
-    for (i = key_hash(s) & (a->slot_cap - 1); a->slots[i]; i = (i + 1) & (a->slot_cap - 1))
-        if (same_key(&a->rows[a->slots[i] - 1], s))
+    h = key_hash(s);
+    for (i = h & (a->slot_cap - 1); a->slots[i]; i = (i + 1) & (a->slot_cap - 1))
+        if (SLOT_TAG(a->slots[i]) == SLOT_TAG(h) && same_key(&a->rows[SLOT_ROW(a->slots[i])], s))
             break;
     if (!a->slots[i]) {
-        err = new_row(a, b, s, i);
+        err = new_row(a, b, s, i, h);
         if (err)
             return err;
     }
-    r = &a->rows[a->slots[i] - 1];
+    r = &a->rows[SLOT_ROW(a->slots[i])];
     r->count += s->count ? s->count : 1;
     if (s->ts < r->first_ts)
         r->first_ts = s->ts;

@@ -214,7 +214,7 @@ typedef struct perch__agg_row {
 typedef struct perch__agg {
     perch__agg_row *rows;
     size_t count, cap;
-    uint32_t *slots; /* hash slots: row index + 1, 0 = empty */
+    uint64_t *slots; /* hash slots: row index + 1 | hash tag, 0 = empty */
     size_t slot_cap;
     uint64_t samples; /* records seen */
     uint64_t total;   /* sum of counts */
