@@ -45,6 +45,7 @@ typedef struct perch_export_options {
     bool cpu_tracks;             /* chrome: also one track per CPU with the slices */
     bool folded_process;         /* folded: prefix each stack with "process (pid)" */
     bool folded_thread;          /* folded: prefix each stack with "thread (tid)" */
+    uint64_t gecko_max_markers;  /* gecko: most slices kept as markers; 0 = 1,000,000 */
 } perch_export_options;
 
 /* Fills opt with the defaults (and opt->size). */

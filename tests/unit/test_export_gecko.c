@@ -3,7 +3,8 @@
  * JSON; the meta fields the profiler requires; one thread per (thread, PMC source); sample
  * counts and weights per thread; every table's columns as long as its "length"; stack table
  * consistency (every prefix null or below its own index, frames in range); frame -> func ->
- * stringArray and resource -> lib references in range; a stack walked back to its frame names.
+ * stringArray and resource -> lib references in range; a stack walked back to its frame names;
+ * slices as CSwitch interval markers, and the marker cap.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,14 +16,19 @@
 #include "export_fixture.h"
 #include "json_check.h"
 
-static char *export_gecko(struct jdoc *d)
+static char *export_gecko_opt(struct jdoc *d, const perch_export_options *opt)
 {
     size_t len;
     int err;
-    char *text = fx_export(PERCH_EXPORT_GECKO, NULL, &len, &err);
+    char *text = fx_export(PERCH_EXPORT_GECKO, opt, &len, &err);
     assert_int_equal(err, 0);
     assert_true(jparse(d, text));
     return text;
+}
+
+static char *export_gecko(struct jdoc *d)
+{
+    return export_gecko_opt(d, NULL);
 }
 
 static void test_meta(void **state)
@@ -162,12 +168,72 @@ static void test_stack_walk(void **state)
     free(text);
 }
 
+static long markers_of(const struct jdoc *d, long thread)
+{
+    return jget(d, jat(d, jget(d, 0, "threads"), thread), "markers");
+}
+
+static void test_markers(void **state)
+{
+    struct jdoc d;
+    char *text = export_gecko(&d);
+    long schema = jat(&d, jget(&d, jget(&d, 0, "meta"), "markerSchema"), 0);
+    long m = markers_of(&d, 0), data;
+    long t0 = jat(&d, jget(&d, 0, "threads"), 0);
+    (void)state;
+    assert_true(jstreq(&d, jget(&d, schema, "name"), "CSwitch"));
+    assert_true(jstreq(&d, jget(&d, jat(&d, jget(&d, schema, "data"), 4), "label"),
+                       "InstructionRetired"));
+    /* T1: one slice [200, 1200) us = [0.2, 1.2] ms, ready 50 us before */
+    assert_int_equal(jnum(&d, jget(&d, m, "length")), 1);
+    assert_true(jnum(&d, jat(&d, jget(&d, m, "startTime"), 0)) == 0.2);
+    assert_true(jnum(&d, jat(&d, jget(&d, m, "endTime"), 0)) == 1.2);
+    assert_true(jnum(&d, jat(&d, jget(&d, m, "phase"), 0)) == 1);
+    assert_true(jstreq(&d, jat(&d, jget(&d, t0, "stringArray"),
+                               (long)jnum(&d, jat(&d, jget(&d, m, "name"), 0))),
+                       "Running"));
+    data = jat(&d, jget(&d, m, "data"), 0);
+    assert_true(jstreq(&d, jget(&d, data, "type"), "CSwitch"));
+    assert_true(jnum(&d, jget(&d, data, "cpu")) == 0);
+    assert_true(jnum(&d, jget(&d, data, "waitReason")) == 5);
+    assert_true(jnum(&d, jget(&d, data, "readyLatency")) == 0.05);
+    assert_true(jnum(&d, jget(&d, data, "pmc0")) == 1000);
+    assert_true(jnum(&d, jget(&d, data, "pmc1")) == 500);
+    /* PMC thread and T2 have none; T3 one [0.3, 0.55] */
+    assert_int_equal(jnum(&d, jget(&d, markers_of(&d, 1), "length")), 0);
+    assert_int_equal(jnum(&d, jget(&d, markers_of(&d, 2), "length")), 0);
+    assert_true(jnum(&d, jat(&d, jget(&d, markers_of(&d, 3), "endTime"), 0)) == 0.55);
+    assert_true(jnum(&d, jget(&d, jget(&d, 0, "meta"), "perchMarkersDropped")) == 0);
+    jfree(&d);
+    free(text);
+}
+
+static void test_marker_cap(void **state)
+{
+    perch_export_options opt;
+    struct jdoc d;
+    char *text;
+    long total = 0;
+    (void)state;
+    perch_export_options_init(&opt);
+    opt.gecko_max_markers = 1;
+    text = export_gecko_opt(&d, &opt);
+    for (long i = 0; i < 5; i++)
+        total += (long)jnum(&d, jget(&d, markers_of(&d, i), "length"));
+    assert_int_equal(total, 1);
+    assert_true(jnum(&d, jget(&d, jget(&d, 0, "meta"), "perchMarkersDropped")) == 1);
+    jfree(&d);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_meta),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_stack_walk),
+        cmocka_unit_test(test_markers),
+        cmocka_unit_test(test_marker_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

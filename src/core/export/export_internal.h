@@ -307,6 +307,42 @@ void perch__agg_group(const perch__collect *c, size_t begin, perch__group *g);
 size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uint32_t tid,
                            char *buf, size_t cap);
 
+/* ---- gecko markers: a bounded log of slices ------------------------------------------- */
+typedef struct perch__mark {
+    uint64_t thread_key;
+    uint64_t start, end;
+    uint64_t ready; /* ticks from ready to switch-in; UINT64_MAX = unknown */
+    uint16_t cpu;
+    int8_t priority, wait_reason;
+    uint8_t pmc_count;
+    uint64_t pmc[PERCH_MAX_PMC];
+} perch__mark;
+
+typedef struct perch__slice_log {
+    perch__mark *marks;
+    size_t count, cap;
+    uint64_t limit;   /* most marks kept */
+    uint64_t dropped; /* slices past the limit or the budget */
+    uint32_t pmc_names[PERCH_MAX_PMC]; /* offsets in the entities' strings */
+    uint32_t pmc_name_count;
+} perch__slice_log;
+
+/* Keeps r (or counts it as dropped past the limit or the budget). */
+int perch__slice_log_add(perch__slice_log *l, perch__budget *b, const perch_slice_rec *r);
+/* Sorts by (thread key, start); then perch__slice_log_range finds a thread's marks. */
+void perch__slice_log_sort(perch__slice_log *l);
+void perch__slice_log_range(const perch__slice_log *l, uint64_t thread_key, size_t *begin,
+                            size_t *end);
+void perch__slice_log_free(perch__slice_log *l, perch__budget *b);
+/* The meta.markerSchema array (the "CSwitch" schema). */
+void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l,
+                                const perch__entities *e);
+/* A thread's markers table for marks [begin, end): interval markers named by string index
+ * name, in category. */
+void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l, size_t begin,
+                               size_t end, const perch_trace_info *info, uint32_t name,
+                               uint32_t category);
+
 /* Shared create/destroy for the one-pass aggregate formats. */
 int perch__collect_create(const perch_export_options *opt, perch_output *out, void **state,
                           int (*write)(perch__collect *c));

@@ -11,7 +11,7 @@
  * is one sample at its first timestamp with weight = its sample count ("weightType":
  * "samples"), so the call tree, flame graph and inverted views are exact while the timeline
  * shows one entry per stack. Frames are `module!+0xoffset` with category Kernel or User.
- * Slices are not exported as markers (use the chrome export for the timeline).
+ * Slices become "CSwitch" interval markers of their thread (gecko_markers.c), up to a cap.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,8 +25,16 @@
 #define FILETIME_UNIX_EPOCH 116444736000000000ull
 enum { CAT_USER = 0, CAT_KERNEL = 1, CAT_OTHER = 2 };
 
+/* The exporter's state: the common base (first, so the base's callbacks get it as ctx) and
+ * the bounded slice log. */
+struct gecko_state {
+    perch__collect base;
+    perch__slice_log log;
+};
+
 struct gecko {
     perch__collect *c;
+    perch__slice_log *log;
     perch_json *w;
     uint32_t *lib_of;      /* per module index: lib index + 1, 0 = none yet */
     size_t lib_of_cap;
@@ -236,7 +244,9 @@ static void gecko_meta_json(struct gecko *g)
     perch_json_key(w, "logicalCPUs");
     perch_json_uint(w, info->cpu_count);
     perch_json_key(w, "markerSchema");
-    perch_json_raw(w, "[]");
+    perch__gecko_marker_schema(w, g->log, &g->c->ents);
+    perch_json_key(w, "perchMarkersDropped");
+    perch_json_uint(w, g->log->dropped);
     perch_json_key(w, "extensions");
     perch_json_raw(w, "{\"id\":[],\"name\":[],\"baseURL\":[],\"length\":0}");
     perch_json_key(w, "categories");
@@ -470,6 +480,22 @@ static void thread_head_json(struct gecko *g, const perch__group *grp)
     perch_json_uint(w, t ? t->tid : 0);
 }
 
+/* The thread's slices as markers (CPU-sample threads only; PMC threads get none). */
+static int markers_json(struct gecko *g, const perch__group *grp)
+{
+    const perch__agg_row *first = &g->c->agg.rows[grp->begin];
+    size_t begin = 0, end = 0;
+    uint32_t name = 0;
+    int err = 0;
+    if (first->kind != PERCH_SAMPLE_PMC && first->thread_key)
+        perch__slice_log_range(g->log, first->thread_key, &begin, &end);
+    if (end > begin)
+        err = perch__intern_str(&g->strings, &g->c->budget, "Running", &name);
+    perch_json_key(g->w, "markers");
+    perch__gecko_markers_json(g->w, g->log, begin, end, &g->c->ents.info, name, CAT_OTHER);
+    return err;
+}
+
 static int gecko_thread_json(struct gecko *g, const perch__group *grp)
 {
     perch_json *w = g->w;
@@ -477,12 +503,11 @@ static int gecko_thread_json(struct gecko *g, const perch__group *grp)
     perch_json_begin_object(w);
     thread_head_json(g, grp);
     samples_json(g, grp);
-    perch_json_key(w, "markers");
-    perch_json_raw(w, "{\"data\":[],\"name\":[],\"startTime\":[],\"endTime\":[],\"phase\":[],"
-                      "\"category\":[],\"length\":0}");
+    err = markers_json(g, grp);
     stack_table_json(g);
     frame_table_json(g);
-    err = func_table_json(g);
+    if (!err)
+        err = func_table_json(g);
     if (!err)
         err = resource_table_json(g);
     perch_json_key(w, "nativeSymbols");
@@ -519,6 +544,8 @@ static int gecko_write(perch__collect *c)
         return PERCH_ENOMEM;
     }
     g->c = c;
+    g->log = &((struct gecko_state *)c)->log; /* c is the first member of the state */
+    perch__slice_log_sort(g->log);
     perch_json_init(g->w, perch__json_output_sink, c->out);
     perch_json_begin_object(g->w);
     gecko_meta_json(g);
@@ -540,12 +567,60 @@ static int gecko_write(perch__collect *c)
     return err;
 }
 
+static int on_slice(void *ctx, const perch_slice_rec *r)
+{
+    struct gecko_state *st = ctx;
+    return perch__slice_log_add(&st->log, &st->base.budget, r);
+}
+
+static int on_counters(void *ctx, const perch_counters_rec *rec)
+{
+    struct gecko_state *st = ctx;
+    perch__slice_log *l = &st->log;
+    l->pmc_name_count = 0;
+    for (uint32_t i = 0; i < rec->count && i < PERCH_MAX_PMC; i++) {
+        const char *n = rec->names[i] ? rec->names[i] : "";
+        int err = perch__strings_add(&st->base.ents.strings, &st->base.budget, n, strlen(n),
+                                     &l->pmc_names[i]);
+        if (err)
+            return err;
+        l->pmc_name_count = i + 1;
+    }
+    return 0;
+}
+
+static void gecko_bind(void *state, unsigned pass, perch_sink *sink)
+{
+    struct gecko_state *st = state;
+    (void)pass;
+    perch__collect_bind(&st->base, sink); /* ctx = &st->base == st */
+    sink->slice = on_slice;
+    sink->counters = on_counters;
+}
+
 static int gecko_create(const perch_export_options *opt, perch_output *out, void **state)
 {
-    return perch__collect_create(opt, out, state, gecko_write);
+    struct gecko_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return PERCH_ENOMEM;
+    perch__collect_init(&st->base, opt, out);
+    st->base.write = gecko_write;
+    st->log.limit = opt->gecko_max_markers ? opt->gecko_max_markers : 1000000;
+    *state = st;
+    return 0;
+}
+
+static void gecko_destroy(void *state)
+{
+    struct gecko_state *st = state;
+    if (!st)
+        return;
+    perch__slice_log_free(&st->log, &st->base.budget);
+    perch__collect_free(&st->base);
+    free(st);
 }
 
 const perch__format perch__format_gecko = {
     "gecko", "profiler.firefox.com (Firefox Profiler: load the file)", 1, gecko_create,
-    perch__collect_bind_pass, perch__collect_destroy,
+    gecko_bind, gecko_destroy,
 };
