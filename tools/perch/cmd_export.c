@@ -37,6 +37,7 @@ static void usage(FILE *out)
                  "  --cpu-tracks          chrome: also one track per CPU\n"
                  "  --folded-process      folded: prefix stacks with the process\n"
                  "  --folded-thread       folded: prefix stacks with the thread\n"
+                 "  --gecko-max-markers N gecko: most slices kept as markers (default 1000000)\n"
                  "  --memory-limit-mb N   memory the exporter may hold (default 1024)\n");
 }
 
@@ -83,6 +84,12 @@ static int parse_option(int argc, char **argv, int *i, struct export_args *a)
         if (parse_number(value_of(argc, argv, i, arg), &n) || n == 0 || n > (1u << 20))
             return -1;
         a->opt.memory_limit = (uint64_t)n << 20;
+        return 0;
+    }
+    if (is_opt(arg, NULL, "--gecko-max-markers")) {
+        if (parse_number(value_of(argc, argv, i, arg), &n) || n == 0)
+            return -1;
+        a->opt.gecko_max_markers = n;
         return 0;
     }
     if (strcmp(arg, "--cpu-tracks") == 0)
