@@ -73,23 +73,30 @@ static inline const char *perch__interned(const perch__interner *t, uint32_t ind
 }
 void perch__interner_free(perch__interner *t, perch__budget *b);
 
-/* ---- location table: dense indices for distinct (module, address) pairs -------------- */
+/* ---- location table: dense indices for distinct (owner, address) pairs --------------- */
 typedef struct perch__loc {
     uint64_t addr;
-    uint32_t module; /* module index + 1 in the entities, 0 = none */
-    uint32_t extra;  /* free for the writer (pprof: function id) */
+    uint64_t owner;  /* pprof, gecko: module index + 1 (0 = none); name cache: process key */
+    uint32_t extra;  /* free for the user (pprof: function id, gecko: resource + 1) */
 } perch__loc;
 
 typedef struct perch__loctab {
     perch__loc *locs;
     size_t count, cap;
-    perch__map map; /* hash(module, addr), chained on collision -> index */
+    perch__map map; /* hash(owner, addr), chained on collision -> index */
 } perch__loctab;
 
-/* The index of (module, addr); *is_new tells whether it was just added. */
-int perch__loctab_get(perch__loctab *t, perch__budget *b, uint32_t module, uint64_t addr,
+/* The index of (owner, addr); *is_new tells whether it was just added. */
+int perch__loctab_get(perch__loctab *t, perch__budget *b, uint64_t owner, uint64_t addr,
                       uint32_t *index, bool *is_new);
 void perch__loctab_free(perch__loctab *t, perch__budget *b);
+
+/* ---- frame names cached per (process, address): each distinct frame is resolved and
+ * formatted once, then reused by every row (folded, speedscope) ---------------------------- */
+typedef struct perch__name_cache {
+    perch__loctab seen;     /* (process key or 0 for kernel, addr) -> extra = name index */
+    perch__interner names;  /* the frame names, dense */
+} perch__name_cache;
 
 /* ---- protobuf encoding (pprof) ---------------------------------------------------------- */
 typedef struct perch__pb {
@@ -233,6 +240,13 @@ const uint64_t *perch__agg_frames(const perch__stacks *s, const perch__agg_row *
  * module_key when it contains addr, else the resolver with the thread's process. */
 const perch__module *perch__resolve_frame(const perch__entities *e, uint64_t thread_key,
                                           uint64_t module_key, uint64_t addr, bool is_ip);
+/* The process key a row's user addresses resolve in (0 when the thread is unknown). */
+uint64_t perch__row_process(const perch__entities *e, const perch__agg_row *r);
+/* The index in nc->names of the name of frame addr of row r (pk = perch__row_process). */
+int perch__frame_name_index(perch__name_cache *nc, perch__budget *b, const perch__entities *e,
+                            const perch__agg_row *r, uint64_t pk, uint64_t addr,
+                            uint32_t *index);
+void perch__name_cache_free(perch__name_cache *nc, perch__budget *b);
 /* perch__resolve_frame for a frame of an aggregate row. */
 const perch__module *perch__frame_module(const perch__entities *e, const perch__agg_row *r,
                                          uint64_t addr, bool is_ip);

@@ -155,3 +155,45 @@ const perch__module *perch__frame_module(const perch__entities *e, const perch__
 {
     return perch__resolve_frame(e, r->thread_key, r->module_key, addr, is_ip);
 }
+
+uint64_t perch__row_process(const perch__entities *e, const perch__agg_row *r)
+{
+    const perch__thread *t = perch__entities_thread_at(e, r->thread_key);
+    return t ? t->process_key : 0;
+}
+
+int perch__frame_name_index(perch__name_cache *nc, perch__budget *b, const perch__entities *e,
+                            const perch__agg_row *r, uint64_t pk, uint64_t addr,
+                            uint32_t *index)
+{
+    char name[PERCH_FRAME_NAME_MAX];
+    const perch__module *m;
+    uint32_t slot;
+    bool is_new;
+    int err;
+    if (r->stack_id == 0 && r->module_key) { /* the sample's own module: not cacheable by pk */
+        m = perch__frame_module(e, r, addr, true);
+        return perch__intern(&nc->names, b, name, perch__frame_name(e, m, addr, name, sizeof name),
+                             index);
+    }
+    if (perch__is_kernel_address(e, addr))
+        pk = 0;
+    err = perch__loctab_get(&nc->seen, b, pk, addr, &slot, &is_new);
+    if (err)
+        return err;
+    if (is_new) {
+        m = perch__resolve(e, pk, addr);
+        err = perch__intern(&nc->names, b, name, perch__frame_name(e, m, addr, name, sizeof name),
+                            &nc->seen.locs[slot].extra);
+        if (err)
+            return err; /* the export stops here: the half-added entry is never read */
+    }
+    *index = nc->seen.locs[slot].extra;
+    return 0;
+}
+
+void perch__name_cache_free(perch__name_cache *nc, perch__budget *b)
+{
+    perch__loctab_free(&nc->seen, b);
+    perch__interner_free(&nc->names, b);
+}

@@ -349,8 +349,8 @@ static void frame_table_json(struct gecko *g)
     perch_json_begin_array(w);
     for (size_t i = 0; i < n; i++) {
         const perch__loc *l = &g->frames.locs[i];
-        if (l->module)
-            perch_json_uint(w, l->addr - e->modules[l->module - 1].base);
+        if (l->owner)
+            perch_json_uint(w, l->addr - e->modules[l->owner - 1].base);
         else
             perch_json_int(w, -1);
     }
@@ -389,7 +389,7 @@ static int func_table_json(struct gecko *g)
     perch_json_begin_array(w);
     for (size_t i = 0; i < n && !err; i++) {
         const perch__loc *l = &g->frames.locs[i];
-        const perch__module *m = l->module ? &g->c->ents.modules[l->module - 1] : NULL;
+        const perch__module *m = l->owner ? &g->c->ents.modules[l->owner - 1] : NULL;
         size_t len = perch__frame_name(&g->c->ents, m, l->addr, name, sizeof name);
         uint32_t s;
         err = perch__intern(&g->strings, &g->c->budget, name, len, &s);

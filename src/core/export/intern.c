@@ -60,14 +60,14 @@ void perch__interner_free(perch__interner *t, perch__budget *b)
     t->count = 0;
 }
 
-int perch__loctab_get(perch__loctab *t, perch__budget *b, uint32_t module, uint64_t addr,
+int perch__loctab_get(perch__loctab *t, perch__budget *b, uint64_t owner, uint64_t addr,
                       uint32_t *index, bool *is_new)
 {
-    uint64_t k = perch__hash64(addr ^ perch__hash64(module)) | 1;
+    uint64_t k = perch__hash64(addr ^ perch__hash64(owner)) | 1;
     uint32_t idx;
     int err;
     for (; perch__map_get(&t->map, k, &idx); k = perch__hash64(k) | 1) {
-        if (t->locs[idx].addr == addr && t->locs[idx].module == module) {
+        if (t->locs[idx].addr == addr && t->locs[idx].owner == owner) {
             *index = idx;
             *is_new = false;
             return 0;
@@ -80,7 +80,7 @@ int perch__loctab_get(perch__loctab *t, perch__budget *b, uint32_t module, uint6
         err = perch__map_put(&t->map, b, k, (uint32_t)t->count);
     if (err)
         return err;
-    t->locs[t->count] = (perch__loc){addr, module, 0};
+    t->locs[t->count] = (perch__loc){addr, owner, 0};
     *index = (uint32_t)t->count++;
     *is_new = true;
     return 0;

@@ -227,8 +227,8 @@ static void write_locations(struct pprof *p)
         perch__pb_uint(&p->sub2, 1, l->extra);
         p->sub.len = 0;
         perch__pb_uint(&p->sub, 1, i + 1);
-        if (l->module)
-            perch__pb_uint(&p->sub, 2, p->mapping_of[l->module - 1]);
+        if (l->owner)
+            perch__pb_uint(&p->sub, 2, p->mapping_of[l->owner - 1]);
         perch__pb_uint(&p->sub, 3, l->addr);
         perch__pb_bytes(&p->sub, 4, p->sub2.data, p->sub2.len);
         perch__pb_bytes(&p->top, PROFILE_LOCATION, p->sub.data, p->sub.len);

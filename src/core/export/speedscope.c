@@ -18,24 +18,22 @@
 
 struct speedscope {
     perch__collect *c;
-    perch__interner frames;
+    perch__name_cache frames; /* frame names = the shared frames list */
     perch_json *w;
     uint32_t idx[MAX_FRAMES];
 };
 
 static int write_stack(struct speedscope *s, const perch__agg_row *r)
 {
-    char name[PERCH_FRAME_NAME_MAX];
     uint32_t count;
     const uint64_t *frames = perch__agg_frames(&s->c->stacks, r, &count);
+    uint64_t pk = perch__row_process(&s->c->ents, r);
     int err = 0;
     if (count > MAX_FRAMES)
         count = MAX_FRAMES;
-    for (uint32_t i = 0; i < count && !err; i++) {
-        const perch__module *m = perch__frame_module(&s->c->ents, r, frames[i], r->stack_id == 0);
-        size_t n = perch__frame_name(&s->c->ents, m, frames[i], name, sizeof name);
-        err = perch__intern(&s->frames, &s->c->budget, name, n, &s->idx[i]);
-    }
+    for (uint32_t i = 0; i < count && !err; i++)
+        err = perch__frame_name_index(&s->frames, &s->c->budget, &s->c->ents, r, pk, frames[i],
+                                      &s->idx[i]);
     perch_json_begin_array(s->w);
     for (uint32_t i = count; i-- > 0;) /* root first */
         perch_json_uint(s->w, s->idx[i]);
@@ -109,10 +107,11 @@ static void write_frames(struct speedscope *s)
     perch_json_begin_object(s->w);
     perch_json_key(s->w, "frames");
     perch_json_begin_array(s->w);
-    for (size_t i = 0; i < s->frames.count; i++) {
+    for (size_t i = 0; i < s->frames.names.count; i++) {
         perch_json_begin_object(s->w);
         perch_json_key(s->w, "name");
-        perch_json_string_n(s->w, perch__interned(&s->frames, (uint32_t)i), s->frames.len[i]);
+        perch_json_string_n(s->w, perch__interned(&s->frames.names, (uint32_t)i),
+                            s->frames.names.len[i]);
         perch_json_end_object(s->w);
     }
     perch_json_end_array(s->w);
@@ -145,7 +144,7 @@ static int speedscope_write(perch__collect *c)
     perch_json_newline(s->w);
     if (!err)
         err = perch_json_flush(s->w);
-    perch__interner_free(&s->frames, &c->budget);
+    perch__name_cache_free(&s->frames, &c->budget);
     free(s->w);
     free(s);
     return err;
