@@ -33,6 +33,7 @@
 
 enum { FX_KEY_P1 = 100, FX_KEY_P2 = 200 };
 enum { FX_KEY_T1 = 11, FX_KEY_T2 = 12, FX_KEY_T3 = 21, FX_KEY_T4 = 31 };
+enum { FX_KEY_IDLE0 = 41, FX_KEY_IDLE1 = 42 }; /* the idle thread (tid 0) has a key per CPU */
 enum { FX_KEY_M_NTOS = 501, FX_KEY_M_HAL = 502, FX_KEY_M_APP = 503, FX_KEY_M_NTDLL1 = 504,
        FX_KEY_M_SVC = 505, FX_KEY_M_NTDLL2 = 506 };
 
@@ -82,7 +83,8 @@ static const struct fx_sample fx_samples[] = {
 #define FX_SAMPLE_US(i) (100u + 50u * (uint64_t)(i)) /* sample i at 100 + 50 i us */
 
 /* Slices: T1 on CPU 0 [200, 1200) us ready at 150 us, PMC deltas {1000, 500};
- *         T3 on CPU 1 [300, 550) us, no ready time, PMC deltas {7, 3}. */
+ *         T3 on CPU 1 [300, 550) us, no ready time, PMC deltas {7, 3};
+ *         the idle thread (tid 0) on CPU 0 [0, 200) and on CPU 1 [0, 300) at the same time. */
 static const struct {
     uint64_t thread_key;
     uint32_t tid;
@@ -93,7 +95,10 @@ static const struct {
 } fx_slices[] = {
     {FX_KEY_T1, 1001, 0, 200, 1200, 150, 8, 5, {1000, 500}},
     {FX_KEY_T3, 2001, 1, 300, 550, 0, 10, -1, {7, 3}},
+    {FX_KEY_IDLE0, 0, 0, 0, 200, 0, 0, -1, {1, 1}},
+    {FX_KEY_IDLE1, 0, 1, 0, 300, 0, 0, -1, {2, 2}},
 };
+#define FX_SLICE_COUNT (sizeof fx_slices / sizeof fx_slices[0])
 
 static inline int fx_module(const perch_sink *s, uint64_t key, uint64_t pk, uint32_t pid,
                             uint64_t base, uint64_t size, const char *path)
@@ -217,6 +222,8 @@ static inline int fx_entities(const perch_sink *s)
     err = err ? err : fx_thread(s, FX_KEY_T1, FX_KEY_P1, 1001, 1234, "main");
     err = err ? err : fx_thread(s, FX_KEY_T2, FX_KEY_P1, 1002, UINT32_MAX, "worker");
     err = err ? err : fx_thread(s, FX_KEY_T3, FX_KEY_P2, 2001, 5678, "");
+    err = err ? err : fx_thread(s, FX_KEY_IDLE0, 0, 0, 0, "");
+    err = err ? err : fx_thread(s, FX_KEY_IDLE1, 0, 0, 0, "");
     err = err ? err : fx_module(s, FX_KEY_M_APP, FX_KEY_P1, 1234, FX_APP, 0x10000,
                                 "\\Device\\HarddiskVolume3\\Apps\\App.EXE");
     err = err ? err : fx_module(s, FX_KEY_M_NTDLL1, FX_KEY_P1, 1234, FX_NTDLL, 0x200000,
@@ -262,12 +269,12 @@ static inline int fx_replay(void *ctx, const perch_sink *s)
         err = fx_stacks(s);
     for (size_t i = 0; !err && i < FX_SAMPLE_COUNT; i++) {
         /* slices close in time order among the samples */
-        while (!err && slice < 2 && fx_slices[slice].end_us <= FX_SAMPLE_US(i))
+        while (!err && slice < FX_SLICE_COUNT && fx_slices[slice].end_us <= FX_SAMPLE_US(i))
             err = fx_slice_out(s, slice++);
         if (!err)
             err = fx_sample_out(s, i);
     }
-    while (!err && slice < 2)
+    while (!err && slice < FX_SLICE_COUNT)
         err = fx_slice_out(s, slice++);
     if (!err)
         err = fx_entities(s);

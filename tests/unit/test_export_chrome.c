@@ -62,7 +62,7 @@ static void test_document(void **state)
     assert_true(jstreq(&d, jget(&d, 0, "displayTimeUnit"), "ns"));
     assert_true(jnum(&d, jget(&d, other, "perf_freq")) == 1e7);
     assert_true(jnum(&d, jget(&d, other, "samples")) == 17);
-    assert_true(jnum(&d, jget(&d, other, "slices")) == 2);
+    assert_true(jnum(&d, jget(&d, other, "slices")) == 4);
     for (long i = 0; i < jlen(&d, events); i++) {
         long e = jat(&d, events, i);
         assert_int_equal(jtype_of(&d, jget(&d, e, "name")), J_STR);
@@ -73,8 +73,9 @@ static void test_document(void **state)
         if (jstreq(&d, jget(&d, e, "ph"), "i"))
             assert_true(jstreq(&d, jget(&d, e, "s"), "t"));
     }
-    /* 4 process/thread names + the unknown process (T4 has no thread record) */
-    assert_int_equal(count_events(&d, "M", -1, -1), 5);
+    /* 4 process/thread names + the unknown process (T4 has no thread record) + one idle
+     * track per CPU */
+    assert_int_equal(count_events(&d, "M", -1, -1), 7);
     assert_true(jstreq(&d, jget(&d, jget(&d, find_event(&d, "M", 1234, 1001, 0), "args"), "name"),
                        "main"));
     assert_true(jstreq(&d, jget(&d, jget(&d, find_event(&d, "M", 5678, 0, 0), "args"), "name"),
@@ -121,7 +122,7 @@ static void test_slices(void **state)
     char *text = export_chrome(&d, false);
     long e, args;
     (void)state;
-    assert_int_equal(count_events(&d, "X", -1, -1), 2);
+    assert_int_equal(count_events(&d, "X", -1, -1), 4);
     /* T1 [200, 1200) us ready at 150 */
     e = find_event(&d, "X", 1234, 1001, 0);
     args = jget(&d, e, "args");
@@ -155,13 +156,32 @@ static void test_cpu_tracks(void **state)
     char *text = export_chrome(&d, true);
     long e;
     (void)state;
-    assert_int_equal(count_events(&d, "X", 2147483647, -1), 2);
+    assert_int_equal(count_events(&d, "X", 2147483647, -1), 4);
     e = find_event(&d, "X", 2147483647, 1, 0);
     assert_true(jstreq(&d, jget(&d, e, "name"), "svc.exe (5678) (2001)"));
     assert_true(jnum(&d, jget(&d, e, "dur")) == 250.0);
     assert_true(jstreq(&d, jget(&d, jget(&d, find_event(&d, "M", 2147483647, 1, 0), "args"),
                                 "name"),
                        "CPU 1"));
+    jfree(&d);
+    free(text);
+}
+
+/* The idle thread is tid 0 on both CPUs at once: one track per CPU, never overlapping. */
+static void test_idle_tracks(void **state)
+{
+    struct jdoc d;
+    char *text = export_chrome(&d, false);
+    long e0 = find_event(&d, "X", 0, 2147418112.0, 0), e1 = find_event(&d, "X", 0, 2147418113.0, 0);
+    (void)state;
+    assert_true(e0 >= 0 && e1 >= 0);
+    assert_int_equal(count_events(&d, "X", 0, 0), 0);
+    assert_true(jstreq(&d, jget(&d, e0, "name"), "idle"));
+    assert_true(jnum(&d, jget(&d, e0, "dur")) == 200.0);
+    assert_true(jnum(&d, jget(&d, e1, "dur")) == 300.0);
+    assert_true(jstreq(&d, jget(&d, jget(&d, find_event(&d, "M", 0, 2147418113.0, 0), "args"),
+                                "name"),
+                       "Idle (CPU 1)"));
     jfree(&d);
     free(text);
 }
@@ -185,6 +205,7 @@ int main(void)
         cmocka_unit_test(test_samples),
         cmocka_unit_test(test_slices),
         cmocka_unit_test(test_cpu_tracks),
+        cmocka_unit_test(test_idle_tracks),
         cmocka_unit_test(test_tick_conversion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,14 @@
 
 #define UNKNOWN_PID 2147483646u /* threads whose process is unknown */
 #define CPU_PID 2147483647u     /* the per-CPU tracks */
+#define IDLE_TID 2147418112u    /* 0x7fff0000 + cpu: the idle thread (tid 0) of each CPU */
+
+/* The idle thread is tid 0 on every CPU at once: one track per CPU keeps its slices from
+ * overlapping on one track (which trace viewers reject as bad nesting). */
+static uint32_t track_tid(uint32_t tid, uint16_t cpu)
+{
+    return tid == 0 ? IDLE_TID + cpu : tid;
+}
 
 struct chrome {
     perch__collect base; /* first: pass 1 binds the base's callbacks with ctx = &c->base */
@@ -63,7 +71,8 @@ static void write_metadata(struct chrome *c)
 {
     const perch__entities *e = &c->base.ents;
     char buf[64];
-    bool unknown = false;
+    bool unknown = false, idle = false;
+    uint32_t idle_pid = 0;
     for (size_t i = 0; i < e->process_count; i++) {
         const char *img = perch__str(&e->strings, e->processes[i].image);
         meta_event(c, "process_name", e->processes[i].pid, 0, *img ? img : "?");
@@ -73,11 +82,19 @@ static void write_metadata(struct chrome *c)
         const char *name = perch__str(&e->strings, t->name);
         uint32_t pid = pid_of(c, t->key);
         unknown |= pid == UNKNOWN_PID;
-        if (*name)
+        if (t->tid == 0) {
+            idle = true;
+            idle_pid = pid;
+        } else if (*name) {
             meta_event(c, "thread_name", pid, t->tid, name);
+        }
     }
     if (unknown)
         meta_event(c, "process_name", UNKNOWN_PID, 0, "unknown process");
+    for (uint32_t cpu = 0; idle && cpu < e->info.cpu_count && cpu < 4096; cpu++) {
+        snprintf(buf, sizeof buf, "Idle (CPU %" PRIu32 ")", cpu);
+        meta_event(c, "thread_name", idle_pid, IDLE_TID + cpu, buf);
+    }
     if (!c->base.opt.cpu_tracks)
         return;
     meta_event(c, "process_name", CPU_PID, 0, "CPUs");
@@ -165,7 +182,8 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
     struct chrome *c = ctx;
     char label[300];
     ensure_header(c);
-    slice_event(c, r, r->tid == 0 ? "idle" : "running", pid_of(c, r->thread_key), r->tid);
+    slice_event(c, r, r->tid == 0 ? "idle" : "running", pid_of(c, r->thread_key),
+                track_tid(r->tid, r->cpu));
     if (c->base.opt.cpu_tracks) {
         const perch__thread *t = perch__entities_thread_at(&c->base.ents, r->thread_key);
         perch__thread_label(&c->base.ents, t, r->tid, label, sizeof label);
@@ -187,7 +205,7 @@ static int on_sample(void *ctx, const perch_sample_rec *r)
     ensure_header(c);
     perch__frame_name(&c->base.ents, m, leaf, name, sizeof name);
     event_head(c, name, r->kind == PERCH_SAMPLE_PMC ? "pmc_sample" : "sample", "i", r->ts,
-               pid_of(c, r->thread_key), r->tid);
+               pid_of(c, r->thread_key), track_tid(r->tid, r->cpu));
     perch_json_key(&c->w, "s");
     perch_json_string(&c->w, "t");
     perch_json_key(&c->w, "args");
