@@ -283,16 +283,7 @@ static int on_info2(void *ctx, const perch_trace_info *info)
 static int on_counters(void *ctx, const perch_counters_rec *rec)
 {
     struct chrome *c = ctx;
-    c->pmc_name_count = 0;
-    for (uint32_t i = 0; i < rec->count && i < PERCH_MAX_PMC; i++) {
-        const char *n = rec->names[i] ? rec->names[i] : "";
-        int err = perch__strings_add(&c->base.ents.strings, &c->base.budget, n, strlen(n),
-                                     &c->pmc_names[i]);
-        if (err)
-            return err;
-        c->pmc_name_count = i + 1;
-    }
-    return 0;
+    return perch__counter_names(&c->base, rec, c->pmc_names, &c->pmc_name_count);
 }
 
 /* Pass 1: a thread that only appears in samples or slices still gets a track. */

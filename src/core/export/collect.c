@@ -184,3 +184,17 @@ void perch__json_us(perch_json *w, int64_t ticks, uint64_t freq)
 {
     perch__json_time(w, ticks, freq, false);
 }
+
+int perch__counter_names(perch__collect *c, const perch_counters_rec *rec, uint32_t *names,
+                         uint32_t *count)
+{
+    *count = 0;
+    for (uint32_t i = 0; i < rec->count && i < PERCH_MAX_PMC; i++) {
+        const char *n = rec->names && rec->names[i] ? rec->names[i] : "";
+        int err = perch__strings_add(&c->ents.strings, &c->budget, n, strlen(n), &names[i]);
+        if (err)
+            return err;
+        *count = i + 1;
+    }
+    return 0;
+}

@@ -282,6 +282,10 @@ void perch__collect_free(perch__collect *c);
 /* Binds every callback; finish seals the entities, sorts the aggregate and calls c->write. */
 void perch__collect_bind(perch__collect *c, perch_sink *sink);
 uint64_t perch__interval_ns(const perch_export_options *opt);
+/* Copies the PMC counter names of rec (at most PERCH_MAX_PMC) into the entities' strings:
+ * names[i] = offset, *count = how many. */
+int perch__counter_names(perch__collect *c, const perch_counters_rec *rec, uint32_t *names,
+                         uint32_t *count);
 /* Nanoseconds from the trace start for a raw timestamp. */
 double perch__ts_ns(const perch_trace_info *info, uint64_t ts);
 

@@ -576,17 +576,7 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
 static int on_counters(void *ctx, const perch_counters_rec *rec)
 {
     struct gecko_state *st = ctx;
-    perch__slice_log *l = &st->log;
-    l->pmc_name_count = 0;
-    for (uint32_t i = 0; i < rec->count && i < PERCH_MAX_PMC; i++) {
-        const char *n = rec->names[i] ? rec->names[i] : "";
-        int err = perch__strings_add(&st->base.ents.strings, &st->base.budget, n, strlen(n),
-                                     &l->pmc_names[i]);
-        if (err)
-            return err;
-        l->pmc_name_count = i + 1;
-    }
-    return 0;
+    return perch__counter_names(&st->base, rec, st->log.pmc_names, &st->log.pmc_name_count);
 }
 
 static void gecko_bind(void *state, unsigned pass, perch_sink *sink)
