@@ -14,6 +14,7 @@ static const struct perch_command commands[] = {
     {"synth", perch_cmd_synth,
      "write a synthetic kernel trace (.etl) for demos, tests and benchmarks"},
     {"info", perch_cmd_info, "describe a capture file"},
+    {"export", perch_cmd_export, "convert a capture to chrome, gecko, pprof, speedscope or folded"},
 };
 
 static const size_t command_count = sizeof commands / sizeof commands[0];
