@@ -10,6 +10,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPS="$ROOT/build/deps"
 CMOCKA_PREFIX="$DEPS/cmocka-mingw"
+# Bump when the way cmocka is built changes, so existing build folders rebuild it.
+CMOCKA_STAMP="$CMOCKA_PREFIX/perch-build-2"
 
 PACKAGES=(
     cmake make gcc libc6-dev clang libclang-rt-14-dev libcmocka-dev
@@ -76,13 +78,13 @@ ensure_deb_src() {
 }
 
 build_cmocka_mingw() {
-    if [ -f "$CMOCKA_PREFIX/lib/libcmocka.a" ] && [ -f "$CMOCKA_PREFIX/include/cmocka.h" ]; then
+    if [ -f "$CMOCKA_STAMP" ] && [ -f "$CMOCKA_PREFIX/lib/libcmocka.a" ]; then
         log "cmocka for mingw already built in $CMOCKA_PREFIX"
         return
     fi
     ensure_deb_src
     apt_update_once
-    rm -rf "$DEPS/src" "$DEPS/cmocka-build"
+    rm -rf "$DEPS/src" "$DEPS/cmocka-build" "$CMOCKA_PREFIX"
     mkdir -p "$DEPS/src"
     log "fetching Debian's cmocka source package"
     (cd "$DEPS/src" && apt-get source -q cmocka)
@@ -96,6 +98,7 @@ build_cmocka_mingw() {
     cmake -S "$srcdir" -B "$DEPS/cmocka-build" \
         -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/mingw-w64-x86_64.cmake" \
         -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$CMOCKA_PREFIX" \
+        -DCMAKE_C_FLAGS="-D__USE_MINGW_ANSI_STDIO=1" \
         -DBUILD_SHARED_LIBS=OFF -DWITH_STATIC_LIB=ON -DWITH_EXAMPLES=OFF \
         -DUNIT_TESTING=OFF -DPICKY_DEVELOPER=OFF >"$DEPS/cmocka-configure.log"
     cmake --build "$DEPS/cmocka-build" -j2 >"$DEPS/cmocka-build.log"
@@ -107,10 +110,15 @@ build_cmocka_mingw() {
     fi
     rm -rf "$CMOCKA_PREFIX/bin" "$CMOCKA_PREFIX/lib/cmake" "$CMOCKA_PREFIX/lib/pkgconfig" \
         "$CMOCKA_PREFIX/lib/libcmocka.dll.a"
+    # Perch builds with __USE_MINGW_ANSI_STDIO (C99 printf: %zu, %llu), and so does cmocka
+    # above; make the header's format checks agree, or -Werror rejects %zu in fail_msg().
+    sed -i 's/__format__ (__printf__,/__format__ (__gnu_printf__,/' "$CMOCKA_PREFIX/include/cmocka.h"
+    grep -q '__gnu_printf__' "$CMOCKA_PREFIX/include/cmocka.h"
     if [ ! -f "$CMOCKA_PREFIX/lib/libcmocka.a" ]; then
         echo "setup-deps: cmocka build did not produce $CMOCKA_PREFIX/lib/libcmocka.a" >&2
         exit 1
     fi
+    touch "$CMOCKA_STAMP"
     log "cmocka for mingw installed in $CMOCKA_PREFIX"
 }
 
