@@ -29,6 +29,17 @@ as_root() {
 
 log() { printf '[setup-deps] %s\n' "$*"; }
 
+# run_logged <log file> <command...>: runs quietly, shows the log's end if the command fails.
+run_logged() {
+    local file="$1"
+    shift
+    if ! "$@" >"$file" 2>&1; then
+        tail -n 40 "$file" >&2
+        echo "setup-deps: failed: $* (full log: $file)" >&2
+        exit 1
+    fi
+}
+
 APT_UPDATED=0
 apt_update_once() {
     if [ "$APT_UPDATED" -eq 0 ]; then
@@ -95,20 +106,20 @@ build_cmocka_mingw() {
         exit 1
     fi
     log "building $(basename "$srcdir") for x86_64-w64-mingw32 (static)"
-    cmake -S "$srcdir" -B "$DEPS/cmocka-build" \
+    run_logged "$DEPS/cmocka-configure.log" cmake -S "$srcdir" -B "$DEPS/cmocka-build" \
         -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/mingw-w64-x86_64.cmake" \
         -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$CMOCKA_PREFIX" \
         -DCMAKE_C_FLAGS="-D__USE_MINGW_ANSI_STDIO=1" \
         -DBUILD_SHARED_LIBS=OFF -DWITH_STATIC_LIB=ON -DWITH_EXAMPLES=OFF \
-        -DUNIT_TESTING=OFF -DPICKY_DEVELOPER=OFF >"$DEPS/cmocka-configure.log"
-    cmake --build "$DEPS/cmocka-build" -j2 >"$DEPS/cmocka-build.log"
-    cmake --install "$DEPS/cmocka-build" >"$DEPS/cmocka-install.log"
+        -DUNIT_TESTING=OFF -DPICKY_DEVELOPER=OFF
+    run_logged "$DEPS/cmocka-build.log" cmake --build "$DEPS/cmocka-build" -j2
+    run_logged "$DEPS/cmocka-install.log" cmake --install "$DEPS/cmocka-build"
     # cmocka 1.1.5 always builds a DLL too, and may name the archive cmocka-static. Keep only
     # include/ and lib/libcmocka.a so nothing can link the DLL (the PE-imports test would fail).
     if [ -f "$CMOCKA_PREFIX/lib/libcmocka-static.a" ]; then
         mv -f "$CMOCKA_PREFIX/lib/libcmocka-static.a" "$CMOCKA_PREFIX/lib/libcmocka.a"
     fi
-    rm -rf "$CMOCKA_PREFIX/bin" "$CMOCKA_PREFIX/lib/cmake" "$CMOCKA_PREFIX/lib/pkgconfig" \
+    rm -rf "${CMOCKA_PREFIX:?}/bin" "$CMOCKA_PREFIX/lib/cmake" "$CMOCKA_PREFIX/lib/pkgconfig" \
         "$CMOCKA_PREFIX/lib/libcmocka.dll.a"
     # Perch builds with __USE_MINGW_ANSI_STDIO (C99 printf: %zu, %llu), and so does cmocka
     # above; make the header's format checks agree, or -Werror rejects %zu in fail_msg().

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Wine for Perch's Windows tests and demo; source this file, do not run it.
 #
 # Everything runs in one private, non-interactive 64-bit prefix under build/wine (no Mono or
