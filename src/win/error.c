@@ -160,10 +160,10 @@ static const struct code_map hresult_map[] = {
     {(uint32_t)E_ACCESSDENIED, PERCH_EACCES},
 };
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-#define FACILITY_MASK 0xFFFF0000u
+#define COUNT(a)                (sizeof(a) / sizeof((a)[0]))
+#define FACILITY_MASK           0xFFFF0000u
 #define NTSTATUS_WIN32_FACILITY 0xC0070000u
-#define HRESULT_WIN32_FACILITY 0x80070000u
+#define HRESULT_WIN32_FACILITY  0x80070000u
 
 static int lookup(const struct code_map *map, size_t count, uint32_t code)
 {

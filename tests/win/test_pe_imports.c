@@ -24,17 +24,17 @@ enum { MAX_DLLS = 64, MAX_NAME = 256, MAX_DESCRIPTORS = 4096, MAX_FAILURES = 409
 
 /* DLLs in System32 of every supported Windows (plus the api-ms-win-* API sets). */
 static const char *const allowed_dlls[] = {
-    "kernel32.dll", "ntdll.dll",   "advapi32.dll", "tdh.dll",     "dbghelp.dll",
-    "msvcrt.dll",   "ucrtbase.dll", "ws2_32.dll",  "user32.dll",  "ole32.dll",
-    "oleaut32.dll", "shell32.dll", "shlwapi.dll",  "psapi.dll",   "bcrypt.dll",
-    "crypt32.dll",  "secur32.dll", "sechost.dll",  "userenv.dll", "version.dll",
-    "iphlpapi.dll", "pdh.dll",     "powrprof.dll", "wtsapi32.dll", "rpcrt4.dll",
+    "kernel32.dll", "ntdll.dll",    "advapi32.dll", "tdh.dll",      "dbghelp.dll",
+    "msvcrt.dll",   "ucrtbase.dll", "ws2_32.dll",   "user32.dll",   "ole32.dll",
+    "oleaut32.dll", "shell32.dll",  "shlwapi.dll",  "psapi.dll",    "bcrypt.dll",
+    "crypt32.dll",  "secur32.dll",  "sechost.dll",  "userenv.dll",  "version.dll",
+    "iphlpapi.dll", "pdh.dll",      "powrprof.dll", "wtsapi32.dll", "rpcrt4.dll",
 };
 
 struct pe {
     const uint8_t *data;
     size_t size;
-    size_t sections;   /* file offset of the section table */
+    size_t sections; /* file offset of the section table */
     unsigned nsections;
 };
 
@@ -90,8 +90,8 @@ static const char *read_name(const struct pe *pe, uint32_t rva, char *out)
 }
 
 /* Reads one import-style directory: descriptors of desc_size bytes, name RVA at name_at. */
-static const char *read_directory(const struct pe *pe, size_t dir, size_t desc_size,
-                                  size_t name_at, struct dll_list *dlls)
+static const char *read_directory(const struct pe *pe, size_t dir, size_t desc_size, size_t name_at,
+                                  struct dll_list *dlls)
 {
     uint32_t rva, size;
     size_t off;
@@ -182,17 +182,17 @@ static size_t build_image(uint8_t *img, size_t cap)
     perch_test_put_u32(img + 0x3c, 0x40);
     memcpy(img + 0x40, "PE\0\0", 4);
     uint8_t *p = perch_test_put_u16(img + 0x44, 0x8664);
-    p = perch_test_put_u16(p, 1);                        /* one section */
-    perch_test_put_u16(img + 0x44 + 16, 112 + 16 * 8);   /* SizeOfOptionalHeader */
-    perch_test_put_u16(img + 0x58, 0x20b);               /* PE32+ */
-    perch_test_put_u32(img + 0x58 + 108, 16);            /* NumberOfRvaAndSizes */
-    perch_test_put_u32(img + 0x58 + 112 + 8, 0x1000);    /* imports */
-    perch_test_put_u32(img + 0x58 + 112 + 104, 0x1040);  /* delay imports */
+    p = perch_test_put_u16(p, 1);                       /* one section */
+    perch_test_put_u16(img + 0x44 + 16, 112 + 16 * 8);  /* SizeOfOptionalHeader */
+    perch_test_put_u16(img + 0x58, 0x20b);              /* PE32+ */
+    perch_test_put_u32(img + 0x58 + 108, 16);           /* NumberOfRvaAndSizes */
+    perch_test_put_u32(img + 0x58 + 112 + 8, 0x1000);   /* imports */
+    perch_test_put_u32(img + 0x58 + 112 + 104, 0x1040); /* delay imports */
     size_t sec = 0x58 + 112 + 16 * 8;
     memcpy(img + sec, ".idata\0\0", 8);
-    perch_test_put_u32(img + sec + 12, 0x1000);          /* VirtualAddress */
-    perch_test_put_u32(img + sec + 16, 0x153);           /* SizeOfRawData */
-    perch_test_put_u32(img + sec + 20, 0x200);           /* PointerToRawData */
+    perch_test_put_u32(img + sec + 12, 0x1000); /* VirtualAddress */
+    perch_test_put_u32(img + sec + 16, 0x153);  /* SizeOfRawData */
+    perch_test_put_u32(img + sec + 20, 0x200);  /* PointerToRawData */
     perch_test_put_u32(img + 0x200 + 12, 0x1100);
     perch_test_put_u32(img + 0x200 + 20 + 12, 0x1120);
     perch_test_put_u32(img + 0x240 + 4, 0x1140);

@@ -94,25 +94,38 @@ static void test_every_ntstatus_is_a_failure(void **state)
 static void test_ntstatus_agrees_with_ntdll(void **state)
 {
     static const uint32_t listed[] = {
-        (uint32_t)STATUS_ACCESS_DENIED,         (uint32_t)STATUS_OBJECT_NAME_NOT_FOUND,
-        (uint32_t)STATUS_OBJECT_PATH_NOT_FOUND, (uint32_t)STATUS_NO_SUCH_FILE,
-        (uint32_t)STATUS_INVALID_PARAMETER,     (uint32_t)STATUS_INVALID_HANDLE,
-        (uint32_t)STATUS_NO_MEMORY,             (uint32_t)STATUS_BUFFER_TOO_SMALL,
-        (uint32_t)STATUS_BUFFER_OVERFLOW,       (uint32_t)STATUS_END_OF_FILE,
-        (uint32_t)STATUS_NO_MORE_ENTRIES,       (uint32_t)STATUS_NOT_IMPLEMENTED,
-        (uint32_t)STATUS_NOT_SUPPORTED,         (uint32_t)STATUS_SHARING_VIOLATION,
-        (uint32_t)STATUS_OBJECT_NAME_COLLISION, (uint32_t)STATUS_PIPE_BROKEN,
-        (uint32_t)STATUS_CANCELLED,             (uint32_t)STATUS_PRIVILEGE_NOT_HELD,
-        (uint32_t)STATUS_INSUFFICIENT_RESOURCES, (uint32_t)STATUS_INFO_LENGTH_MISMATCH,
+        (uint32_t)STATUS_ACCESS_DENIED,
+        (uint32_t)STATUS_OBJECT_NAME_NOT_FOUND,
+        (uint32_t)STATUS_OBJECT_PATH_NOT_FOUND,
+        (uint32_t)STATUS_NO_SUCH_FILE,
+        (uint32_t)STATUS_INVALID_PARAMETER,
+        (uint32_t)STATUS_INVALID_HANDLE,
+        (uint32_t)STATUS_NO_MEMORY,
+        (uint32_t)STATUS_BUFFER_TOO_SMALL,
+        (uint32_t)STATUS_BUFFER_OVERFLOW,
+        (uint32_t)STATUS_END_OF_FILE,
+        (uint32_t)STATUS_NO_MORE_ENTRIES,
+        (uint32_t)STATUS_NOT_IMPLEMENTED,
+        (uint32_t)STATUS_NOT_SUPPORTED,
+        (uint32_t)STATUS_SHARING_VIOLATION,
+        (uint32_t)STATUS_OBJECT_NAME_COLLISION,
+        (uint32_t)STATUS_PIPE_BROKEN,
+        (uint32_t)STATUS_CANCELLED,
+        (uint32_t)STATUS_PRIVILEGE_NOT_HELD,
+        (uint32_t)STATUS_INSUFFICIENT_RESOURCES,
+        (uint32_t)STATUS_INFO_LENGTH_MISMATCH,
         (uint32_t)STATUS_CRC_ERROR,
-        (uint32_t)STATUS_DISK_FULL,             (uint32_t)STATUS_INVALID_IMAGE_FORMAT,
-        (uint32_t)STATUS_NOT_FOUND,             (uint32_t)STATUS_IO_TIMEOUT,
-        (uint32_t)STATUS_DIRECTORY_NOT_EMPTY,   (uint32_t)STATUS_TOO_MANY_OPENED_FILES,
+        (uint32_t)STATUS_DISK_FULL,
+        (uint32_t)STATUS_INVALID_IMAGE_FORMAT,
+        (uint32_t)STATUS_NOT_FOUND,
+        (uint32_t)STATUS_IO_TIMEOUT,
+        (uint32_t)STATUS_DIRECTORY_NOT_EMPTY,
+        (uint32_t)STATUS_TOO_MANY_OPENED_FILES,
     };
     HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
     assert_non_null(ntdll);
-    nt_to_dos_fn to_dos = (nt_to_dos_fn)(void (*)(void))GetProcAddress(ntdll,
-                                                                       "RtlNtStatusToDosError");
+    nt_to_dos_fn to_dos =
+        (nt_to_dos_fn)(void (*)(void))GetProcAddress(ntdll, "RtlNtStatusToDosError");
     assert_non_null(to_dos);
     int compared = 0, disagreements = 0;
     for (size_t i = 0; i < sizeof listed / sizeof listed[0]; i++) {
