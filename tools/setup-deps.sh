@@ -17,6 +17,7 @@ PACKAGES=(
     cmake make gcc libc6-dev clang libclang-rt-14-dev libcmocka-dev
     mingw-w64 wine wine64
     dpkg-dev xz-utils patch ca-certificates
+    golang-go python3
 )
 
 as_root() {
