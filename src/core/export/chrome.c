@@ -1,0 +1,355 @@
+/*
+ * Chrome Trace Event Format writer (the JSON object form: {"traceEvents": [...],
+ * "displayTimeUnit": "ns", "otherData": {...}}), opened by the Perfetto UI and chrome://tracing.
+ * Two passes: pass 1 collects the entities (threads, processes and modules arrive late in the
+ * stream) and the PMC counter names; pass 2 streams one event per record, so memory stays
+ * bounded by entities and distinct stacks while the output grows with the trace.
+ *
+ * One track per thread (pid = process id, tid = thread id, process_name / thread_name
+ * metadata events), slices as complete events ("X") with cpu, priority, wait reason, ready
+ * latency and PMC deltas in args, samples as thread-scoped instant events ("i", "s":"t") named
+ * by their leaf frame with the stack id in args; optionally the slices again on one track per
+ * CPU. Times are microseconds from the trace start (start_raw), computed exactly from raw
+ * ticks and perf_freq and written with 3 decimals (nanosecond resolution).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export_internal.h"
+#include "perch/error.h"
+
+#define UNKNOWN_PID 2147483646u /* threads whose process is unknown */
+#define CPU_PID 2147483647u     /* the per-CPU tracks */
+#define IDLE_TID 2147418112u    /* 0x7fff0000 + cpu: the idle thread (tid 0) of each CPU */
+
+/* The idle thread is tid 0 on every CPU at once: one track per CPU keeps its slices from
+ * overlapping on one track (which trace viewers reject as bad nesting). */
+static uint32_t track_tid(uint32_t tid, uint16_t cpu)
+{
+    return tid == 0 ? IDLE_TID + cpu : tid;
+}
+
+struct chrome {
+    perch__collect base; /* first: pass 1 binds the base's callbacks with ctx = &c->base */
+    perch_json w;
+    uint32_t pmc_names[PERCH_MAX_PMC];
+    uint32_t pmc_name_count;
+    bool header_done;
+    uint64_t slices, samples;
+};
+
+static uint32_t pid_of(const struct chrome *c, uint64_t thread_key)
+{
+    const perch__thread *t = perch__entities_thread_at(&c->base.ents, thread_key);
+    uint32_t pid = t ? perch__thread_pid(&c->base.ents, t) : UINT32_MAX;
+    return pid == UINT32_MAX ? UNKNOWN_PID : pid;
+}
+
+static void meta_event(struct chrome *c, const char *what, uint32_t pid, uint32_t tid,
+                       const char *name)
+{
+    perch_json_begin_object(&c->w);
+    perch_json_key(&c->w, "name");
+    perch_json_string(&c->w, what);
+    perch_json_key(&c->w, "ph");
+    perch_json_string(&c->w, "M");
+    perch_json_key(&c->w, "pid");
+    perch_json_uint(&c->w, pid);
+    perch_json_key(&c->w, "tid");
+    perch_json_uint(&c->w, tid);
+    perch_json_key(&c->w, "args");
+    perch_json_begin_object(&c->w);
+    perch_json_key(&c->w, "name");
+    perch_json_string(&c->w, name);
+    perch_json_end_object(&c->w);
+    perch_json_end_object(&c->w);
+}
+
+static void write_metadata(struct chrome *c)
+{
+    const perch__entities *e = &c->base.ents;
+    char buf[64];
+    bool unknown = false, idle = false;
+    uint32_t idle_pid = 0;
+    for (size_t i = 0; i < e->process_count; i++) {
+        const char *img = perch__str(&e->strings, e->processes[i].image);
+        meta_event(c, "process_name", e->processes[i].pid, 0, *img ? img : "?");
+    }
+    for (size_t i = 0; i < e->thread_count; i++) {
+        const perch__thread *t = &e->threads[i];
+        const char *name = perch__str(&e->strings, t->name);
+        uint32_t pid = pid_of(c, t->key);
+        unknown |= pid == UNKNOWN_PID;
+        if (t->tid == 0) {
+            idle = true;
+            idle_pid = pid;
+        } else if (*name) {
+            meta_event(c, "thread_name", pid, t->tid, name);
+        }
+    }
+    if (unknown)
+        meta_event(c, "process_name", UNKNOWN_PID, 0, "unknown process");
+    for (uint32_t cpu = 0; idle && cpu < e->info.cpu_count && cpu < 4096; cpu++) {
+        snprintf(buf, sizeof buf, "Idle (CPU %" PRIu32 ")", cpu);
+        meta_event(c, "thread_name", idle_pid, IDLE_TID + cpu, buf);
+    }
+    if (!c->base.opt.cpu_tracks)
+        return;
+    meta_event(c, "process_name", CPU_PID, 0, "CPUs");
+    for (uint32_t cpu = 0; cpu < e->info.cpu_count && cpu < 4096; cpu++) {
+        snprintf(buf, sizeof buf, "CPU %" PRIu32, cpu);
+        meta_event(c, "thread_name", CPU_PID, cpu, buf);
+    }
+}
+
+static void ensure_header(struct chrome *c)
+{
+    if (c->header_done)
+        return;
+    c->header_done = true;
+    perch_json_begin_object(&c->w);
+    perch_json_key(&c->w, "traceEvents");
+    perch_json_begin_array(&c->w);
+    write_metadata(c);
+}
+
+static void event_head(struct chrome *c, const char *name, const char *cat, const char *ph,
+                       uint64_t ts, uint32_t pid, uint32_t tid)
+{
+    perch_json_begin_object(&c->w);
+    perch_json_key(&c->w, "name");
+    perch_json_string(&c->w, name);
+    perch_json_key(&c->w, "cat");
+    perch_json_string(&c->w, cat);
+    perch_json_key(&c->w, "ph");
+    perch_json_string(&c->w, ph);
+    perch_json_key(&c->w, "ts");
+    perch__json_us(&c->w, (int64_t)(ts - c->base.ents.info.start_raw), c->base.ents.info.perf_freq);
+    perch_json_key(&c->w, "pid");
+    perch_json_uint(&c->w, pid);
+    perch_json_key(&c->w, "tid");
+    perch_json_uint(&c->w, tid);
+}
+
+static void slice_args(struct chrome *c, const perch_slice_rec *r)
+{
+    char name[16];
+    perch_json_key(&c->w, "args");
+    perch_json_begin_object(&c->w);
+    perch_json_key(&c->w, "cpu");
+    perch_json_uint(&c->w, r->cpu);
+    perch_json_key(&c->w, "priority");
+    perch_json_int(&c->w, r->priority);
+    if (r->wait_reason >= 0) {
+        perch_json_key(&c->w, "wait_reason");
+        perch_json_int(&c->w, r->wait_reason);
+    }
+    if ((r->flags & PERCH_SLICE_HAS_READY) && r->ready_ts <= r->start_ts) {
+        perch_json_key(&c->w, "ready_latency_us");
+        perch__json_us(&c->w, (int64_t)(r->start_ts - r->ready_ts), c->base.ents.info.perf_freq);
+    }
+    for (uint32_t i = 0; i < r->pmc_count && i < PERCH_MAX_PMC; i++) {
+        const char *key = name;
+        if (i < c->pmc_name_count)
+            key = perch__str(&c->base.ents.strings, c->pmc_names[i]);
+        else
+            snprintf(name, sizeof name, "pmc%" PRIu32, i);
+        perch_json_key(&c->w, key);
+        perch_json_uint(&c->w, r->pmc_delta[i]);
+    }
+    if (r->flags & (PERCH_SLICE_OPEN_START | PERCH_SLICE_OPEN_END)) {
+        perch_json_key(&c->w, "open");
+        perch_json_string(&c->w, (r->flags & PERCH_SLICE_OPEN_START) ? "start" : "end");
+    }
+    perch_json_end_object(&c->w);
+}
+
+static void slice_event(struct chrome *c, const perch_slice_rec *r, const char *name,
+                        uint32_t pid, uint32_t tid)
+{
+    event_head(c, name, "cpu", "X", r->start_ts, pid, tid);
+    perch_json_key(&c->w, "dur");
+    perch__json_us(&c->w, r->end_ts >= r->start_ts ? (int64_t)(r->end_ts - r->start_ts) : 0,
+                   c->base.ents.info.perf_freq);
+    slice_args(c, r);
+    perch_json_end_object(&c->w);
+}
+
+static int on_slice(void *ctx, const perch_slice_rec *r)
+{
+    struct chrome *c = ctx;
+    char label[300];
+    ensure_header(c);
+    slice_event(c, r, r->tid == 0 ? "idle" : "running", pid_of(c, r->thread_key),
+                track_tid(r->tid, r->cpu));
+    if (c->base.opt.cpu_tracks) {
+        const perch__thread *t = perch__entities_thread_at(&c->base.ents, r->thread_key);
+        perch__thread_label(&c->base.ents, t, r->tid, label, sizeof label);
+        slice_event(c, r, label, CPU_PID, r->cpu);
+    }
+    c->slices++;
+    return c->w.error;
+}
+
+static int on_sample(void *ctx, const perch_sample_rec *r)
+{
+    struct chrome *c = ctx;
+    char name[PERCH_FRAME_NAME_MAX];
+    uint32_t count;
+    const uint64_t *frames = perch__stacks_get(&c->base.stacks, r->stack_id, &count);
+    uint64_t leaf = frames ? frames[0] : r->ip;
+    const perch__module *m =
+        perch__resolve_frame(&c->base.ents, r->thread_key, r->module_key, leaf, leaf == r->ip);
+    ensure_header(c);
+    perch__frame_name(&c->base.ents, m, leaf, name, sizeof name);
+    event_head(c, name, r->kind == PERCH_SAMPLE_PMC ? "pmc_sample" : "sample", "i", r->ts,
+               pid_of(c, r->thread_key), track_tid(r->tid, r->cpu));
+    perch_json_key(&c->w, "s");
+    perch_json_string(&c->w, "t");
+    perch_json_key(&c->w, "args");
+    perch_json_begin_object(&c->w);
+    perch_json_key(&c->w, "stack_id");
+    perch_json_uint(&c->w, r->stack_id);
+    perch_json_key(&c->w, "cpu");
+    perch_json_uint(&c->w, r->cpu);
+    if (r->count > 1) {
+        perch_json_key(&c->w, "count");
+        perch_json_uint(&c->w, r->count);
+    }
+    if (r->kind == PERCH_SAMPLE_PMC) {
+        perch_json_key(&c->w, "pmc_source");
+        perch_json_uint(&c->w, r->profile_source);
+    }
+    perch_json_end_object(&c->w);
+    perch_json_end_object(&c->w);
+    c->samples++;
+    return c->w.error;
+}
+
+static int on_stack(void *ctx, const perch_stack_rec *rec)
+{
+    struct chrome *c = ctx;
+    return perch__stacks_add(&c->base.stacks, &c->base.budget, rec);
+}
+
+static void write_other_data(struct chrome *c)
+{
+    const perch_trace_info *i = &c->base.ents.info;
+    perch_json_key(&c->w, "displayTimeUnit");
+    perch_json_string(&c->w, "ns");
+    perch_json_key(&c->w, "otherData");
+    perch_json_begin_object(&c->w);
+    perch_json_key(&c->w, "exporter");
+    perch_json_string(&c->w, "perch");
+    perch_json_key(&c->w, "os_build");
+    perch_json_uint(&c->w, i->os_build);
+    perch_json_key(&c->w, "cpu_count");
+    perch_json_uint(&c->w, i->cpu_count);
+    perch_json_key(&c->w, "pointer_size");
+    perch_json_uint(&c->w, i->pointer_size);
+    perch_json_key(&c->w, "perf_freq");
+    perch_json_uint(&c->w, i->perf_freq);
+    perch_json_key(&c->w, "start_filetime");
+    perch_json_uint(&c->w, i->start_filetime);
+    perch_json_key(&c->w, "events_lost");
+    perch_json_uint(&c->w, i->events_lost);
+    perch_json_key(&c->w, "slices");
+    perch_json_uint(&c->w, c->slices);
+    perch_json_key(&c->w, "samples");
+    perch_json_uint(&c->w, c->samples);
+    perch_json_end_object(&c->w);
+}
+
+static int on_finish2(void *ctx)
+{
+    struct chrome *c = ctx;
+    ensure_header(c);
+    perch_json_end_array(&c->w);
+    write_other_data(c);
+    perch_json_end_object(&c->w);
+    perch_json_newline(&c->w);
+    return perch_json_flush(&c->w);
+}
+
+static int on_info2(void *ctx, const perch_trace_info *info)
+{
+    (void)ctx;
+    (void)info; /* kept from pass 1 */
+    return 0;
+}
+
+static int on_counters(void *ctx, const perch_counters_rec *rec)
+{
+    struct chrome *c = ctx;
+    return perch__counter_names(&c->base, rec, c->pmc_names, &c->pmc_name_count);
+}
+
+/* Pass 1: a thread that only appears in samples or slices still gets a track. */
+static int on_sample1(void *ctx, const perch_sample_rec *r)
+{
+    struct chrome *c = ctx;
+    uint32_t idx;
+    return perch__entities_touch_thread(&c->base.ents, r->thread_key, r->tid, &idx);
+}
+
+static int on_slice1(void *ctx, const perch_slice_rec *r)
+{
+    struct chrome *c = ctx;
+    uint32_t idx;
+    return perch__entities_touch_thread(&c->base.ents, r->thread_key, r->tid, &idx);
+}
+
+static int on_finish1(void *ctx)
+{
+    struct chrome *c = ctx;
+    return perch__entities_seal(&c->base.ents);
+}
+
+static void chrome_bind(void *state, unsigned pass, perch_sink *sink)
+{
+    struct chrome *c = state;
+    perch__collect_bind(&c->base, sink); /* ctx = &c->base == c */
+    if (pass == 0) {
+        sink->stack = NULL;
+        sink->sample = on_sample1;
+        sink->slice = on_slice1;
+        sink->counters = on_counters;
+        sink->finish = on_finish1;
+        return;
+    }
+    sink->trace_info = on_info2;
+    sink->process = NULL;
+    sink->thread = NULL;
+    sink->module = NULL;
+    sink->stack = on_stack;
+    sink->slice = on_slice;
+    sink->sample = on_sample;
+    sink->finish = on_finish2;
+}
+
+static int chrome_create(const perch_export_options *opt, perch_output *out, void **state)
+{
+    struct chrome *c = calloc(1, sizeof *c);
+    if (!c)
+        return PERCH_ENOMEM;
+    perch__collect_init(&c->base, opt, out);
+    perch_json_init(&c->w, perch__json_output_sink, out);
+    *state = c;
+    return 0;
+}
+
+static void chrome_destroy(void *state)
+{
+    struct chrome *c = state;
+    if (!c)
+        return;
+    perch__collect_free(&c->base);
+    free(c);
+}
+
+const perch__format perch__format_chrome = {
+    "chrome", "Perfetto UI (ui.perfetto.dev), chrome://tracing", 2, chrome_create,
+    chrome_bind, chrome_destroy,
+};

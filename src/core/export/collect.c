@@ -1,0 +1,200 @@
+/*
+ * The common base of the one-pass formats (gecko, pprof, speedscope, folded): a sink that
+ * keeps the entities, the interned stacks and the (thread, stack) sample aggregate, and at
+ * finish seals the module map, sorts the aggregate and calls the format's writer.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export_internal.h"
+#include "perch/error.h"
+
+uint64_t perch__interval_ns(const perch_export_options *opt)
+{
+    return opt->sample_interval_ns ? opt->sample_interval_ns : 1000000u;
+}
+
+double perch__ts_ns(const perch_trace_info *info, uint64_t ts)
+{
+    double d = ts >= info->start_raw ? (double)(ts - info->start_raw)
+                                     : -(double)(info->start_raw - ts);
+    return d * 1e9 / (double)info->perf_freq;
+}
+
+void perch__collect_init(perch__collect *c, const perch_export_options *opt,
+                         perch_output *out)
+{
+    memset(c, 0, sizeof *c);
+    c->opt = *opt;
+    c->budget.limit = opt->memory_limit ? opt->memory_limit : (uint64_t)1 << 30;
+    c->out = out;
+    perch__entities_init(&c->ents, &c->budget);
+}
+
+void perch__collect_free(perch__collect *c)
+{
+    perch__entities_free(&c->ents);
+    perch__stacks_free(&c->stacks, &c->budget);
+    perch__agg_free(&c->agg, &c->budget);
+}
+
+static int on_stack(void *ctx, const perch_stack_rec *rec)
+{
+    perch__collect *c = ctx;
+    return perch__stacks_add(&c->stacks, &c->budget, rec);
+}
+
+static int on_sample(void *ctx, const perch_sample_rec *rec)
+{
+    perch__collect *c = ctx;
+    uint32_t idx;
+    int err = perch__entities_touch_thread(&c->ents, rec->thread_key, rec->tid, &idx);
+    return err ? err : perch__agg_add(&c->agg, &c->budget, rec);
+}
+
+static int on_finish(void *ctx)
+{
+    perch__collect *c = ctx;
+    int err = perch__entities_seal(&c->ents);
+    if (err)
+        return err;
+    perch__agg_sort(&c->agg);
+    return c->write(c);
+}
+
+static int on_info(void *ctx, const perch_trace_info *info)
+{
+    perch__collect *c = ctx;
+    return perch__entities_info(&c->ents, info);
+}
+
+static int on_process(void *ctx, const perch_process_rec *rec)
+{
+    perch__collect *c = ctx;
+    return perch__entities_process(&c->ents, rec);
+}
+
+static int on_thread(void *ctx, const perch_thread_rec *rec)
+{
+    perch__collect *c = ctx;
+    return perch__entities_thread(&c->ents, rec);
+}
+
+static int on_module(void *ctx, const perch_module_rec *rec)
+{
+    perch__collect *c = ctx;
+    return perch__entities_module(&c->ents, rec);
+}
+
+void perch__collect_bind(perch__collect *c, perch_sink *sink)
+{
+    memset(sink, 0, sizeof *sink);
+    sink->ctx = c;
+    sink->trace_info = on_info;
+    sink->process = on_process;
+    sink->thread = on_thread;
+    sink->module = on_module;
+    sink->stack = on_stack;
+    sink->sample = on_sample;
+    sink->finish = on_finish;
+}
+
+int perch__collect_create(const perch_export_options *opt, perch_output *out, void **state,
+                          int (*write)(perch__collect *c))
+{
+    perch__collect *c = malloc(sizeof *c);
+    if (!c)
+        return PERCH_ENOMEM;
+    perch__collect_init(c, opt, out);
+    c->write = write;
+    *state = c;
+    return 0;
+}
+
+void perch__collect_destroy(void *state)
+{
+    if (!state)
+        return;
+    perch__collect_free(state);
+    free(state);
+}
+
+void perch__collect_bind_pass(void *state, unsigned pass, perch_sink *sink)
+{
+    (void)pass;
+    perch__collect_bind(state, sink);
+}
+
+void perch__agg_group(const perch__collect *c, size_t begin, perch__group *g)
+{
+    const perch__agg_row *first = &c->agg.rows[begin];
+    size_t i = begin;
+    g->begin = begin;
+    g->count = 0;
+    for (; i < c->agg.count; i++) {
+        const perch__agg_row *r = &c->agg.rows[i];
+        if (r->thread_key != first->thread_key || r->kind != first->kind ||
+            r->profile_source != first->profile_source)
+            break;
+        g->count += r->count;
+    }
+    g->end = i;
+    g->thread = perch__entities_thread_at(&c->ents, first->thread_key);
+}
+
+size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uint32_t tid,
+                           char *buf, size_t cap)
+{
+    const char *proc = t ? perch__thread_process_name(e, t) : "";
+    const char *name = t ? perch__str(&e->strings, t->name) : "";
+    uint32_t pid = t ? perch__thread_pid(e, t) : UINT32_MAX;
+    char pidtxt[16] = "?";
+    int n;
+    if (pid != UINT32_MAX)
+        snprintf(pidtxt, sizeof pidtxt, "%" PRIu32, pid);
+    n = snprintf(buf, cap, "%.100s (%s) %.100s%s(%" PRIu32 ")", *proc ? proc : "?", pidtxt, name,
+                 *name ? " " : "", t ? t->tid : tid);
+    if (n < 0)
+        n = 0;
+    return (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+uint64_t perch__ticks_to_ns(uint64_t ticks, uint64_t freq)
+{
+    uint64_t whole = ticks / freq, rest = ticks % freq;
+    /* rest < freq; rest * 1e9 fits in 64 bits while freq < 1.8e10 (18 GHz) */
+    return whole * 1000000000u + (freq < 18000000000ull ? rest * 1000000000u / freq
+                                                         : (uint64_t)((double)rest * 1e9 / (double)freq));
+}
+
+void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms)
+{
+    uint64_t ns = perch__ticks_to_ns(ticks < 0 ? (uint64_t)0 - (uint64_t)ticks : (uint64_t)ticks,
+                                     freq ? freq : 1);
+    uint64_t unit = ms ? 1000000u : 1000u;
+    char buf[48];
+    snprintf(buf, sizeof buf, "%s%" PRIu64 ".%0*" PRIu64, ticks < 0 ? "-" : "", ns / unit,
+             ms ? 6 : 3, ns % unit);
+    perch_json_raw(w, buf);
+}
+
+void perch__json_us(perch_json *w, int64_t ticks, uint64_t freq)
+{
+    perch__json_time(w, ticks, freq, false);
+}
+
+int perch__counter_names(perch__collect *c, const perch_counters_rec *rec, uint32_t *names,
+                         uint32_t *count)
+{
+    *count = 0;
+    for (uint32_t i = 0; i < rec->count && i < PERCH_MAX_PMC; i++) {
+        const char *n = rec->names && rec->names[i] ? rec->names[i] : "";
+        int err = perch__strings_add(&c->ents.strings, &c->budget, n, strlen(n), &names[i]);
+        if (err)
+            return err;
+        *count = i + 1;
+    }
+    return 0;
+}

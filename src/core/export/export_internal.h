@@ -1,0 +1,370 @@
+/*
+ * Internals shared by the format writers in src/core/export: a memory budget every growable
+ * array charges, a u64 -> index map, the entity store (threads, processes, modules gathered
+ * from the late-arriving records) with the address -> module resolver and frame naming, the
+ * interned-stack store, the (thread, stack) sample aggregate, a buffered writer over
+ * perch_output, and the table that describes each format.
+ */
+#ifndef PERCH_EXPORT_INTERNAL_H
+#define PERCH_EXPORT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perch/export.h"
+#include "perch/json.h"
+
+/* ---- memory budget: every allocation of an exporter is charged here ---------------------- */
+typedef struct perch__budget {
+    uint64_t limit;
+    uint64_t used;
+} perch__budget;
+
+/* Grows *p (elements of elem bytes, capacity *cap) to hold at least need elements, charging
+ * the growth to b. PERCH_ELIMIT past the budget, PERCH_ENOMEM when realloc fails. */
+int perch__grow(perch__budget *b, void **p, size_t *cap, size_t need, size_t elem);
+/* Frees an array grown by perch__grow and refunds the budget. */
+void perch__release(perch__budget *b, void **p, size_t *cap, size_t elem);
+
+/* ---- u64 -> u32 map (open addressing; key 0 is reserved as empty) ---------------------- */
+typedef struct perch__map {
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t cap; /* power of two or 0 */
+    size_t count;
+} perch__map;
+
+bool perch__map_get(const perch__map *m, uint64_t key, uint32_t *val);
+int perch__map_put(perch__map *m, perch__budget *b, uint64_t key, uint32_t val);
+void perch__map_free(perch__map *m, perch__budget *b);
+uint64_t perch__hash64(uint64_t x);
+
+/* ---- string arena: copies of strings from the records ---------------------------------- */
+typedef struct perch__strings {
+    char *data;
+    size_t len;
+    size_t cap;
+} perch__strings;
+
+/* Copies s (n bytes, plus a NUL); *off receives its offset. */
+int perch__strings_add(perch__strings *s, perch__budget *b, const char *str, size_t n,
+                       uint32_t *off);
+static inline const char *perch__str(const perch__strings *s, uint32_t off)
+{
+    return s->data ? s->data + off : "";
+}
+
+/* ---- string interner: dense indices in first-seen order ------------------------------ */
+typedef struct perch__interner {
+    perch__strings text;
+    uint32_t *off, *len;
+    size_t off_cap, len_cap;
+    size_t count;
+    perch__map map; /* text hash (chained on collision) -> index */
+} perch__interner;
+
+/* The index of s (n bytes), adding it if new. */
+int perch__intern(perch__interner *t, perch__budget *b, const char *s, size_t n, uint32_t *index);
+int perch__intern_str(perch__interner *t, perch__budget *b, const char *s, uint32_t *index);
+static inline const char *perch__interned(const perch__interner *t, uint32_t index)
+{
+    return t->text.data + t->off[index];
+}
+void perch__interner_free(perch__interner *t, perch__budget *b);
+
+/* ---- location table: dense indices for distinct (owner, address) pairs --------------- */
+typedef struct perch__loc {
+    uint64_t addr;
+    uint64_t owner;  /* pprof, gecko: module index + 1 (0 = none); name cache: process key */
+    uint32_t extra;  /* free for the user (pprof: function id, gecko: resource + 1) */
+} perch__loc;
+
+typedef struct perch__loctab {
+    perch__loc *locs;
+    size_t count, cap;
+    perch__map map; /* hash(owner, addr), chained on collision -> index */
+} perch__loctab;
+
+/* The index of (owner, addr); *is_new tells whether it was just added. */
+int perch__loctab_get(perch__loctab *t, perch__budget *b, uint64_t owner, uint64_t addr,
+                      uint32_t *index, bool *is_new);
+void perch__loctab_free(perch__loctab *t, perch__budget *b);
+
+/* ---- frame names cached per (process, address): each distinct frame is resolved and
+ * formatted once, then reused by every row (folded, speedscope) ---------------------------- */
+typedef struct perch__name_cache {
+    perch__loctab seen;     /* (process key or 0 for kernel, addr) -> extra = name index */
+    perch__interner names;  /* the frame names, dense */
+} perch__name_cache;
+
+/* ---- protobuf encoding (pprof) ---------------------------------------------------------- */
+typedef struct perch__pb {
+    perch__budget *budget;
+    uint8_t *data;
+    size_t len, cap;
+    int error; /* sticky */
+} perch__pb;
+
+void perch__pb_varint(perch__pb *p, uint64_t v);
+/* Field with wire type 0 (varint); skipped when v is 0 (proto3 default). */
+void perch__pb_uint(perch__pb *p, uint32_t field, uint64_t v);
+void perch__pb_int(perch__pb *p, uint32_t field, int64_t v);
+/* Field with wire type 2 (length-delimited). */
+void perch__pb_bytes(perch__pb *p, uint32_t field, const void *data, size_t len);
+/* Packed repeated varints. */
+void perch__pb_packed(perch__pb *p, uint32_t field, const uint64_t *v, size_t count);
+void perch__pb_free(perch__pb *p);
+
+/* ---- entities --------------------------------------------------------------------------- */
+typedef struct perch__thread {
+    uint64_t key;
+    uint64_t process_key;
+    uint32_t tid;
+    uint32_t pid; /* UINT32_MAX when unknown */
+    uint32_t name;  /* offset in strings */
+    bool seen_record;
+} perch__thread;
+
+typedef struct perch__process {
+    uint64_t key;
+    uint32_t pid;
+    uint32_t image; /* offset in strings */
+} perch__process;
+
+typedef struct perch__module {
+    uint64_t key;
+    uint64_t process_key;
+    uint64_t base;
+    uint64_t size;
+    uint32_t name; /* lower-case base name, offset in strings */
+    uint32_t path; /* as logged */
+} perch__module;
+
+typedef struct perch__entities {
+    perch__budget *budget;
+    perch_trace_info info;
+    perch__strings strings;
+    perch__thread *threads;
+    size_t thread_count, thread_cap;
+    perch__process *processes;
+    size_t process_count, process_cap;
+    perch__module *modules;
+    size_t module_count, module_cap;
+    perch__map thread_map, process_map, module_map; /* key -> index */
+    uint32_t *order;  /* module indices sorted by (process_key, base, size desc, name desc) */
+    size_t order_cap;
+    uint64_t max_size; /* largest module size, bounds the backward scan */
+    bool sorted;
+} perch__entities;
+
+void perch__entities_init(perch__entities *e, perch__budget *b);
+void perch__entities_free(perch__entities *e);
+int perch__entities_info(perch__entities *e, const perch_trace_info *info);
+int perch__entities_process(perch__entities *e, const perch_process_rec *rec);
+int perch__entities_thread(perch__entities *e, const perch_thread_rec *rec);
+int perch__entities_module(perch__entities *e, const perch_module_rec *rec);
+/* The thread with key, created (from what a sample or slice says) when no record came yet.
+ * Key 0 (unknown) gets no entry: *index = UINT32_MAX. */
+int perch__entities_touch_thread(perch__entities *e, uint64_t key, uint32_t tid,
+                                 uint32_t *index);
+
+const perch__thread *perch__entities_thread_at(const perch__entities *e, uint64_t key);
+const perch__process *perch__entities_process_at(const perch__entities *e, uint64_t key);
+/* The pid of a thread (from the thread record, else its process), UINT32_MAX when unknown. */
+uint32_t perch__thread_pid(const perch__entities *e, const perch__thread *t);
+/* Image name of the thread's process ("" when unknown). */
+const char *perch__thread_process_name(const perch__entities *e, const perch__thread *t);
+
+/* Sorts the module ranges; call once all module records are in (at finish / pass end). */
+int perch__entities_seal(perch__entities *e);
+bool perch__is_kernel_address(const perch__entities *e, uint64_t addr);
+/* The module containing addr for a thread of process_key (kernel modules for kernel
+ * addresses): highest base wins, then smallest size, then name. NULL when none. */
+const perch__module *perch__resolve(const perch__entities *e, uint64_t process_key,
+                                    uint64_t addr);
+const perch__module *perch__module_by_key(const perch__entities *e, uint64_t key);
+
+#define PERCH_FRAME_NAME_MAX 160
+/* "ntoskrnl.exe!+0x1a2b3", or "?!0xfffff80012345678" when mod is NULL. Returns the length. */
+size_t perch__frame_name(const perch__entities *e, const perch__module *mod, uint64_t addr,
+                         char *buf, size_t cap);
+/* The lower-case base name of a module path into buf. */
+size_t perch__module_base_name(const char *path, char *buf, size_t cap);
+
+/* ---- interned stacks ------------------------------------------------------------------- */
+typedef struct perch__stacks {
+    uint64_t *frames;
+    size_t frame_count, frame_cap;
+    uint64_t *index; /* per id: offset << 24 | count (count < 2^24) */
+    size_t count, cap;
+} perch__stacks;
+
+int perch__stacks_add(perch__stacks *s, perch__budget *b, const perch_stack_rec *rec);
+/* Frames of id, innermost first; NULL (and *count 0) for an unknown id. */
+const uint64_t *perch__stacks_get(const perch__stacks *s, uint32_t id, uint32_t *count);
+void perch__stacks_free(perch__stacks *s, perch__budget *b);
+
+/* ---- sample aggregate: one row per (thread, stack, ip when no stack, kind, source) ------- */
+typedef struct perch__agg_row {
+    uint64_t thread_key;
+    uint64_t ip;        /* used when stack_id == 0 */
+    uint64_t module_key;
+    uint32_t stack_id;
+    uint16_t kind;
+    uint16_t profile_source;
+    uint64_t count;     /* sum of sample counts */
+    uint64_t first_ts;
+    uint64_t last_ts;
+} perch__agg_row;
+
+typedef struct perch__agg {
+    perch__agg_row *rows;
+    size_t count, cap;
+    uint64_t *slots; /* hash slots: row index + 1 | hash tag, 0 = empty */
+    size_t slot_cap;
+    uint64_t samples; /* records seen */
+    uint64_t total;   /* sum of counts */
+} perch__agg;
+
+int perch__agg_add(perch__agg *a, perch__budget *b, const perch_sample_rec *rec);
+void perch__agg_free(perch__agg *a, perch__budget *b);
+/* Sorts rows by thread key, kind, PMC source, then first timestamp, so each (thread, kind,
+ * source) group is contiguous. No perch__agg_add after a sort. */
+void perch__agg_sort(perch__agg *a);
+
+/* The frames of a row innermost first: its stack, or just its ip. */
+const uint64_t *perch__agg_frames(const perch__stacks *s, const perch__agg_row *r,
+                                  uint32_t *count);
+/* The module of a frame of a thread's sample: for the sample's own ip (is_ip) the sample's
+ * module_key when it contains addr, else the resolver with the thread's process. */
+const perch__module *perch__resolve_frame(const perch__entities *e, uint64_t thread_key,
+                                          uint64_t module_key, uint64_t addr, bool is_ip);
+/* The process key a row's user addresses resolve in (0 when the thread is unknown). */
+uint64_t perch__row_process(const perch__entities *e, const perch__agg_row *r);
+/* The index in nc->names of the name of frame addr of row r (pk = perch__row_process). */
+int perch__frame_name_index(perch__name_cache *nc, perch__budget *b, const perch__entities *e,
+                            const perch__agg_row *r, uint64_t pk, uint64_t addr,
+                            uint32_t *index);
+void perch__name_cache_free(perch__name_cache *nc, perch__budget *b);
+/* perch__resolve_frame for a frame of an aggregate row. */
+const perch__module *perch__frame_module(const perch__entities *e, const perch__agg_row *r,
+                                         uint64_t addr, bool is_ip);
+
+/* ---- buffered writer over perch_output ------------------------------------------------- */
+typedef struct perch__writer {
+    perch_output *out;
+    int error;
+    size_t used;
+    char buf[1 << 15];
+} perch__writer;
+
+void perch__writer_init(perch__writer *w, perch_output *out);
+void perch__writer_put(perch__writer *w, const void *data, size_t len);
+int perch__writer_flush(perch__writer *w);
+/* A perch_json sink writing to a perch_output passed as ctx. */
+int perch__json_output_sink(void *ctx, const char *data, size_t n);
+
+/* ---- common sample-exporter base: entities + stacks + aggregate ------------------------ */
+typedef struct perch__collect {
+    perch__budget budget;
+    perch__entities ents;
+    perch__stacks stacks;
+    perch__agg agg;
+    perch_export_options opt;
+    perch_output *out;
+    int (*write)(struct perch__collect *c); /* the format's writer, called at finish */
+} perch__collect;
+
+void perch__collect_init(perch__collect *c, const perch_export_options *opt,
+                         perch_output *out);
+void perch__collect_free(perch__collect *c);
+/* Binds every callback; finish seals the entities, sorts the aggregate and calls c->write. */
+void perch__collect_bind(perch__collect *c, perch_sink *sink);
+uint64_t perch__interval_ns(const perch_export_options *opt);
+/* Copies the PMC counter names of rec (at most PERCH_MAX_PMC) into the entities' strings:
+ * names[i] = offset, *count = how many. */
+int perch__counter_names(perch__collect *c, const perch_counters_rec *rec, uint32_t *names,
+                         uint32_t *count);
+/* Nanoseconds from the trace start for a raw timestamp. */
+double perch__ts_ns(const perch_trace_info *info, uint64_t ts);
+
+/* ---- format table ---------------------------------------------------------------------- */
+typedef struct perch__format {
+    const char *name;
+    const char *opens;
+    unsigned passes;
+    int (*create)(const perch_export_options *opt, perch_output *out, void **state);
+    void (*bind)(void *state, unsigned pass, perch_sink *sink);
+    void (*destroy)(void *state);
+} perch__format;
+
+extern const perch__format perch__format_chrome;
+extern const perch__format perch__format_gecko;
+extern const perch__format perch__format_pprof;
+extern const perch__format perch__format_speedscope;
+extern const perch__format perch__format_folded;
+
+/* Nanoseconds for a tick count, exactly (no floating point). */
+uint64_t perch__ticks_to_ns(uint64_t ticks, uint64_t freq);
+/* Writes ticks as microseconds with 3 decimals ("-12.345") as a JSON number. */
+void perch__json_us(perch_json *w, int64_t ticks, uint64_t freq);
+/* Writes ticks as microseconds (3 decimals) or milliseconds (ms: 6 decimals). */
+void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms);
+
+/* A contiguous run of sorted aggregate rows with the same (thread, kind, PMC source). */
+typedef struct perch__group {
+    size_t begin, end;
+    const perch__thread *thread; /* NULL when the thread has no entry */
+    uint64_t count;              /* sum of the rows' counts */
+} perch__group;
+
+/* The group starting at row `begin` (< agg.count). */
+void perch__agg_group(const perch__collect *c, size_t begin, perch__group *g);
+/* "app.exe (1234) main (1001)": a human name for a thread ("?" parts when unknown). */
+size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uint32_t tid,
+                           char *buf, size_t cap);
+
+/* ---- gecko markers: a bounded log of slices ------------------------------------------- */
+typedef struct perch__mark {
+    uint64_t thread_key;
+    uint64_t start, end;
+    uint64_t ready; /* ticks from ready to switch-in; UINT64_MAX = unknown */
+    uint16_t cpu;
+    int8_t priority, wait_reason;
+    uint8_t pmc_count;
+    uint64_t pmc[PERCH_MAX_PMC];
+} perch__mark;
+
+typedef struct perch__slice_log {
+    perch__mark *marks;
+    size_t count, cap;
+    uint64_t limit;   /* most marks kept */
+    uint64_t dropped; /* slices past the limit or the budget */
+    uint32_t pmc_names[PERCH_MAX_PMC]; /* offsets in the entities' strings */
+    uint32_t pmc_name_count;
+} perch__slice_log;
+
+/* Keeps r (or counts it as dropped past the limit or the budget). */
+int perch__slice_log_add(perch__slice_log *l, perch__budget *b, const perch_slice_rec *r);
+/* Sorts by (thread key, start); then perch__slice_log_range finds a thread's marks. */
+void perch__slice_log_sort(perch__slice_log *l);
+void perch__slice_log_range(const perch__slice_log *l, uint64_t thread_key, size_t *begin,
+                            size_t *end);
+void perch__slice_log_free(perch__slice_log *l, perch__budget *b);
+/* The meta.markerSchema array (the "CSwitch" schema). */
+void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l,
+                                const perch__entities *e);
+/* A thread's markers table for marks [begin, end): interval markers named by string index
+ * name, in category. */
+void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l, size_t begin,
+                               size_t end, const perch_trace_info *info, uint32_t name,
+                               uint32_t category);
+
+/* Shared create/destroy for the one-pass aggregate formats. */
+int perch__collect_create(const perch_export_options *opt, perch_output *out, void **state,
+                          int (*write)(perch__collect *c));
+void perch__collect_destroy(void *state);
+void perch__collect_bind_pass(void *state, unsigned pass, perch_sink *sink);
+
+#endif

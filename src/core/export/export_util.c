@@ -1,0 +1,182 @@
+/*
+ * Small building blocks of the exporters: budgeted growable arrays, the u64 -> u32 map, the
+ * string arena and the buffered writer over perch_output. All memory an exporter holds goes
+ * through perch__grow, so one budget (perch_export_options.memory_limit) caps it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export_internal.h"
+#include "perch/error.h"
+
+int perch__grow(perch__budget *b, void **p, size_t *cap, size_t need, size_t elem)
+{
+    size_t ncap;
+    void *np;
+    if (need <= *cap)
+        return 0;
+    ncap = *cap ? *cap : 16;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2 / elem)
+            return PERCH_ELIMIT;
+        ncap *= 2;
+    }
+    if ((uint64_t)(ncap - *cap) * elem > b->limit - b->used)
+        return PERCH_ELIMIT;
+    np = realloc(*p, ncap * elem);
+    if (!np)
+        return PERCH_ENOMEM;
+    b->used += (uint64_t)(ncap - *cap) * elem;
+    *p = np;
+    *cap = ncap;
+    return 0;
+}
+
+void perch__release(perch__budget *b, void **p, size_t *cap, size_t elem)
+{
+    free(*p);
+    b->used -= (uint64_t)*cap * elem;
+    *p = NULL;
+    *cap = 0;
+}
+
+uint64_t perch__hash64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+bool perch__map_get(const perch__map *m, uint64_t key, uint32_t *val)
+{
+    size_t i;
+    if (!m->cap || key == 0)
+        return false;
+    for (i = perch__hash64(key) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == key) {
+            *val = m->vals[i];
+            return true;
+        }
+    }
+    return false;
+}
+
+static void map_insert(uint64_t *keys, uint32_t *vals, size_t cap, uint64_t key, uint32_t val)
+{
+    size_t i = perch__hash64(key) & (cap - 1);
+    while (keys[i] && keys[i] != key)
+        i = (i + 1) & (cap - 1);
+    keys[i] = key;
+    vals[i] = val;
+}
+
+static int map_rehash(perch__map *m, perch__budget *b)
+{
+    size_t ncap = m->cap ? m->cap * 2 : 64;
+    size_t bytes = ncap * (sizeof(uint64_t) + sizeof(uint32_t));
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t count;
+    if (bytes > b->limit - b->used)
+        return PERCH_ELIMIT;
+    keys = calloc(ncap, sizeof *keys);
+    vals = calloc(ncap, sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return PERCH_ENOMEM;
+    }
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->keys[i])
+            map_insert(keys, vals, ncap, m->keys[i], m->vals[i]);
+    count = m->count;
+    perch__map_free(m, b);
+    m->count = count;
+    b->used += bytes;
+    m->keys = keys;
+    m->vals = vals;
+    m->cap = ncap;
+    return 0;
+}
+
+int perch__map_put(perch__map *m, perch__budget *b, uint64_t key, uint32_t val)
+{
+    uint32_t old;
+    int err;
+    if (key == 0)
+        return PERCH_EINVAL;
+    if (perch__map_get(m, key, &old)) {
+        map_insert(m->keys, m->vals, m->cap, key, val);
+        return 0;
+    }
+    if ((m->count + 1) * 4 > m->cap * 3) {
+        err = map_rehash(m, b);
+        if (err)
+            return err;
+    }
+    map_insert(m->keys, m->vals, m->cap, key, val);
+    m->count++;
+    return 0;
+}
+
+void perch__map_free(perch__map *m, perch__budget *b)
+{
+    free(m->keys);
+    free(m->vals);
+    b->used -= (uint64_t)m->cap * (sizeof(uint64_t) + sizeof(uint32_t));
+    memset(m, 0, sizeof *m);
+}
+
+int perch__strings_add(perch__strings *s, perch__budget *b, const char *str, size_t n,
+                       uint32_t *off)
+{
+    int err;
+    if (s->len + n + 1 > UINT32_MAX)
+        return PERCH_ELIMIT;
+    err = perch__grow(b, (void **)&s->data, &s->cap, s->len + n + 1, 1);
+    if (err)
+        return err;
+    memcpy(s->data + s->len, str, n);
+    s->data[s->len + n] = 0;
+    *off = (uint32_t)s->len;
+    s->len += n + 1;
+    return 0;
+}
+
+void perch__writer_init(perch__writer *w, perch_output *out)
+{
+    w->out = out;
+    w->error = 0;
+    w->used = 0;
+}
+
+int perch__writer_flush(perch__writer *w)
+{
+    if (w->used && !w->error)
+        w->error = w->out->write(w->out->ctx, w->buf, w->used);
+    w->used = 0;
+    return w->error;
+}
+
+void perch__writer_put(perch__writer *w, const void *data, size_t len)
+{
+    if (w->used + len > sizeof w->buf) {
+        perch__writer_flush(w);
+        if (len > sizeof w->buf) {
+            if (!w->error)
+                w->error = w->out->write(w->out->ctx, data, len);
+            return;
+        }
+    }
+    memcpy(w->buf + w->used, data, len);
+    w->used += len;
+}
+
+int perch__json_output_sink(void *ctx, const char *data, size_t n)
+{
+    perch_output *out = ctx;
+    return out->write(out->ctx, data, n);
+}

@@ -1,0 +1,199 @@
+/*
+ * Address -> module resolution and frame naming shared by every exporter (and usable by the
+ * report). Kernel addresses (>= 0xFFFF800000000000 with 8-byte pointers, >= 0x80000000 with
+ * 4-byte pointers) are looked up in the kernel modules (process_key 0), other addresses in the
+ * modules of the sample thread's process. When several ranges contain an address the highest
+ * base wins, then the smallest size, then the smaller name. Until symbolization exists a frame
+ * is named `module!+0xoffset`, or `?!0xaddress` when no module contains it.
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export_internal.h"
+#include "perch/error.h"
+
+size_t perch__module_base_name(const char *path, char *buf, size_t cap)
+{
+    const char *base = path;
+    size_t n = 0;
+    for (const char *p = path; *p; p++)
+        if (*p == '\\' || *p == '/')
+            base = p + 1;
+    while (base[n] && n + 1 < cap) {
+        buf[n] = (char)tolower((unsigned char)base[n]);
+        n++;
+    }
+    buf[n] = 0;
+    return n;
+}
+
+/* A sort record carrying what the comparison needs (qsort has no context argument). */
+struct sort_rec {
+    uint64_t process_key, base, size;
+    const char *name;
+    uint32_t index;
+};
+
+static int cmp_module(const void *a, const void *b)
+{
+    const struct sort_rec *x = a, *y = b;
+    if (x->process_key != y->process_key)
+        return x->process_key < y->process_key ? -1 : 1;
+    if (x->base != y->base)
+        return x->base < y->base ? -1 : 1;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1; /* a backward scan meets the smaller size first */
+    return -strcmp(x->name, y->name);
+}
+
+int perch__entities_seal(perch__entities *e)
+{
+    struct sort_rec *recs = NULL;
+    size_t cap = 0;
+    int err;
+    if (e->sorted)
+        return 0;
+    err = perch__grow(e->budget, (void **)&e->order, &e->order_cap, e->module_count + 1,
+                      sizeof *e->order);
+    if (!err)
+        err = perch__grow(e->budget, (void **)&recs, &cap, e->module_count + 1, sizeof *recs);
+    if (err)
+        return err;
+    for (size_t i = 0; i < e->module_count; i++) {
+        const perch__module *m = &e->modules[i];
+        recs[i] = (struct sort_rec){m->process_key, m->base, m->size,
+                                    perch__str(&e->strings, m->name), (uint32_t)i};
+    }
+    qsort(recs, e->module_count, sizeof *recs, cmp_module);
+    for (size_t i = 0; i < e->module_count; i++)
+        e->order[i] = recs[i].index;
+    perch__release(e->budget, (void **)&recs, &cap, sizeof *recs);
+    e->sorted = true;
+    return 0;
+}
+
+bool perch__is_kernel_address(const perch__entities *e, uint64_t addr)
+{
+    if (e->info.pointer_size == 4)
+        return addr >= 0x80000000u && addr <= 0xffffffffu;
+    return addr >= 0xffff800000000000ull;
+}
+
+/* Index in order of the first module whose (process_key, base) is above (pk, addr). */
+static size_t upper_bound(const perch__entities *e, uint64_t pk, uint64_t addr)
+{
+    size_t lo = 0, hi = e->module_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const perch__module *m = &e->modules[e->order[mid]];
+        if (m->process_key < pk || (m->process_key == pk && m->base <= addr))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static const perch__module *lookup(const perch__entities *e, uint64_t pk, uint64_t addr)
+{
+    size_t i = upper_bound(e, pk, addr);
+    while (i-- > 0) {
+        const perch__module *m = &e->modules[e->order[i]];
+        if (m->process_key != pk || addr - m->base >= e->max_size)
+            break;
+        if (addr - m->base < m->size)
+            return m;
+    }
+    return NULL;
+}
+
+const perch__module *perch__resolve(const perch__entities *e, uint64_t process_key,
+                                    uint64_t addr)
+{
+    if (!e->sorted || e->module_count == 0)
+        return NULL;
+    if (perch__is_kernel_address(e, addr))
+        return lookup(e, 0, addr);
+    if (process_key == 0)
+        return NULL;
+    return lookup(e, process_key, addr);
+}
+
+size_t perch__frame_name(const perch__entities *e, const perch__module *mod, uint64_t addr,
+                         char *buf, size_t cap)
+{
+    int n;
+    if (mod)
+        n = snprintf(buf, cap, "%s!+0x%" PRIx64, perch__str(&e->strings, mod->name),
+                     addr - mod->base);
+    else
+        n = snprintf(buf, cap, "?!0x%" PRIx64, addr);
+    if (n < 0)
+        n = 0;
+    return (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+const perch__module *perch__resolve_frame(const perch__entities *e, uint64_t thread_key,
+                                          uint64_t module_key, uint64_t addr, bool is_ip)
+{
+    const perch__thread *t;
+    const perch__module *m;
+    if (is_ip && module_key) {
+        m = perch__module_by_key(e, module_key);
+        if (m && addr - m->base < m->size)
+            return m;
+    }
+    t = perch__entities_thread_at(e, thread_key);
+    return perch__resolve(e, t ? t->process_key : 0, addr);
+}
+
+const perch__module *perch__frame_module(const perch__entities *e, const perch__agg_row *r,
+                                         uint64_t addr, bool is_ip)
+{
+    return perch__resolve_frame(e, r->thread_key, r->module_key, addr, is_ip);
+}
+
+uint64_t perch__row_process(const perch__entities *e, const perch__agg_row *r)
+{
+    const perch__thread *t = perch__entities_thread_at(e, r->thread_key);
+    return t ? t->process_key : 0;
+}
+
+int perch__frame_name_index(perch__name_cache *nc, perch__budget *b, const perch__entities *e,
+                            const perch__agg_row *r, uint64_t pk, uint64_t addr,
+                            uint32_t *index)
+{
+    char name[PERCH_FRAME_NAME_MAX];
+    const perch__module *m;
+    uint32_t slot;
+    bool is_new;
+    int err;
+    if (r->stack_id == 0 && r->module_key) { /* the sample's own module: not cacheable by pk */
+        m = perch__frame_module(e, r, addr, true);
+        return perch__intern(&nc->names, b, name, perch__frame_name(e, m, addr, name, sizeof name),
+                             index);
+    }
+    if (perch__is_kernel_address(e, addr))
+        pk = 0;
+    err = perch__loctab_get(&nc->seen, b, pk, addr, &slot, &is_new);
+    if (err)
+        return err;
+    if (is_new) {
+        m = perch__resolve(e, pk, addr);
+        err = perch__intern(&nc->names, b, name, perch__frame_name(e, m, addr, name, sizeof name),
+                            &nc->seen.locs[slot].extra);
+        if (err)
+            return err; /* the export stops here: the half-added entry is never read */
+    }
+    *index = nc->seen.locs[slot].extra;
+    return 0;
+}
+
+void perch__name_cache_free(perch__name_cache *nc, perch__budget *b)
+{
+    perch__loctab_free(&nc->seen, b);
+    perch__interner_free(&nc->names, b);
+}

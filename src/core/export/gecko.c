@@ -1,0 +1,616 @@
+/*
+ * Firefox Profiler writer: the "processed profile" JSON (meta.preprocessedProfileVersion 48,
+ * Gecko meta.version 29), opened by https://profiler.firefox.com (which upgrades older
+ * processed versions itself). Field lists follow the profiler's docs-developer
+ * (processed-profile-format.md, CHANGELOG-formats.md): one flat thread list, each thread with
+ * its own samples, stackTable, frameTable, funcTable, resourceTable, nativeSymbols, markers
+ * and stringArray; libs shared at the top (v41+); pid a string (v47+).
+ *
+ * One thread per (thread, PMC source) group of the aggregate, so PMC samples never mix with
+ * CPU samples. Samples are aggregated per distinct stack (bounded memory): each distinct stack
+ * is one sample at its first timestamp with weight = its sample count ("weightType":
+ * "samples"), so the call tree, flame graph and inverted views are exact while the timeline
+ * shows one entry per stack. Frames are `module!+0xoffset` with category Kernel or User.
+ * Slices become "CSwitch" interval markers of their thread (gecko_markers.c), up to a cap.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export_internal.h"
+#include "perch/error.h"
+
+#define MAX_FRAMES 4096
+#define FILETIME_UNIX_EPOCH 116444736000000000ull
+enum { CAT_USER = 0, CAT_KERNEL = 1, CAT_OTHER = 2 };
+
+/* The exporter's state: the common base (first, so the base's callbacks get it as ctx) and
+ * the bounded slice log. */
+struct gecko_state {
+    perch__collect base;
+    perch__slice_log log;
+};
+
+struct gecko {
+    perch__collect *c;
+    perch__slice_log *log;
+    perch_json *w;
+    uint32_t *lib_of;      /* per module index: lib index + 1, 0 = none yet */
+    size_t lib_of_cap;
+    uint32_t *lib_modules; /* per lib: module index */
+    size_t lib_count, lib_cap;
+    /* per thread */
+    perch__interner strings;
+    perch__loctab frames;  /* extra = resource index + 1 */
+    perch__map stack_map;  /* (prefix + 1) << 32 | frame, + 1 -> stack index */
+    uint32_t *stack_frame, *stack_prefix; /* prefix UINT32_MAX = none */
+    size_t stack_count, stack_frame_cap, stack_prefix_cap;
+    uint32_t *res_module;  /* per resource: module index */
+    size_t res_count, res_cap;
+    perch__map res_map;    /* module index + 1 -> resource index */
+    uint32_t *sample_stack; /* per row of the group */
+    size_t sample_cap;
+    uint32_t idx[MAX_FRAMES];
+};
+
+static int lib_for(struct gecko *g, uint32_t mi)
+{
+    size_t old = g->lib_of_cap;
+    int err = perch__grow(&g->c->budget, (void **)&g->lib_of, &g->lib_of_cap,
+                          g->c->ents.module_count, sizeof *g->lib_of);
+    if (err)
+        return err;
+    if (g->lib_of_cap > old)
+        memset(g->lib_of + old, 0, (g->lib_of_cap - old) * sizeof *g->lib_of);
+    if (g->lib_of[mi])
+        return 0;
+    err = perch__grow(&g->c->budget, (void **)&g->lib_modules, &g->lib_cap, g->lib_count + 1,
+                      sizeof *g->lib_modules);
+    if (err)
+        return err;
+    g->lib_modules[g->lib_count++] = mi;
+    g->lib_of[mi] = (uint32_t)g->lib_count;
+    return 0;
+}
+
+static int resource_for(struct gecko *g, uint32_t mi, uint32_t *res)
+{
+    int err;
+    if (perch__map_get(&g->res_map, (uint64_t)mi + 1, res))
+        return 0;
+    err = perch__grow(&g->c->budget, (void **)&g->res_module, &g->res_cap, g->res_count + 1,
+                      sizeof *g->res_module);
+    if (!err)
+        err = perch__map_put(&g->res_map, &g->c->budget, (uint64_t)mi + 1, (uint32_t)g->res_count);
+    if (!err)
+        err = lib_for(g, mi);
+    if (err)
+        return err;
+    g->res_module[g->res_count] = mi;
+    *res = (uint32_t)g->res_count++;
+    return 0;
+}
+
+static int frame_for(struct gecko *g, const perch__agg_row *r, uint64_t addr, bool is_ip,
+                     uint32_t *frame)
+{
+    const perch__module *m = perch__frame_module(&g->c->ents, r, addr, is_ip);
+    uint32_t mi = m ? (uint32_t)(m - g->c->ents.modules) : 0, res = 0;
+    bool is_new;
+    int err = perch__loctab_get(&g->frames, &g->c->budget, m ? mi + 1 : 0, addr, frame, &is_new);
+    if (err || !is_new || !m)
+        return err;
+    err = resource_for(g, mi, &res);
+    g->frames.locs[*frame].extra = res + 1;
+    return err;
+}
+
+static int stack_for(struct gecko *g, uint32_t prefix, uint32_t frame, uint32_t *stack)
+{
+    uint64_t key = (((uint64_t)prefix + 1) << 32 | frame) + 1;
+    int err;
+    if (perch__map_get(&g->stack_map, key, stack))
+        return 0;
+    err = perch__grow(&g->c->budget, (void **)&g->stack_frame, &g->stack_frame_cap,
+                      g->stack_count + 1, sizeof *g->stack_frame);
+    if (!err)
+        err = perch__grow(&g->c->budget, (void **)&g->stack_prefix, &g->stack_prefix_cap,
+                          g->stack_count + 1, sizeof *g->stack_prefix);
+    if (!err)
+        err = perch__map_put(&g->stack_map, &g->c->budget, key, (uint32_t)g->stack_count);
+    if (err)
+        return err;
+    g->stack_frame[g->stack_count] = frame;
+    g->stack_prefix[g->stack_count] = prefix;
+    *stack = (uint32_t)g->stack_count++;
+    return 0;
+}
+
+/* The stack index of a row: frames interned root first, each stack = (prefix, frame). */
+static int row_stack(struct gecko *g, const perch__agg_row *r, uint32_t *stack)
+{
+    uint32_t count, prefix = UINT32_MAX, frame;
+    const uint64_t *frames = perch__agg_frames(&g->c->stacks, r, &count);
+    int err = 0;
+    if (count > MAX_FRAMES)
+        count = MAX_FRAMES;
+    for (uint32_t i = count; i-- > 0 && !err;) {
+        err = frame_for(g, r, frames[i], r->stack_id == 0, &frame);
+        if (!err)
+            err = stack_for(g, prefix, frame, &prefix);
+    }
+    *stack = prefix;
+    return err;
+}
+
+static void reset_thread(struct gecko *g)
+{
+    perch__budget *b = &g->c->budget;
+    perch__interner_free(&g->strings, b);
+    perch__loctab_free(&g->frames, b);
+    perch__map_free(&g->stack_map, b);
+    perch__map_free(&g->res_map, b);
+    g->stack_count = 0;
+    g->res_count = 0;
+}
+
+static void free_all(struct gecko *g)
+{
+    perch__budget *b = &g->c->budget;
+    reset_thread(g);
+    perch__release(b, (void **)&g->lib_of, &g->lib_of_cap, sizeof *g->lib_of);
+    perch__release(b, (void **)&g->lib_modules, &g->lib_cap, sizeof *g->lib_modules);
+    perch__release(b, (void **)&g->stack_frame, &g->stack_frame_cap, sizeof *g->stack_frame);
+    perch__release(b, (void **)&g->stack_prefix, &g->stack_prefix_cap, sizeof *g->stack_prefix);
+    perch__release(b, (void **)&g->res_module, &g->res_cap, sizeof *g->res_module);
+    perch__release(b, (void **)&g->sample_stack, &g->sample_cap, sizeof *g->sample_stack);
+}
+
+/* ---- JSON ------------------------------------------------------------------------------ */
+
+static void key_uints(perch_json *w, const char *key, const uint32_t *v, size_t n)
+{
+    perch_json_key(w, key);
+    perch_json_begin_array(w);
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == UINT32_MAX)
+            perch_json_null(w);
+        else
+            perch_json_uint(w, v[i]);
+    }
+    perch_json_end_array(w);
+}
+
+/* An array of n copies of the raw JSON value text. */
+static void key_repeat(perch_json *w, const char *key, const char *text, size_t n)
+{
+    perch_json_key(w, key);
+    perch_json_begin_array(w);
+    for (size_t i = 0; i < n; i++)
+        perch_json_raw(w, text);
+    perch_json_end_array(w);
+}
+
+static void key_length(perch_json *w, size_t n)
+{
+    perch_json_key(w, "length");
+    perch_json_uint(w, n);
+}
+
+static void category(perch_json *w, const char *name, const char *color)
+{
+    perch_json_begin_object(w);
+    perch_json_key(w, "name");
+    perch_json_string(w, name);
+    perch_json_key(w, "color");
+    perch_json_string(w, color);
+    perch_json_key(w, "subcategories");
+    perch_json_begin_array(w);
+    perch_json_string(w, "Other");
+    perch_json_end_array(w);
+    perch_json_end_object(w);
+}
+
+static void gecko_meta_json(struct gecko *g)
+{
+    const perch_trace_info *info = &g->c->ents.info;
+    perch_json *w = g->w;
+    double start = 0;
+    if (info->start_filetime > FILETIME_UNIX_EPOCH)
+        start = (double)((info->start_filetime - FILETIME_UNIX_EPOCH) / 10000u);
+    perch_json_key(w, "meta");
+    perch_json_begin_object(w);
+    perch_json_key(w, "interval");
+    perch_json_double(w, (double)perch__interval_ns(&g->c->opt) / 1e6);
+    perch_json_key(w, "startTime");
+    perch_json_double(w, start);
+    perch_json_key(w, "processType");
+    perch_json_uint(w, 0);
+    perch_json_key(w, "product");
+    perch_json_string(w, "perch");
+    perch_json_key(w, "importedFrom");
+    perch_json_string(w, "perch");
+    perch_json_key(w, "stackwalk");
+    perch_json_uint(w, 1);
+    perch_json_key(w, "version");
+    perch_json_uint(w, 29);
+    perch_json_key(w, "preprocessedProfileVersion");
+    perch_json_uint(w, 48);
+    perch_json_key(w, "symbolicated");
+    perch_json_bool(w, true);
+    perch_json_key(w, "platform");
+    perch_json_string(w, "Windows");
+    perch_json_key(w, "logicalCPUs");
+    perch_json_uint(w, info->cpu_count);
+    perch_json_key(w, "markerSchema");
+    perch__gecko_marker_schema(w, g->log, &g->c->ents);
+    perch_json_key(w, "perchMarkersDropped");
+    perch_json_uint(w, g->log->dropped);
+    perch_json_key(w, "extensions");
+    perch_json_raw(w, "{\"id\":[],\"name\":[],\"baseURL\":[],\"length\":0}");
+    perch_json_key(w, "categories");
+    perch_json_begin_array(w);
+    category(w, "User", "yellow"); /* CAT_USER */
+    category(w, "Kernel", "orange"); /* CAT_KERNEL */
+    category(w, "Other", "grey"); /* CAT_OTHER */
+    perch_json_end_array(w);
+    perch_json_end_object(w);
+    perch_json_key(w, "pages");
+    perch_json_raw(w, "[]");
+    perch_json_key(w, "counters");
+    perch_json_raw(w, "[]");
+}
+
+static void gecko_libs_json(struct gecko *g)
+{
+    const perch__entities *e = &g->c->ents;
+    perch_json *w = g->w;
+    perch_json_key(w, "libs");
+    perch_json_begin_array(w);
+    for (size_t i = 0; i < g->lib_count; i++) {
+        const perch__module *m = &e->modules[g->lib_modules[i]];
+        perch_json_begin_object(w);
+        perch_json_key(w, "arch");
+        perch_json_string(w, e->info.pointer_size == 4 ? "x86" : "x86_64");
+        perch_json_key(w, "name");
+        perch_json_string(w, perch__str(&e->strings, m->name));
+        perch_json_key(w, "path");
+        perch_json_string(w, perch__str(&e->strings, m->path));
+        perch_json_key(w, "debugName");
+        perch_json_string(w, perch__str(&e->strings, m->name));
+        perch_json_key(w, "debugPath");
+        perch_json_string(w, perch__str(&e->strings, m->path));
+        perch_json_key(w, "breakpadId");
+        perch_json_string(w, "");
+        perch_json_key(w, "codeId");
+        perch_json_null(w);
+        perch_json_end_object(w);
+    }
+    perch_json_end_array(w);
+}
+
+static void samples_json(struct gecko *g, const perch__group *grp)
+{
+    const perch_trace_info *info = &g->c->ents.info;
+    size_t n = grp->end - grp->begin;
+    perch_json *w = g->w;
+    perch_json_key(w, "samples");
+    perch_json_begin_object(w);
+    perch_json_key(w, "weightType");
+    perch_json_string(w, "samples");
+    key_uints(w, "stack", g->sample_stack, n);
+    perch_json_key(w, "time");
+    perch_json_begin_array(w);
+    for (size_t i = grp->begin; i < grp->end; i++)
+        perch__json_time(w, (int64_t)(g->c->agg.rows[i].first_ts - info->start_raw),
+                         info->perf_freq, true);
+    perch_json_end_array(w);
+    perch_json_key(w, "weight");
+    perch_json_begin_array(w);
+    for (size_t i = grp->begin; i < grp->end; i++)
+        perch_json_uint(w, g->c->agg.rows[i].count);
+    perch_json_end_array(w);
+    key_length(w, n);
+    perch_json_end_object(w);
+}
+
+static uint32_t frame_category(const struct gecko *g, size_t frame)
+{
+    return perch__is_kernel_address(&g->c->ents, g->frames.locs[frame].addr) ? CAT_KERNEL
+                                                                             : CAT_USER;
+}
+
+static void stack_table_json(struct gecko *g)
+{
+    perch_json *w = g->w;
+    perch_json_key(w, "stackTable");
+    perch_json_begin_object(w);
+    key_uints(w, "frame", g->stack_frame, g->stack_count);
+    key_uints(w, "prefix", g->stack_prefix, g->stack_count);
+    perch_json_key(w, "category");
+    perch_json_begin_array(w);
+    for (size_t i = 0; i < g->stack_count; i++)
+        perch_json_uint(w, frame_category(g, g->stack_frame[i]));
+    perch_json_end_array(w);
+    key_repeat(w, "subcategory", "0", g->stack_count);
+    key_length(w, g->stack_count);
+    perch_json_end_object(w);
+}
+
+static void frame_table_json(struct gecko *g)
+{
+    const perch__entities *e = &g->c->ents;
+    size_t n = g->frames.count;
+    perch_json *w = g->w;
+    perch_json_key(w, "frameTable");
+    perch_json_begin_object(w);
+    perch_json_key(w, "address");
+    perch_json_begin_array(w);
+    for (size_t i = 0; i < n; i++) {
+        const perch__loc *l = &g->frames.locs[i];
+        if (l->owner)
+            perch_json_uint(w, l->addr - e->modules[l->owner - 1].base);
+        else
+            perch_json_int(w, -1);
+    }
+    perch_json_end_array(w);
+    key_repeat(w, "inlineDepth", "0", n);
+    perch_json_key(w, "category");
+    perch_json_begin_array(w);
+    for (size_t i = 0; i < n; i++)
+        perch_json_uint(w, frame_category(g, i));
+    perch_json_end_array(w);
+    key_repeat(w, "subcategory", "0", n);
+    perch_json_key(w, "func"); /* one function per frame */
+    perch_json_begin_array(w);
+    for (size_t i = 0; i < n; i++)
+        perch_json_uint(w, i);
+    perch_json_end_array(w);
+    key_repeat(w, "nativeSymbol", "null", n);
+    key_repeat(w, "innerWindowID", "0", n);
+    key_repeat(w, "implementation", "null", n);
+    key_repeat(w, "line", "null", n);
+    key_repeat(w, "column", "null", n);
+    key_length(w, n);
+    perch_json_end_object(w);
+}
+
+/* funcTable: one function per frame, named module!+0xoffset (names go to the stringArray). */
+static int func_table_json(struct gecko *g)
+{
+    char name[PERCH_FRAME_NAME_MAX];
+    size_t n = g->frames.count;
+    perch_json *w = g->w;
+    int err = 0;
+    perch_json_key(w, "funcTable");
+    perch_json_begin_object(w);
+    perch_json_key(w, "name");
+    perch_json_begin_array(w);
+    for (size_t i = 0; i < n && !err; i++) {
+        const perch__loc *l = &g->frames.locs[i];
+        const perch__module *m = l->owner ? &g->c->ents.modules[l->owner - 1] : NULL;
+        size_t len = perch__frame_name(&g->c->ents, m, l->addr, name, sizeof name);
+        uint32_t s;
+        err = perch__intern(&g->strings, &g->c->budget, name, len, &s);
+        perch_json_uint(w, s);
+    }
+    perch_json_end_array(w);
+    key_repeat(w, "isJS", "false", n);
+    key_repeat(w, "relevantForJS", "false", n);
+    perch_json_key(w, "resource");
+    perch_json_begin_array(w);
+    for (size_t i = 0; i < n; i++)
+        perch_json_int(w, (int64_t)g->frames.locs[i].extra - 1);
+    perch_json_end_array(w);
+    key_repeat(w, "fileName", "null", n);
+    key_repeat(w, "lineNumber", "null", n);
+    key_repeat(w, "columnNumber", "null", n);
+    key_length(w, n);
+    perch_json_end_object(w);
+    return err;
+}
+
+static int resource_table_json(struct gecko *g)
+{
+    perch_json *w = g->w;
+    int err = 0;
+    perch_json_key(w, "resourceTable");
+    perch_json_begin_object(w);
+    perch_json_key(w, "lib");
+    perch_json_begin_array(w);
+    for (size_t i = 0; i < g->res_count; i++)
+        perch_json_uint(w, g->lib_of[g->res_module[i]] - 1);
+    perch_json_end_array(w);
+    perch_json_key(w, "name");
+    perch_json_begin_array(w);
+    for (size_t i = 0; i < g->res_count && !err; i++) {
+        const perch__module *m = &g->c->ents.modules[g->res_module[i]];
+        uint32_t s;
+        err = perch__intern_str(&g->strings, &g->c->budget, perch__str(&g->c->ents.strings, m->name),
+                                &s);
+        perch_json_uint(w, s);
+    }
+    perch_json_end_array(w);
+    key_repeat(w, "host", "null", g->res_count);
+    key_repeat(w, "type", "1", g->res_count); /* resourceTypes.library */
+    key_length(w, g->res_count);
+    perch_json_end_object(w);
+    return err;
+}
+
+static void thread_head_json(struct gecko *g, const perch__group *grp)
+{
+    const perch__agg_row *first = &g->c->agg.rows[grp->begin];
+    const perch__entities *e = &g->c->ents;
+    const perch__thread *t = grp->thread;
+    uint32_t pid = t ? perch__thread_pid(e, t) : UINT32_MAX;
+    const char *proc = t ? perch__thread_process_name(e, t) : "";
+    char name[200], pidtxt[16] = "?";
+    perch_json *w = g->w;
+    snprintf(name, sizeof name, "%.100s", t && *perch__str(&e->strings, t->name)
+                                              ? perch__str(&e->strings, t->name)
+                                              : "thread");
+    if (first->kind == PERCH_SAMPLE_PMC)
+        snprintf(name + strlen(name), sizeof name - strlen(name), " pmc source %u",
+                 (unsigned)first->profile_source);
+    if (pid != UINT32_MAX)
+        snprintf(pidtxt, sizeof pidtxt, "%" PRIu32, pid);
+    perch_json_key(w, "processType");
+    perch_json_string(w, "default");
+    perch_json_key(w, "processName");
+    perch_json_string(w, *proc ? proc : "?");
+    perch_json_key(w, "processStartupTime");
+    perch_json_uint(w, 0);
+    perch_json_key(w, "processShutdownTime");
+    perch_json_null(w);
+    perch_json_key(w, "registerTime");
+    perch_json_uint(w, 0);
+    perch_json_key(w, "unregisterTime");
+    perch_json_null(w);
+    perch_json_key(w, "pausedRanges");
+    perch_json_raw(w, "[]");
+    perch_json_key(w, "name");
+    perch_json_string(w, name);
+    perch_json_key(w, "isMainThread");
+    perch_json_bool(w, false);
+    perch_json_key(w, "pid");
+    perch_json_string(w, pidtxt);
+    perch_json_key(w, "tid");
+    perch_json_uint(w, t ? t->tid : 0);
+}
+
+/* The thread's slices as markers (CPU-sample threads only; PMC threads get none). */
+static int markers_json(struct gecko *g, const perch__group *grp)
+{
+    const perch__agg_row *first = &g->c->agg.rows[grp->begin];
+    size_t begin = 0, end = 0;
+    uint32_t name = 0;
+    int err = 0;
+    if (first->kind != PERCH_SAMPLE_PMC && first->thread_key)
+        perch__slice_log_range(g->log, first->thread_key, &begin, &end);
+    if (end > begin)
+        err = perch__intern_str(&g->strings, &g->c->budget, "Running", &name);
+    perch_json_key(g->w, "markers");
+    perch__gecko_markers_json(g->w, g->log, begin, end, &g->c->ents.info, name, CAT_OTHER);
+    return err;
+}
+
+static int gecko_thread_json(struct gecko *g, const perch__group *grp)
+{
+    perch_json *w = g->w;
+    int err;
+    perch_json_begin_object(w);
+    thread_head_json(g, grp);
+    samples_json(g, grp);
+    err = markers_json(g, grp);
+    stack_table_json(g);
+    frame_table_json(g);
+    if (!err)
+        err = func_table_json(g);
+    if (!err)
+        err = resource_table_json(g);
+    perch_json_key(w, "nativeSymbols");
+    perch_json_raw(w, "{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],"
+                      "\"length\":0}");
+    perch_json_key(w, "stringArray");
+    perch_json_begin_array(w);
+    for (size_t i = 0; i < g->strings.count; i++)
+        perch_json_string_n(w, perch__interned(&g->strings, (uint32_t)i), g->strings.len[i]);
+    perch_json_end_array(w);
+    perch_json_end_object(w);
+    return err ? err : w->error;
+}
+
+static int write_group(struct gecko *g, const perch__group *grp)
+{
+    int err = perch__grow(&g->c->budget, (void **)&g->sample_stack, &g->sample_cap,
+                          grp->end - grp->begin + 1, sizeof *g->sample_stack);
+    reset_thread(g);
+    for (size_t i = grp->begin; i < grp->end && !err; i++)
+        err = row_stack(g, &g->c->agg.rows[i], &g->sample_stack[i - grp->begin]);
+    if (!err)
+        err = gecko_thread_json(g, grp);
+    return err;
+}
+
+static int gecko_write(perch__collect *c)
+{
+    struct gecko *g = calloc(1, sizeof *g);
+    perch__group grp;
+    int err = 0;
+    if (!g || !(g->w = malloc(sizeof *g->w))) {
+        free(g);
+        return PERCH_ENOMEM;
+    }
+    g->c = c;
+    g->log = &((struct gecko_state *)c)->log; /* c is the first member of the state */
+    perch__slice_log_sort(g->log);
+    perch_json_init(g->w, perch__json_output_sink, c->out);
+    perch_json_begin_object(g->w);
+    gecko_meta_json(g);
+    perch_json_key(g->w, "threads");
+    perch_json_begin_array(g->w);
+    for (size_t i = 0; i < c->agg.count && !err; i = grp.end) {
+        perch__agg_group(c, i, &grp);
+        err = write_group(g, &grp);
+    }
+    perch_json_end_array(g->w);
+    gecko_libs_json(g); /* after the threads: only the libs they used */
+    perch_json_end_object(g->w);
+    perch_json_newline(g->w);
+    if (!err)
+        err = perch_json_flush(g->w);
+    free_all(g);
+    free(g->w);
+    free(g);
+    return err;
+}
+
+static int on_slice(void *ctx, const perch_slice_rec *r)
+{
+    struct gecko_state *st = ctx;
+    return perch__slice_log_add(&st->log, &st->base.budget, r);
+}
+
+static int on_counters(void *ctx, const perch_counters_rec *rec)
+{
+    struct gecko_state *st = ctx;
+    return perch__counter_names(&st->base, rec, st->log.pmc_names, &st->log.pmc_name_count);
+}
+
+static void gecko_bind(void *state, unsigned pass, perch_sink *sink)
+{
+    struct gecko_state *st = state;
+    (void)pass;
+    perch__collect_bind(&st->base, sink); /* ctx = &st->base == st */
+    sink->slice = on_slice;
+    sink->counters = on_counters;
+}
+
+static int gecko_create(const perch_export_options *opt, perch_output *out, void **state)
+{
+    struct gecko_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return PERCH_ENOMEM;
+    perch__collect_init(&st->base, opt, out);
+    st->base.write = gecko_write;
+    st->log.limit = opt->gecko_max_markers ? opt->gecko_max_markers : 1000000;
+    *state = st;
+    return 0;
+}
+
+static void gecko_destroy(void *state)
+{
+    struct gecko_state *st = state;
+    if (!st)
+        return;
+    perch__slice_log_free(&st->log, &st->base.budget);
+    perch__collect_free(&st->base);
+    free(st);
+}
+
+const perch__format perch__format_gecko = {
+    "gecko", "profiler.firefox.com (Firefox Profiler: load the file)", 1, gecko_create,
+    gecko_bind, gecko_destroy,
+};

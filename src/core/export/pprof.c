@@ -1,0 +1,322 @@
+/*
+ * pprof writer: google/pprof's profile.proto (uncompressed protobuf, which pprof reads as is).
+ * Sample types [samples/count, cpu/nanoseconds, pmc/events]; a timer row is
+ * [n, n x interval, 0], a PMC row [0, 0, n] with a pmc_source label; default type "cpu".
+ * One mapping per module used, one location per distinct (module, address), one function per
+ * distinct frame name (`module!+0xoffset`). Labels: thread (name), tid, pid, process.
+ * Field numbers from proto/profile.proto of github.com/google/pprof.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export_internal.h"
+#include "perch/error.h"
+
+enum { PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
+       PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9,
+       PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
+       PROFILE_DEFAULT_SAMPLE_TYPE = 14 };
+
+#define FILETIME_UNIX_EPOCH 116444736000000000ull /* 1970-01-01 in 100 ns since 1601 */
+#define MAX_FRAMES 4096
+
+struct pprof {
+    perch__collect *c;
+    perch__interner strings;
+    perch__loctab locs;    /* extra = function id */
+    perch__map func_map;   /* name string index + 1 -> function id */
+    uint32_t *func_names;  /* per function id - 1: name string index */
+    size_t func_count, func_cap;
+    uint32_t *mapping_of;  /* per module index: mapping id, 0 = none yet */
+    size_t mapping_of_cap;
+    uint32_t *mapping_modules; /* per mapping id - 1: module index */
+    size_t mapping_count, mapping_cap;
+    uint64_t ids[MAX_FRAMES];
+    perch__pb top, sub, sub2;
+    perch__writer *w;
+};
+
+static int str(struct pprof *p, const char *s, uint32_t *idx)
+{
+    return perch__intern_str(&p->strings, &p->c->budget, s, idx);
+}
+
+static int mapping_for(struct pprof *p, const perch__module *m, uint32_t *id)
+{
+    size_t mi = (size_t)(m - p->c->ents.modules), old = p->mapping_of_cap;
+    int err = perch__grow(&p->c->budget, (void **)&p->mapping_of, &p->mapping_of_cap,
+                          p->c->ents.module_count, sizeof *p->mapping_of);
+    if (err)
+        return err;
+    if (p->mapping_of_cap > old)
+        memset(p->mapping_of + old, 0, (p->mapping_of_cap - old) * sizeof *p->mapping_of);
+    if (!p->mapping_of[mi]) {
+        err = perch__grow(&p->c->budget, (void **)&p->mapping_modules, &p->mapping_cap,
+                          p->mapping_count + 1, sizeof *p->mapping_modules);
+        if (err)
+            return err;
+        p->mapping_modules[p->mapping_count++] = (uint32_t)mi;
+        p->mapping_of[mi] = (uint32_t)p->mapping_count;
+    }
+    *id = p->mapping_of[mi];
+    return 0;
+}
+
+static int function_for(struct pprof *p, const perch__module *m, uint64_t addr, uint32_t *id)
+{
+    char name[PERCH_FRAME_NAME_MAX];
+    size_t n = perch__frame_name(&p->c->ents, m, addr, name, sizeof name);
+    uint32_t s;
+    int err = perch__intern(&p->strings, &p->c->budget, name, n, &s);
+    if (err || perch__map_get(&p->func_map, (uint64_t)s + 1, id))
+        return err;
+    err = perch__grow(&p->c->budget, (void **)&p->func_names, &p->func_cap, p->func_count + 1,
+                      sizeof *p->func_names);
+    if (!err)
+        err = perch__map_put(&p->func_map, &p->c->budget, (uint64_t)s + 1,
+                             (uint32_t)p->func_count + 1);
+    if (err)
+        return err;
+    p->func_names[p->func_count++] = s;
+    *id = (uint32_t)p->func_count;
+    return 0;
+}
+
+/* The location id (1-based) of addr in module m (NULL = none), created on first use. */
+static int location_for(struct pprof *p, const perch__module *m, uint64_t addr, uint64_t *id)
+{
+    uint32_t mod = m ? (uint32_t)(m - p->c->ents.modules) + 1 : 0, idx, unused;
+    bool is_new;
+    int err = perch__loctab_get(&p->locs, &p->c->budget, mod, addr, &idx, &is_new);
+    if (!err && is_new)
+        err = function_for(p, m, addr, &p->locs.locs[idx].extra);
+    if (!err && is_new && m)
+        err = mapping_for(p, m, &unused);
+    *id = (uint64_t)idx + 1;
+    return err;
+}
+
+static void flush_top(struct pprof *p, bool force)
+{
+    if (!p->top.error && p->top.len && (force || p->top.len > (1u << 16))) {
+        perch__writer_put(p->w, p->top.data, p->top.len);
+        p->top.len = 0;
+    }
+}
+
+/* Adds a Label {key, str | num} to p->sub. */
+static int label(struct pprof *p, const char *key, const char *s, int64_t num)
+{
+    uint32_t k, v = 0;
+    int err = str(p, key, &k);
+    if (!err && s)
+        err = str(p, s, &v);
+    if (err)
+        return err;
+    p->sub2.len = 0;
+    perch__pb_int(&p->sub2, 1, k);
+    perch__pb_int(&p->sub2, 2, v);
+    if (!s)
+        perch__pb_int(&p->sub2, 3, num);
+    perch__pb_bytes(&p->sub, 3, p->sub2.data, p->sub2.len);
+    return p->sub2.error;
+}
+
+static int sample_labels(struct pprof *p, const perch__agg_row *r)
+{
+    const perch__entities *e = &p->c->ents;
+    const perch__thread *t = perch__entities_thread_at(e, r->thread_key);
+    uint32_t pid = t ? perch__thread_pid(e, t) : UINT32_MAX;
+    const char *proc = t ? perch__thread_process_name(e, t) : "";
+    int err = 0;
+    if (t && *perch__str(&e->strings, t->name))
+        err = label(p, "thread", perch__str(&e->strings, t->name), 0);
+    if (!err && t)
+        err = label(p, "tid", NULL, t->tid);
+    if (!err && pid != UINT32_MAX)
+        err = label(p, "pid", NULL, pid);
+    if (!err && *proc)
+        err = label(p, "process", proc, 0);
+    if (!err && r->kind == PERCH_SAMPLE_PMC)
+        err = label(p, "pmc_source", NULL, r->profile_source);
+    return err;
+}
+
+static int write_sample(struct pprof *p, const perch__agg_row *r)
+{
+    uint32_t count;
+    const uint64_t *frames = perch__agg_frames(&p->c->stacks, r, &count);
+    uint64_t values[3] = {0, 0, 0};
+    int err = 0;
+    if (count > MAX_FRAMES)
+        count = MAX_FRAMES;
+    for (uint32_t i = 0; i < count && !err; i++) {
+        const perch__module *m = perch__frame_module(&p->c->ents, r, frames[i], r->stack_id == 0);
+        err = location_for(p, m, frames[i], &p->ids[i]);
+    }
+    if (r->kind == PERCH_SAMPLE_PMC) {
+        values[2] = r->count;
+    } else {
+        values[0] = r->count;
+        values[1] = r->count * perch__interval_ns(&p->c->opt);
+    }
+    p->sub.len = 0;
+    perch__pb_packed(&p->sub, 1, p->ids, count); /* leaf first, as pprof expects */
+    perch__pb_packed(&p->sub, 2, values, 3);
+    if (!err)
+        err = sample_labels(p, r);
+    perch__pb_bytes(&p->top, PROFILE_SAMPLE, p->sub.data, p->sub.len);
+    flush_top(p, false);
+    return err ? err : p->sub.error;
+}
+
+static void value_type(struct pprof *p, uint32_t field, uint32_t type, uint32_t unit)
+{
+    p->sub.len = 0;
+    perch__pb_int(&p->sub, 1, type);
+    perch__pb_int(&p->sub, 2, unit);
+    perch__pb_bytes(&p->top, field, p->sub.data, p->sub.len);
+}
+
+/* Sample types and period; *cpu receives the string index of "cpu". */
+static int write_header(struct pprof *p, uint32_t *cpu)
+{
+    uint32_t s[7];
+    static const char *const names[7] = {"", "samples", "count", "cpu", "nanoseconds", "pmc",
+                                         "events"};
+    for (int i = 0; i < 7; i++) {
+        int err = str(p, names[i], &s[i]);
+        if (err)
+            return err;
+    }
+    value_type(p, PROFILE_SAMPLE_TYPE, s[1], s[2]);
+    value_type(p, PROFILE_SAMPLE_TYPE, s[3], s[4]);
+    value_type(p, PROFILE_SAMPLE_TYPE, s[5], s[6]);
+    value_type(p, PROFILE_PERIOD_TYPE, s[3], s[4]);
+    perch__pb_int(&p->top, PROFILE_PERIOD, (int64_t)perch__interval_ns(&p->c->opt));
+    *cpu = s[3];
+    return 0;
+}
+
+static void write_mappings(struct pprof *p)
+{
+    const perch__entities *e = &p->c->ents;
+    for (size_t i = 0; i < p->mapping_count; i++) {
+        const perch__module *m = &e->modules[p->mapping_modules[i]];
+        uint32_t file = 0;
+        if (str(p, perch__str(&e->strings, m->path), &file))
+            p->top.error = PERCH_ENOMEM;
+        p->sub.len = 0;
+        perch__pb_uint(&p->sub, 1, i + 1);
+        perch__pb_uint(&p->sub, 2, m->base);
+        perch__pb_uint(&p->sub, 3, m->base + m->size);
+        perch__pb_int(&p->sub, 5, file);
+        perch__pb_uint(&p->sub, 7, 1); /* has_functions: names are final, do not symbolize */
+        perch__pb_bytes(&p->top, PROFILE_MAPPING, p->sub.data, p->sub.len);
+        flush_top(p, false);
+    }
+}
+
+static void write_locations(struct pprof *p)
+{
+    for (size_t i = 0; i < p->locs.count; i++) {
+        const perch__loc *l = &p->locs.locs[i];
+        p->sub2.len = 0;
+        perch__pb_uint(&p->sub2, 1, l->extra);
+        p->sub.len = 0;
+        perch__pb_uint(&p->sub, 1, i + 1);
+        if (l->owner)
+            perch__pb_uint(&p->sub, 2, p->mapping_of[l->owner - 1]);
+        perch__pb_uint(&p->sub, 3, l->addr);
+        perch__pb_bytes(&p->sub, 4, p->sub2.data, p->sub2.len);
+        perch__pb_bytes(&p->top, PROFILE_LOCATION, p->sub.data, p->sub.len);
+        flush_top(p, false);
+    }
+    for (size_t i = 0; i < p->func_count; i++) {
+        p->sub.len = 0;
+        perch__pb_uint(&p->sub, 1, i + 1);
+        perch__pb_int(&p->sub, 2, p->func_names[i]);
+        perch__pb_int(&p->sub, 3, p->func_names[i]);
+        perch__pb_bytes(&p->top, PROFILE_FUNCTION, p->sub.data, p->sub.len);
+        flush_top(p, false);
+    }
+}
+
+static void write_trailer(struct pprof *p, uint32_t cpu)
+{
+    const perch_trace_info *info = &p->c->ents.info;
+    uint64_t last = info->start_raw;
+    for (size_t i = 0; i < p->c->agg.count; i++)
+        if (p->c->agg.rows[i].last_ts > last)
+            last = p->c->agg.rows[i].last_ts;
+    for (size_t i = 0; i < p->strings.count; i++) {
+        perch__pb_bytes(&p->top, PROFILE_STRING_TABLE, perch__interned(&p->strings, (uint32_t)i),
+                        p->strings.len[i]);
+        flush_top(p, false);
+    }
+    double duration = perch__ts_ns(info, last);
+    if (info->start_filetime > FILETIME_UNIX_EPOCH &&
+        info->start_filetime - FILETIME_UNIX_EPOCH < (uint64_t)INT64_MAX / 100)
+        perch__pb_int(&p->top, PROFILE_TIME_NANOS,
+                      (int64_t)(info->start_filetime - FILETIME_UNIX_EPOCH) * 100);
+    if (duration > 0 && duration < 9e18)
+        perch__pb_int(&p->top, PROFILE_DURATION_NANOS, (int64_t)duration);
+    perch__pb_int(&p->top, PROFILE_DEFAULT_SAMPLE_TYPE, cpu);
+    flush_top(p, true);
+}
+
+static void pprof_free(struct pprof *p)
+{
+    perch__budget *b = &p->c->budget;
+    perch__interner_free(&p->strings, b);
+    perch__loctab_free(&p->locs, b);
+    perch__map_free(&p->func_map, b);
+    perch__release(b, (void **)&p->func_names, &p->func_cap, sizeof *p->func_names);
+    perch__release(b, (void **)&p->mapping_of, &p->mapping_of_cap, sizeof *p->mapping_of);
+    perch__release(b, (void **)&p->mapping_modules, &p->mapping_cap,
+                   sizeof *p->mapping_modules);
+    perch__pb_free(&p->top);
+    perch__pb_free(&p->sub);
+    perch__pb_free(&p->sub2);
+    free(p->w);
+    free(p);
+}
+
+static int pprof_write(perch__collect *c)
+{
+    struct pprof *p = calloc(1, sizeof *p);
+    uint32_t cpu = 0;
+    int err;
+    if (!p || !(p->w = malloc(sizeof *p->w))) {
+        free(p);
+        return PERCH_ENOMEM;
+    }
+    p->c = c;
+    p->top.budget = p->sub.budget = p->sub2.budget = &c->budget;
+    perch__writer_init(p->w, c->out);
+    err = write_header(p, &cpu);
+    for (size_t i = 0; !err && i < c->agg.count; i++)
+        err = write_sample(p, &c->agg.rows[i]);
+    if (!err) {
+        write_mappings(p);
+        write_locations(p);
+        write_trailer(p, cpu);
+        err = p->top.error ? p->top.error : p->sub.error ? p->sub.error : p->sub2.error;
+    }
+    if (!err)
+        err = perch__writer_flush(p->w);
+    pprof_free(p);
+    return err;
+}
+
+static int pprof_create(const perch_export_options *opt, perch_output *out, void **state)
+{
+    return perch__collect_create(opt, out, state, pprof_write);
+}
+
+const perch__format perch__format_pprof = {
+    "pprof", "go tool pprof (-top, -http=:8080, ...)", 1, pprof_create,
+    perch__collect_bind_pass, perch__collect_destroy,
+};

@@ -1,0 +1,161 @@
+/*
+ * speedscope writer: the speedscope JSON file format
+ * (https://www.speedscope.app/file-format-schema.json). One "sampled" profile per thread
+ * (and per PMC source: "... pmc source N", unit "none"), frames shared and named
+ * `module!+0xoffset`, each sample a frame-index array root first with its weight (count x
+ * sampling interval in nanoseconds for timer samples, count for PMC samples). Samples are
+ * aggregated by distinct stack (bounded memory), so speedscope's "Time Order" view shows one
+ * block per stack in first-seen order; "Left Heavy" and "Sandwich" are exact.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export_internal.h"
+#include "perch/error.h"
+
+#define MAX_FRAMES 4096
+
+struct speedscope {
+    perch__collect *c;
+    perch__name_cache frames; /* frame names = the shared frames list */
+    perch_json *w;
+    uint32_t idx[MAX_FRAMES];
+};
+
+static int write_stack(struct speedscope *s, const perch__agg_row *r)
+{
+    uint32_t count;
+    const uint64_t *frames = perch__agg_frames(&s->c->stacks, r, &count);
+    uint64_t pk = perch__row_process(&s->c->ents, r);
+    int err = 0;
+    if (count > MAX_FRAMES)
+        count = MAX_FRAMES;
+    for (uint32_t i = 0; i < count && !err; i++)
+        err = perch__frame_name_index(&s->frames, &s->c->budget, &s->c->ents, r, pk, frames[i],
+                                      &s->idx[i]);
+    perch_json_begin_array(s->w);
+    for (uint32_t i = count; i-- > 0;) /* root first */
+        perch_json_uint(s->w, s->idx[i]);
+    perch_json_end_array(s->w);
+    return err;
+}
+
+static uint64_t weight_of(const struct speedscope *s, const perch__agg_row *r)
+{
+    return r->kind == PERCH_SAMPLE_PMC ? r->count : r->count * perch__interval_ns(&s->c->opt);
+}
+
+static int write_profile(struct speedscope *s, const perch__group *g)
+{
+    const perch__agg_row *first = &s->c->agg.rows[g->begin];
+    bool pmc = first->kind == PERCH_SAMPLE_PMC;
+    char name[300];
+    size_t n = perch__thread_label(&s->c->ents, g->thread, 0, name, sizeof name - 40);
+    int err = 0;
+    if (pmc)
+        snprintf(name + n, sizeof name - n, " pmc source %u", (unsigned)first->profile_source);
+    perch_json_begin_object(s->w);
+    perch_json_key(s->w, "type");
+    perch_json_string(s->w, "sampled");
+    perch_json_key(s->w, "name");
+    perch_json_string(s->w, name);
+    perch_json_key(s->w, "unit");
+    perch_json_string(s->w, pmc ? "none" : "nanoseconds");
+    perch_json_key(s->w, "startValue");
+    perch_json_uint(s->w, 0);
+    perch_json_key(s->w, "endValue");
+    perch_json_uint(s->w, pmc ? g->count : g->count * perch__interval_ns(&s->c->opt));
+    perch_json_key(s->w, "samples");
+    perch_json_begin_array(s->w);
+    for (size_t i = g->begin; i < g->end && !err; i++)
+        err = write_stack(s, &s->c->agg.rows[i]);
+    perch_json_end_array(s->w);
+    perch_json_key(s->w, "weights");
+    perch_json_begin_array(s->w);
+    for (size_t i = g->begin; i < g->end; i++)
+        perch_json_uint(s->w, weight_of(s, &s->c->agg.rows[i]));
+    perch_json_end_array(s->w);
+    perch_json_end_object(s->w);
+    return err;
+}
+
+/* Writes every profile; *active receives the index of the heaviest timer profile. */
+static int write_profiles(struct speedscope *s, uint64_t *active)
+{
+    perch__group g;
+    uint64_t best = 0, index = 0;
+    int err = 0;
+    *active = 0;
+    perch_json_key(s->w, "profiles");
+    perch_json_begin_array(s->w);
+    for (size_t i = 0; i < s->c->agg.count && !err; i = g.end, index++) {
+        perch__agg_group(s->c, i, &g);
+        if (s->c->agg.rows[i].kind != PERCH_SAMPLE_PMC && g.count > best) {
+            best = g.count;
+            *active = index;
+        }
+        err = write_profile(s, &g);
+    }
+    perch_json_end_array(s->w);
+    return err;
+}
+
+static void write_frames(struct speedscope *s)
+{
+    perch_json_key(s->w, "shared");
+    perch_json_begin_object(s->w);
+    perch_json_key(s->w, "frames");
+    perch_json_begin_array(s->w);
+    for (size_t i = 0; i < s->frames.names.count; i++) {
+        perch_json_begin_object(s->w);
+        perch_json_key(s->w, "name");
+        perch_json_string_n(s->w, perch__interned(&s->frames.names, (uint32_t)i),
+                            s->frames.names.len[i]);
+        perch_json_end_object(s->w);
+    }
+    perch_json_end_array(s->w);
+    perch_json_end_object(s->w);
+}
+
+static int speedscope_write(perch__collect *c)
+{
+    struct speedscope *s = calloc(1, sizeof *s);
+    uint64_t active = 0;
+    int err;
+    if (!s || !(s->w = malloc(sizeof *s->w))) {
+        free(s);
+        return PERCH_ENOMEM;
+    }
+    s->c = c;
+    perch_json_init(s->w, perch__json_output_sink, c->out);
+    perch_json_begin_object(s->w);
+    perch_json_key(s->w, "$schema");
+    perch_json_string(s->w, "https://www.speedscope.app/file-format-schema.json");
+    perch_json_key(s->w, "exporter");
+    perch_json_string(s->w, "perch");
+    perch_json_key(s->w, "name");
+    perch_json_string(s->w, "perch CPU samples");
+    err = write_profiles(s, &active);
+    write_frames(s);
+    perch_json_key(s->w, "activeProfileIndex");
+    perch_json_uint(s->w, active);
+    perch_json_end_object(s->w);
+    perch_json_newline(s->w);
+    if (!err)
+        err = perch_json_flush(s->w);
+    perch__name_cache_free(&s->frames, &c->budget);
+    free(s->w);
+    free(s);
+    return err;
+}
+
+static int speedscope_create(const perch_export_options *opt, perch_output *out, void **state)
+{
+    return perch__collect_create(opt, out, state, speedscope_write);
+}
+
+const perch__format perch__format_speedscope = {
+    "speedscope", "speedscope.app (drop the file on the page)", 1,
+    speedscope_create, perch__collect_bind_pass, perch__collect_destroy,
+};

@@ -1,0 +1,182 @@
+/*
+ * Fuzz target for the exporters: the input bytes script a record stream (any order, any
+ * values: unknown keys, stack ids out of range, zero or huge sizes, time running backwards,
+ * odd pointer sizes and clock rates), which is exported in every format, two passes where the
+ * format needs them. Each export must finish or fail with an error, never crash or read out of
+ * bounds; the memory budget and the output cap keep a run small.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perch/export.h"
+#include "perch/io.h"
+
+struct script {
+    const uint8_t *data;
+    size_t size;
+};
+
+struct cursor {
+    const uint8_t *p, *end;
+};
+
+static uint64_t take(struct cursor *c, unsigned bytes)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < bytes && c->p < c->end; i++)
+        v |= (uint64_t)*c->p++ << (8 * i);
+    return v;
+}
+
+static int play_info(struct cursor *c, const perch_sink *k)
+{
+    perch_trace_info info;
+    memset(&info, 0, sizeof info);
+    info.source = "fuzz";
+    info.pointer_size = (uint32_t)take(c, 1);
+    info.cpu_count = (uint32_t)take(c, 1);
+    info.perf_freq = take(c, 4);
+    info.start_raw = take(c, 2);
+    info.start_filetime = take(c, 8);
+    return k->trace_info ? k->trace_info(k->ctx, &info) : 0;
+}
+
+/* Every play_* reads all of its fields whether or not the sink has the callback, so each
+ * pass (and each format) sees the same stream. */
+static int play_entity(struct cursor *c, const perch_sink *k, uint8_t op)
+{
+    char name[24];
+    size_t n = (size_t)take(c, 1) % sizeof name;
+    uint64_t key, pk, a, b;
+    for (size_t i = 0; i < n; i++)
+        name[i] = (char)take(c, 1);
+    name[n] = 0;
+    key = take(c, 1);
+    pk = take(c, 1);
+    a = take(c, op == 3 ? 8 : 2);
+    b = take(c, op == 3 ? 4 : 1);
+    if (op == 1 && k->process) {
+        perch_process_rec p = {key, (uint32_t)a, 0, 0, 0, 0, 0, 0, name, ""};
+        return k->process(k->ctx, &p);
+    }
+    if (op == 2 && k->thread) {
+        perch_thread_rec t = {key, pk, (uint32_t)a, b ? (uint32_t)a + 4 : UINT32_MAX, 0, 0, 0,
+                              name};
+        return k->thread(k->ctx, &t);
+    }
+    if (op == 3 && k->module) {
+        perch_module_rec m;
+        memset(&m, 0, sizeof m);
+        m.key = key;
+        m.process_key = pk;
+        m.base = a;
+        m.size = b;
+        m.path = name;
+        m.pdb_name = "";
+        return k->module(k->ctx, &m);
+    }
+    return 0;
+}
+
+static int play_stack(struct cursor *c, const perch_sink *k)
+{
+    uint64_t frames[64];
+    perch_stack_rec s;
+    s.id = (uint32_t)take(c, 2);
+    s.frame_count = (uint32_t)take(c, 1) % 64;
+    s.kernel_frames = (uint32_t)take(c, 1);
+    for (uint32_t i = 0; i < s.frame_count; i++)
+        frames[i] = take(c, 8);
+    s.frames = frames;
+    return k->stack ? k->stack(k->ctx, &s) : 0;
+}
+
+static int play_sample(struct cursor *c, const perch_sink *k)
+{
+    perch_sample_rec s;
+    memset(&s, 0, sizeof s);
+    s.thread_key = take(c, 1);
+    s.tid = (uint32_t)take(c, 2);
+    s.kind = (uint8_t)take(c, 1);
+    s.profile_source = (uint16_t)take(c, 1);
+    s.ts = take(c, 4);
+    s.ip = take(c, 8);
+    s.module_key = take(c, 1);
+    s.stack_id = (uint32_t)take(c, 2);
+    s.count = (uint32_t)take(c, 1);
+    return k->sample ? k->sample(k->ctx, &s) : 0;
+}
+
+static int play_slice(struct cursor *c, const perch_sink *k)
+{
+    perch_slice_rec s;
+    memset(&s, 0, sizeof s);
+    s.thread_key = take(c, 1);
+    s.tid = (uint32_t)take(c, 2);
+    s.cpu = (uint16_t)take(c, 1);
+    s.flags = (uint16_t)take(c, 1);
+    s.start_ts = take(c, 4);
+    s.end_ts = take(c, 4);
+    s.ready_ts = take(c, 4);
+    s.wait_reason = (int8_t)take(c, 1);
+    s.pmc_count = (uint8_t)take(c, 1);
+    for (int i = 0; i < PERCH_MAX_PMC; i++)
+        s.pmc_delta[i] = take(c, 2);
+    return k->slice ? k->slice(k->ctx, &s) : 0;
+}
+
+static int play_counters(struct cursor *c, const perch_sink *k)
+{
+    static const char *const names[] = {"a", "b;c", "\"d\"", "", "e", "f", "g", "h", "i"};
+    perch_counters_rec r = {(uint32_t)take(c, 1) % 10, names};
+    return k->counters ? k->counters(k->ctx, &r) : 0;
+}
+
+static int replay(void *ctx, const perch_sink *k)
+{
+    const struct script *s = ctx;
+    struct cursor c = {s->data, s->data + s->size};
+    int err = 0;
+    while (!err && c.p < c.end) {
+        uint8_t op = (uint8_t)(take(&c, 1) % 8);
+        if (op == 0)
+            err = play_info(&c, k);
+        else if (op <= 3)
+            err = play_entity(&c, k, op);
+        else if (op == 4)
+            err = play_stack(&c, k);
+        else if (op == 5)
+            err = play_sample(&c, k);
+        else if (op == 6)
+            err = play_slice(&c, k);
+        else
+            err = play_counters(&c, k);
+    }
+    if (!err && k->finish)
+        err = k->finish(k->ctx);
+    return err;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct script s = {data, size};
+    perch_record_source src = {&s, replay, NULL};
+    perch_export_options opt;
+    perch_export_options_init(&opt);
+    opt.memory_limit = 16u << 20;
+    opt.cpu_tracks = size & 1;
+    opt.folded_thread = size & 2;
+    opt.folded_process = size & 4;
+    for (unsigned f = 0; f < PERCH_EXPORT_FORMAT_COUNT; f++) {
+        perch_memory_out mem;
+        perch_output out;
+        size_t len;
+        perch_output_memory(&out, &mem, 16u << 20);
+        (void)perch_export_run((perch_export_format)f, &opt, &src, &out);
+        free(perch_output_memory_take(&mem, &len));
+    }
+    return 0;
+}

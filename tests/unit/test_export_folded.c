@@ -1,0 +1,135 @@
+/*
+ * Folded-stack export over the synthetic stream (export_fixture.h): exact lines (root first,
+ * kernel+user frames named module!+0xoffset, late-arriving modules resolved per process,
+ * overlapping kernel modules, unresolvable addresses), merged counts, PMC rows kept apart,
+ * the optional process/thread prefixes, and the shared format table and frame resolver.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "export_fixture.h"
+
+static char *export_folded(bool process, bool thread)
+{
+    perch_export_options opt;
+    size_t len;
+    int err;
+    char *text;
+    perch_export_options_init(&opt);
+    opt.folded_process = process;
+    opt.folded_thread = thread;
+    text = fx_export(PERCH_EXPORT_FOLDED, &opt, &len, &err);
+    assert_int_equal(err, 0);
+    assert_non_null(text);
+    assert_int_equal(strlen(text), len);
+    return text;
+}
+
+/* Sorted lines: '?' (0x3f) sorts before letters, "app" before "ntdll"... */
+static const char expected_plain[] =
+    "?!0x12345678 1\n"
+    "app.exe!+0x400 1\n"
+    "ntdll.dll!+0x50;app.exe!+0x100;ntoskrnl.exe!+0x2000;ntoskrnl.exe!+0x1000 4\n"
+    "ntdll.dll!+0x50;app.exe!+0x200 2\n"
+    "ntdll.dll!+0x60;svc.exe!+0x300 5\n"
+    "ntoskrnl.exe!+0x3000;hal.dll!+0x10 2\n"
+    "ntoskrnl.exe!+0x5000 1\n"
+    "pmc:2;ntdll.dll!+0x50;app.exe!+0x200 2\n";
+
+static void test_plain_lines(void **state)
+{
+    char *text = export_folded(false, false);
+    (void)state;
+    assert_string_equal(text, expected_plain);
+    free(text);
+}
+
+static unsigned long long sum_counts(const char *text)
+{
+    unsigned long long total = 0;
+    for (const char *nl = strchr(text, '\n'); nl; text = nl + 1, nl = strchr(text, '\n')) {
+        const char *sp = nl;
+        while (sp > text && sp[-1] != ' ')
+            sp--;
+        total += strtoull(sp, NULL, 10);
+    }
+    return total;
+}
+
+static void test_prefixed_lines(void **state)
+{
+    char *text = export_folded(true, true);
+    (void)state;
+    /* T1 and T2 both sampled S1: with thread prefixes they are separate lines. */
+    assert_non_null(strstr(text, "app.exe (1234);main (1001);ntdll.dll!+0x50;app.exe!+0x100;"
+                                 "ntoskrnl.exe!+0x2000;ntoskrnl.exe!+0x1000 3\n"));
+    /* T2's record has no pid: it comes from its process record. */
+    assert_non_null(strstr(text, "app.exe (1234);worker (1002);ntdll.dll!+0x50;app.exe!+0x100;"
+                                 "ntoskrnl.exe!+0x2000;ntoskrnl.exe!+0x1000 1\n"));
+    assert_non_null(strstr(text, "svc.exe (5678);thread (2001);ntdll.dll!+0x60;svc.exe!+0x300 5\n"));
+    /* T4 never got a thread record: unknown process, kernel address still resolves. */
+    assert_non_null(strstr(text, "? (?);thread (3001);ntoskrnl.exe!+0x5000 1\n"));
+    assert_non_null(strstr(text, "pmc:2;app.exe (1234);main (1001);ntdll.dll!+0x50;"
+                                 "app.exe!+0x200 2\n"));
+    assert_int_equal(fx_count(text, "\n"), 9); /* T1 3, T2 3, T3 2, T4 1 rows */
+    assert_int_equal(sum_counts(text), 16 + 2);
+    free(text);
+}
+
+static void test_format_table(void **state)
+{
+    perch_export_format f = PERCH_EXPORT_FORMAT_COUNT;
+    (void)state;
+    for (unsigned i = 0; i < PERCH_EXPORT_FORMAT_COUNT; i++) {
+        assert_int_equal(perch_export_format_parse(perch_export_format_name(i), &f), 0);
+        assert_int_equal(f, i);
+        assert_non_null(perch_export_format_opens(i));
+    }
+    f = PERCH_EXPORT_GECKO;
+    assert_int_equal(perch_export_format_parse("svg", &f), PERCH_EINVAL);
+    assert_int_equal(f, PERCH_EXPORT_GECKO);
+    assert_int_equal(perch_export_passes(PERCH_EXPORT_CHROME), 2);
+    assert_int_equal(perch_export_passes(PERCH_EXPORT_FOLDED), 1);
+    assert_int_equal(perch_export_passes(PERCH_EXPORT_FORMAT_COUNT), 0);
+    assert_null(perch_export_format_name(PERCH_EXPORT_FORMAT_COUNT));
+}
+
+static void test_pass_order_and_limits(void **state)
+{
+    perch_memory_out mem;
+    perch_output out;
+    perch_exporter *exp = NULL;
+    perch_export_options opt;
+    perch_sink sink;
+    size_t len;
+    int err;
+    (void)state;
+    perch_output_memory(&out, &mem, 1 << 20);
+    assert_int_equal(perch_exporter_create(PERCH_EXPORT_FOLDED, NULL, &out, &exp), 0);
+    assert_int_equal(perch_exporter_sink(exp, 1, &sink), PERCH_EINVAL);
+    assert_int_equal(perch_exporter_sink(exp, 0, &sink), 0);
+    assert_int_equal(perch_exporter_sink(exp, 0, &sink), PERCH_EINVAL);
+    perch_exporter_destroy(exp);
+    perch_exporter_destroy(NULL);
+    /* A memory budget too small for the stream fails cleanly with ELIMIT. */
+    perch_export_options_init(&opt);
+    opt.memory_limit = 256;
+    assert_null(fx_export(PERCH_EXPORT_FOLDED, &opt, &len, &err));
+    assert_int_equal(err, PERCH_ELIMIT);
+    free(perch_output_memory_take(&mem, &len));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plain_lines),
+        cmocka_unit_test(test_prefixed_lines),
+        cmocka_unit_test(test_format_table),
+        cmocka_unit_test(test_pass_order_and_limits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

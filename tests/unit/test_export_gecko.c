@@ -1,0 +1,239 @@
+/*
+ * Firefox Profiler (processed profile, version 48) export over the synthetic stream: valid
+ * JSON; the meta fields the profiler requires; one thread per (thread, PMC source); sample
+ * counts and weights per thread; every table's columns as long as its "length"; stack table
+ * consistency (every prefix null or below its own index, frames in range); frame -> func ->
+ * stringArray and resource -> lib references in range; a stack walked back to its frame names;
+ * slices as CSwitch interval markers, and the marker cap.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "export_fixture.h"
+#include "json_check.h"
+
+static char *export_gecko_opt(struct jdoc *d, const perch_export_options *opt)
+{
+    size_t len;
+    int err;
+    char *text = fx_export(PERCH_EXPORT_GECKO, opt, &len, &err);
+    assert_int_equal(err, 0);
+    assert_true(jparse(d, text));
+    return text;
+}
+
+static char *export_gecko(struct jdoc *d)
+{
+    return export_gecko_opt(d, NULL);
+}
+
+static void test_meta(void **state)
+{
+    struct jdoc d;
+    char *text = export_gecko(&d);
+    long meta = jget(&d, 0, "meta");
+    (void)state;
+    assert_true(jnum(&d, jget(&d, meta, "preprocessedProfileVersion")) == 48);
+    assert_true(jnum(&d, jget(&d, meta, "version")) == 29);
+    assert_true(jnum(&d, jget(&d, meta, "interval")) == 1.0);
+    assert_true(jnum(&d, jget(&d, meta, "processType")) == 0);
+    assert_true(jstreq(&d, jget(&d, meta, "product"), "perch"));
+    /* start_filetime 133000000000000000 -> ms since 1970 */
+    assert_true(jnum(&d, jget(&d, meta, "startTime")) ==
+                (double)((133000000000000000ull - 116444736000000000ull) / 10000));
+    assert_int_equal(jlen(&d, jget(&d, meta, "categories")), 3);
+    assert_int_equal(jtype_of(&d, jget(&d, 0, "libs")), J_ARR);
+    /* libs used: ntdll (P1), app, ntoskrnl, hal, ntdll (P2), svc */
+    assert_int_equal(jlen(&d, jget(&d, 0, "libs")), 6);
+    jfree(&d);
+    free(text);
+}
+
+/* Every column of a table (arrays) has "length" elements; returns the length. */
+static long table_length(const struct jdoc *d, long table)
+{
+    long n = (long)jnum(d, jget(d, table, "length"));
+    assert_true(n >= 0);
+    for (long c = d->n[table].first; c >= 0; c = d->n[c].next)
+        if (d->n[c].type == J_ARR)
+            assert_int_equal(jlen(d, c), n);
+    return n;
+}
+
+static void check_thread_tables(const struct jdoc *d, long t, long libs)
+{
+    long stacks = jget(d, t, "stackTable"), frames = jget(d, t, "frameTable");
+    long funcs = jget(d, t, "funcTable"), res = jget(d, t, "resourceTable");
+    long strings = jget(d, t, "stringArray"), samples = jget(d, t, "samples");
+    long ns = table_length(d, stacks), nf = table_length(d, frames);
+    long nfn = table_length(d, funcs), nr = table_length(d, res);
+    long nsamples = table_length(d, samples);
+    table_length(d, jget(d, t, "markers"));
+    table_length(d, jget(d, t, "nativeSymbols"));
+    for (long i = 0; i < ns; i++) {
+        long prefix = jat(d, jget(d, stacks, "prefix"), i);
+        assert_true(jtype_of(d, prefix) == J_NULL || (jnum(d, prefix) >= 0 && jnum(d, prefix) < i));
+        assert_true(jnum(d, jat(d, jget(d, stacks, "frame"), i)) < nf);
+    }
+    for (long i = 0; i < nf; i++)
+        assert_true(jnum(d, jat(d, jget(d, frames, "func"), i)) < nfn);
+    for (long i = 0; i < nfn; i++) {
+        double r = jnum(d, jat(d, jget(d, funcs, "resource"), i));
+        assert_true(jnum(d, jat(d, jget(d, funcs, "name"), i)) < jlen(d, strings));
+        assert_true(r >= -1 && r < nr);
+    }
+    for (long i = 0; i < nr; i++)
+        assert_true(jnum(d, jat(d, jget(d, res, "lib"), i)) < jlen(d, libs));
+    for (long i = 0; i < nsamples; i++)
+        assert_true(jnum(d, jat(d, jget(d, samples, "stack"), i)) < ns);
+    assert_true(jstreq(d, jget(d, samples, "weightType"), "samples"));
+    assert_int_equal(jtype_of(d, jget(d, t, "pid")), J_STR);
+}
+
+static double weight_sum(const struct jdoc *d, long t)
+{
+    long w = jget(d, jget(d, t, "samples"), "weight");
+    double sum = 0;
+    for (long i = 0; i < jlen(d, w); i++)
+        sum += jnum(d, jat(d, w, i));
+    return sum;
+}
+
+static void test_threads(void **state)
+{
+    static const struct {
+        const char *name, *pid;
+        double tid;
+        long samples;
+        double weight;
+    } expect[] = {
+        {"main", "1234", 1001, 2, 5},           {"main pmc source 2", "1234", 1001, 1, 2},
+        {"worker", "1234", 1002, 3, 4},         {"thread", "5678", 2001, 2, 6},
+        {"thread", "?", 3001, 1, 1},
+    };
+    struct jdoc d;
+    char *text = export_gecko(&d);
+    long threads = jget(&d, 0, "threads");
+    (void)state;
+    assert_int_equal(jlen(&d, threads), 5);
+    for (long i = 0; i < 5; i++) {
+        long t = jat(&d, threads, i);
+        check_thread_tables(&d, t, jget(&d, 0, "libs"));
+        assert_true(jstreq(&d, jget(&d, t, "name"), expect[i].name));
+        assert_true(jstreq(&d, jget(&d, t, "pid"), expect[i].pid));
+        assert_true(jnum(&d, jget(&d, t, "tid")) == expect[i].tid);
+        assert_int_equal(jnum(&d, jget(&d, jget(&d, t, "samples"), "length")), expect[i].samples);
+        assert_true(weight_sum(&d, t) == expect[i].weight);
+    }
+    jfree(&d);
+    free(text);
+}
+
+/* The name of the function of frame f in thread t, compared with s. */
+static bool frame_is(const struct jdoc *d, long t, long f, const char *s)
+{
+    long func = (long)jnum(d, jat(d, jget(d, jget(d, t, "frameTable"), "func"), f));
+    long name = (long)jnum(d, jat(d, jget(d, jget(d, t, "funcTable"), "name"), func));
+    return jstreq(d, jat(d, jget(d, t, "stringArray"), name), s);
+}
+
+static void test_stack_walk(void **state)
+{
+    static const char *const leaf_to_root[] = {"ntoskrnl.exe!+0x1000", "ntoskrnl.exe!+0x2000",
+                                               "app.exe!+0x100", "ntdll.dll!+0x50"};
+    static const double offsets[] = {0x1000, 0x2000, 0x100, 0x50};
+    struct jdoc d;
+    char *text = export_gecko(&d);
+    long t = jat(&d, jget(&d, 0, "threads"), 0);
+    long stacks = jget(&d, t, "stackTable"), frames = jget(&d, t, "frameTable");
+    long s = (long)jnum(&d, jat(&d, jget(&d, jget(&d, t, "samples"), "stack"), 0));
+    (void)state;
+    /* T1's first sample: S1 at 0.1 ms with weight 3; kernel frames in category 1 */
+    assert_true(jnum(&d, jat(&d, jget(&d, jget(&d, t, "samples"), "time"), 0)) == 0.1);
+    for (int i = 0; i < 4; i++) {
+        long f = (long)jnum(&d, jat(&d, jget(&d, stacks, "frame"), s));
+        assert_true(frame_is(&d, t, f, leaf_to_root[i]));
+        assert_true(jnum(&d, jat(&d, jget(&d, frames, "category"), f)) == (i < 2 ? 1 : 0));
+        assert_true(jnum(&d, jat(&d, jget(&d, frames, "address"), f)) == offsets[i]);
+        if (i == 3) /* the root has no prefix */
+            assert_int_equal(jtype_of(&d, jat(&d, jget(&d, stacks, "prefix"), s)), J_NULL);
+        else
+            s = (long)jnum(&d, jat(&d, jget(&d, stacks, "prefix"), s));
+    }
+    jfree(&d);
+    free(text);
+}
+
+static long markers_of(const struct jdoc *d, long thread)
+{
+    return jget(d, jat(d, jget(d, 0, "threads"), thread), "markers");
+}
+
+static void test_markers(void **state)
+{
+    struct jdoc d;
+    char *text = export_gecko(&d);
+    long schema = jat(&d, jget(&d, jget(&d, 0, "meta"), "markerSchema"), 0);
+    long m = markers_of(&d, 0), data;
+    long t0 = jat(&d, jget(&d, 0, "threads"), 0);
+    (void)state;
+    assert_true(jstreq(&d, jget(&d, schema, "name"), "CSwitch"));
+    assert_true(jstreq(&d, jget(&d, jat(&d, jget(&d, schema, "data"), 4), "label"),
+                       "InstructionRetired"));
+    /* T1: one slice [200, 1200) us = [0.2, 1.2] ms, ready 50 us before */
+    assert_int_equal(jnum(&d, jget(&d, m, "length")), 1);
+    assert_true(jnum(&d, jat(&d, jget(&d, m, "startTime"), 0)) == 0.2);
+    assert_true(jnum(&d, jat(&d, jget(&d, m, "endTime"), 0)) == 1.2);
+    assert_true(jnum(&d, jat(&d, jget(&d, m, "phase"), 0)) == 1);
+    assert_true(jstreq(&d, jat(&d, jget(&d, t0, "stringArray"),
+                               (long)jnum(&d, jat(&d, jget(&d, m, "name"), 0))),
+                       "Running"));
+    data = jat(&d, jget(&d, m, "data"), 0);
+    assert_true(jstreq(&d, jget(&d, data, "type"), "CSwitch"));
+    assert_true(jnum(&d, jget(&d, data, "cpu")) == 0);
+    assert_true(jnum(&d, jget(&d, data, "waitReason")) == 5);
+    assert_true(jnum(&d, jget(&d, data, "readyLatency")) == 0.05);
+    assert_true(jnum(&d, jget(&d, data, "pmc0")) == 1000);
+    assert_true(jnum(&d, jget(&d, data, "pmc1")) == 500);
+    /* PMC thread and T2 have none; T3 one [0.3, 0.55] */
+    assert_int_equal(jnum(&d, jget(&d, markers_of(&d, 1), "length")), 0);
+    assert_int_equal(jnum(&d, jget(&d, markers_of(&d, 2), "length")), 0);
+    assert_true(jnum(&d, jat(&d, jget(&d, markers_of(&d, 3), "endTime"), 0)) == 0.55);
+    assert_true(jnum(&d, jget(&d, jget(&d, 0, "meta"), "perchMarkersDropped")) == 0);
+    jfree(&d);
+    free(text);
+}
+
+static void test_marker_cap(void **state)
+{
+    perch_export_options opt;
+    struct jdoc d;
+    char *text;
+    long total = 0;
+    (void)state;
+    perch_export_options_init(&opt);
+    opt.gecko_max_markers = 1;
+    text = export_gecko_opt(&d, &opt);
+    for (long i = 0; i < 5; i++)
+        total += (long)jnum(&d, jget(&d, markers_of(&d, i), "length"));
+    assert_int_equal(total, 1); /* T1's, the first slice of the stream */
+    assert_true(jnum(&d, jget(&d, jget(&d, 0, "meta"), "perchMarkersDropped")) == 3);
+    jfree(&d);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_meta),
+        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_stack_walk),
+        cmocka_unit_test(test_markers),
+        cmocka_unit_test(test_marker_cap),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

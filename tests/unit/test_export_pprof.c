@@ -1,0 +1,366 @@
+/*
+ * pprof export over the synthetic stream, decoded back by a small test-side protobuf reader
+ * (field numbers of google/pprof proto/profile.proto): sample types, per-sample values and
+ * leaf-first locations, mappings per module, function names, labels, period and times. When
+ * `go` is installed, `go tool pprof -top` must read the file and agree on the top entries.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "export_fixture.h"
+
+/* ---- a tiny protobuf reader: enough of profile.proto for the assertions ---------------- */
+struct pb_in {
+    const uint8_t *p, *end;
+};
+
+static uint64_t rd_varint(struct pb_in *in)
+{
+    uint64_t v = 0;
+    for (int shift = 0; in->p < in->end && shift < 64; shift += 7) {
+        uint8_t b = *in->p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    fail_msg("truncated varint");
+    return 0;
+}
+
+/* Next field: returns false at the end; varint value in *v, or sub-message in *sub. */
+static bool rd_field(struct pb_in *in, uint32_t *field, uint64_t *v, struct pb_in *sub)
+{
+    uint64_t key, len;
+    if (in->p >= in->end)
+        return false;
+    key = rd_varint(in);
+    *field = (uint32_t)(key >> 3);
+    if ((key & 7) == 0) {
+        *v = rd_varint(in);
+        return true;
+    }
+    assert_int_equal(key & 7, 2); /* the writer uses only varint and length-delimited */
+    len = rd_varint(in);
+    assert_true(len <= (uint64_t)(in->end - in->p));
+    sub->p = in->p;
+    sub->end = in->p + len;
+    in->p += len;
+    return true;
+}
+
+#define MAXN 64
+struct label {
+    uint64_t key, str, num;
+};
+
+struct sample {
+    uint64_t locs[8];
+    size_t nlocs;
+    uint64_t values[3];
+    struct label labels[8];
+    size_t nlabels;
+};
+
+struct decoded {
+    const char *strings[MAXN];
+    size_t str_len[MAXN];
+    size_t nstrings;
+    uint64_t sample_type[3][2];
+    size_t ntypes;
+    struct sample samples[MAXN];
+    size_t nsamples;
+    uint64_t locs[MAXN][4]; /* id, mapping, address, function */
+    size_t nlocs;
+    uint64_t funcs[MAXN][3]; /* id, name, system_name */
+    size_t nfuncs;
+    uint64_t maps[MAXN][7]; /* id, start, limit, offset, filename, build_id, has_functions */
+    size_t nmaps;
+    uint64_t period, period_type[2], time_nanos, duration_nanos, default_type;
+};
+
+static void rd_packed(struct pb_in sub, uint64_t *out, size_t *n, size_t cap)
+{
+    while (sub.p < sub.end) {
+        assert_true(*n < cap);
+        out[(*n)++] = rd_varint(&sub);
+    }
+}
+
+/* Reads the varint fields 1..n of a message into out[0..n-1] (0 when absent). */
+static void rd_fields(struct pb_in sub, uint64_t *out, uint32_t n)
+{
+    uint32_t f;
+    uint64_t v = 0;
+    struct pb_in x;
+    memset(out, 0, n * sizeof *out);
+    while (rd_field(&sub, &f, &v, &x))
+        if (f >= 1 && f <= n)
+            out[f - 1] = v;
+}
+
+static void rd_sample(struct sample *s, struct pb_in sub)
+{
+    uint32_t f;
+    uint64_t v = 0;
+    size_t nv = 0;
+    struct pb_in x;
+    memset(s, 0, sizeof *s);
+    while (rd_field(&sub, &f, &v, &x)) {
+        if (f == 1) {
+            rd_packed(x, s->locs, &s->nlocs, 8);
+        } else if (f == 2) {
+            rd_packed(x, s->values, &nv, 3);
+        } else if (f == 3) {
+            uint64_t l[3];
+            assert_true(s->nlabels < 8);
+            rd_fields(x, l, 3);
+            s->labels[s->nlabels++] = (struct label){l[0], l[1], l[2]};
+        }
+    }
+    assert_int_equal(nv, 3);
+}
+
+static void rd_location(struct decoded *d, struct pb_in sub)
+{
+    uint32_t f;
+    uint64_t v = 0, *l = d->locs[d->nlocs++];
+    struct pb_in x;
+    memset(l, 0, 4 * sizeof *l);
+    while (rd_field(&sub, &f, &v, &x)) {
+        if (f >= 1 && f <= 3)
+            l[f - 1] = v;
+        else if (f == 4)
+            rd_fields(x, &l[3], 1); /* Line.function_id */
+    }
+}
+
+static void decode(struct decoded *d, const uint8_t *data, size_t len)
+{
+    struct pb_in in = {data, data + len}, x;
+    uint32_t f;
+    uint64_t v = 0;
+    memset(d, 0, sizeof *d);
+    while (rd_field(&in, &f, &v, &x)) {
+        assert_true(d->nsamples < MAXN && d->nlocs < MAXN && d->nfuncs < MAXN &&
+                    d->nmaps < MAXN && d->nstrings < MAXN && d->ntypes <= 3);
+        switch (f) {
+        case 1: rd_fields(x, d->sample_type[d->ntypes++], 2); break;
+        case 2: rd_sample(&d->samples[d->nsamples++], x); break;
+        case 3: rd_fields(x, d->maps[d->nmaps++], 7); break;
+        case 4: rd_location(d, x); break;
+        case 5: rd_fields(x, d->funcs[d->nfuncs++], 3); break;
+        case 6:
+            d->strings[d->nstrings] = (const char *)x.p;
+            d->str_len[d->nstrings++] = (size_t)(x.end - x.p);
+            break;
+        case 9: d->time_nanos = v; break;
+        case 10: d->duration_nanos = v; break;
+        case 11: rd_fields(x, d->period_type, 2); break;
+        case 12: d->period = v; break;
+        case 14: d->default_type = v; break;
+        default: fail_msg("unexpected field %u", f);
+        }
+    }
+}
+
+static bool str_is(const struct decoded *d, uint64_t idx, const char *s)
+{
+    return idx < d->nstrings && d->str_len[idx] == strlen(s) &&
+           memcmp(d->strings[idx], s, d->str_len[idx]) == 0;
+}
+
+/* The function name of location id (1-based) as a NUL-terminated copy. */
+static const char *loc_name(const struct decoded *d, uint64_t id, char *buf)
+{
+    uint64_t fn, name;
+    assert_true(id >= 1 && id <= d->nlocs);
+    assert_int_equal(d->locs[id - 1][0], id);
+    fn = d->locs[id - 1][3];
+    assert_true(fn >= 1 && fn <= d->nfuncs);
+    assert_int_equal(d->funcs[fn - 1][0], fn);
+    name = d->funcs[fn - 1][1];
+    assert_true(name < d->nstrings);
+    memcpy(buf, d->strings[name], d->str_len[name]);
+    buf[d->str_len[name]] = 0;
+    return buf;
+}
+
+static const struct label *find_label(const struct decoded *d, const struct sample *s,
+                                      const char *key)
+{
+    for (size_t i = 0; i < s->nlabels; i++)
+        if (str_is(d, s->labels[i].key, key))
+            return &s->labels[i];
+    return NULL;
+}
+
+static uint8_t *export_pprof(size_t *len)
+{
+    int err;
+    char *data = fx_export(PERCH_EXPORT_PPROF, NULL, len, &err);
+    assert_int_equal(err, 0);
+    assert_non_null(data);
+    return (uint8_t *)data;
+}
+
+static void test_header(void **state)
+{
+    static struct decoded d;
+    size_t len;
+    uint8_t *data = export_pprof(&len);
+    (void)state;
+    decode(&d, data, len);
+    assert_true(str_is(&d, 0, ""));
+    assert_int_equal(d.ntypes, 3);
+    assert_true(str_is(&d, d.sample_type[0][0], "samples"));
+    assert_true(str_is(&d, d.sample_type[0][1], "count"));
+    assert_true(str_is(&d, d.sample_type[1][0], "cpu"));
+    assert_true(str_is(&d, d.sample_type[1][1], "nanoseconds"));
+    assert_true(str_is(&d, d.sample_type[2][0], "pmc"));
+    assert_true(str_is(&d, d.default_type, "cpu"));
+    assert_true(str_is(&d, d.period_type[0], "cpu"));
+    assert_int_equal(d.period, 1000000);
+    /* start_filetime 133000000000000000 -> unix ns */
+    assert_int_equal(d.time_nanos, (133000000000000000ull - 116444736000000000ull) * 100);
+    /* last sample at 100 + 50*16 = 900 us */
+    assert_int_equal(d.duration_nanos, 900000);
+    free(data);
+}
+
+static void test_samples(void **state)
+{
+    static struct decoded d;
+    uint64_t total[3] = {0, 0, 0};
+    char name[256];
+    size_t len, pmc = 0, kernel_user = 0;
+    uint8_t *data = export_pprof(&len);
+    (void)state;
+    decode(&d, data, len);
+    /* one sample per (thread, stack) row: T1 3, T2 3, T3 2, T4 1 */
+    assert_int_equal(d.nsamples, 9);
+    for (size_t i = 0; i < d.nsamples; i++) {
+        const struct sample *s = &d.samples[i];
+        const struct label *tid = find_label(&d, s, "tid");
+        for (int k = 0; k < 3; k++)
+            total[k] += s->values[k];
+        assert_int_equal(s->values[1], s->values[0] * 1000000);
+        assert_non_null(tid);
+        if (s->values[2]) {
+            const struct label *src = find_label(&d, s, "pmc_source");
+            assert_non_null(src);
+            assert_int_equal(src->num, 2);
+            assert_int_equal(tid->num, 1001);
+            pmc++;
+        }
+        if (s->nlocs == 4) { /* S1: leaf first */
+            assert_string_equal(loc_name(&d, s->locs[0], name), "ntoskrnl.exe!+0x1000");
+            assert_string_equal(loc_name(&d, s->locs[2], name), "app.exe!+0x100");
+            assert_string_equal(loc_name(&d, s->locs[3], name), "ntdll.dll!+0x50");
+            assert_true(tid->num == 1001 || tid->num == 1002);
+            assert_true(str_is(&d, find_label(&d, s, "process")->str, "app.exe"));
+            assert_int_equal(find_label(&d, s, "pid")->num, 1234);
+            kernel_user += s->values[0];
+        }
+        if (tid->num == 2001 && s->nlocs == 2) {
+            assert_string_equal(loc_name(&d, s->locs[0], name), "svc.exe!+0x300");
+            assert_int_equal(s->values[0], 5);
+            assert_null(find_label(&d, s, "thread")); /* T3 has no name */
+        }
+        if (tid->num == 3001) {
+            assert_string_equal(loc_name(&d, s->locs[0], name), "ntoskrnl.exe!+0x5000");
+            assert_null(find_label(&d, s, "pid"));
+        }
+    }
+    assert_int_equal(total[0], 16);
+    assert_int_equal(total[1], 16000000);
+    assert_int_equal(total[2], 2);
+    assert_int_equal(pmc, 1);
+    assert_int_equal(kernel_user, 4);
+    free(data);
+}
+
+static void test_mappings_and_locations(void **state)
+{
+    static struct decoded d;
+    char name[256];
+    size_t len, unresolved = 0;
+    uint8_t *data = export_pprof(&len);
+    (void)state;
+    decode(&d, data, len);
+    /* modules used: ntoskrnl, hal, app (P1), ntdll (P1), svc (P2), ntdll (P2) */
+    assert_int_equal(d.nmaps, 6);
+    for (size_t i = 0; i < d.nmaps; i++) {
+        assert_int_equal(d.maps[i][0], i + 1);
+        assert_true(d.maps[i][2] > d.maps[i][1]);
+        assert_int_equal(d.maps[i][6], 1);
+        assert_true(d.maps[i][4] > 0 && d.maps[i][4] < d.nstrings); /* path */
+    }
+    /* every location's address lies in its mapping; the unresolved one has none */
+    for (size_t i = 0; i < d.nlocs; i++) {
+        uint64_t m = d.locs[i][1];
+        if (m == 0) {
+            assert_string_equal(loc_name(&d, i + 1, name), "?!0x12345678");
+            unresolved++;
+            continue;
+        }
+        assert_true(d.locs[i][2] >= d.maps[m - 1][1] && d.locs[i][2] < d.maps[m - 1][2]);
+    }
+    assert_int_equal(unresolved, 1);
+    /* distinct (module, address): S1 4 + S2 1 new (ntdll+0x50 shared) + S3 2 + app+0x400 +
+     * S4 2 (P2 modules) + S5 1 + ntoskrnl+0x5000 = 12 */
+    assert_int_equal(d.nlocs, 12);
+    free(data);
+}
+
+/* Runs `go tool pprof -top` on the export; skipped when go is not installed. */
+static void test_go_tool_pprof(void **state)
+{
+    static char out[1 << 16];
+    const char *path = "test_export_pprof.pb.tmp";
+    size_t len, n;
+    uint8_t *data;
+    FILE *f;
+    (void)state;
+    if (system("go version > /dev/null 2>&1") != 0) {
+        print_message("go not installed: skipping the `go tool pprof -top` check\n");
+        skip();
+    }
+    data = export_pprof(&len);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, len, f), len);
+    fclose(f);
+    free(data);
+    assert_int_equal(system("go tool pprof -top -nodecount=20 test_export_pprof.pb.tmp "
+                            "> test_export_pprof.top.tmp 2>&1"),
+                     0);
+    f = fopen("test_export_pprof.top.tmp", "rb");
+    assert_non_null(f);
+    n = fread(out, 1, sizeof out - 1, f);
+    out[n] = 0;
+    fclose(f);
+    remove(path);
+    remove("test_export_pprof.top.tmp");
+    print_message("%s", out);
+    /* 16 timer samples x 1 ms; flat leaders: svc.exe!+0x300 5 ms, S1's leaf 4 ms */
+    assert_non_null(strstr(out, "of 16ms total"));
+    assert_non_null(strstr(out, "5ms 31.25% 31.25%        5ms 31.25%  svc.exe!+0x300"));
+    assert_non_null(strstr(out, "4ms 25.00% 56.25%        4ms 25.00%  ntoskrnl.exe!+0x1000"));
+    assert_non_null(strstr(out, "hal.dll!+0x10"));
+    assert_non_null(strstr(out, "?!0x12345678"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_header),
+        cmocka_unit_test(test_samples),
+        cmocka_unit_test(test_mappings_and_locations),
+        cmocka_unit_test(test_go_tool_pprof),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

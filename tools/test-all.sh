@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Runs every Perch test: the native build (preset linux, gcc), the sanitizer build (preset
+# asan: clang with ASan+UBSan, plus the libFuzzer targets) and the Windows build (preset
+# mingw) whose test programs ctest runs under Wine. Installs missing dependencies first.
+#
+# Each run prints ctest's own summary; at the end one line per preset and a total. Exits
+# non-zero if any build fails, any test fails, or any preset ran no test at all.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+# shellcheck source=tools/wine.sh
+. "$ROOT/tools/wine.sh"
+
+JOBS="${PERCH_JOBS:-2}"
+LOGS="$ROOT/build/test-logs"
+PRESETS=(linux asan mingw)
+declare -A PASSED FAILED STATUS
+
+"$ROOT/tools/setup-deps.sh"
+mkdir -p "$LOGS"
+trap perch_wine_stop EXIT
+
+# run_preset <preset>: configure, build and test; records counts in PASSED/FAILED/STATUS.
+run_preset() {
+    local preset="$1" log="$LOGS/$1.log" rc=0
+    PASSED[$preset]=0
+    FAILED[$preset]=0
+    echo "==================== $preset ===================="
+    if ! cmake --preset "$preset" >"$LOGS/$preset-configure.log" 2>&1; then
+        cat "$LOGS/$preset-configure.log"
+        STATUS[$preset]="configure failed"
+        return
+    fi
+    if ! cmake --build --preset "$preset" -j"$JOBS" >"$LOGS/$preset-build.log" 2>&1; then
+        grep -E 'error|Error' "$LOGS/$preset-build.log" | head -n 40 || true
+        STATUS[$preset]="build failed (see $LOGS/$preset-build.log)"
+        return
+    fi
+    if [ "$preset" = mingw ]; then
+        perch_wine_start "$ROOT"
+    fi
+    ctest --preset "$preset" -j"$JOBS" 2>&1 | tee "$log" || rc=$?
+    local summary
+    summary="$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1 || true)"
+    if [ -z "$summary" ]; then
+        STATUS[$preset]="ctest printed no summary (exit $rc)"
+        return
+    fi
+    local failed total
+    failed="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$summary")"
+    total="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"$summary")"
+    PASSED[$preset]=$((total - failed))
+    FAILED[$preset]=$failed
+    if [ "$total" -eq 0 ]; then
+        STATUS[$preset]="no test ran"
+    elif [ "$failed" -ne 0 ] || [ "$rc" -ne 0 ]; then
+        STATUS[$preset]="failed"
+    else
+        STATUS[$preset]="ok"
+    fi
+}
+
+for preset in "${PRESETS[@]}"; do
+    run_preset "$preset"
+done
+
+echo "==================== summary ===================="
+total_passed=0
+total_failed=0
+ok=1
+for preset in "${PRESETS[@]}"; do
+    echo "$preset: ${PASSED[$preset]} passed, ${FAILED[$preset]} failed (${STATUS[$preset]})"
+    total_passed=$((total_passed + PASSED[$preset]))
+    total_failed=$((total_failed + FAILED[$preset]))
+    [ "${STATUS[$preset]}" = ok ] || ok=0
+done
+if [ "$ok" -ne 1 ] || [ "$total_passed" -eq 0 ]; then
+    echo "test-all: FAILED"
+    echo "Total: $total_passed passed, $total_failed failed"
+    exit 1
+fi
+echo "test-all: every preset passed"
+echo "Total: $total_passed passed, $total_failed failed"
