@@ -58,7 +58,7 @@ int perch__model_extra_add(perch_model *m, const char *reason, uint64_t count)
             return 0;
         }
     }
-    int err = perch__grow((void **)&m->extra, sizeof *m->extra, &m->extra_cap,
+    int err = perch__grow_array((void **)&m->extra, sizeof *m->extra, &m->extra_cap,
                           m->extra_count + 1, MAX_EXTRA);
     if (err < 0)
         return err;

@@ -22,7 +22,7 @@ cpu_state *perch__cpu(perch_model *m, uint16_t cpu)
     }
     if (cpu >= m->cpu_cap) {
         uint32_t old = m->cpu_cap;
-        int err = perch__grow((void **)&m->cpus, sizeof *m->cpus, &m->cpu_cap, cpu + 1u, MAX_CPUS);
+        int err = perch__grow_array((void **)&m->cpus, sizeof *m->cpus, &m->cpu_cap, cpu + 1u, MAX_CPUS);
         if (err < 0) {
             m->error = err;
             return NULL;
@@ -40,7 +40,7 @@ static uint32_t alloc_thread(perch_model *m)
     if (i != NONE32) {
         m->thread_free = m->threads[i].next_free;
     } else {
-        int err = perch__grow((void **)&m->threads, sizeof *m->threads, &m->thread_cap,
+        int err = perch__grow_array((void **)&m->threads, sizeof *m->threads, &m->thread_cap,
                               m->thread_count + 1, MAX_ENTITIES);
         if (err < 0) {
             m->error = err;
@@ -69,7 +69,7 @@ static void release_thread(perch_model *m, uint32_t i)
 uint32_t perch__process_find(const perch_model *m, uint32_t pid)
 {
     uint32_t i;
-    return perch__map_get(&m->pid_map, pid, &i) ? i : NONE32;
+    return perch__hmap_get(&m->pid_map, pid, &i) ? i : NONE32;
 }
 
 static uint32_t alloc_process(perch_model *m, uint32_t pid)
@@ -78,7 +78,7 @@ static uint32_t alloc_process(perch_model *m, uint32_t pid)
     if (i != NONE32) {
         m->proc_free = m->procs[i].next_free;
     } else {
-        int err = perch__grow((void **)&m->procs, sizeof *m->procs, &m->proc_cap,
+        int err = perch__grow_array((void **)&m->procs, sizeof *m->procs, &m->proc_cap,
                               m->proc_count + 1, MAX_ENTITIES);
         if (err < 0) {
             m->error = err;
@@ -141,7 +141,7 @@ static uint32_t new_process(perch_model *m, uint32_t pid)
     uint32_t i = alloc_process(m, pid);
     if (i == NONE32)
         return NONE32;
-    int err = perch__map_put(&m->pid_map, pid, i);
+    int err = perch__hmap_put(&m->pid_map, pid, i);
     if (err == 0 && old != NONE32) {
         err = emit_process(m, old);
         release_process(m, old);
@@ -195,12 +195,12 @@ static uint32_t idle_thread(perch_model *m, uint16_t cpu)
 static uint32_t new_thread(perch_model *m, uint32_t tid)
 {
     uint32_t old;
-    bool had = perch__map_get(&m->tid_map, tid, &old);
+    bool had = perch__hmap_get(&m->tid_map, tid, &old);
     uint32_t i = alloc_thread(m);
     if (i == NONE32)
         return NONE32;
     m->threads[i].tid = tid;
-    int err = perch__map_put(&m->tid_map, tid, i);
+    int err = perch__hmap_put(&m->tid_map, tid, i);
     m->tid_cache_tid[TID_SLOT(tid)] = tid;
     m->tid_cache_idx[TID_SLOT(tid)] = i;
     if (err == 0 && had) {
@@ -221,7 +221,7 @@ uint32_t perch__thread_for(perch_model *m, uint32_t tid, uint16_t cpu)
         return idle_thread(m, cpu);
     if (m->tid_cache_tid[TID_SLOT(tid)] == tid)
         return m->tid_cache_idx[TID_SLOT(tid)];
-    if (perch__map_get(&m->tid_map, tid, &i)) {
+    if (perch__hmap_get(&m->tid_map, tid, &i)) {
         m->tid_cache_tid[TID_SLOT(tid)] = tid;
         m->tid_cache_idx[TID_SLOT(tid)] = i;
         return i;
@@ -242,7 +242,7 @@ static bool alive(const ent_thread *t)
 static uint32_t thread_target(perch_model *m, uint32_t tid, uint32_t pid, uint8_t op)
 {
     uint32_t i;
-    if (perch__map_get(&m->tid_map, tid, &i)) {
+    if (perch__hmap_get(&m->tid_map, tid, &i)) {
         ent_thread *t = &m->threads[i];
         if (t->flags & PERCH_ENTITY_PROVISIONAL)
             return i;
@@ -363,7 +363,7 @@ int perch__process_event(perch_model *m, const perch_event *ev, const perch_deco
     return emit_process(m, i);
 }
 
-int perch__entities_finish(perch_model *m)
+int perch__model_entities_finish(perch_model *m)
 {
     int err = perch__modmap_emit_all(m, &m->kernel_mods, 0);
     for (uint32_t i = 0; i < m->thread_count && err == 0; i++)
@@ -375,7 +375,7 @@ int perch__entities_finish(perch_model *m)
     return err;
 }
 
-void perch__entities_free(perch_model *m)
+void perch__model_entities_free(perch_model *m)
 {
     for (uint32_t i = 0; i < m->thread_count; i++)
         perch__free(m->threads[i].name);
@@ -388,6 +388,6 @@ void perch__entities_free(perch_model *m)
     perch__free(m->threads);
     perch__free(m->procs);
     perch__free(m->cpus);
-    perch__map_free(&m->tid_map);
-    perch__map_free(&m->pid_map);
+    perch__hmap_free(&m->tid_map);
+    perch__hmap_free(&m->pid_map);
 }

@@ -58,16 +58,16 @@ uint32_t perch__stack_intern(perch_model *m, const uint64_t *frames, uint32_t co
 {
     uint64_t h = hash_frames(frames, count, kernel);
     uint32_t head = NONE32;
-    perch__map_get(&m->stack_map, h, &head);
+    perch__hmap_get(&m->stack_map, h, &head);
     for (uint32_t i = head; i != NONE32; i = m->stacks[i].next)
         if (same(m, &m->stacks[i], frames, count, kernel))
             return i + 1;
     int err = pool_reserve(m, count);
     err = err ? err
-              : perch__grow((void **)&m->stacks, sizeof *m->stacks, &m->stack_cap,
+              : perch__grow_array((void **)&m->stacks, sizeof *m->stacks, &m->stack_cap,
                             m->stack_count + 1, MAX_STACKS);
     uint32_t idx = m->stack_count;
-    err = err ? err : perch__map_put(&m->stack_map, h, idx);
+    err = err ? err : perch__hmap_put(&m->stack_map, h, idx);
     if (err < 0) {
         m->error = err;
         return 0;
@@ -93,5 +93,5 @@ void perch__intern_free(perch_model *m)
 {
     perch__free(m->frame_pool);
     perch__free(m->stacks);
-    perch__map_free(&m->stack_map);
+    perch__hmap_free(&m->stack_map);
 }

@@ -18,7 +18,7 @@ static void *default_realloc(void *p, size_t size)
 
 perch__realloc_fn perch__model_realloc_fn = default_realloc;
 
-int perch__grow(void **arr, size_t elem, uint32_t *cap, uint32_t need, uint32_t max)
+int perch__grow_array(void **arr, size_t elem, uint32_t *cap, uint32_t need, uint32_t max)
 {
     if (need <= *cap)
         return 0;

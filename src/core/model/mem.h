@@ -29,6 +29,6 @@ static inline void perch__free(void *p)
 
 /* Grows *arr (elements of elem bytes, *cap of them) to hold at least need, doubling, never
  * beyond max elements. 0, PERCH_ENOMEM or PERCH_ELIMIT; on error *arr and *cap are untouched. */
-int perch__grow(void **arr, size_t elem, uint32_t *cap, uint32_t need, uint32_t max);
+int perch__grow_array(void **arr, size_t elem, uint32_t *cap, uint32_t need, uint32_t max);
 
 #endif

@@ -162,7 +162,7 @@ int perch_model_finish(perch_model *m)
     m->finished = true;
     int err = perch__samples_finish(m);
     err = err ? err : perch__slices_finish(m);
-    err = err ? err : perch__entities_finish(m);
+    err = err ? err : perch__model_entities_finish(m);
     perch__pdb_finish(m);
     err = err ? err : perch__model_emit_counters(m);
     if (err == 0 && m->sink.finish != NULL)
@@ -178,7 +178,7 @@ void perch_model_destroy(perch_model *m)
         return;
     perch__samples_free(m);
     perch__intern_free(m);
-    perch__entities_free(m);
+    perch__model_entities_free(m);
     perch__pdb_finish(m);
     for (uint32_t i = 0; i < m->extra_count; i++)
         perch__free(m->extra[i].name);

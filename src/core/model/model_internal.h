@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "model/map.h"
+#include "model/hmap.h"
 #include "perch/decode.h"
 #include "perch/model.h"
 #include "perch/records.h"
@@ -231,12 +231,12 @@ struct perch_model {
 
     ent_thread *threads;
     uint32_t thread_count, thread_cap, thread_free;
-    perch__map tid_map; /* tid -> current thread entity */
+    perch__hmap tid_map; /* tid -> current thread entity */
     uint32_t tid_cache_tid[TID_CACHE], tid_cache_idx[TID_CACHE]; /* front of tid_map */
     uint8_t kind_cache[KIND_CACHE_GROUPS][256]; /* perch_kind + 1 of (group, opcode); 0 unset */
     ent_process *procs;
     uint32_t proc_count, proc_cap, proc_free;
-    perch__map pid_map;
+    perch__hmap pid_map;
     modmap kernel_mods;
     pdb_pending pdb[PDB_PENDING];
     uint32_t pdb_next;
@@ -250,21 +250,21 @@ struct perch_model {
     uint32_t part_count, part_cap, part_free;
     sgroup *groups;
     uint32_t group_count, group_cap, group_free;
-    perch__map group_map; /* mixed (ts, tid) -> first group */
-    perch__map tid_groups; /* tid -> first pending group of that thread */
+    perch__hmap group_map; /* mixed (ts, tid) -> first group */
+    perch__hmap tid_groups; /* tid -> first pending group of that thread */
     /* Groups in creation order, (gen << 32 | group): [0] threads that may run user mode,
      * [1] threads that never do (idle, System), which wait only for their kernel part. */
     squeue queues[2];
-    perch__map wait_map;  /* stack key -> first waiting reference part */
+    perch__hmap wait_map;  /* stack key -> first waiting reference part */
     keydef *defs;
     uint32_t def_count, def_cap;
-    perch__map def_map;   /* stack key -> defs index */
+    perch__hmap def_map;   /* stack key -> defs index */
 
     uint64_t *frame_pool;
     uint64_t frame_count, frame_cap;
     stack_entry *stacks;
     uint32_t stack_count, stack_cap;
-    perch__map stack_map; /* frames hash -> first stack entry */
+    perch__hmap stack_map; /* frames hash -> first stack entry */
     uint64_t *scratch;    /* assembly buffer */
     uint32_t scratch_cap;
 };
@@ -290,8 +290,8 @@ uint32_t perch__thread_for(perch_model *m, uint32_t tid, uint16_t cpu);
 uint32_t perch__process_for(perch_model *m, uint32_t pid);
 /* The current process entity for pid, or NONE32. */
 uint32_t perch__process_find(const perch_model *m, uint32_t pid);
-int perch__entities_finish(perch_model *m);
-void perch__entities_free(perch_model *m);
+int perch__model_entities_finish(perch_model *m);
+void perch__model_entities_free(perch_model *m);
 cpu_state *perch__cpu(perch_model *m, uint16_t cpu);
 
 /* slices.c */

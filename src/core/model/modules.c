@@ -122,7 +122,7 @@ static int fill_module(perch_model *m, module *md, const perch_event *ev, const 
 
 static int insert(perch_model *m, modmap *mm, const module *md)
 {
-    int err = perch__grow((void **)&mm->items, sizeof *mm->items, &mm->cap, mm->count + 1,
+    int err = perch__grow_array((void **)&mm->items, sizeof *mm->items, &mm->cap, mm->count + 1,
                           MAX_MODULES_PER_MAP);
     if (err < 0)
         return err;

@@ -18,7 +18,7 @@ static uint32_t alloc_part(perch_model *m, uint32_t g, uint64_t ts, uint8_t psz)
     if (p != NONE32) {
         m->part_free = m->parts[p].next;
     } else {
-        int err = perch__grow((void **)&m->parts, sizeof *m->parts, &m->part_cap,
+        int err = perch__grow_array((void **)&m->parts, sizeof *m->parts, &m->part_cap,
                               m->part_count + 1, MAX_PARTS);
         if (err < 0) {
             m->error = err;
@@ -106,13 +106,13 @@ int perch__stack_key_ref(perch_model *m, const perch_event *ev, const perch_deco
     pt->user_ref = user;
     pt->stack_key = r->stack_key;
     int err = 0;
-    if (perch__map_get(&m->def_map, r->stack_key, &di) && m->defs[di].ts == ev->timestamp) {
+    if (perch__hmap_get(&m->def_map, r->stack_key, &di) && m->defs[di].ts == ev->timestamp) {
         err = set_frames(m, p, NULL, m->defs[di].frames, m->defs[di].count);
     } else {
         uint32_t head = NONE32;
-        perch__map_get(&m->wait_map, r->stack_key, &head);
+        perch__hmap_get(&m->wait_map, r->stack_key, &head);
         pt->next_wait = head;
-        err = perch__map_put(&m->wait_map, r->stack_key, p);
+        err = perch__hmap_put(&m->wait_map, r->stack_key, p);
         m->groups[g].unresolved++;
     }
     if (err < 0 || !user)
@@ -125,17 +125,17 @@ int perch__stack_key_ref(perch_model *m, const perch_event *ev, const perch_deco
 static int remember_def(perch_model *m, uint64_t key, uint64_t ts, const perch_ptr_array *a)
 {
     uint32_t di;
-    if (perch__map_get(&m->def_map, key, &di)) {
+    if (perch__hmap_get(&m->def_map, key, &di)) {
         if (m->defs[di].ts == ts)
             return 0; /* keep the first definition at this time */
     } else {
-        int err = perch__grow((void **)&m->defs, sizeof *m->defs, &m->def_cap, m->def_count + 1,
+        int err = perch__grow_array((void **)&m->defs, sizeof *m->defs, &m->def_cap, m->def_count + 1,
                               MAX_DEFS);
         if (err < 0)
             return err;
         di = m->def_count++;
         memset(&m->defs[di], 0, sizeof m->defs[di]);
-        err = perch__map_put(&m->def_map, key, di);
+        err = perch__hmap_put(&m->def_map, key, di);
         if (err < 0)
             return err;
     }
@@ -156,9 +156,9 @@ int perch__stack_key_def(perch_model *m, const perch_event *ev, const perch_deco
     const perch_stack_key_def *def = &d->stack_key_def;
     uint32_t p = NONE32;
     int err = remember_def(m, def->stack_key, ev->timestamp, &def->frames);
-    if (err < 0 || !perch__map_get(&m->wait_map, def->stack_key, &p))
+    if (err < 0 || !perch__hmap_get(&m->wait_map, def->stack_key, &p))
         return err;
-    perch__map_del(&m->wait_map, def->stack_key);
+    perch__hmap_del(&m->wait_map, def->stack_key);
     while (p != NONE32 && err == 0) {
         uint32_t next = m->parts[p].next_wait, g = m->parts[p].group;
         err = set_frames(m, p, &def->frames, NULL, def->frames.count);

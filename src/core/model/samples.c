@@ -26,7 +26,7 @@ static uint64_t group_key(uint64_t ts, uint32_t tid)
 static uint32_t find_group(const perch_model *m, uint64_t ts, uint32_t tid)
 {
     uint32_t g;
-    if (!perch__map_get(&m->group_map, group_key(ts, tid), &g))
+    if (!perch__hmap_get(&m->group_map, group_key(ts, tid), &g))
         return NONE32;
     for (; g != NONE32; g = m->groups[g].next_hash)
         if (m->groups[g].ts == ts && m->groups[g].tid == tid)
@@ -84,7 +84,7 @@ static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid, uint8_t que
     if (g != NONE32) {
         m->group_free = m->groups[g].next_hash;
     } else {
-        err = perch__grow((void **)&m->groups, sizeof *m->groups, &m->group_cap,
+        err = perch__grow_array((void **)&m->groups, sizeof *m->groups, &m->group_cap,
                           m->group_count + 1, MAX_GROUPS);
         if (err == 0) {
             g = m->group_count++;
@@ -104,15 +104,15 @@ static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid, uint8_t que
     gr->samples = gr->samples_tail = gr->parts = gr->parts_tail = NONE32;
     gr->live = 1;
     gr->queue = queue;
-    perch__map_get(&m->group_map, group_key(ts, tid), &head);
+    perch__hmap_get(&m->group_map, group_key(ts, tid), &head);
     gr->next_hash = head;
     gr->tid_prev = gr->tid_next = NONE32;
-    if (tid != 0 && perch__map_get(&m->tid_groups, tid, &head)) { /* idle threads never exit */
+    if (tid != 0 && perch__hmap_get(&m->tid_groups, tid, &head)) { /* idle threads never exit */
         gr->tid_next = head;
         m->groups[head].tid_prev = g;
     }
-    err = tid != 0 ? perch__map_put(&m->tid_groups, tid, g) : 0;
-    err = err ? err : perch__map_put(&m->group_map, group_key(ts, tid), g);
+    err = tid != 0 ? perch__hmap_put(&m->tid_groups, tid, g) : 0;
+    err = err ? err : perch__hmap_put(&m->group_map, group_key(ts, tid), g);
     err = err ? err : queue_add_group(m, g);
     if (err < 0) {
         m->error = err;
@@ -131,9 +131,9 @@ static void unlink_tid(perch_model *m, uint32_t g)
     if (gr->tid_prev != NONE32)
         m->groups[gr->tid_prev].tid_next = gr->tid_next;
     else if (gr->tid_next != NONE32)
-        perch__map_put(&m->tid_groups, gr->tid, gr->tid_next); /* replace: no growth */
+        perch__hmap_put(&m->tid_groups, gr->tid, gr->tid_next); /* replace: no growth */
     else
-        perch__map_del(&m->tid_groups, gr->tid);
+        perch__hmap_del(&m->tid_groups, gr->tid);
 }
 
 static void unlink_group(perch_model *m, uint32_t g)
@@ -141,12 +141,12 @@ static void unlink_group(perch_model *m, uint32_t g)
     unlink_tid(m, g);
     uint64_t key = group_key(m->groups[g].ts, m->groups[g].tid);
     uint32_t head = NONE32;
-    perch__map_get(&m->group_map, key, &head);
+    perch__hmap_get(&m->group_map, key, &head);
     if (head == g) {
         if (m->groups[g].next_hash == NONE32)
-            perch__map_del(&m->group_map, key);
+            perch__hmap_del(&m->group_map, key);
         else
-            perch__map_put(&m->group_map, key, m->groups[g].next_hash); /* replace: no growth */
+            perch__hmap_put(&m->group_map, key, m->groups[g].next_hash); /* replace: no growth */
         return;
     }
     for (uint32_t p = head; p != NONE32; p = m->groups[p].next_hash) {
@@ -207,7 +207,7 @@ static int assemble(perch_model *m, const sgroup *gr, uint32_t *id, uint32_t *ke
     *id = *kernel = *total = 0;
     if (need == 0)
         return 0;
-    int err = perch__grow((void **)&m->scratch, sizeof *m->scratch, &m->scratch_cap,
+    int err = perch__grow_array((void **)&m->scratch, sizeof *m->scratch, &m->scratch_cap,
                           (uint32_t)need, MAX_PART_FRAMES * 64u);
     if (err < 0)
         return err;
@@ -320,7 +320,7 @@ int perch__samples_thread_exit(perch_model *m, uint32_t tid)
 {
     int err = 0;
     uint32_t g;
-    if (!perch__map_get(&m->tid_groups, tid, &g))
+    if (!perch__hmap_get(&m->tid_groups, tid, &g))
         return 0;
     while (g != NONE32 && err == 0) {
         uint32_t next = m->groups[g].tid_next;
@@ -338,7 +338,7 @@ static uint32_t alloc_sample(perch_model *m)
         m->sample_free = m->samples[s].next;
         return s;
     }
-    int err = perch__grow((void **)&m->samples, sizeof *m->samples, &m->sample_cap,
+    int err = perch__grow_array((void **)&m->samples, sizeof *m->samples, &m->sample_cap,
                           m->sample_count + 1, MAX_GROUPS);
     if (err < 0) {
         m->error = err;
@@ -422,8 +422,8 @@ void perch__samples_free(perch_model *m)
     perch__free(m->queues[1].e);
     perch__free(m->defs);
     perch__free(m->scratch);
-    perch__map_free(&m->group_map);
-    perch__map_free(&m->tid_groups);
-    perch__map_free(&m->wait_map);
-    perch__map_free(&m->def_map);
+    perch__hmap_free(&m->group_map);
+    perch__hmap_free(&m->tid_groups);
+    perch__hmap_free(&m->wait_map);
+    perch__hmap_free(&m->def_map);
 }

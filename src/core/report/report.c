@@ -38,11 +38,11 @@ char *perch__report_lower_base(const char *path)
 void *perch__rtable_get(rtable *t, uint64_t key, size_t row_size, bool create)
 {
     uint32_t i;
-    if (perch__map_get(&t->index, key, &i))
+    if (perch__hmap_get(&t->index, key, &i))
         return (char *)t->rows + (size_t)i * row_size;
-    if (!create || perch__grow(&t->rows, row_size, &t->cap, t->count + 1, RPT_MAX_ROWS) < 0)
+    if (!create || perch__grow_array(&t->rows, row_size, &t->cap, t->count + 1, RPT_MAX_ROWS) < 0)
         return NULL;
-    if (perch__map_put(&t->index, key, t->count) < 0)
+    if (perch__hmap_put(&t->index, key, t->count) < 0)
         return NULL;
     void *row = (char *)t->rows + (size_t)t->count * row_size;
     memset(row, 0, row_size);
@@ -115,7 +115,7 @@ static int on_stack(void *ctx, const perch_stack_rec *rec)
     perch_report *r = ctx;
     if (rec->id != r->stack_count + 1)
         return PERCH_EFORMAT;
-    int err = perch__grow((void **)&r->stacks, sizeof *r->stacks, &r->stack_cap,
+    int err = perch__grow_array((void **)&r->stacks, sizeof *r->stacks, &r->stack_cap,
                           r->stack_count + 1, RPT_MAX_ROWS);
     if (err < 0)
         return err;
@@ -198,7 +198,7 @@ static int on_lbr(void *ctx, const perch_lbr_rec *rec)
 
 static int add_named(rnamed **arr, uint32_t *count, uint32_t *cap, const char *name, uint64_t v)
 {
-    int err = perch__grow((void **)arr, sizeof **arr, cap, *count + 1, 4096);
+    int err = perch__grow_array((void **)arr, sizeof **arr, cap, *count + 1, 4096);
     if (err < 0)
         return err;
     (*arr)[*count].name = dup_str(name);
@@ -252,7 +252,7 @@ void perch_report_sink(perch_report *r, perch_sink *sink)
 
 static void free_table(rtable *t)
 {
-    perch__map_free(&t->index);
+    perch__hmap_free(&t->index);
     perch__free(t->rows);
 }
 

@@ -1,12 +1,12 @@
 /*
  * The report's aggregates (report.c fills them from the record stream, report_out.c writes
- * them as text or JSON). Tables are arrays indexed through perch__map by the model's keys;
+ * them as text or JSON). Tables are arrays indexed through perch__hmap by the model's keys;
  * a row referenced before its record arrives (a sample's thread) is created as a placeholder.
  */
 #ifndef PERCH_REPORT_INTERNAL_H
 #define PERCH_REPORT_INTERNAL_H
 
-#include "model/map.h"
+#include "model/hmap.h"
 #include "perch/report.h"
 
 #define RPT_MAX_ROWS (1u << 22)
@@ -46,7 +46,7 @@ typedef struct rstack {
 } rstack;
 
 typedef struct rtable {
-    perch__map index;
+    perch__hmap index;
     void *rows;
     uint32_t count, cap;
 } rtable;

@@ -1,18 +1,18 @@
 /*
- * Open-addressing hash map u64 -> u32 (see map.h). Deletion shifts later entries of the probe
+ * Open-addressing hash map u64 -> u32 (see hmap.h). Deletion shifts later entries of the probe
  * run back so lookups never need tombstones.
  */
-#include "model/map.h"
+#include "model/hmap.h"
 
 #include "model/mem.h"
 #include "perch/error.h"
 
 #define EMPTY UINT32_MAX
 
-static int grow(perch__map *m)
+static int grow(perch__hmap *m)
 {
     uint32_t ncap = m->cap ? m->cap * 2 : 64;
-    if (ncap > PERCH__MAP_MAX_CAP)
+    if (ncap > PERCH__HMAP_MAX_CAP)
         return PERCH_ELIMIT;
     uint64_t *keys = perch__alloc(sizeof *keys * ncap);
     uint32_t *vals = perch__alloc(sizeof *vals * ncap);
@@ -40,7 +40,7 @@ static int grow(perch__map *m)
     return 0;
 }
 
-static uint32_t find(const perch__map *m, uint64_t key)
+static uint32_t find(const perch__hmap *m, uint64_t key)
 {
     uint32_t j = (uint32_t)perch__mix64(key) & (m->cap - 1);
     while (m->vals[j] != EMPTY) {
@@ -51,7 +51,7 @@ static uint32_t find(const perch__map *m, uint64_t key)
     return j;
 }
 
-int perch__map_put(perch__map *m, uint64_t key, uint32_t val)
+int perch__hmap_put(perch__hmap *m, uint64_t key, uint32_t val)
 {
     if (m->cap == 0 || (m->count + 1) * 2 > m->cap) {
         int err = grow(m);
@@ -66,7 +66,7 @@ int perch__map_put(perch__map *m, uint64_t key, uint32_t val)
     return 0;
 }
 
-bool perch__map_get(const perch__map *m, uint64_t key, uint32_t *val)
+bool perch__hmap_get(const perch__hmap *m, uint64_t key, uint32_t *val)
 {
     if (m->cap == 0)
         return false;
@@ -77,7 +77,7 @@ bool perch__map_get(const perch__map *m, uint64_t key, uint32_t *val)
     return true;
 }
 
-bool perch__map_del(perch__map *m, uint64_t key)
+bool perch__hmap_del(perch__hmap *m, uint64_t key)
 {
     if (m->cap == 0)
         return false;
@@ -100,7 +100,7 @@ bool perch__map_del(perch__map *m, uint64_t key)
     return true;
 }
 
-void perch__map_free(perch__map *m)
+void perch__hmap_free(perch__hmap *m)
 {
     perch__free(m->keys);
     perch__free(m->vals);
