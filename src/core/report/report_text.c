@@ -101,6 +101,14 @@ static void print_stacks(perch_report *r, FILE *f)
     perch__free(v);
 }
 
+static uint64_t stat_of(const perch_report *r, const char *name)
+{
+    for (uint32_t i = 0; i < r->stat_count; i++)
+        if (strcmp(r->stats[i].name, name) == 0)
+            return r->stats[i].value;
+    return 0;
+}
+
 static void print_summary(perch_report *r, FILE *f)
 {
     const perch_trace_info *h = &r->info;
@@ -108,6 +116,10 @@ static void print_summary(perch_report *r, FILE *f)
                " ticks/s\n  events lost %" PRIu64 ", buffers lost %" PRIu64 "\n",
             h->source ? h->source : "", h->os_build, h->cpu_count, h->pointer_size,
             h->clock_type, h->perf_freq, h->events_lost, h->buffers_lost);
+    fprintf(f, "  %" PRIu64 " records; %" PRIu64 " processes, %" PRIu64 " threads, %" PRIu64
+               " modules seen\n",
+            stat_of(r, "records.total"), stat_of(r, "processes.total"),
+            stat_of(r, "threads.total"), stat_of(r, "modules.total"));
     fprintf(f, "\nSamples: %" PRIu64 " timer (%" PRIu64 " with a stack: %" PRIu64
                " kernel+user, %" PRIu64 " kernel only, %" PRIu64 " user only), %" PRIu64
                " PMC\n",
