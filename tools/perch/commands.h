@@ -21,6 +21,7 @@ struct perch_command {
 int perch_cmd_dump(int argc, char **argv);
 int perch_cmd_synth(int argc, char **argv);
 int perch_cmd_info(int argc, char **argv);
+int perch_cmd_report(int argc, char **argv);
 int perch_cmd_export(int argc, char **argv);
 
 /* Prints "perch: <what>: <reason>" to stderr; returns 1 for use as an exit status. */

@@ -14,6 +14,7 @@ static const struct perch_command commands[] = {
     {"synth", perch_cmd_synth,
      "write a synthetic kernel trace (.etl) for demos, tests and benchmarks"},
     {"info", perch_cmd_info, "describe a capture file"},
+    {"report", perch_cmd_report, "summarize where the CPU went (text or --json)"},
     {"export", perch_cmd_export, "convert a capture to chrome, gecko, pprof, speedscope or folded"},
 };
 

@@ -1,0 +1,79 @@
+/*
+ * The model: consumes normalized event records in time order (from the .etl reader today, from
+ * the live consumer later, through the same perch_model_feed entry point), decodes them, and
+ * maintains processes and threads over time, per-thread CPU slices, samples with assembled and
+ * interned stacks, time-aware module maps, LBR attachments and a ledger of everything that did
+ * not become model data. Each finished record goes to a perch_sink (include/perch/records.h)
+ * as soon as it is final; the model itself keeps only live state (open slices, pending stack
+ * parts and samples, the stack table, live entities and modules).
+ *
+ * Rules it follows (docs/model.md): a CSwitch is a switch-out of OldThreadId and a switch-in of
+ * NewThreadId on the record's CPU; a sample's stack parts are the StackWalk / StackKey records
+ * with its (timestamp, thread), assembled as the kernel segments of all parts then the user
+ * segments; a key reference resolves to the first definition of its key at or after the
+ * reference's own timestamp.
+ */
+#ifndef PERCH_MODEL_H
+#define PERCH_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perch/event.h"
+#include "perch/records.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct perch_model perch_model;
+
+typedef struct perch_model_options {
+    size_t sz;                     /* sizeof(perch_model_options) */
+    /* A sample waits for its stack parts at most this long in trace time (seconds of the
+     * trace clock) once it has no unresolved key reference. 0: the default, 4 s. */
+    double stack_wait_seconds;
+    /* At most this many samples wait at once; the oldest is emitted when it is exceeded
+     * (counted as stack.wait_count_bound). 0: the default, 1 << 20. */
+    uint32_t max_pending_samples;
+    /* The same for samples of threads that never run in user mode (the idle thread, threads
+     * of the System process): they only wait for their kernel part, logged right after the
+     * sample. 0: the default, 0.1 s. */
+    double kernel_wait_seconds;
+} perch_model_options;
+
+/* Creates a model that sends its records to *sink (copied; sink->ctx is borrowed and must
+ * outlive the model). *info is copied (its strings too) and handed to sink->trace_info at
+ * once. opts may be NULL. Returns 0, PERCH_EINVAL, PERCH_ENOMEM, or the sink's error; on
+ * failure *out is untouched. */
+int perch_model_create(const perch_sink *sink, const perch_trace_info *info,
+                       const perch_model_options *opts, perch_model **out);
+
+/* Feeds one record (time order expected; an earlier timestamp than the last is counted as
+ * model.time_order and used as is). The model decodes it itself and counts the result.
+ * ev->payload is only read during the call. Returns 0, or the first error of the sink or of an
+ * allocation (PERCH_ENOMEM / PERCH_ELIMIT); after an error the model only accepts destroy. */
+int perch_model_feed(perch_model *m, const perch_event *ev);
+
+/* Adds count to the ledger reason (a producer's losses: "etl.record_size", ...). reason is
+ * copied. Returns 0 or PERCH_ENOMEM / PERCH_ELIMIT. */
+int perch_model_ledger_add(perch_model *m, const char *reason, uint64_t count);
+
+/* Ends the trace: emits pending samples (kernel-only where the user part never came), closes
+ * open slices at the last timestamp seen (marked open-end), emits live modules, threads and
+ * processes, then the ledger, the statistics, and calls sink->finish. Returns 0 or the first
+ * error. Feeding after finish is PERCH_ESTATE. */
+int perch_model_finish(perch_model *m);
+
+/* Frees the model. Accepts NULL. Does not call the sink. */
+void perch_model_destroy(perch_model *m);
+
+/* Running CPU totals (raw ticks) kept consistent with the emitted slices: busy time of real
+ * threads on cpu, idle-thread time on cpu. PERCH_ERANGE for a CPU never seen. */
+int perch_model_cpu_totals(const perch_model *m, uint16_t cpu, uint64_t *busy, uint64_t *idle);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * The model's ledger and statistics: fixed counters (MODEL_COUNTER_MAP), per-kind record
+ * counts, and named extra ledger reasons (decode errors by reason, a producer's losses). At
+ * finish they are emitted as perch_ledger_rec / perch_stat_rec, ledger first, non-zero
+ * ledger entries only, every statistic.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "model/mem.h"
+#include "model/model_internal.h"
+#include "perch/error.h"
+#include "perch/kind.h"
+#include "perch/utf16.h"
+
+#define MAX_EXTRA 256u
+
+static const struct {
+    const char *name;
+    bool ledger;
+} counter_info[MC_COUNT] = {
+#define MODEL_COUNTER_INFO(name, text, ledger) {text, ledger},
+    MODEL_COUNTER_MAP(MODEL_COUNTER_INFO)
+#undef MODEL_COUNTER_INFO
+};
+
+char *perch__strdup_n(const char *s, size_t n)
+{
+    if (n > MAX_NAME_BYTES)
+        n = MAX_NAME_BYTES;
+    char *p = perch__alloc(n + 1);
+    if (p == NULL)
+        return NULL;
+    if (n > 0)
+        memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *perch__utf16_dup(const perch_wstr *w)
+{
+    size_t n = perch_utf16le_utf8_len(w->data, w->data ? w->len : 0);
+    if (n > MAX_NAME_BYTES)
+        n = MAX_NAME_BYTES;
+    char *p = perch__alloc(n + 1);
+    if (p == NULL)
+        return NULL;
+    n = perch_utf16le_to_utf8(w->data, w->data ? w->len : 0, p, n);
+    p[n] = '\0';
+    return p;
+}
+
+int perch__model_extra_add(perch_model *m, const char *reason, uint64_t count)
+{
+    for (uint32_t i = 0; i < m->extra_count; i++) {
+        if (strcmp(m->extra[i].name, reason) == 0) {
+            m->extra[i].count += count;
+            return 0;
+        }
+    }
+    int err = perch__grow_array((void **)&m->extra, sizeof *m->extra, &m->extra_cap,
+                          m->extra_count + 1, MAX_EXTRA);
+    if (err < 0)
+        return err;
+    char *name = perch__strdup_n(reason, strlen(reason));
+    if (name == NULL)
+        return PERCH_ENOMEM;
+    m->extra[m->extra_count].name = name;
+    m->extra[m->extra_count].count = count;
+    m->extra_count++;
+    return 0;
+}
+
+static int emit_ledger(perch_model *m, const char *reason, uint64_t count)
+{
+    perch_ledger_rec rec = {reason, count};
+    if (count == 0 || m->sink.ledger == NULL)
+        return 0;
+    return m->sink.ledger(m->sink.ctx, &rec);
+}
+
+static int emit_stat(perch_model *m, const char *name, uint64_t value)
+{
+    perch_stat_rec rec = {name, value};
+    if (m->sink.stat == NULL)
+        return 0;
+    return m->sink.stat(m->sink.ctx, &rec);
+}
+
+int perch__model_emit_counters(perch_model *m)
+{
+    int err = 0;
+    err = err ? err : emit_ledger(m, "trace.events_lost", m->info.events_lost);
+    err = err ? err : emit_ledger(m, "trace.buffers_lost", m->info.buffers_lost);
+    for (uint32_t i = 0; i < MC_COUNT && err == 0; i++)
+        if (counter_info[i].ledger)
+            err = emit_ledger(m, counter_info[i].name, m->counters[i]);
+    for (uint32_t i = 0; i < m->extra_count && err == 0; i++)
+        err = emit_ledger(m, m->extra[i].name, m->extra[i].count);
+    for (uint32_t i = 0; i < MC_COUNT && err == 0; i++)
+        if (!counter_info[i].ledger)
+            err = emit_stat(m, counter_info[i].name, m->counters[i]);
+    for (uint32_t k = 0; k < PERCH_KIND_COUNT && err == 0; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "kind.%s", perch_kind_name((perch_kind)k));
+        err = emit_stat(m, name, m->by_kind[k]);
+    }
+    return err;
+}

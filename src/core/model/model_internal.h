@@ -1,0 +1,341 @@
+/*
+ * The model's internal state, shared by its files: entities.c (processes, threads), slices.c
+ * (CSwitch / ReadyThread), samples.c (samples waiting for their stack parts), intern.c (the
+ * stack table), modules.c (address maps), counters.c (ledger and statistics) and model.c
+ * (entry points and dispatch). Everything is indexed by u32 positions in capped arrays, never
+ * by pointers, so arrays can grow.
+ */
+#ifndef PERCH_MODEL_INTERNAL_H
+#define PERCH_MODEL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/hmap.h"
+#include "perch/decode.h"
+#include "perch/model.h"
+#include "perch/records.h"
+
+#define NONE32 UINT32_MAX
+#define UNKNOWN_PID UINT32_MAX
+
+/* Caps (every growable array has one). */
+#define MAX_ENTITIES (1u << 22)
+#define MAX_CPUS 4096u
+#define MAX_MODULES_PER_MAP (1u << 20)
+#define MAX_NAME_BYTES 4096u
+#define MAX_PARTS (1u << 22)
+#define MAX_PART_FRAMES 4096u
+#define MAX_STACKS (1u << 24)
+#define MAX_STACK_FRAMES (1u << 28)
+#define MAX_DEFS (1u << 22)
+#define MAX_LBR 1024u
+#define TID_CACHE 1024u
+/* Windows thread ids are multiples of 4. */
+#define TID_SLOT(tid) (((tid) >> 2) % TID_CACHE)
+#define KIND_CACHE_GROUPS 32u
+
+/* Counters: X(enum, name, ledger?). Ledger entries are things that did not become model data;
+ * the others are statistics. */
+#define MODEL_COUNTER_MAP(X)                                                                   \
+    X(RECORDS, "records.total", 0)                                                             \
+    X(DECODED, "decode.decoded", 0)                                                            \
+    X(DECODE_UNKNOWN, "decode.unknown", 0)                                                     \
+    X(DECODE_NEWER, "decode.newer_version", 0)                                                 \
+    X(DECODE_ERRORS, "decode.errors", 0)                                                       \
+    X(TIME_ORDER, "model.time_order", 1)                                                       \
+    X(SAMPLES, "samples.total", 0)                                                             \
+    X(SAMPLES_PMC, "samples.pmc", 0)                                                           \
+    X(SAMPLES_WITH_STACK, "samples.with_stack", 0)                                             \
+    X(SAMPLE_NO_STACK, "sample.no_stack", 1)                                                   \
+    X(SAMPLE_STACK_UNRESOLVED, "sample.stack_unresolved", 1)                                   \
+    X(STACK_MERGED, "stack.merged", 0)                                                         \
+    X(STACK_KERNEL_ONLY, "stack.kernel_only", 0)                                               \
+    X(STACK_USER_ONLY, "stack.user_only", 0)                                                   \
+    X(FRAMES_TOTAL, "stack.frames_total", 0)                                                   \
+    X(STACKS_DISTINCT, "stack.distinct", 0)                                                    \
+    X(PARTS_WALK, "stack.parts_walk", 0)                                                       \
+    X(PARTS_KEY_KERNEL, "stack.parts_key_kernel", 0)                                           \
+    X(PARTS_KEY_USER, "stack.parts_key_user", 0)                                               \
+    X(PART_ORPHAN, "stack.orphan_part", 1)                                                     \
+    X(KEY_UNRESOLVED, "stack.key_unresolved", 1)                                               \
+    X(PART_TOO_LONG, "stack.part_too_long", 1)                                                 \
+    X(EMIT_USER_ARRIVED, "stack.emit.user_part", 0)                                            \
+    X(EMIT_WAIT_TIME, "stack.emit.wait_time", 0)                                               \
+    X(EMIT_THREAD_EXIT, "stack.emit.thread_exit", 0)                                           \
+    X(EMIT_END, "stack.emit.end_of_trace", 0)                                                  \
+    X(EMIT_COUNT_BOUND, "stack.emit.count_bound", 0)                                           \
+    X(SLICES, "slices.total", 0)                                                               \
+    X(SLICE_OPEN_START, "slices.open_start", 0)                                                \
+    X(SLICE_OPEN_END, "slices.open_end", 0)                                                    \
+    X(CSWITCH_STALE, "cswitch.stale_old_thread", 1)                                            \
+    X(CPU_BUSY_TICKS, "cpu.busy_ticks", 0)                                                     \
+    X(CPU_IDLE_TICKS, "cpu.idle_ticks", 0)                                                     \
+    X(THREAD_UNKNOWN_PID, "thread.unknown_pid", 1)                                             \
+    X(THREAD_RESTART, "thread.start_without_end", 1)                                           \
+    X(PROCESS_RESTART, "process.start_without_end", 1)                                         \
+    X(THREADS, "threads.total", 0)                                                             \
+    X(PROCESSES, "processes.total", 0)                                                         \
+    X(MODULES, "modules.total", 0)                                                             \
+    X(MODULE_UNLOAD_UNKNOWN, "module.unload_unknown", 1)                                       \
+    X(PDB_UNMATCHED, "module.pdb_without_image", 1)                                            \
+    X(PDB_OTHER, "module.dbg_id_other_opcode", 0)                                              \
+    X(LBR_RECORDS, "lbr.records", 0)                                                           \
+    X(LBR_TOO_LONG, "lbr.too_long", 1)                                                         \
+    X(CPU_OUT_OF_RANGE, "model.cpu_out_of_range", 1)
+
+enum model_counter {
+#define MODEL_COUNTER_ENUM(name, text, ledger) MC_##name,
+    MODEL_COUNTER_MAP(MODEL_COUNTER_ENUM)
+#undef MODEL_COUNTER_ENUM
+    MC_COUNT
+};
+
+typedef struct named_count {
+    char *name;
+    uint64_t count;
+} named_count;
+
+typedef struct ent_thread {
+    uint64_t key;
+    uint64_t process_key;
+    uint32_t tid, pid;
+    uint32_t flags;
+    uint32_t next_free;
+    uint32_t proc; /* index of its process entity when process_key != 0 */
+    uint64_t start_ts, end_ts;
+    uint64_t ready_ts;
+    uint64_t cpu_ticks;
+    char *name;
+    bool has_ready;
+    bool emitted;
+} ent_thread;
+
+typedef struct module {
+    perch_module_rec rec; /* rec.path / rec.pdb_name point at the owned strings below */
+    char *path;
+    char *pdb_name;
+} module;
+
+typedef struct modmap {
+    module *items; /* sorted by base */
+    uint32_t count, cap;
+} modmap;
+
+typedef struct ent_process {
+    perch_process_rec rec; /* strings point at the owned ones below */
+    char *image_name;
+    char *command_line;
+    modmap mods;
+    uint64_t cpu_ticks;
+    uint32_t next_free;
+    bool emitted;
+} ent_process;
+
+typedef struct cpu_state {
+    bool seen;       /* a CSwitch was seen on this CPU */
+    bool running;    /* a slice is open */
+    uint32_t tid;
+    uint32_t thread; /* index into threads */
+    uint64_t thread_key;
+    uint64_t start_ts;
+    uint64_t ready_ts;
+    uint16_t flags;
+    int8_t priority;
+    uint8_t pmc_count;
+    uint64_t pmc[PERCH_MAX_PMC];
+    uint32_t idle_thread; /* index of this CPU's idle thread entity, NONE32 until needed */
+    uint64_t busy_ticks, idle_ticks;
+} cpu_state;
+
+/* A sample waiting for its stack parts. */
+typedef struct psample {
+    perch_sample_rec rec;
+    uint32_t thread;  /* index into threads at sample time */
+    uint32_t next;    /* next sample of the same group, or next free */
+    bool module_done; /* rec.module_key was looked up at sample time */
+} psample;
+
+/* One stack part: a StackWalk's frames, or a key reference (frames once resolved). */
+typedef struct spart {
+    uint64_t ts;        /* the part record's own header timestamp */
+    uint64_t stack_key; /* key references */
+    uint64_t *frames;
+    uint32_t count;
+    uint32_t next;      /* next part of the group, or next free */
+    uint32_t next_wait; /* next reference waiting on the same key */
+    uint32_t group;
+    uint8_t is_ref, resolved, user_ref;
+    uint8_t psz; /* pointer size of the part record: decides the kernel/user split */
+} spart;
+
+/* All samples sharing (timestamp, thread) and the parts that belong to them (S1, S3). */
+typedef struct sgroup {
+    uint64_t ts;
+    uint32_t tid;
+    uint32_t gen;         /* bumped on release, so queue entries can be checked */
+    uint32_t next_hash;   /* next group with the same hashed key, or next free */
+    uint32_t samples, samples_tail, parts, parts_tail;
+    uint32_t unresolved;  /* key references still waiting for their definition */
+    uint32_t tid_prev, tid_next; /* pending groups of the same thread (thread exit) */
+    uint8_t live, window_closed, has_user, reason;
+    uint8_t queue; /* index into queues */
+} sgroup;
+
+/* A DbgID_RSDS waiting for its image event (merged traces log it just before the image). */
+#define PDB_PENDING 64
+typedef struct pdb_pending {
+    uint64_t base;
+    uint32_t pid, age;
+    perch_guid guid;
+    char *name; /* NULL: slot free */
+} pdb_pending;
+
+typedef struct squeue {
+    uint64_t *e;
+    uint32_t head, len, cap;
+    uint64_t wait;     /* ticks a group waits for its parts */
+    uint64_t deadline; /* no queued group expires at or before this time */
+} squeue;
+
+typedef struct keydef {
+    uint64_t ts; /* timestamp of the first definition at the latest definition time */
+    uint64_t *frames;
+    uint32_t count;
+} keydef;
+
+typedef struct stack_entry {
+    uint64_t off;     /* into the frame pool */
+    uint64_t hash;
+    uint32_t count, kernel;
+    uint32_t next;    /* next entry with the same hash bucket key */
+} stack_entry;
+
+struct perch_model {
+    perch_sink sink;
+    perch_trace_info info;
+    char *source, *session_config;
+    perch_model_options opts;
+    uint64_t wait_ticks, kernel_wait_ticks;
+    int error; /* sticky */
+    bool finished;
+    bool any_event;
+    uint64_t first_ts, last_ts;
+    uint64_t next_key;
+    uint8_t pointer_size;
+
+    uint64_t counters[MC_COUNT];
+    uint64_t by_kind[PERCH_KIND_COUNT];
+    named_count *extra; /* other ledger reasons (decode errors, producer losses) */
+    uint32_t extra_count, extra_cap;
+
+    ent_thread *threads;
+    uint32_t thread_count, thread_cap, thread_free;
+    perch__hmap tid_map; /* tid -> current thread entity */
+    uint32_t tid_cache_tid[TID_CACHE], tid_cache_idx[TID_CACHE]; /* front of tid_map */
+    uint8_t kind_cache[KIND_CACHE_GROUPS][256]; /* perch_kind + 1 of (group, opcode); 0 unset */
+    ent_process *procs;
+    uint32_t proc_count, proc_cap, proc_free;
+    perch__hmap pid_map;
+    modmap kernel_mods;
+    pdb_pending pdb[PDB_PENDING];
+    uint32_t pdb_next;
+
+    cpu_state *cpus;
+    uint32_t cpu_cap;
+
+    psample *samples;
+    uint32_t sample_count, sample_cap, sample_free, samples_pending;
+    spart *parts;
+    uint32_t part_count, part_cap, part_free;
+    sgroup *groups;
+    uint32_t group_count, group_cap, group_free;
+    perch__hmap group_map; /* mixed (ts, tid) -> first group */
+    perch__hmap tid_groups; /* tid -> first pending group of that thread */
+    /* Groups in creation order, (gen << 32 | group): [0] threads that may run user mode,
+     * [1] threads that never do (idle, System), which wait only for their kernel part. */
+    squeue queues[2];
+    perch__hmap wait_map;  /* stack key -> first waiting reference part */
+    keydef *defs;
+    uint32_t def_count, def_cap;
+    perch__hmap def_map;   /* stack key -> defs index */
+
+    uint64_t *frame_pool;
+    uint64_t frame_count, frame_cap;
+    stack_entry *stacks;
+    uint32_t stack_count, stack_cap;
+    perch__hmap stack_map; /* frames hash -> first stack entry */
+    uint64_t *scratch;    /* assembly buffer */
+    uint32_t scratch_cap;
+};
+
+/* counters.c */
+static inline void model_count(perch_model *m, enum model_counter c, uint64_t n)
+{
+    m->counters[c] += n;
+}
+int perch__model_extra_add(perch_model *m, const char *reason, uint64_t count);
+int perch__model_emit_counters(perch_model *m);
+char *perch__strdup_n(const char *s, size_t n);
+char *perch__utf16_dup(const perch_wstr *w);
+
+/* entities.c */
+int perch__thread_event(perch_model *m, const perch_event *ev, const perch_decoded *d);
+int perch__thread_set_name(perch_model *m, const perch_event *ev, const perch_decoded *d);
+int perch__process_event(perch_model *m, const perch_event *ev, const perch_decoded *d);
+/* The thread entity for tid now (tid 0: the CPU's idle thread), created provisional when
+ * unknown. NONE32 on allocation failure (m->error set). */
+uint32_t perch__thread_for(perch_model *m, uint32_t tid, uint16_t cpu);
+/* The process entity for pid, created provisional when unknown; NONE32 on failure. */
+uint32_t perch__process_for(perch_model *m, uint32_t pid);
+/* The current process entity for pid, or NONE32. */
+uint32_t perch__process_find(const perch_model *m, uint32_t pid);
+int perch__model_entities_finish(perch_model *m);
+void perch__model_entities_free(perch_model *m);
+cpu_state *perch__cpu(perch_model *m, uint16_t cpu);
+
+/* slices.c */
+int perch__cswitch(perch_model *m, const perch_event *ev, const perch_decoded *d);
+int perch__ready_thread(perch_model *m, const perch_event *ev, const perch_decoded *d);
+int perch__slices_finish(perch_model *m);
+
+/* samples.c */
+int perch__sample(perch_model *m, const perch_event *ev, const perch_decoded *d);
+int perch__stack_walk(perch_model *m, const perch_event *ev, const perch_decoded *d);
+int perch__stack_key_ref(perch_model *m, const perch_event *ev, const perch_decoded *d);
+int perch__stack_key_def(perch_model *m, const perch_event *ev, const perch_decoded *d);
+int perch__samples_advance(perch_model *m, uint64_t now);
+int perch__samples_thread_exit(perch_model *m, uint32_t tid);
+int perch__samples_finish(perch_model *m);
+uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid);
+int perch__group_finalize(perch_model *m, uint32_t g, enum model_counter reason);
+void perch__samples_free(perch_model *m);
+
+/* intern.c: returns the 1-based stack id (emitting the stack the first time), 0 on error. */
+uint32_t perch__stack_intern(perch_model *m, const uint64_t *frames, uint32_t count,
+                             uint32_t kernel);
+void perch__intern_free(perch_model *m);
+
+/* modules.c */
+int perch__image_event(perch_model *m, const perch_event *ev, const perch_decoded *d);
+int perch__dbg_id(perch_model *m, const perch_event *ev, const perch_decoded *d);
+uint64_t perch__module_lookup(perch_model *m, uint32_t pid, uint64_t ip);
+int perch__modmap_emit_all(perch_model *m, modmap *mm, uint64_t unload_ts);
+void perch__modmap_free(modmap *mm);
+void perch__pdb_finish(perch_model *m);
+
+/* lbr (samples.c) */
+int perch__lbr(perch_model *m, const perch_event *ev, const perch_decoded *d);
+int perch__pmc_config(perch_model *m, const perch_event *ev, const perch_decoded *d);
+
+static inline bool perch__is_kernel_addr(uint8_t pointer_size, uint64_t a)
+{
+    return pointer_size == 4 ? a >= 0x80000000ull : a >= 0xFFFF800000000000ull;
+}
+
+static inline uint64_t perch__new_key(perch_model *m)
+{
+    return ++m->next_key;
+}
+
+#endif

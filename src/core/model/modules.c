@@ -1,0 +1,277 @@
+/*
+ * Module maps (M4, M5): Image Load/DCStart/DCEnd/Unload build one address map per process and
+ * one system-wide kernel map (ProcessId 0 or a kernel-address base). Maps hold the modules
+ * loaded now, sorted by base; an Unload emits and removes its module, so a lookup at a sample's
+ * time sees exactly the ranges live then. A lookup picks, among ranges containing the address,
+ * the highest base, then the smallest size, then the path. DbgID_RSDS records attach the PDB
+ * identity (GUID, age, PDB name) to the live module at their (process, base).
+ */
+#include <string.h>
+
+#include "model/mem.h"
+#include "model/model_internal.h"
+#include "perch/error.h"
+
+enum { OP_UNLOAD = 2, OP_DCSTART = 3, OP_DCEND = 4, OP_LOAD = 10 };
+
+/* The first index whose base is > base. */
+static uint32_t upper_bound(const modmap *mm, uint64_t base)
+{
+    uint32_t lo = 0, hi = mm->count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (mm->items[mid].rec.base <= base)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static uint32_t find_exact(const modmap *mm, uint64_t base, uint64_t size)
+{
+    uint32_t i = upper_bound(mm, base), any = NONE32;
+    while (i > 0 && mm->items[i - 1].rec.base == base) {
+        i--;
+        if (size == 0 || mm->items[i].rec.size == size)
+            return i;
+        any = i;
+    }
+    return size == 0 ? any : NONE32;
+}
+
+static bool better(const module *a, const module *b)
+{
+    if (b == NULL || a->rec.base != b->rec.base)
+        return b == NULL || a->rec.base > b->rec.base;
+    if (a->rec.size != b->rec.size)
+        return a->rec.size < b->rec.size;
+    return strcmp(a->rec.path, b->rec.path) < 0;
+}
+
+static const module *map_lookup(const modmap *mm, uint64_t ip)
+{
+    const module *best = NULL;
+    for (uint32_t i = upper_bound(mm, ip); i > 0; i--) {
+        const module *md = &mm->items[i - 1];
+        if (best != NULL && md->rec.base < best->rec.base)
+            break;
+        if (ip - md->rec.base < md->rec.size && better(md, best))
+            best = md;
+    }
+    return best;
+}
+
+static modmap *map_for(perch_model *m, uint32_t pid, uint64_t base, uint8_t psz, uint64_t *pkey,
+                       bool *emitted)
+{
+    *pkey = 0;
+    *emitted = false;
+    if (pid == 0 || perch__is_kernel_addr(psz, base))
+        return &m->kernel_mods;
+    uint32_t pi = perch__process_for(m, pid);
+    if (pi == NONE32)
+        return NULL;
+    *pkey = m->procs[pi].rec.key;
+    *emitted = m->procs[pi].emitted;
+    return &m->procs[pi].mods;
+}
+
+uint64_t perch__module_lookup(perch_model *m, uint32_t pid, uint64_t ip)
+{
+    const modmap *mm = NULL;
+    if (perch__is_kernel_addr(m->pointer_size, ip)) {
+        mm = &m->kernel_mods;
+    } else {
+        uint32_t pi = perch__process_find(m, pid);
+        mm = pi == NONE32 ? NULL : &m->procs[pi].mods;
+    }
+    const module *md = mm ? map_lookup(mm, ip) : NULL;
+    return md ? md->rec.key : 0;
+}
+
+static int emit_module(perch_model *m, module *md)
+{
+    model_count(m, MC_MODULES, 1);
+    int err = m->sink.module != NULL ? m->sink.module(m->sink.ctx, &md->rec) : 0;
+    perch__free(md->path);
+    perch__free(md->pdb_name);
+    md->path = md->pdb_name = NULL;
+    return err;
+}
+
+static int fill_module(perch_model *m, module *md, const perch_event *ev, const perch_image *im,
+                       uint64_t pkey)
+{
+    memset(md, 0, sizeof *md);
+    md->path = perch__utf16_dup(&im->file_name);
+    if (md->path == NULL)
+        return PERCH_ENOMEM;
+    md->rec.key = perch__new_key(m);
+    md->rec.process_key = pkey;
+    md->rec.pid = pkey ? im->process_id : 0;
+    md->rec.base = im->image_base;
+    md->rec.size = im->image_size;
+    md->rec.load_ts = ev->opcode == OP_LOAD ? ev->timestamp : 0;
+    md->rec.checksum = im->image_checksum;
+    md->rec.time_date_stamp = im->time_date_stamp;
+    md->rec.path = md->path;
+    md->rec.pdb_name = "";
+    return 0;
+}
+
+static int insert(perch_model *m, modmap *mm, const module *md)
+{
+    int err = perch__grow_array((void **)&mm->items, sizeof *mm->items, &mm->cap, mm->count + 1,
+                          MAX_MODULES_PER_MAP);
+    if (err < 0)
+        return err;
+    uint32_t at = upper_bound(mm, md->rec.base);
+    memmove(mm->items + at + 1, mm->items + at, (mm->count - at) * sizeof *mm->items);
+    mm->items[at] = *md;
+    mm->count++;
+    (void)m;
+    return 0;
+}
+
+static int unload(perch_model *m, modmap *mm, const perch_image *im, uint64_t ts)
+{
+    uint32_t i = find_exact(mm, im->image_base, im->image_size);
+    if (i == NONE32) {
+        model_count(m, MC_MODULE_UNLOAD_UNKNOWN, 1);
+        return 0;
+    }
+    mm->items[i].rec.unload_ts = ts;
+    int err = emit_module(m, &mm->items[i]);
+    memmove(mm->items + i, mm->items + i + 1, (mm->count - i - 1) * sizeof *mm->items);
+    mm->count--;
+    return err;
+}
+
+static int set_pdb(module *md, const perch_guid *g, uint32_t age, const char *name, size_t n)
+{
+    if (md->rec.has_pdb)
+        return 0;
+    md->pdb_name = perch__strdup_n(name, n);
+    if (md->pdb_name == NULL)
+        return PERCH_ENOMEM;
+    md->rec.has_pdb = true;
+    md->rec.pdb_guid = *g;
+    md->rec.pdb_age = age;
+    md->rec.pdb_name = md->pdb_name;
+    return 0;
+}
+
+/* Attaches a pending DbgID_RSDS with this (pid, base) to md, if there is one. */
+static int take_pending_pdb(perch_model *m, module *md, uint32_t pid)
+{
+    for (uint32_t i = 0; i < PDB_PENDING; i++) {
+        pdb_pending *p = &m->pdb[i];
+        if (p->name == NULL || p->pid != pid || p->base != md->rec.base)
+            continue;
+        int err = set_pdb(md, &p->guid, p->age, p->name, strlen(p->name));
+        perch__free(p->name);
+        p->name = NULL;
+        return err;
+    }
+    return 0;
+}
+
+static int add_pending_pdb(perch_model *m, const perch_dbg_id_rsds *r)
+{
+    pdb_pending *p = &m->pdb[m->pdb_next];
+    m->pdb_next = (m->pdb_next + 1) % PDB_PENDING;
+    if (p->name != NULL)
+        model_count(m, MC_PDB_UNMATCHED, 1);
+    perch__free(p->name);
+    p->name = perch__strdup_n(r->pdb_file_name.data ? r->pdb_file_name.data : "",
+                              r->pdb_file_name.len);
+    p->pid = r->process_id;
+    p->base = r->image_base;
+    p->guid = r->guid;
+    p->age = r->age;
+    return p->name == NULL ? PERCH_ENOMEM : 0;
+}
+
+void perch__pdb_finish(perch_model *m)
+{
+    for (uint32_t i = 0; i < PDB_PENDING; i++) {
+        if (m->pdb[i].name != NULL)
+            model_count(m, MC_PDB_UNMATCHED, 1);
+        perch__free(m->pdb[i].name);
+        m->pdb[i].name = NULL;
+    }
+}
+
+/* DbgID_RSDS (opcode 36) names the PDB of the image at (process, base). Opcode 37 carries
+ * another identity of the same image (M6 counts opcode 36 only): counted, not attached. */
+int perch__dbg_id(perch_model *m, const perch_event *ev, const perch_decoded *d)
+{
+    const perch_dbg_id_rsds *r = &d->dbg_id_rsds;
+    uint64_t pkey;
+    bool emitted;
+    if (d->opcode != 36) {
+        model_count(m, MC_PDB_OTHER, 1);
+        return 0;
+    }
+    modmap *mm = map_for(m, r->process_id, r->image_base, ev->pointer_size, &pkey, &emitted);
+    uint32_t i = mm == NULL ? NONE32 : find_exact(mm, r->image_base, 0);
+    if (mm == NULL)
+        return m->error;
+    if (i == NONE32 || emitted)
+        return add_pending_pdb(m, r);
+    return set_pdb(&mm->items[i], &r->guid, r->age,
+                   r->pdb_file_name.data ? r->pdb_file_name.data : "", r->pdb_file_name.len);
+}
+
+int perch__image_event(perch_model *m, const perch_event *ev, const perch_decoded *d)
+{
+    const perch_image *im = &d->image;
+    uint64_t pkey;
+    bool emitted;
+    module md;
+    modmap *mm = map_for(m, im->process_id, im->image_base, ev->pointer_size, &pkey, &emitted);
+    if (mm == NULL)
+        return m->error;
+    if (d->opcode == OP_UNLOAD)
+        return emitted ? 0 : unload(m, mm, im, ev->timestamp);
+    if (d->opcode != OP_LOAD && d->opcode != OP_DCSTART && d->opcode != OP_DCEND)
+        return 0;
+    uint32_t at = emitted ? NONE32 : find_exact(mm, im->image_base, im->image_size);
+    if (at != NONE32) /* the same live range, seen again (DCEnd of a loaded module) */
+        return take_pending_pdb(m, &mm->items[at], im->process_id);
+    int err = fill_module(m, &md, ev, im, pkey);
+    err = err ? err : take_pending_pdb(m, &md, im->process_id);
+    if (err == 0 && emitted)
+        return emit_module(m, &md); /* its process has ended: nothing maps it any more */
+    err = err ? err : insert(m, mm, &md);
+    if (err < 0) {
+        perch__free(md.path);
+        perch__free(md.pdb_name);
+    }
+    return err;
+}
+
+int perch__modmap_emit_all(perch_model *m, modmap *mm, uint64_t unload_ts)
+{
+    int err = 0;
+    for (uint32_t i = 0; i < mm->count; i++) {
+        if (unload_ts != 0 && mm->items[i].rec.unload_ts == 0)
+            mm->items[i].rec.unload_ts = unload_ts;
+        int e = emit_module(m, &mm->items[i]);
+        err = err ? err : e;
+    }
+    mm->count = 0;
+    return err;
+}
+
+void perch__modmap_free(modmap *mm)
+{
+    for (uint32_t i = 0; i < mm->count; i++) {
+        perch__free(mm->items[i].path);
+        perch__free(mm->items[i].pdb_name);
+    }
+    perch__free(mm->items);
+    mm->items = NULL;
+    mm->count = mm->cap = 0;
+}

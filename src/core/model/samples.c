@@ -1,0 +1,429 @@
+/*
+ * Samples waiting for their stack parts. Samples that share (timestamp, thread) form one group
+ * (S3: a part belongs to every sample with its key); the group collects parts (parts.c) and is
+ * finalized, i.e. its stack assembled and interned and its samples emitted, when:
+ *   - a user part arrives and no key reference of the group is still unresolved,
+ *   - its wait window passes (trace time > ts + wait) or its thread exits, once no reference
+ *     is unresolved (a reference's definition always comes later, so it is awaited),
+ *   - the trace ends (unresolved references are then ignored and counted).
+ * Assembly follows S4: the kernel segments of all parts in time order, then their user
+ * segments; no frame is added, dropped or reordered within a segment.
+ */
+#include <string.h>
+
+#include "model/mem.h"
+#include "model/model_internal.h"
+#include "perch/error.h"
+
+#define MAX_QUEUE (1u << 24)
+#define MAX_GROUPS (1u << 22)
+
+static uint64_t group_key(uint64_t ts, uint32_t tid)
+{
+    return ts ^ ((uint64_t)tid * 0x9E3779B97F4A7C15ull);
+}
+
+static uint32_t find_group(const perch_model *m, uint64_t ts, uint32_t tid)
+{
+    uint32_t g;
+    if (!perch__hmap_get(&m->group_map, group_key(ts, tid), &g))
+        return NONE32;
+    for (; g != NONE32; g = m->groups[g].next_hash)
+        if (m->groups[g].ts == ts && m->groups[g].tid == tid)
+            return g;
+    return NONE32;
+}
+
+uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid)
+{
+    return find_group(m, ts, tid);
+}
+
+static int queue_push(squeue *q, uint64_t entry)
+{
+    if (q->len == q->cap) {
+        uint32_t ncap = q->cap ? q->cap * 2 : 1024;
+        if (ncap > MAX_QUEUE)
+            return PERCH_ELIMIT;
+        uint64_t *e = perch__alloc(sizeof *e * ncap);
+        if (e == NULL)
+            return PERCH_ENOMEM;
+        for (uint32_t i = 0; i < q->len; i++)
+            e[i] = q->e[(q->head + i) & (q->cap - 1)];
+        perch__free(q->e);
+        q->e = e;
+        q->cap = ncap;
+        q->head = 0;
+    }
+    q->e[(q->head + q->len) & (q->cap - 1)] = entry;
+    q->len++;
+    return 0;
+}
+
+/* Threads of the idle (0) and System (4) processes never run in user mode: no user part can
+ * come for their samples. */
+static uint8_t queue_for(const perch_model *m, uint32_t tid, uint32_t ti)
+{
+    uint32_t pid = m->threads[ti].pid;
+    return tid == 0 || pid == 0 || pid == 4;
+}
+
+static int queue_add_group(perch_model *m, uint32_t g)
+{
+    squeue *q = &m->queues[m->groups[g].queue];
+    uint64_t deadline = m->groups[g].ts + q->wait;
+    if (deadline < q->deadline)
+        q->deadline = deadline;
+    return queue_push(q, (uint64_t)m->groups[g].gen << 32 | g);
+}
+
+static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid, uint8_t queue)
+{
+    uint32_t g = m->group_free, head = NONE32;
+    int err = 0;
+    if (g != NONE32) {
+        m->group_free = m->groups[g].next_hash;
+    } else {
+        err = perch__grow_array((void **)&m->groups, sizeof *m->groups, &m->group_cap,
+                          m->group_count + 1, MAX_GROUPS);
+        if (err == 0) {
+            g = m->group_count++;
+            m->groups[g].gen = 0;
+        }
+    }
+    if (err < 0) {
+        m->error = err;
+        return NONE32;
+    }
+    sgroup *gr = &m->groups[g];
+    uint32_t gen = gr->gen;
+    memset(gr, 0, sizeof *gr);
+    gr->gen = gen;
+    gr->ts = ts;
+    gr->tid = tid;
+    gr->samples = gr->samples_tail = gr->parts = gr->parts_tail = NONE32;
+    gr->live = 1;
+    gr->queue = queue;
+    perch__hmap_get(&m->group_map, group_key(ts, tid), &head);
+    gr->next_hash = head;
+    gr->tid_prev = gr->tid_next = NONE32;
+    if (tid != 0 && perch__hmap_get(&m->tid_groups, tid, &head)) { /* idle threads never exit */
+        gr->tid_next = head;
+        m->groups[head].tid_prev = g;
+    }
+    err = tid != 0 ? perch__hmap_put(&m->tid_groups, tid, g) : 0;
+    err = err ? err : perch__hmap_put(&m->group_map, group_key(ts, tid), g);
+    err = err ? err : queue_add_group(m, g);
+    if (err < 0) {
+        m->error = err;
+        return NONE32;
+    }
+    return g;
+}
+
+static void unlink_tid(perch_model *m, uint32_t g)
+{
+    sgroup *gr = &m->groups[g];
+    if (gr->tid == 0)
+        return;
+    if (gr->tid_next != NONE32)
+        m->groups[gr->tid_next].tid_prev = gr->tid_prev;
+    if (gr->tid_prev != NONE32)
+        m->groups[gr->tid_prev].tid_next = gr->tid_next;
+    else if (gr->tid_next != NONE32)
+        perch__hmap_put(&m->tid_groups, gr->tid, gr->tid_next); /* replace: no growth */
+    else
+        perch__hmap_del(&m->tid_groups, gr->tid);
+}
+
+static void unlink_group(perch_model *m, uint32_t g)
+{
+    unlink_tid(m, g);
+    uint64_t key = group_key(m->groups[g].ts, m->groups[g].tid);
+    uint32_t head = NONE32;
+    perch__hmap_get(&m->group_map, key, &head);
+    if (head == g) {
+        if (m->groups[g].next_hash == NONE32)
+            perch__hmap_del(&m->group_map, key);
+        else
+            perch__hmap_put(&m->group_map, key, m->groups[g].next_hash); /* replace: no growth */
+        return;
+    }
+    for (uint32_t p = head; p != NONE32; p = m->groups[p].next_hash) {
+        if (m->groups[p].next_hash == g) {
+            m->groups[p].next_hash = m->groups[g].next_hash;
+            return;
+        }
+    }
+}
+
+static void release_group(perch_model *m, uint32_t g)
+{
+    sgroup *gr = &m->groups[g];
+    unlink_group(m, g);
+    for (uint32_t s = gr->samples, next; s != NONE32; s = next) {
+        next = m->samples[s].next;
+        m->samples[s].next = m->sample_free;
+        m->sample_free = s;
+    }
+    for (uint32_t p = gr->parts, next; p != NONE32; p = next) {
+        next = m->parts[p].next;
+        perch__free(m->parts[p].frames);
+        m->parts[p].frames = NULL;
+        m->parts[p].next = m->part_free;
+        m->part_free = p;
+    }
+    gr->live = 0;
+    gr->gen++;
+    gr->next_hash = m->group_free;
+    m->group_free = g;
+}
+
+/* Appends the kernel (pass 0) or user (pass 1) segments of g's resolved parts to scratch. */
+static uint32_t gather(perch_model *m, const sgroup *gr, int pass, uint32_t n)
+{
+    for (uint32_t p = gr->parts; p != NONE32; p = m->parts[p].next) {
+        const spart *pt = &m->parts[p];
+        uint32_t k = 0;
+        while (k < pt->count && perch__is_kernel_addr(pt->psz, pt->frames[k]))
+            k++;
+        uint32_t from = pass == 0 ? 0 : k, to = pass == 0 ? k : pt->count;
+        for (uint32_t i = from; i < to; i++)
+            m->scratch[n++] = pt->frames[i];
+    }
+    return n;
+}
+
+static int assemble(perch_model *m, const sgroup *gr, uint32_t *id, uint32_t *kernel,
+                    uint32_t *total, bool *unresolved_only)
+{
+    uint64_t need = 0;
+    bool any_ref = false;
+    for (uint32_t p = gr->parts; p != NONE32; p = m->parts[p].next) {
+        need += m->parts[p].count;
+        any_ref |= m->parts[p].is_ref && !m->parts[p].resolved;
+    }
+    *unresolved_only = any_ref && need == 0;
+    *id = *kernel = *total = 0;
+    if (need == 0)
+        return 0;
+    int err = perch__grow_array((void **)&m->scratch, sizeof *m->scratch, &m->scratch_cap,
+                          (uint32_t)need, MAX_PART_FRAMES * 64u);
+    if (err < 0)
+        return err;
+    *kernel = gather(m, gr, 0, 0);
+    *total = gather(m, gr, 1, *kernel);
+    *id = perch__stack_intern(m, m->scratch, *total, *kernel);
+    return *id == 0 ? (m->error < 0 ? m->error : PERCH_ENOMEM) : 0;
+}
+
+static void count_stack(perch_model *m, uint32_t kernel, uint32_t total)
+{
+    model_count(m, MC_SAMPLES_WITH_STACK, 1);
+    model_count(m, MC_FRAMES_TOTAL, total);
+    if (kernel > 0 && total > kernel)
+        model_count(m, MC_STACK_MERGED, 1);
+    else if (kernel > 0)
+        model_count(m, MC_STACK_KERNEL_ONLY, 1);
+    else
+        model_count(m, MC_STACK_USER_ONLY, 1);
+}
+
+static int emit_sample(perch_model *m, psample *s, uint32_t id, uint32_t kernel, uint32_t total,
+                       bool unresolved_only)
+{
+    if (!s->module_done && s->thread < m->thread_count &&
+        m->threads[s->thread].key == s->rec.thread_key &&
+        m->threads[s->thread].pid != UNKNOWN_PID)
+        s->rec.module_key = perch__module_lookup(m, m->threads[s->thread].pid, s->rec.ip);
+    s->rec.stack_id = id;
+    if (id != 0)
+        count_stack(m, kernel, total);
+    else
+        model_count(m, unresolved_only ? MC_SAMPLE_STACK_UNRESOLVED : MC_SAMPLE_NO_STACK, 1);
+    return m->sink.sample != NULL ? m->sink.sample(m->sink.ctx, &s->rec) : 0;
+}
+
+int perch__group_finalize(perch_model *m, uint32_t g, enum model_counter reason)
+{
+    uint32_t id, kernel, total;
+    bool unresolved_only;
+    int err = assemble(m, &m->groups[g], &id, &kernel, &total, &unresolved_only);
+    for (uint32_t s = m->groups[g].samples; s != NONE32 && err == 0; s = m->samples[s].next) {
+        err = emit_sample(m, &m->samples[s], id, kernel, total, unresolved_only);
+        model_count(m, reason, 1);
+        m->samples_pending--;
+    }
+    release_group(m, g);
+    return err;
+}
+
+/* The window of g is over (time, count bound or thread exit): emit now unless a key
+ * reference still waits for its definition. */
+static int close_window(perch_model *m, uint32_t g, enum model_counter reason)
+{
+    m->groups[g].window_closed = 1;
+    m->groups[g].reason = (uint8_t)reason;
+    return m->groups[g].unresolved == 0 ? perch__group_finalize(m, g, reason) : 0;
+}
+
+/* The first live, still-waiting group of q (popped unless peek), or NONE32. */
+static uint32_t queue_pop_live(perch_model *m, squeue *q, bool peek)
+{
+    while (q->len > 0) {
+        uint64_t e = q->e[q->head];
+        uint32_t g = (uint32_t)e;
+        bool waiting = m->groups[g].live && m->groups[g].gen == (uint32_t)(e >> 32) &&
+                       !m->groups[g].window_closed;
+        if (waiting && peek)
+            return g;
+        q->head = (q->head + 1) & (q->cap - 1);
+        q->len--;
+        if (waiting)
+            return g;
+    }
+    return NONE32;
+}
+
+static int expire(perch_model *m, squeue *q, uint64_t now)
+{
+    int err = 0;
+    uint32_t g;
+    if (now <= q->deadline)
+        return 0; /* nothing in q can have expired yet */
+    while (err == 0 && (g = queue_pop_live(m, q, true)) != NONE32) {
+        if (m->groups[g].ts + q->wait >= now) {
+            q->deadline = m->groups[g].ts + q->wait;
+            return 0;
+        }
+        queue_pop_live(m, q, false);
+        err = close_window(m, g, MC_EMIT_WAIT_TIME);
+    }
+    if (err == 0)
+        q->deadline = UINT64_MAX; /* empty: the next group sets it */
+    return err;
+}
+
+int perch__samples_advance(perch_model *m, uint64_t now)
+{
+    int err = expire(m, &m->queues[0], now);
+    err = err ? err : expire(m, &m->queues[1], now);
+    uint32_t g;
+    for (int i = 1; i >= 0; i--)
+        while (err == 0 && m->samples_pending > m->opts.max_pending_samples &&
+               (g = queue_pop_live(m, &m->queues[i], false)) != NONE32)
+            err = close_window(m, g, MC_EMIT_COUNT_BOUND);
+    return err;
+}
+
+int perch__samples_thread_exit(perch_model *m, uint32_t tid)
+{
+    int err = 0;
+    uint32_t g;
+    if (!perch__hmap_get(&m->tid_groups, tid, &g))
+        return 0;
+    while (g != NONE32 && err == 0) {
+        uint32_t next = m->groups[g].tid_next;
+        if (!m->groups[g].window_closed)
+            err = close_window(m, g, MC_EMIT_THREAD_EXIT);
+        g = next;
+    }
+    return err;
+}
+
+static uint32_t alloc_sample(perch_model *m)
+{
+    uint32_t s = m->sample_free;
+    if (s != NONE32) {
+        m->sample_free = m->samples[s].next;
+        return s;
+    }
+    int err = perch__grow_array((void **)&m->samples, sizeof *m->samples, &m->sample_cap,
+                          m->sample_count + 1, MAX_GROUPS);
+    if (err < 0) {
+        m->error = err;
+        return NONE32;
+    }
+    return m->sample_count++;
+}
+
+static void fill_sample(perch_model *m, psample *s, const perch_event *ev, const perch_decoded *d,
+                        uint32_t ti)
+{
+    bool pmc = d->type == PERCH_DECODED_PMC_SAMPLE;
+    memset(s, 0, sizeof *s);
+    s->rec.thread_key = m->threads[ti].key;
+    s->rec.tid = pmc ? d->pmc_sample.thread_id : d->sampled_profile.thread_id;
+    s->rec.cpu = ev->cpu;
+    s->rec.kind = pmc ? PERCH_SAMPLE_PMC : PERCH_SAMPLE_TIMER;
+    s->rec.flags = pmc ? 0 : d->sampled_profile.flags;
+    s->rec.profile_source = pmc ? d->pmc_sample.profile_source : 0;
+    s->rec.ts = ev->timestamp;
+    s->rec.ip = pmc ? d->pmc_sample.instruction_pointer : d->sampled_profile.instruction_pointer;
+    s->rec.count = pmc ? 1 : d->sampled_profile.count;
+    s->thread = ti;
+    s->next = NONE32;
+    uint32_t pid = m->threads[ti].pid;
+    if (perch__is_kernel_addr(ev->pointer_size, s->rec.ip) || pid != UNKNOWN_PID) {
+        s->rec.module_key = perch__module_lookup(m, pid, s->rec.ip);
+        s->module_done = true;
+    }
+}
+
+int perch__sample(perch_model *m, const perch_event *ev, const perch_decoded *d)
+{
+    bool pmc = d->type == PERCH_DECODED_PMC_SAMPLE;
+    uint32_t tid = pmc ? d->pmc_sample.thread_id : d->sampled_profile.thread_id;
+    uint32_t ti = perch__thread_for(m, tid, ev->cpu);
+    uint32_t g = ti == NONE32 ? NONE32 : find_group(m, ev->timestamp, tid);
+    if (ti != NONE32 && g == NONE32)
+        g = add_group(m, ev->timestamp, tid, queue_for(m, tid, ti));
+    uint32_t s = g == NONE32 ? NONE32 : alloc_sample(m);
+    if (s == NONE32)
+        return m->error < 0 ? m->error : PERCH_ENOMEM;
+    fill_sample(m, &m->samples[s], ev, d, ti);
+    sgroup *gr = &m->groups[g];
+    if (gr->samples_tail == NONE32)
+        gr->samples = s;
+    else
+        m->samples[gr->samples_tail].next = s;
+    gr->samples_tail = s;
+    m->samples_pending++;
+    model_count(m, pmc ? MC_SAMPLES_PMC : MC_SAMPLES, 1);
+    return m->samples_pending > m->opts.max_pending_samples
+               ? perch__samples_advance(m, ev->timestamp)
+               : 0;
+}
+
+int perch__samples_finish(perch_model *m)
+{
+    int err = 0;
+    for (uint32_t g = 0; g < m->group_count && err == 0; g++) {
+        if (!m->groups[g].live)
+            continue;
+        for (uint32_t p = m->groups[g].parts; p != NONE32; p = m->parts[p].next)
+            if (m->parts[p].is_ref && !m->parts[p].resolved)
+                model_count(m, MC_KEY_UNRESOLVED, 1);
+        err = perch__group_finalize(m, g, MC_EMIT_END);
+    }
+    return err;
+}
+
+void perch__samples_free(perch_model *m)
+{
+    for (uint32_t p = 0; p < m->part_count; p++)
+        perch__free(m->parts[p].frames);
+    for (uint32_t d = 0; d < m->def_count; d++)
+        perch__free(m->defs[d].frames);
+    perch__free(m->parts);
+    perch__free(m->samples);
+    perch__free(m->groups);
+    perch__free(m->queues[0].e);
+    perch__free(m->queues[1].e);
+    perch__free(m->defs);
+    perch__free(m->scratch);
+    perch__hmap_free(&m->group_map);
+    perch__hmap_free(&m->tid_groups);
+    perch__hmap_free(&m->wait_map);
+    perch__hmap_free(&m->def_map);
+}

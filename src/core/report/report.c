@@ -1,0 +1,285 @@
+/*
+ * The report sink: aggregates the model's records (see include/perch/report.h). Samples count
+ * per thread key, module key and stack id; names are joined at output time, because entity
+ * records usually arrive after the samples that refer to them.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/mem.h"
+#include "perch/error.h"
+#include "report/report_internal.h"
+
+static char *dup_str(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    char *p = perch__alloc(n + 1);
+    if (p != NULL) {
+        if (n)
+            memcpy(p, s, n);
+        p[n] = '\0';
+    }
+    return p;
+}
+
+char *perch__report_lower_base(const char *path)
+{
+    const char *b = path ? path : "";
+    for (const char *p = b; *p; p++)
+        if (*p == '\\' || *p == '/')
+            b = p + 1;
+    char *out = dup_str(b);
+    for (char *p = out; p && *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    return out;
+}
+
+void *perch__rtable_get(rtable *t, uint64_t key, size_t row_size, bool create)
+{
+    uint32_t i;
+    if (perch__hmap_get(&t->index, key, &i))
+        return (char *)t->rows + (size_t)i * row_size;
+    if (!create || perch__grow_array(&t->rows, row_size, &t->cap, t->count + 1, RPT_MAX_ROWS) < 0)
+        return NULL;
+    if (perch__hmap_put(&t->index, key, t->count) < 0)
+        return NULL;
+    void *row = (char *)t->rows + (size_t)t->count * row_size;
+    memset(row, 0, row_size);
+    t->count++;
+    return row;
+}
+
+static int on_info(void *ctx, const perch_trace_info *info)
+{
+    perch_report *r = ctx;
+    r->info = *info;
+    perch__free(r->source);
+    r->source = dup_str(info->source);
+    r->info.source = r->source;
+    r->info.session_config = NULL;
+    return r->source ? 0 : PERCH_ENOMEM;
+}
+
+static int on_process(void *ctx, const perch_process_rec *rec)
+{
+    perch_report *r = ctx;
+    rproc *p = perch__rtable_get(&r->procs, rec->key, sizeof *p, true);
+    if (p == NULL)
+        return PERCH_ENOMEM;
+    p->key = rec->key;
+    p->pid = rec->pid;
+    perch__free(p->name);
+    p->name = dup_str(rec->image_name);
+    return p->name ? 0 : PERCH_ENOMEM;
+}
+
+static int on_thread(void *ctx, const perch_thread_rec *rec)
+{
+    perch_report *r = ctx;
+    rthread *t = perch__rtable_get(&r->threads, rec->key, sizeof *t, true);
+    if (t == NULL)
+        return PERCH_ENOMEM;
+    t->key = rec->key;
+    t->process_key = rec->process_key;
+    t->tid = rec->tid;
+    t->pid = rec->pid;
+    t->known = true;
+    perch__free(t->name);
+    t->name = dup_str(rec->name);
+    return t->name ? 0 : PERCH_ENOMEM;
+}
+
+static int on_module(void *ctx, const perch_module_rec *rec)
+{
+    perch_report *r = ctx;
+    rmod *md = perch__rtable_get(&r->mods, rec->key, sizeof *md, true);
+    if (md == NULL)
+        return PERCH_ENOMEM;
+    md->key = rec->key;
+    md->base = rec->base;
+    md->size = rec->size;
+    md->pid = rec->pid;
+    md->process_key = rec->process_key;
+    md->known = true;
+    md->name = perch__report_lower_base(rec->path);
+    md->has_pdb = rec->has_pdb;
+    md->guid = rec->pdb_guid;
+    md->age = rec->pdb_age;
+    md->pdb = rec->has_pdb ? perch__report_lower_base(rec->pdb_name) : NULL;
+    return md->name && (!rec->has_pdb || md->pdb) ? 0 : PERCH_ENOMEM;
+}
+
+static int on_stack(void *ctx, const perch_stack_rec *rec)
+{
+    perch_report *r = ctx;
+    if (rec->id != r->stack_count + 1)
+        return PERCH_EFORMAT;
+    int err = perch__grow_array((void **)&r->stacks, sizeof *r->stacks, &r->stack_cap,
+                          r->stack_count + 1, RPT_MAX_ROWS);
+    if (err < 0)
+        return err;
+    rstack *s = &r->stacks[r->stack_count];
+    memset(s, 0, sizeof *s);
+    s->frames = perch__alloc(sizeof *s->frames * (rec->frame_count ? rec->frame_count : 1));
+    if (s->frames == NULL)
+        return PERCH_ENOMEM;
+    memcpy(s->frames, rec->frames, sizeof *s->frames * rec->frame_count);
+    s->count = rec->frame_count;
+    s->kernel = rec->kernel_frames;
+    r->stack_count++;
+    return 0;
+}
+
+static int on_sample(void *ctx, const perch_sample_rec *rec)
+{
+    perch_report *r = ctx;
+    if (rec->kind != PERCH_SAMPLE_TIMER) {
+        r->samples_pmc++;
+        return 0;
+    }
+    rthread *t = perch__rtable_get(&r->threads, rec->thread_key, sizeof *t, true);
+    rmod *md = perch__rtable_get(&r->mods, rec->module_key, sizeof *md, true);
+    if (t == NULL || md == NULL)
+        return PERCH_ENOMEM;
+    t->key = rec->thread_key;
+    t->samples++;
+    md->key = rec->module_key;
+    md->samples++;
+    r->samples++;
+    if (rec->stack_id == 0 || rec->stack_id > r->stack_count)
+        return rec->stack_id == 0 ? 0 : PERCH_EFORMAT;
+    rstack *s = &r->stacks[rec->stack_id - 1];
+    if (s->samples++ == 0)
+        s->thread_key = rec->thread_key;
+    r->samples_with_stack++;
+    r->frames_total += s->count;
+    if (s->kernel > 0 && s->count > s->kernel)
+        r->merged++;
+    else if (s->kernel > 0)
+        r->kernel_only++;
+    else
+        r->user_only++;
+    return 0;
+}
+
+static int on_slice(void *ctx, const perch_slice_rec *rec)
+{
+    perch_report *r = ctx;
+    uint64_t d = rec->end_ts - rec->start_ts;
+    r->slices++;
+    if (rec->tid == 0) {
+        r->idle_ticks += d;
+    } else {
+        r->run_ticks += d;
+        rthread *t = perch__rtable_get(&r->threads, rec->thread_key, sizeof *t, true);
+        if (t == NULL)
+            return PERCH_ENOMEM;
+        t->key = rec->thread_key;
+        t->cpu_ticks += d;
+    }
+    for (unsigned b = 0; b < 4; b++)
+        r->slice_flags[b] += (rec->flags >> b) & 1u;
+    if (rec->flags & PERCH_SLICE_HAS_READY) {
+        r->ready_count++;
+        r->ready_ticks += rec->start_ts - rec->ready_ts;
+    }
+    int w = rec->wait_reason;
+    r->wait_reason[w >= 0 && w < RPT_MAX_WAIT ? w : RPT_MAX_WAIT]++;
+    return 0;
+}
+
+static int on_lbr(void *ctx, const perch_lbr_rec *rec)
+{
+    (void)rec;
+    ((perch_report *)ctx)->lbr++;
+    return 0;
+}
+
+static int add_named(rnamed **arr, uint32_t *count, uint32_t *cap, const char *name, uint64_t v)
+{
+    int err = perch__grow_array((void **)arr, sizeof **arr, cap, *count + 1, 4096);
+    if (err < 0)
+        return err;
+    (*arr)[*count].name = dup_str(name);
+    (*arr)[*count].value = v;
+    if ((*arr)[*count].name == NULL)
+        return PERCH_ENOMEM;
+    (*count)++;
+    return 0;
+}
+
+static int on_ledger(void *ctx, const perch_ledger_rec *rec)
+{
+    perch_report *r = ctx;
+    return add_named(&r->ledger, &r->ledger_count, &r->ledger_cap, rec->reason, rec->count);
+}
+
+static int on_stat(void *ctx, const perch_stat_rec *rec)
+{
+    perch_report *r = ctx;
+    return add_named(&r->stats, &r->stat_count, &r->stat_cap, rec->name, rec->value);
+}
+
+int perch_report_create(const perch_report_options *opts, perch_report **out)
+{
+    if (out == NULL)
+        return PERCH_EINVAL;
+    perch_report *r = perch__alloc(sizeof *r);
+    if (r == NULL)
+        return PERCH_ENOMEM;
+    memset(r, 0, sizeof *r);
+    r->top = opts != NULL && opts->sz >= sizeof *opts && opts->top ? opts->top : 10;
+    *out = r;
+    return 0;
+}
+
+void perch_report_sink(perch_report *r, perch_sink *sink)
+{
+    memset(sink, 0, sizeof *sink);
+    sink->ctx = r;
+    sink->trace_info = on_info;
+    sink->process = on_process;
+    sink->thread = on_thread;
+    sink->module = on_module;
+    sink->stack = on_stack;
+    sink->slice = on_slice;
+    sink->sample = on_sample;
+    sink->lbr = on_lbr;
+    sink->ledger = on_ledger;
+    sink->stat = on_stat;
+}
+
+static void free_table(rtable *t)
+{
+    perch__hmap_free(&t->index);
+    perch__free(t->rows);
+}
+
+void perch_report_destroy(perch_report *r)
+{
+    if (r == NULL)
+        return;
+    for (uint32_t i = 0; i < r->threads.count; i++)
+        perch__free(((rthread *)r->threads.rows)[i].name);
+    for (uint32_t i = 0; i < r->procs.count; i++)
+        perch__free(((rproc *)r->procs.rows)[i].name);
+    for (uint32_t i = 0; i < r->mods.count; i++) {
+        perch__free(((rmod *)r->mods.rows)[i].name);
+        perch__free(((rmod *)r->mods.rows)[i].pdb);
+    }
+    for (uint32_t i = 0; i < r->stack_count; i++)
+        perch__free(r->stacks[i].frames);
+    for (uint32_t i = 0; i < r->ledger_count; i++)
+        perch__free(r->ledger[i].name);
+    for (uint32_t i = 0; i < r->stat_count; i++)
+        perch__free(r->stats[i].name);
+    free_table(&r->threads);
+    free_table(&r->procs);
+    free_table(&r->mods);
+    perch__free(r->stacks);
+    perch__free(r->ledger);
+    perch__free(r->stats);
+    perch__free(r->source);
+    perch__free(r);
+}

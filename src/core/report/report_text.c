@@ -1,0 +1,153 @@
+/*
+ * The text form of the report: trace header, samples and CPU time per process and per thread,
+ * top modules, top stacks (frames as module!+0xoffset), slice statistics and the ledger.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/mem.h"
+#include "perch/error.h"
+#include "report/report_internal.h"
+
+static double ms(const perch_report *r, uint64_t ticks)
+{
+    return r->info.perf_freq ? (double)ticks * 1000.0 / (double)r->info.perf_freq : 0.0;
+}
+
+/* The module containing addr: kernel modules for kernel addresses, else pid's modules. */
+static const rmod *module_at(perch_report *r, uint64_t addr, uint32_t pid)
+{
+    const rmod *best = NULL;
+    bool kernel = addr >= (r->info.pointer_size == 4 ? 0x80000000ull : 0xFFFF800000000000ull);
+    for (uint32_t i = 0; i < r->mods.count; i++) {
+        const rmod *md = (const rmod *)r->mods.rows + i;
+        if (!md->known || addr - md->base >= md->size)
+            continue;
+        if (kernel ? md->process_key != 0 : md->pid != pid)
+            continue;
+        if (best == NULL || md->base > best->base)
+            best = md;
+    }
+    return best;
+}
+
+static int cmp_threads(const void *a, const void *b)
+{
+    const rthread *x = *(const rthread *const *)a, *y = *(const rthread *const *)b;
+    if (x->samples != y->samples)
+        return x->samples > y->samples ? -1 : 1;
+    return x->cpu_ticks > y->cpu_ticks ? -1 : x->cpu_ticks < y->cpu_ticks;
+}
+
+static void print_threads(perch_report *r, FILE *f)
+{
+    rthread **v = perch__alloc(sizeof *v * (r->threads.count + 1));
+    uint32_t n = 0;
+    if (v == NULL)
+        return;
+    for (uint32_t i = 0; i < r->threads.count; i++) {
+        rthread *t = (rthread *)r->threads.rows + i;
+        if (t->samples > 0 || t->cpu_ticks > 0)
+            v[n++] = t;
+    }
+    qsort(v, n, sizeof *v, cmp_threads);
+    fprintf(f, "\nThreads (top %u by samples)\n  %8s %8s %-24s %-20s %10s %12s\n", r->top, "pid",
+            "tid", "process", "thread", "samples", "cpu ms");
+    for (uint32_t i = 0; i < n && i < r->top; i++) {
+        int64_t pid;
+        const char *pname = perch__report_thread_process(r, v[i], &pid);
+        fprintf(f, "  %8" PRId64 " %8u %-24s %-20s %10" PRIu64 " %12.3f\n", pid, v[i]->tid,
+                pname, v[i]->name ? v[i]->name : "", v[i]->samples, ms(r, v[i]->cpu_ticks));
+    }
+    perch__free(v);
+}
+
+static int cmp_stacks(const void *a, const void *b)
+{
+    const rstack *x = *(const rstack *const *)a, *y = *(const rstack *const *)b;
+    return x->samples > y->samples ? -1 : x->samples < y->samples;
+}
+
+static void print_stack(perch_report *r, FILE *f, const rstack *s)
+{
+    rthread *t = perch__rtable_get(&r->threads, s->thread_key, sizeof *t, false);
+    uint32_t pid = t != NULL && t->known ? t->pid : UINT32_MAX;
+    for (uint32_t i = 0; i < s->count; i++) {
+        const rmod *md = module_at(r, s->frames[i], pid);
+        if (md != NULL)
+            fprintf(f, "      %s!+0x%" PRIx64 "\n", md->name, s->frames[i] - md->base);
+        else
+            fprintf(f, "      ?!0x%" PRIx64 "\n", s->frames[i]);
+    }
+}
+
+static void print_stacks(perch_report *r, FILE *f)
+{
+    rstack **v = perch__alloc(sizeof *v * (r->stack_count + 1));
+    uint32_t n = 0;
+    if (v == NULL)
+        return;
+    for (uint32_t i = 0; i < r->stack_count; i++)
+        if (r->stacks[i].samples > 0)
+            v[n++] = &r->stacks[i];
+    qsort(v, n, sizeof *v, cmp_stacks);
+    fprintf(f, "\nTop stacks (%u distinct; innermost frame first)\n", n);
+    for (uint32_t i = 0; i < n && i < r->top; i++) {
+        fprintf(f, "  #%u: %" PRIu64 " samples, %u frames (%u kernel)\n", i + 1, v[i]->samples,
+                v[i]->count, v[i]->kernel);
+        print_stack(r, f, v[i]);
+    }
+    perch__free(v);
+}
+
+static uint64_t stat_of(const perch_report *r, const char *name)
+{
+    for (uint32_t i = 0; i < r->stat_count; i++)
+        if (strcmp(r->stats[i].name, name) == 0)
+            return r->stats[i].value;
+    return 0;
+}
+
+static void print_summary(perch_report *r, FILE *f)
+{
+    const perch_trace_info *h = &r->info;
+    fprintf(f, "Trace %s\n  OS build %u, %u CPUs, pointer size %u, clock type %u, %" PRIu64
+               " ticks/s\n  events lost %" PRIu64 ", buffers lost %" PRIu64 "\n",
+            h->source ? h->source : "", h->os_build, h->cpu_count, h->pointer_size,
+            h->clock_type, h->perf_freq, h->events_lost, h->buffers_lost);
+    fprintf(f, "  %" PRIu64 " records; %" PRIu64 " processes, %" PRIu64 " threads, %" PRIu64
+               " modules seen\n",
+            stat_of(r, "records.total"), stat_of(r, "processes.total"),
+            stat_of(r, "threads.total"), stat_of(r, "modules.total"));
+    fprintf(f, "\nSamples: %" PRIu64 " timer (%" PRIu64 " with a stack: %" PRIu64
+               " kernel+user, %" PRIu64 " kernel only, %" PRIu64 " user only), %" PRIu64
+               " PMC\n",
+            r->samples, r->samples_with_stack, r->merged, r->kernel_only, r->user_only,
+            r->samples_pmc);
+    fprintf(f, "Slices: %" PRIu64 ", run %.3f ms, idle %.3f ms, open-start %" PRIu64
+               ", open-end %" PRIu64 ", stale %" PRIu64 "\n",
+            r->slices, ms(r, r->run_ticks), ms(r, r->idle_ticks), r->slice_flags[0],
+            r->slice_flags[1], r->slice_flags[2]);
+    if (r->slices > 0) {
+        fprintf(f, "  wait reasons at switch-out:");
+        for (int i = 0; i <= RPT_MAX_WAIT; i++)
+            if (r->wait_reason[i] > 0)
+                fprintf(f, " %d:%" PRIu64, i < RPT_MAX_WAIT ? i : -1, r->wait_reason[i]);
+        fputc('\n', f);
+    }
+}
+
+int perch_report_write_text(perch_report *r, FILE *f)
+{
+    print_summary(r, f);
+    int err = perch__report_text_tables(r, f);
+    print_threads(r, f);
+    print_stacks(r, f);
+    fprintf(f, "\nLedger (not turned into model data)\n");
+    for (uint32_t i = 0; i < r->ledger_count; i++)
+        fprintf(f, "  %-36s %12" PRIu64 "\n", r->ledger[i].name, r->ledger[i].value);
+    if (r->ledger_count == 0)
+        fprintf(f, "  (empty)\n");
+    return err == 0 && !ferror(f) ? 0 : PERCH_EIO;
+}

@@ -1,0 +1,76 @@
+/*
+ * UTF-16LE to UTF-8; see include/perch/utf16.h. Both directions are bounded: the input by its
+ * byte length, the output by its capacity, and a character is written whole or not at all.
+ */
+#include "perch/utf16.h"
+
+#define REPLACEMENT 0xFFFDu
+
+/* Decodes the code point at src[*i] (advancing *i); invalid sequences give U+FFFD. */
+static uint32_t next_code_point(const uint8_t *src, size_t len, size_t *i)
+{
+    if (len - *i < 2) {
+        *i = len; /* a lone trailing byte */
+        return REPLACEMENT;
+    }
+    uint32_t u = (uint32_t)src[*i] | (uint32_t)src[*i + 1] << 8;
+    *i += 2;
+    if (u < 0xD800u || u > 0xDFFFu)
+        return u;
+    if (u >= 0xDC00u || len - *i < 2)
+        return REPLACEMENT; /* a low surrogate first, or a high one at the end */
+    uint32_t lo = (uint32_t)src[*i] | (uint32_t)src[*i + 1] << 8;
+    if (lo < 0xDC00u || lo > 0xDFFFu)
+        return REPLACEMENT; /* leave lo to be decoded on its own */
+    *i += 2;
+    return 0x10000u + ((u - 0xD800u) << 10) + (lo - 0xDC00u);
+}
+
+/* Encodes cp into buf (4 bytes); returns its length. */
+static size_t encode(uint32_t cp, char *buf)
+{
+    if (cp < 0x80u) {
+        buf[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800u) {
+        buf[0] = (char)(0xC0u | cp >> 6);
+        buf[1] = (char)(0x80u | (cp & 0x3Fu));
+        return 2;
+    }
+    if (cp < 0x10000u) {
+        buf[0] = (char)(0xE0u | cp >> 12);
+        buf[1] = (char)(0x80u | (cp >> 6 & 0x3Fu));
+        buf[2] = (char)(0x80u | (cp & 0x3Fu));
+        return 3;
+    }
+    buf[0] = (char)(0xF0u | cp >> 18);
+    buf[1] = (char)(0x80u | (cp >> 12 & 0x3Fu));
+    buf[2] = (char)(0x80u | (cp >> 6 & 0x3Fu));
+    buf[3] = (char)(0x80u | (cp & 0x3Fu));
+    return 4;
+}
+
+size_t perch_utf16le_to_utf8(const uint8_t *src, size_t src_len, char *dst, size_t cap)
+{
+    size_t i = 0, out = 0;
+    char buf[4];
+    while (i < src_len) {
+        size_t n = encode(next_code_point(src, src_len, &i), buf);
+        if (cap - out < n)
+            break;
+        for (size_t k = 0; k < n; k++)
+            dst[out + k] = buf[k];
+        out += n;
+    }
+    return out;
+}
+
+size_t perch_utf16le_utf8_len(const uint8_t *src, size_t src_len)
+{
+    size_t i = 0, out = 0;
+    char buf[4];
+    while (i < src_len)
+        out += encode(next_code_point(src, src_len, &i), buf);
+    return out;
+}

@@ -1,0 +1,22 @@
+# perch report: the JSON figures of the real traces equal the reference (model.json), the text
+# summary names what a Windows user expects (Idle and ntoskrnl.exe on top), and bad input or
+# options give a clear error.
+set(ETL ${PERCH_DATA_DIR}/etl)
+
+perch_cli_test(report_help "Usage: perch report \\[--json\\] \\[--top N\\]" report --help)
+
+perch_cli_test(report_json_x64
+    "\"frames_total\":126601,.*\"pdb_ids\":677,.*\"samples\":79528,\"samples_with_stack\":6318,.*\"stack_hash\":\"7afd94324e48d39a\",.*\"stacks_kernel_only\":304,\"stacks_merged\":458,\"stacks_user_only\":5556,.*\"top_modules\":\\[{\"name\":\"ntoskrnl.exe\",\"samples\":73096},{\"name\":\"\\?\",\"samples\":4678},{\"name\":\"hal.dll\",\"samples\":707}.*\"top_processes\":\\[{\"name\":\"Idle\",\"pid\":0,\"samples\":73313},{\"name\":\"Test.x64.exe\",\"pid\":3676"
+    report --json ${ETL}/perfview_net.4.5.2.x64.etl)
+
+perch_cli_test(report_json_airbus
+    "\"build\":18362,.*\"samples\":0,.*\"stack_hash\":\"e3b0c44298fc1c14\""
+    report --json ${ETL}/airbus_ShutdownPerfDiagLogger.etl)
+
+perch_cli_test(report_text_x64
+    "Samples: 79528 timer \\(6318 with a stack: 458 kernel\\+user, 304 kernel only, 5556 user only\\).*Processes \\(top 3 by samples\\).* 0 Idle +73313.*Modules.*ntoskrnl.exe +73096.*Top stacks.*Ledger.*sample.no_stack +73210"
+    report --top 3 ${ETL}/perfview_net.4.5.2.x64.etl)
+
+perch_cli_test(report_not_etl "perch report: .*not an .etl file" report ${PERCH_DATA_DIR}/README.md)
+perch_cli_test(report_bad_top "--top needs a number" report --top 0 x.etl)
+perch_cli_test(report_missing "perch: .*no such file" report /nonexistent.etl)

@@ -1,0 +1,172 @@
+/*
+ * perch report: summarizes where the CPU went in a trace: a readable text summary, or with
+ * --json one JSON object (docs/report.md). The input kind is chosen in one place
+ * (open_and_run): an .etl file goes through reader -> model -> report; a capture file (its
+ * magic "\x89PERCH\r\n", docs/capture-format.md) is replayed into the same report sink, so
+ * both give the same figures.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "perch/capture.h"
+#include "perch/error.h"
+#include "perch/io.h"
+#include "perch/json.h"
+#include "perch/pipeline.h"
+#include "perch/platform.h"
+#include "perch/report.h"
+
+struct report_args {
+    const char *path;
+    bool json;
+    uint32_t top;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "Usage: perch report [--json] [--top N] FILE.etl|FILE.perch\n\n"
+                 "Summarizes where the CPU went: trace header, samples and CPU time per process\n"
+                 "and thread, top modules and stacks, slice statistics, and the ledger of\n"
+                 "everything that could not be turned into model data.\n\n"
+                 "  --json      print one JSON object instead (fields: docs/report.md)\n"
+                 "  --top N     rows in each top list (default 10)\n"
+                 "  --help      show this help\n");
+}
+
+static int parse_top(const char *s, uint32_t *top)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno != 0 || *end != '\0' || s[0] == '-' || v == 0 || v > 100000)
+        return -1;
+    *top = (uint32_t)v;
+    return 0;
+}
+
+/* Returns -1 to continue, else the exit status. */
+static int parse_args(int argc, char **argv, struct report_args *a)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            a->json = true;
+        } else if (strcmp(argv[i], "--top") == 0) {
+            if (i + 1 >= argc || parse_top(argv[++i], &a->top) < 0) {
+                fprintf(stderr, "perch report: --top needs a number from 1 to 100000\n");
+                return 2;
+            }
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "perch report: unknown option '%s'\n\n", argv[i]);
+            usage(stderr);
+            return 2;
+        } else if (a->path == NULL) {
+            a->path = argv[i];
+        } else {
+            fprintf(stderr, "perch report: only one file may be given\n");
+            return 2;
+        }
+    }
+    if (a->path == NULL) {
+        usage(stderr);
+        return 2;
+    }
+    return -1;
+}
+
+static void progress(void *ctx, uint64_t done, uint64_t total)
+{
+    (void)ctx;
+    if (total > 0)
+        fprintf(stderr, "\rperch report: %3u%%", (unsigned)(done * 100 / total));
+    if (done >= total)
+        fputc('\n', stderr);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *b = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '/' || *p == '\\')
+            b = p + 1;
+    return b;
+}
+
+static bool is_capture(const perch_input *in)
+{
+    static const uint8_t magic[8] = {0x89, 'P', 'E', 'R', 'C', 'H', '\r', '\n'};
+    uint8_t head[8];
+    return in->size >= sizeof head && perch_input_read_exact(in, 0, head, sizeof head) == 0 &&
+           memcmp(head, magic, sizeof magic) == 0;
+}
+
+static int run_capture(perch_input *in, const char *path, const perch_sink *sink)
+{
+    perch_capture_status st;
+    int err = perch_capture_replay(in, sink, &st);
+    perch_input_close(in);
+    if (err < 0) {
+        fprintf(stderr, "perch report: %s: %s at byte %llu\n", path, st.reason,
+                (unsigned long long)st.offset);
+        return 1;
+    }
+    return 0;
+}
+
+static int run_etl(perch_input *in, const char *path, const perch_sink *sink)
+{
+    perch_etl_open_error diag = {0, 0, NULL};
+    char source[300];
+    perch_pipeline_options opts = {sizeof opts, NULL, NULL, NULL, NULL};
+    if (perch_is_terminal(stderr))
+        opts.progress = progress;
+    snprintf(source, sizeof source, "etl:%s", base_name(path));
+    int err = perch_pipeline_etl(in, source, sink, &opts, &diag);
+    if (err < 0 && diag.what != NULL) {
+        fprintf(stderr, "perch report: %s: %s at byte %llu\n", path, diag.what,
+                (unsigned long long)diag.offset);
+        return 1;
+    }
+    return err < 0 ? perch_cli_error(path, err) : 0;
+}
+
+/* The one place the input kind is chosen. */
+static int open_and_run(const char *path, const perch_sink *sink)
+{
+    perch_input in;
+    int err = perch_input_open_file(&in, path);
+    if (err < 0)
+        return perch_cli_error(path, err);
+    return is_capture(&in) ? run_capture(&in, path, sink) : run_etl(&in, path, sink);
+}
+
+int perch_cmd_report(int argc, char **argv)
+{
+    struct report_args a = {NULL, false, 10};
+    perch_report_options ro = {sizeof ro, 10};
+    perch_report *r = NULL;
+    perch_sink sink;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    ro.top = a.top;
+    if (perch_report_create(&ro, &r) < 0)
+        return perch_cli_error("report", PERCH_ENOMEM);
+    perch_report_sink(r, &sink);
+    rc = open_and_run(a.path, &sink);
+    if (rc == 0 && a.json) {
+        perch_json w;
+        perch_json_init(&w, perch_json_file_sink, stdout);
+        rc = perch_report_write_json(r, &w) < 0 ? perch_cli_error("report", PERCH_EIO) : 0;
+    } else if (rc == 0) {
+        rc = perch_report_write_text(r, stdout) < 0 ? perch_cli_error("report", PERCH_EIO) : 0;
+    }
+    perch_report_destroy(r);
+    return rc;
+}
