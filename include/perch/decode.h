@@ -22,8 +22,8 @@
  *                     NUL-terminated is not terminated inside the payload: an error.
  *   PERCH_EVERSION    a known event with a version older than any known layout, or a newer
  *                     version whose payload is shorter than the newest known layout: an error.
- *   PERCH_EFORMAT     a field's value makes the payload impossible (e.g. a SID whose
- *                     sub-authority count overruns, a counter count larger than the payload).
+ *   PERCH_EFORMAT     a field's value is impossible whatever the payload length (a SID with
+ *                     more than 15 sub-authorities).
  *   PERCH_EINVAL      ev or out is NULL, or ev->pointer_size is not 4 or 8.
  */
 #ifndef PERCH_DECODE_H
