@@ -47,8 +47,8 @@ static inline void fixture_kernel(fixture *f, uint16_t group, uint8_t opcode, ui
 }
 
 /* Same, with the payload already in f->payload (len bytes). */
-static inline void fixture_kernel_raw(fixture *f, uint16_t group, uint8_t opcode,
-                                      uint8_t version, uint8_t psize, size_t len)
+static inline void fixture_kernel_raw(fixture *f, uint16_t group, uint8_t opcode, uint8_t version,
+                                      uint8_t psize, size_t len)
 {
     memset(&f->ev, 0, sizeof f->ev);
     f->ev.group = group;

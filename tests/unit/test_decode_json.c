@@ -97,10 +97,12 @@ static void test_process_and_strings(void **state)
      * no SID. */
     fixture_kernel(&f, PERCH_GROUP_PROCESS, 1, 3, 4,
                    "0010008adc0500005802000001000000030100000040ae3f00000000"
-                   "61ff6200" "e90000dc22000000");
+                   "61ff6200"
+                   "e90000dc22000000");
     render(&f, &t);
     assert_non_null(strstr(t.text, "\"user_sid\":null,"));
-    assert_non_null(strstr(t.text, "\"image_file_name\":\"a\xef\xbf\xbd" "b\","));
+    assert_non_null(strstr(t.text, "\"image_file_name\":\"a\xef\xbf\xbd"
+                                   "b\","));
     assert_non_null(strstr(t.text, "\"command_line\":\"\xc3\xa9\xef\xbf\xbd\\\"\"}}"));
     assert_null(strstr(t.text, "package_full_name"));
 }
@@ -148,10 +150,8 @@ static void test_lbr_and_header(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sample_and_stack),
-        cmocka_unit_test(test_cswitch_with_pmc),
-        cmocka_unit_test(test_process_and_strings),
-        cmocka_unit_test(test_long_file_name),
+        cmocka_unit_test(test_sample_and_stack),    cmocka_unit_test(test_cswitch_with_pmc),
+        cmocka_unit_test(test_process_and_strings), cmocka_unit_test(test_long_file_name),
         cmocka_unit_test(test_lbr_and_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

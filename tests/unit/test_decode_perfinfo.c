@@ -18,8 +18,7 @@ struct sample_case {
 
 static const struct sample_case samples[] = {
     /* The real-trace example: flags 0x58 = priority 11, not DPC, not ISR. */
-    {8, "0330d0ffffffffffc40e000001005800", 0xffffffffffd03003, 3780, 1, 0x58, 0, false, false,
-     11},
+    {8, "0330d0ffffffffffc40e000001005800", 0xffffffffffd03003, 3780, 1, 0x58, 0, false, false, 11},
     {8, "3142554100f8ffff0400000002000103", 0xfffff80041554231, 4, 2, 0x01, 3, true, false, 0},
     {4, "78563412e80300000100fa07", 0x12345678, 1000, 1, 0xfa, 7, false, true, 31},
 };
@@ -69,7 +68,9 @@ static void test_pmc_sample(void **state)
     assert_int_equal(f.out.pmc_sample.reserved, 0xbeef);
     fixture_expect_prefixes_short(&f, PERCH_ESHORT);
     /* P=4: IP 0x00401000, tid 8, ProfileSource 2. */
-    fixture_kernel(&f, PERCH_GROUP_PERFINFO, 47, 2, 4, "00104000080000000200" "0000");
+    fixture_kernel(&f, PERCH_GROUP_PERFINFO, 47, 2, 4,
+                   "00104000080000000200"
+                   "0000");
     assert_int_equal(fixture_decode(&f), 0);
     assert_int_equal(f.out.pmc_sample.instruction_pointer, 0x00401000);
     assert_int_equal(f.out.pmc_sample.thread_id, 8);
@@ -121,7 +122,8 @@ static void test_profile_interval(void **state)
     /* CollectionStart v3 from the real trace: Source 0, 10000 / 10000, "Timer". */
     for (uint8_t op = 0x49; op <= 0x4A; op++) {
         fixture_kernel(&f, PERCH_GROUP_PERFINFO, op, 3, 8,
-                       "00000000102700001027000054006900""6d00650072000000");
+                       "00000000102700001027000054006900"
+                       "6d00650072000000");
         assert_int_equal(fixture_decode(&f), 0);
         assert_int_equal(f.out.type, PERCH_DECODED_PROFILE_INTERVAL);
         assert_int_equal(f.out.profile_interval.source, 0);

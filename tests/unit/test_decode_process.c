@@ -184,12 +184,9 @@ static void test_header_extension(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_process_v4_p8),
-        cmocka_unit_test(test_process_v5_defunct),
-        cmocka_unit_test(test_process_v4_p4),
-        cmocka_unit_test(test_process_v3_p4),
-        cmocka_unit_test(test_sid_format),
-        cmocka_unit_test(test_header_extension),
+        cmocka_unit_test(test_process_v4_p8), cmocka_unit_test(test_process_v5_defunct),
+        cmocka_unit_test(test_process_v4_p4), cmocka_unit_test(test_process_v3_p4),
+        cmocka_unit_test(test_sid_format),    cmocka_unit_test(test_header_extension),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

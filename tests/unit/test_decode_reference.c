@@ -1,10 +1,10 @@
 /*
- * Reference vectors: every event line of ../shared/data/reference/ (the *.ref.jsonl files, an independent
- * decoding of the real traces) is split into header and payload from its raw_record_hex, decoded
- * with perch_decode, rendered with perch_decoded_write_json, and compared field by field with
- * the reference's "fields". Reference names are the Microsoft CamelCase names; they map to ours
- * by lower_snake_case, with a short table for the few the reference tool merged or renamed.
- * Every reference field must be matched: an unmapped one fails the test.
+ * Reference vectors: every event line of ../shared/data/reference/ (the *.ref.jsonl files, an
+ * independent decoding of the real traces) is split into header and payload from its
+ * raw_record_hex, decoded with perch_decode, rendered with perch_decoded_write_json, and compared
+ * field by field with the reference's "fields". Reference names are the Microsoft CamelCase names;
+ * they map to ours by lower_snake_case, with a short table for the few the reference tool merged or
+ * renamed. Every reference field must be matched: an unmapped one fails the test.
  *
  * The JSON reader below is test-only and reads just what these lines contain.
  */
@@ -198,8 +198,8 @@ static void snake_case(const char *in, char *out, size_t cap)
     for (size_t i = 0; in[i]; i++) {
         unsigned char c = (unsigned char)in[i];
         bool upper = isupper(c);
-        bool prev_lower = i > 0 && (islower((unsigned char)in[i - 1]) ||
-                                    isdigit((unsigned char)in[i - 1]));
+        bool prev_lower =
+            i > 0 && (islower((unsigned char)in[i - 1]) || isdigit((unsigned char)in[i - 1]));
         bool next_lower = in[i + 1] && islower((unsigned char)in[i + 1]);
         bool prev_upper = i > 0 && isupper((unsigned char)in[i - 1]);
         if (upper && i > 0 && (prev_lower || (prev_upper && next_lower)))
@@ -267,8 +267,7 @@ static void check_meta(struct record *r, const char *name, const char *ref, cons
     }
 }
 
-static void compare_field(struct record *r, const char *name, const char *ref,
-                          const char *fields)
+static void compare_field(struct record *r, const char *name, const char *ref, const char *fields)
 {
     char snake[128];
     if (check_image_v2(r, name, ref))
@@ -287,8 +286,7 @@ static void compare_field(struct record *r, const char *name, const char *ref,
 found:;
     const char *ours = find_key(fields, snake);
     if (!ours || is_null(ours))
-        fail_msg("reference field %s (ours: %s) missing from our output: %s", name, snake,
-                 r->ours);
+        fail_msg("reference field %s (ours: %s) missing from our output: %s", name, snake, r->ours);
     compare_values(name, ref, ours);
 }
 
@@ -335,7 +333,7 @@ static void build_record(struct record *r, const char *line)
     uint16_t group = hook >> 8;
     uint8_t opcode = (uint8_t)hook;
     if (hook == 0x030A)
-        group = PERCH_GROUP_IMAGE; /* Image Load is logged in the Process group */
+        group = PERCH_GROUP_IMAGE;             /* Image Load is logged in the Process group */
     uint8_t psize = (header_type & 1) ? 4 : 8; /* 0x01/0x03/0x10 are the 32-bit kinds */
     if (header_type == 0x11)
         psize = 8;

@@ -7,8 +7,7 @@
 #include "decode_fixture.h"
 
 /* Real StackWalk payload: EventTimeStamp 1942908431, process 3988, thread 3780, 2 frames. */
-static const char stack_p8[] =
-    "0f6ece7300000000940f0000c40e00000330d0ffffffffff37ae5d2100f8ffff";
+static const char stack_p8[] = "0f6ece7300000000940f0000c40e00000330d0ffffffffff37ae5d2100f8ffff";
 
 static void test_stack_walk(void **state)
 {
@@ -55,10 +54,12 @@ static void test_stack_key_ref(void **state)
     /* Real StackKeyKernel: EventTimeStamp 1943093607, 3988/3780, key 0xfffffa830343ed90. */
     for (uint8_t op = 37; op <= 38; op++) {
         fixture_kernel(&f, PERCH_GROUP_STACKWALK, op, 2, 8,
-                       "6741d17300000000940f0000c40e000090ed4303""83faffff");
+                       "6741d17300000000940f0000c40e000090ed4303"
+                       "83faffff");
         assert_int_equal(fixture_decode(&f), 0);
         assert_int_equal(f.out.type, PERCH_DECODED_STACK_KEY_REF);
-        assert_int_equal(f.out.kind, op == 37 ? PERCH_KIND_StackKeyKernel : PERCH_KIND_StackKeyUser);
+        assert_int_equal(f.out.kind,
+                         op == 37 ? PERCH_KIND_StackKeyKernel : PERCH_KIND_StackKeyUser);
         assert_int_equal(f.out.stack_key_ref.event_timestamp, 1943093607);
         assert_int_equal(f.out.stack_key_ref.process_id, 3988);
         assert_int_equal(f.out.stack_key_ref.thread_id, 3780);
@@ -105,9 +106,11 @@ static void test_lbr(void **state)
 {
     static fixture f;
     /* P=8: 20-byte header + 4 bytes padding, then two {From, To, Reserved} entries. */
-    fixture_kernel(&f, PERCH_GROUP_SPARE1, 32, 2, 8,
-                   "887766554433221192100000f7100000030000000000000000100000f67f000000200000f67f0000"
-                   "000000000000000034120000""00f8ffff7856000000f8ffff0000000000000000");
+    fixture_kernel(
+        &f, PERCH_GROUP_SPARE1, 32, 2, 8,
+        "887766554433221192100000f7100000030000000000000000100000f67f000000200000f67f0000"
+        "000000000000000034120000"
+        "00f8ffff7856000000f8ffff0000000000000000");
     assert_int_equal(fixture_decode(&f), 0);
     assert_int_equal(f.out.type, PERCH_DECODED_LBR);
     assert_int_equal(f.out.kind, PERCH_KIND_LastBranchRecord);

@@ -105,8 +105,10 @@ static void test_ready_thread(void **state)
 
 /* Thread v2, P=4: pid 500, tid 520, stacks, StartAddr 0x77001234, Win32StartAddr 0x401000,
  * TEB 0x7ffdf000, SubProcessTag 7 (40 bytes). */
-static const char thread_v2_p4[] =
-    "f401000008020000""0000008a00d0ff8900001300""00c012003412007700104000""00f0fd7f07000000";
+static const char thread_v2_p4[] = "f401000008020000"
+                                   "0000008a00d0ff8900001300"
+                                   "00c012003412007700104000"
+                                   "00f0fd7f07000000";
 
 static void test_thread_v2_p4(void **state)
 {
@@ -269,14 +271,10 @@ static void test_thread_set_name(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cswitch_versions),
-        cmocka_unit_test(test_cswitch_pmc_and_newer),
-        cmocka_unit_test(test_cswitch_trailing),
-        cmocka_unit_test(test_ready_thread),
-        cmocka_unit_test(test_thread_v2_p4),
-        cmocka_unit_test(test_thread_v2_p8),
-        cmocka_unit_test(test_thread_v3_p8_names),
-        cmocka_unit_test(test_thread_v3_p4),
+        cmocka_unit_test(test_cswitch_versions),   cmocka_unit_test(test_cswitch_pmc_and_newer),
+        cmocka_unit_test(test_cswitch_trailing),   cmocka_unit_test(test_ready_thread),
+        cmocka_unit_test(test_thread_v2_p4),       cmocka_unit_test(test_thread_v2_p8),
+        cmocka_unit_test(test_thread_v3_p8_names), cmocka_unit_test(test_thread_v3_p4),
         cmocka_unit_test(test_thread_set_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,15 +21,17 @@ struct utf16_case {
 static const struct utf16_case cases[] = {
     {"", ""},
     {"41004200", "AB"},
-    {"e900", "\xc3\xa9"},                            /* U+00E9 */
-    {"ac20", "\xe2\x82\xac"},                        /* U+20AC */
-    {"3dd800de", "\xf0\x9f\x98\x80"},                /* U+1F600 as a surrogate pair */
-    {"3dd84100", "\xef\xbf\xbd" "A"},                /* high surrogate then 'A' */
-    {"00de4100", "\xef\xbf\xbd" "A"},                /* lone low surrogate */
-    {"3dd8", "\xef\xbf\xbd"},                        /* high surrogate at the end */
-    {"410042", "A\xef\xbf\xbd"},                     /* odd trailing byte */
-    {"00de3dd8", "\xef\xbf\xbd\xef\xbf\xbd"},        /* reversed pair */
-    {"0000", "\x00"},                                /* NUL passes through */
+    {"e900", "\xc3\xa9"},             /* U+00E9 */
+    {"ac20", "\xe2\x82\xac"},         /* U+20AC */
+    {"3dd800de", "\xf0\x9f\x98\x80"}, /* U+1F600 as a surrogate pair */
+    {"3dd84100", "\xef\xbf\xbd"
+                 "A"}, /* high surrogate then 'A' */
+    {"00de4100", "\xef\xbf\xbd"
+                 "A"},                        /* lone low surrogate */
+    {"3dd8", "\xef\xbf\xbd"},                 /* high surrogate at the end */
+    {"410042", "A\xef\xbf\xbd"},              /* odd trailing byte */
+    {"00de3dd8", "\xef\xbf\xbd\xef\xbf\xbd"}, /* reversed pair */
+    {"0000", "\x00"},                         /* NUL passes through */
 };
 
 static void test_cases(void **state)

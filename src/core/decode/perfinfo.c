@@ -9,8 +9,7 @@
 static inline int sample_short(const perch_event *ev, perch_decode_diag *diag, const char *what)
 {
     uint32_t need = ev->pointer_size + 8u;
-    return perch__decode_fail(diag, PERCH_ESHORT, ev->payload_len, need - ev->payload_len,
-                              what);
+    return perch__decode_fail(diag, PERCH_ESHORT, ev->payload_len, need - ev->payload_len, what);
 }
 
 static inline uint64_t read_ptr(const uint8_t *p, unsigned psize)
