@@ -29,24 +29,8 @@ typedef struct fixture {
     perch_decode_diag diag;
 } fixture;
 
-/* A kernel record of (group, opcode, version, pointer size) over the hex payload. */
-static inline void fixture_kernel(fixture *f, uint16_t group, uint8_t opcode, uint8_t version,
-                                  uint8_t psize, const char *hex)
-{
-    memset(&f->ev, 0, sizeof f->ev);
-    long n = perch_test_hex(hex, f->payload, sizeof f->payload);
-    assert_true(n >= 0);
-    f->ev.group = group;
-    f->ev.opcode = opcode;
-    f->ev.version = version;
-    f->ev.pointer_size = psize;
-    f->ev.payload = f->payload;
-    f->ev.payload_len = (uint32_t)n;
-    f->ev.pid = UINT32_MAX;
-    f->ev.tid = UINT32_MAX;
-}
-
-/* Same, with the payload already in f->payload (len bytes). */
+/* A kernel record of (group, opcode, version, pointer size) over the first len bytes already
+ * in f->payload. */
 static inline void fixture_kernel_raw(fixture *f, uint16_t group, uint8_t opcode, uint8_t version,
                                       uint8_t psize, size_t len)
 {
@@ -57,6 +41,33 @@ static inline void fixture_kernel_raw(fixture *f, uint16_t group, uint8_t opcode
     f->ev.pointer_size = psize;
     f->ev.payload = f->payload;
     f->ev.payload_len = (uint32_t)len;
+    f->ev.pid = UINT32_MAX;
+    f->ev.tid = UINT32_MAX;
+}
+
+/* Same, over the hex payload. */
+static inline void fixture_kernel(fixture *f, uint16_t group, uint8_t opcode, uint8_t version,
+                                  uint8_t psize, const char *hex)
+{
+    long n = perch_test_hex(hex, f->payload, sizeof f->payload);
+    assert_true(n >= 0);
+    fixture_kernel_raw(f, group, opcode, version, psize, (size_t)n);
+}
+
+/* Collects JSON output into text (NUL-terminated). */
+typedef struct text_sink {
+    char text[1 << 16];
+    size_t len;
+} text_sink;
+
+static inline int text_sink_write(void *ctx, const char *data, size_t n)
+{
+    text_sink *t = ctx;
+    assert_true(t->len + n < sizeof t->text);
+    memcpy(t->text + t->len, data, n);
+    t->len += n;
+    t->text[t->len] = 0;
+    return 0;
 }
 
 /* perch_decode into an output and a diag both pre-filled with 0xff. */

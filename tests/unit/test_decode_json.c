@@ -6,23 +6,8 @@
 #include "decode_fixture.h"
 #include "perch/json.h"
 
-struct text_sink {
-    char text[1 << 16];
-    size_t len;
-};
-
-static int text_sink_write(void *ctx, const char *data, size_t n)
-{
-    struct text_sink *t = ctx;
-    assert_true(t->len + n < sizeof t->text);
-    memcpy(t->text + t->len, data, n);
-    t->len += n;
-    t->text[t->len] = 0;
-    return 0;
-}
-
 /* Decodes f and renders {"fields":...} into t. */
-static void render(fixture *f, struct text_sink *t)
+static void render(fixture *f, text_sink *t)
 {
     static perch_json w;
     assert_int_equal(fixture_decode(f), 0);
@@ -38,7 +23,7 @@ static void render(fixture *f, struct text_sink *t)
 static void test_sample_and_stack(void **state)
 {
     static fixture f;
-    static struct text_sink t;
+    static text_sink t;
     fixture_kernel(&f, PERCH_GROUP_PERFINFO, 46, 2, 8, "0330d0ffffffffffc40e000001005800");
     render(&f, &t);
     assert_string_equal(t.text, "{\"fields\":{\"instruction_pointer\":\"0xffffffffffd03003\","
@@ -56,7 +41,7 @@ static void test_sample_and_stack(void **state)
 static void test_cswitch_with_pmc(void **state)
 {
     static fixture f;
-    static struct text_sink t;
+    static text_sink t;
     fixture_kernel(&f, PERCH_GROUP_THREAD, 36, 2, 8,
                    "34120000785600000f0802000501058364000000efbeadde");
     f.ev.pmc_count = 2;
@@ -81,7 +66,7 @@ static void test_cswitch_with_pmc(void **state)
 static void test_process_and_strings(void **state)
 {
     static fixture f;
-    static struct text_sink t;
+    static text_sink t;
     fixture_kernel(&f, PERCH_GROUP_PROCESS, 3, 4, 8,
                    "00927d2100f8ffff0000000000000000ffffffff00000000007018000000000000000000502bed"
                    "01a0f8ffff0000000049004e0001010000000000051200000049646c6500000000000000");
@@ -110,7 +95,7 @@ static void test_process_and_strings(void **state)
 static void test_long_file_name(void **state)
 {
     static fixture f;
-    static struct text_sink t;
+    static text_sink t;
     /* Image v2 P=8 whose name is 1500 x U+20AC: 4500 UTF-8 bytes, beyond the stack buffer. */
     memset(f.payload, 0, 56);
     f.payload[0] = 0x10;
@@ -132,7 +117,7 @@ static void test_long_file_name(void **state)
 static void test_lbr_and_header(void **state)
 {
     static fixture f;
-    static struct text_sink t;
+    static text_sink t;
     fixture_kernel(&f, PERCH_GROUP_SPARE1, 32, 2, 4,
                    "6300000000000000010000000200000000020000001040000020400000000000");
     render(&f, &t);

@@ -212,19 +212,8 @@ static void snake_case(const char *in, char *out, size_t cap)
 
 struct record {
     fixture f;
-    char ours[1 << 15];
-    size_t ours_len;
+    text_sink ours;
 };
-
-static int record_sink(void *ctx, const char *data, size_t n)
-{
-    struct record *r = ctx;
-    assert_true(r->ours_len + n < sizeof r->ours);
-    memcpy(r->ours + r->ours_len, data, n);
-    r->ours_len += n;
-    r->ours[r->ours_len] = 0;
-    return 0;
-}
 
 /* Image v2 has a u32 Reserved0 where v3 has SignatureLevel, SignatureType and a u16 Reserved0;
  * the reference tool reads v2 with the v3 names. Compares those with the bytes of our u32. */
@@ -286,7 +275,8 @@ static void compare_field(struct record *r, const char *name, const char *ref, c
 found:;
     const char *ours = find_key(fields, snake);
     if (!ours || is_null(ours))
-        fail_msg("reference field %s (ours: %s) missing from our output: %s", name, snake, r->ours);
+        fail_msg("reference field %s (ours: %s) missing from our output: %s", name, snake,
+                 r->ours.text);
     compare_values(name, ref, ours);
 }
 
@@ -354,13 +344,13 @@ static int check_line(struct record *r, const char *line)
     int rc = fixture_decode(&r->f);
     if (rc != 0)
         fail_msg("decode failed (%s) for %.160s", perch_err_name(rc), line);
-    r->ours_len = 0;
-    perch_json_init(&w, record_sink, r);
+    r->ours.len = 0;
+    perch_json_init(&w, text_sink_write, &r->ours);
     perch_json_begin_object(&w);
     assert_int_equal(perch_decoded_write_json(&w, &r->f.out), 0);
     perch_json_end_object(&w);
     assert_int_equal(perch_json_flush(&w), 0);
-    const char *ours = find_key(r->ours, "fields");
+    const char *ours = find_key(r->ours.text, "fields");
     assert_non_null(ours);
     const char *p = ref_fields;
     int compared = 0;
