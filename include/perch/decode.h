@@ -22,8 +22,8 @@
  *                     NUL-terminated is not terminated inside the payload: an error.
  *   PERCH_EVERSION    a known event with a version older than any known layout, or a newer
  *                     version whose payload is shorter than the newest known layout: an error.
- *   PERCH_EFORMAT     a field's value makes the payload impossible (e.g. a SID whose
- *                     sub-authority count overruns, a counter count larger than the payload).
+ *   PERCH_EFORMAT     a field's value is impossible whatever the payload length (a SID with
+ *                     more than 15 sub-authorities).
  *   PERCH_EINVAL      ev or out is NULL, or ev->pointer_size is not 4 or 8.
  */
 #ifndef PERCH_DECODE_H
@@ -72,8 +72,7 @@ typedef struct perch_ptr_array {
 static inline uint64_t perch_ptr_at(const perch_ptr_array *a, uint32_t i)
 {
     const uint8_t *p = a->data + (size_t)i * a->pointer_size;
-    uint64_t v = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-                 (uint64_t)p[3] << 24;
+    uint64_t v = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
     if (a->pointer_size == 8)
         v |= (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
              (uint64_t)p[7] << 56;
@@ -94,32 +93,32 @@ bool perch_wstr_list_next(const perch_wstr_list *l, uint32_t *pos, perch_wstr *o
 
 /* ---- event types -------------------------------------------------------------------------- */
 
-#define PERCH_DECODED_TYPE_MAP(X)                                                              \
-    X(CSWITCH, cswitch)                                                                        \
-    X(READY_THREAD, ready_thread)                                                              \
-    X(THREAD, thread)                   /* Start 1, End 2, DCStart 3, DCEnd 4 */              \
-    X(THREAD_SET_NAME, thread_set_name) /* opcode 72 */                                        \
-    X(SAMPLED_PROFILE, sampled_profile)                                                        \
-    X(PMC_SAMPLE, pmc_sample)           /* PmcCounterProf, opcode 47 */                        \
-    X(PMC_CONFIG, pmc_config)           /* PmcCounterConfig, opcode 48 */                      \
-    X(PROFILE_INTERVAL, profile_interval) /* SetInterval 0x48, CollectionStart/End 0x49/0x4A */ \
-    X(LBR, lbr)                                                                                \
-    X(STACK_WALK, stack_walk)                                                                  \
-    X(STACK_KEY_REF, stack_key_ref)     /* StackKeyKernel 37, StackKeyUser 38 */               \
-    X(STACK_KEY_DEF, stack_key_def)     /* KeyCreate 34, KeyDelete 35, KeyRundown 36 */        \
-    X(IMAGE, image)                     /* Load 10, Unload 2, DCStart 3, DCEnd 4 */           \
-    X(KERNEL_BASE, kernel_base)         /* Image group opcode 0x21 */                          \
-    X(PROCESS, process)                 /* Start 1, End 2, DCStart 3, DCEnd 4, Defunct 39 */  \
-    X(HEADER_EXTENSION, header_extension) /* Header group opcodes 5 and 32 */                  \
-    X(IMAGE_ID, image_id)               /* KernelTraceControl opcode 0 */                      \
-    X(DBG_ID_RSDS, dbg_id_rsds)         /* KernelTraceControl opcodes 36 and 37 */
+#define PERCH_DECODED_TYPE_MAP(X)                                                                  \
+    X(CSWITCH, cswitch)                                                                            \
+    X(READY_THREAD, ready_thread)                                                                  \
+    X(THREAD, thread)                   /* Start 1, End 2, DCStart 3, DCEnd 4 */                   \
+    X(THREAD_SET_NAME, thread_set_name) /* opcode 72 */                                            \
+    X(SAMPLED_PROFILE, sampled_profile)                                                            \
+    X(PMC_SAMPLE, pmc_sample)             /* PmcCounterProf, opcode 47 */                          \
+    X(PMC_CONFIG, pmc_config)             /* PmcCounterConfig, opcode 48 */                        \
+    X(PROFILE_INTERVAL, profile_interval) /* SetInterval 0x48, CollectionStart/End 0x49/0x4A */    \
+    X(LBR, lbr)                                                                                    \
+    X(STACK_WALK, stack_walk)                                                                      \
+    X(STACK_KEY_REF, stack_key_ref)       /* StackKeyKernel 37, StackKeyUser 38 */                 \
+    X(STACK_KEY_DEF, stack_key_def)       /* KeyCreate 34, KeyDelete 35, KeyRundown 36 */          \
+    X(IMAGE, image)                       /* Load 10, Unload 2, DCStart 3, DCEnd 4 */              \
+    X(KERNEL_BASE, kernel_base)           /* Image group opcode 0x21 */                            \
+    X(PROCESS, process)                   /* Start 1, End 2, DCStart 3, DCEnd 4, Defunct 39 */     \
+    X(HEADER_EXTENSION, header_extension) /* Header group opcodes 5 and 32 */                      \
+    X(IMAGE_ID, image_id)                 /* KernelTraceControl opcode 0 */                        \
+    X(DBG_ID_RSDS, dbg_id_rsds)           /* KernelTraceControl opcodes 36 and 37 */
 
 typedef enum perch_decoded_type {
     PERCH_DECODED_NONE = 0,
 #define PERCH_DECODED_TYPE_ENUM(upper, lower) PERCH_DECODED_##upper,
     PERCH_DECODED_TYPE_MAP(PERCH_DECODED_TYPE_ENUM)
 #undef PERCH_DECODED_TYPE_ENUM
-    PERCH_DECODED_TYPE_COUNT
+        PERCH_DECODED_TYPE_COUNT
 } perch_decoded_type;
 
 /* "cswitch", "thread", ...; NULL for an out-of-range value. */
@@ -127,7 +126,7 @@ const char *perch_decoded_type_name(perch_decoded_type type);
 
 /* perch_decoded.flags */
 #define PERCH_DECODED_NEWER_VERSION 0x0001u /* version newer than the newest known layout */
-#define PERCH_DECODED_TRAILING 0x0002u      /* payload longer than the layout (bytes ignored) */
+#define PERCH_DECODED_TRAILING      0x0002u /* payload longer than the layout (bytes ignored) */
 
 /* KernelTraceControl: the classic (non-kernel) provider of ImageID and DbgID events in merged
  * traces, b3e675d7-2554-4f18-830b-2762732560de. */
@@ -311,13 +310,13 @@ typedef struct perch_process {
     uint32_t session_id;
     int32_t exit_status;
     uint64_t directory_table_base;
-    uint32_t flags;                /* v4+ (0 in v3) */
-    perch_bytes user_sid;          /* binary SID (rev, count, authority, subauths); len 0: none */
-    perch_astr image_file_name;    /* 8-bit */
+    uint32_t flags;             /* v4+ (0 in v3) */
+    perch_bytes user_sid;       /* binary SID (rev, count, authority, subauths); len 0: none */
+    perch_astr image_file_name; /* 8-bit */
     perch_wstr command_line;
-    perch_wstr package_full_name;  /* v4+; data NULL in v3 */
-    perch_wstr application_id;     /* v4+; data NULL in v3 */
-    uint64_t exit_time;            /* v5 (FILETIME), 0 before */
+    perch_wstr package_full_name; /* v4+; data NULL in v3 */
+    perch_wstr application_id;    /* v4+; data NULL in v3 */
+    uint64_t exit_time;           /* v5 (FILETIME), 0 before */
     bool has_exit_time;
 } perch_process;
 
@@ -365,9 +364,9 @@ typedef struct perch_decoded {
 
 /* Why a decode failed: which field, at which payload offset, how many bytes it needed. */
 typedef struct perch_decode_diag {
-    int code;        /* the returned PERCH_E* */
-    uint32_t offset; /* payload byte offset where reading failed */
-    uint32_t need;   /* bytes needed there (0 when not applicable) */
+    int code;         /* the returned PERCH_E* */
+    uint32_t offset;  /* payload byte offset where reading failed */
+    uint32_t need;    /* bytes needed there (0 when not applicable) */
     const char *what; /* static text naming the event and field, e.g. "Process.UserSID" */
 } perch_decode_diag;
 
@@ -382,10 +381,10 @@ bool perch_decode_known(const perch_event *ev);
 
 /* Counters a caller keeps across perch_decode calls (the model's ledger uses them). */
 typedef struct perch_decode_stats {
-    uint64_t decoded;         /* returned 0 */
-    uint64_t newer_version;   /* returned 0 with PERCH_DECODED_NEWER_VERSION */
-    uint64_t unknown;         /* PERCH_EUNKNOWN: not decoded, not an error */
-    uint64_t errors;          /* any other negative result */
+    uint64_t decoded;                           /* returned 0 */
+    uint64_t newer_version;                     /* returned 0 with PERCH_DECODED_NEWER_VERSION */
+    uint64_t unknown;                           /* PERCH_EUNKNOWN: not decoded, not an error */
+    uint64_t errors;                            /* any other negative result */
     uint64_t by_type[PERCH_DECODED_TYPE_COUNT]; /* successes by type */
 } perch_decode_stats;
 

@@ -138,6 +138,15 @@ static inline void cur_guid(cursor *c, perch_guid *g)
         g->data4[i] = p[8 + i];
 }
 
+/* Byte offset of the first NUL UTF-16 unit in p[0, left), or left when there is none. */
+static inline uint32_t wstr_span(const uint8_t *p, uint32_t left)
+{
+    for (uint32_t i = 0; i + 1 < left; i += 2)
+        if ((p[i] | p[i + 1]) == 0)
+            return i;
+    return left;
+}
+
 /* A NUL-terminated UTF-16LE string: the view excludes the terminator, the cursor moves past
  * it. Without a terminator inside the payload the cursor goes bad (need = bytes left + 2). */
 static inline perch_wstr cur_wstr(cursor *c)
@@ -146,16 +155,14 @@ static inline perch_wstr cur_wstr(cursor *c)
     if (c->bad)
         return s;
     uint32_t left = cur_left(c);
-    const uint8_t *p = c->base + c->pos;
-    for (uint32_t i = 0; i + 1 < left; i += 2) {
-        if ((p[i] | p[i + 1]) == 0) {
-            s.data = p;
-            s.len = i;
-            c->pos += i + 2;
-            return s;
-        }
+    uint32_t n = wstr_span(c->base + c->pos, left);
+    if (n == left) {
+        cur_fail(c, left + 2);
+        return s;
     }
-    cur_fail(c, left + 2);
+    s.data = c->base + c->pos;
+    s.len = n;
+    c->pos += n + 2;
     return s;
 }
 
@@ -187,13 +194,10 @@ static inline perch_wstr cur_wstr_optional(cursor *c)
     uint32_t left = c->bad ? 0 : cur_left(c);
     if (left < 2)
         return s;
-    const uint8_t *p = c->base + c->pos;
-    uint32_t i = 0;
-    while (i + 1 < left && (p[i] | p[i + 1]) != 0)
-        i += 2;
-    s.data = p;
-    s.len = i;
-    c->pos += (i + 1 < left) ? i + 2 : i;
+    uint32_t n = wstr_span(c->base + c->pos, left);
+    s.data = c->base + c->pos;
+    s.len = n == left ? left & ~1u : n;
+    c->pos += n == left ? s.len : n + 2;
     return s;
 }
 

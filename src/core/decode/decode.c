@@ -19,53 +19,66 @@ struct decode_entry {
     uint8_t vmin; /* oldest version with a known layout */
     uint8_t vmax; /* newest version with a known layout */
     uint8_t type; /* perch_decoded_type */
+    uint8_t kind; /* perch_kind of (group, opcode); test_decode_dispatch checks it */
 };
 
-#define KERNEL_SLOTS 128
+#define KERNEL_SLOTS        128
 #define SLOT(group, opcode) ((((unsigned)(group)) * 46u + (unsigned)(opcode)) & (KERNEL_SLOTS - 1))
-#define KERNEL(group, opcode, vmin, vmax, type, fn)                                            \
-    [SLOT(group, opcode)] = {fn, group, opcode, vmin, vmax, PERCH_DECODED_##type}
+#define KERNEL(group, opcode, vmin, vmax, type, kind, fn)                                          \
+    [SLOT(group, opcode)] = {fn, group, opcode, vmin, vmax, PERCH_DECODED_##type, PERCH_KIND_##kind}
 
 static const struct decode_entry kernel_table[KERNEL_SLOTS] = {
     /* Header group: Extension / EndExtension. */
-    KERNEL(PERCH_GROUP_HEADER, 5, 2, 2, HEADER_EXTENSION, perch__decode_header_extension),
-    KERNEL(PERCH_GROUP_HEADER, 32, 2, 2, HEADER_EXTENSION, perch__decode_header_extension),
+    KERNEL(PERCH_GROUP_HEADER, 5, 2, 2, HEADER_EXTENSION, OTHER_KERNEL,
+           perch__decode_header_extension),
+    KERNEL(PERCH_GROUP_HEADER, 32, 2, 2, HEADER_EXTENSION, OTHER_KERNEL,
+           perch__decode_header_extension),
     /* Process: Start, End, DCStart, DCEnd, Defunct. */
-    KERNEL(PERCH_GROUP_PROCESS, 1, 3, 5, PROCESS, perch__decode_process),
-    KERNEL(PERCH_GROUP_PROCESS, 2, 3, 5, PROCESS, perch__decode_process),
-    KERNEL(PERCH_GROUP_PROCESS, 3, 3, 5, PROCESS, perch__decode_process),
-    KERNEL(PERCH_GROUP_PROCESS, 4, 3, 5, PROCESS, perch__decode_process),
-    KERNEL(PERCH_GROUP_PROCESS, 39, 3, 5, PROCESS, perch__decode_process),
+    KERNEL(PERCH_GROUP_PROCESS, 1, 3, 5, PROCESS, ProcessStart, perch__decode_process),
+    KERNEL(PERCH_GROUP_PROCESS, 2, 3, 5, PROCESS, ProcessEnd, perch__decode_process),
+    KERNEL(PERCH_GROUP_PROCESS, 3, 3, 5, PROCESS, ProcessDCStart, perch__decode_process),
+    KERNEL(PERCH_GROUP_PROCESS, 4, 3, 5, PROCESS, ProcessDCEnd, perch__decode_process),
+    KERNEL(PERCH_GROUP_PROCESS, 39, 3, 5, PROCESS, ProcessDefunct, perch__decode_process),
     /* Thread: Start, End, DCStart, DCEnd, CSwitch, ReadyThread, SetName. */
-    KERNEL(PERCH_GROUP_THREAD, 1, 2, 4, THREAD, perch__decode_thread),
-    KERNEL(PERCH_GROUP_THREAD, 2, 2, 4, THREAD, perch__decode_thread),
-    KERNEL(PERCH_GROUP_THREAD, 3, 2, 4, THREAD, perch__decode_thread),
-    KERNEL(PERCH_GROUP_THREAD, 4, 2, 4, THREAD, perch__decode_thread),
-    KERNEL(PERCH_GROUP_THREAD, 36, 2, 4, CSWITCH, perch__decode_cswitch),
-    KERNEL(PERCH_GROUP_THREAD, 50, 2, 2, READY_THREAD, perch__decode_ready_thread),
-    KERNEL(PERCH_GROUP_THREAD, 72, 2, 2, THREAD_SET_NAME, perch__decode_thread_set_name),
+    KERNEL(PERCH_GROUP_THREAD, 1, 2, 4, THREAD, ThreadStart, perch__decode_thread),
+    KERNEL(PERCH_GROUP_THREAD, 2, 2, 4, THREAD, ThreadEnd, perch__decode_thread),
+    KERNEL(PERCH_GROUP_THREAD, 3, 2, 4, THREAD, ThreadDCStart, perch__decode_thread),
+    KERNEL(PERCH_GROUP_THREAD, 4, 2, 4, THREAD, ThreadDCEnd, perch__decode_thread),
+    KERNEL(PERCH_GROUP_THREAD, 36, 2, 4, CSWITCH, CSwitch, perch__decode_cswitch),
+    KERNEL(PERCH_GROUP_THREAD, 50, 2, 2, READY_THREAD, ReadyThread, perch__decode_ready_thread),
+    KERNEL(PERCH_GROUP_THREAD, 72, 2, 2, THREAD_SET_NAME, OTHER_KERNEL,
+           perch__decode_thread_set_name),
     /* Spare1: LBR sample. The version is not documented anywhere: accept 0..2. */
-    KERNEL(PERCH_GROUP_SPARE1, 32, 0, 2, LBR, perch__decode_lbr),
+    KERNEL(PERCH_GROUP_SPARE1, 32, 0, 2, LBR, LastBranchRecord, perch__decode_lbr),
     /* PerfInfo: SampledProfile, PMC sample, PMC config, interval events. */
-    KERNEL(PERCH_GROUP_PERFINFO, 46, 2, 2, SAMPLED_PROFILE, perch__decode_sampled_profile),
-    KERNEL(PERCH_GROUP_PERFINFO, 47, 2, 2, PMC_SAMPLE, perch__decode_pmc_sample),
-    KERNEL(PERCH_GROUP_PERFINFO, 48, 2, 2, PMC_CONFIG, perch__decode_pmc_config),
-    KERNEL(PERCH_GROUP_PERFINFO, 0x48, 2, 3, PROFILE_INTERVAL, perch__decode_profile_interval),
-    KERNEL(PERCH_GROUP_PERFINFO, 0x49, 2, 3, PROFILE_INTERVAL, perch__decode_profile_interval),
-    KERNEL(PERCH_GROUP_PERFINFO, 0x4A, 2, 3, PROFILE_INTERVAL, perch__decode_profile_interval),
+    KERNEL(PERCH_GROUP_PERFINFO, 46, 2, 2, SAMPLED_PROFILE, SampledProfile,
+           perch__decode_sampled_profile),
+    KERNEL(PERCH_GROUP_PERFINFO, 47, 2, 2, PMC_SAMPLE, PmcCounterProf, perch__decode_pmc_sample),
+    KERNEL(PERCH_GROUP_PERFINFO, 48, 2, 2, PMC_CONFIG, PmcCounterConfig, perch__decode_pmc_config),
+    KERNEL(PERCH_GROUP_PERFINFO, 0x48, 2, 3, PROFILE_INTERVAL, OTHER_KERNEL,
+           perch__decode_profile_interval),
+    KERNEL(PERCH_GROUP_PERFINFO, 0x49, 2, 3, PROFILE_INTERVAL, OTHER_KERNEL,
+           perch__decode_profile_interval),
+    KERNEL(PERCH_GROUP_PERFINFO, 0x4A, 2, 3, PROFILE_INTERVAL, OTHER_KERNEL,
+           perch__decode_profile_interval),
     /* Image: Load (normalized from 0x030A), Unload, DCStart, DCEnd, KernelBase. */
-    KERNEL(PERCH_GROUP_IMAGE, 10, 2, 3, IMAGE, perch__decode_image),
-    KERNEL(PERCH_GROUP_IMAGE, 2, 2, 3, IMAGE, perch__decode_image),
-    KERNEL(PERCH_GROUP_IMAGE, 3, 2, 3, IMAGE, perch__decode_image),
-    KERNEL(PERCH_GROUP_IMAGE, 4, 2, 3, IMAGE, perch__decode_image),
-    KERNEL(PERCH_GROUP_IMAGE, 0x21, 2, 2, KERNEL_BASE, perch__decode_kernel_base),
+    KERNEL(PERCH_GROUP_IMAGE, 10, 2, 3, IMAGE, ImageLoad, perch__decode_image),
+    KERNEL(PERCH_GROUP_IMAGE, 2, 2, 3, IMAGE, ImageUnload, perch__decode_image),
+    KERNEL(PERCH_GROUP_IMAGE, 3, 2, 3, IMAGE, ImageDCStart, perch__decode_image),
+    KERNEL(PERCH_GROUP_IMAGE, 4, 2, 3, IMAGE, ImageDCEnd, perch__decode_image),
+    KERNEL(PERCH_GROUP_IMAGE, 0x21, 2, 2, KERNEL_BASE, OTHER_KERNEL, perch__decode_kernel_base),
     /* StackWalk: stack, key definitions (create, delete, rundown), key references. */
-    KERNEL(PERCH_GROUP_STACKWALK, 32, 2, 2, STACK_WALK, perch__decode_stack_walk),
-    KERNEL(PERCH_GROUP_STACKWALK, 34, 2, 2, STACK_KEY_DEF, perch__decode_stack_key_def),
-    KERNEL(PERCH_GROUP_STACKWALK, 35, 2, 2, STACK_KEY_DEF, perch__decode_stack_key_def),
-    KERNEL(PERCH_GROUP_STACKWALK, 36, 2, 2, STACK_KEY_DEF, perch__decode_stack_key_def),
-    KERNEL(PERCH_GROUP_STACKWALK, 37, 2, 2, STACK_KEY_REF, perch__decode_stack_key_ref),
-    KERNEL(PERCH_GROUP_STACKWALK, 38, 2, 2, STACK_KEY_REF, perch__decode_stack_key_ref),
+    KERNEL(PERCH_GROUP_STACKWALK, 32, 2, 2, STACK_WALK, StackWalk, perch__decode_stack_walk),
+    KERNEL(PERCH_GROUP_STACKWALK, 34, 2, 2, STACK_KEY_DEF, StackKeyCreate,
+           perch__decode_stack_key_def),
+    KERNEL(PERCH_GROUP_STACKWALK, 35, 2, 2, STACK_KEY_DEF, StackKeyDelete,
+           perch__decode_stack_key_def),
+    KERNEL(PERCH_GROUP_STACKWALK, 36, 2, 2, STACK_KEY_DEF, StackKeyRundown,
+           perch__decode_stack_key_def),
+    KERNEL(PERCH_GROUP_STACKWALK, 37, 2, 2, STACK_KEY_REF, StackKeyKernel,
+           perch__decode_stack_key_ref),
+    KERNEL(PERCH_GROUP_STACKWALK, 38, 2, 2, STACK_KEY_REF, StackKeyUser,
+           perch__decode_stack_key_ref),
 };
 
 /* KernelTraceControl: b3e675d7-2554-4f18-830b-2762732560de. */
@@ -80,11 +93,14 @@ struct provider_entry {
 /* No source versions these layouts: every version is accepted as is. */
 static const struct provider_entry provider_table[] = {
     {&perch_kernel_trace_control_guid,
-     {perch__decode_image_id, PERCH_GROUP_NONE, 0, 0, 255, PERCH_DECODED_IMAGE_ID}},
+     {perch__decode_image_id, PERCH_GROUP_NONE, 0, 0, 255, PERCH_DECODED_IMAGE_ID,
+      PERCH_KIND_NON_KERNEL}},
     {&perch_kernel_trace_control_guid,
-     {perch__decode_dbg_id_rsds, PERCH_GROUP_NONE, 36, 0, 255, PERCH_DECODED_DBG_ID_RSDS}},
+     {perch__decode_dbg_id_rsds, PERCH_GROUP_NONE, 36, 0, 255, PERCH_DECODED_DBG_ID_RSDS,
+      PERCH_KIND_NON_KERNEL}},
     {&perch_kernel_trace_control_guid,
-     {perch__decode_dbg_id_rsds, PERCH_GROUP_NONE, 37, 0, 255, PERCH_DECODED_DBG_ID_RSDS}},
+     {perch__decode_dbg_id_rsds, PERCH_GROUP_NONE, 37, 0, 255, PERCH_DECODED_DBG_ID_RSDS,
+      PERCH_KIND_NON_KERNEL}},
 };
 
 static const struct decode_entry *find_provider(const perch_event *ev)
@@ -130,7 +146,7 @@ static inline void finish(const perch_event *ev, const struct decode_entry *e, i
 {
     unsigned n = ev->pmc_count <= PERCH_EVENT_MAX_PMC ? ev->pmc_count : PERCH_EVENT_MAX_PMC;
     out->type = e->type;
-    out->kind = (uint8_t)perch_kind_of(ev->group, ev->opcode);
+    out->kind = e->kind;
     out->opcode = ev->opcode;
     out->version = ev->version;
     out->pointer_size = ev->pointer_size;

@@ -35,34 +35,28 @@ static inline int perch__decode_rest(const cursor *c)
 
 /* Family decoders, one file per family. */
 int perch__decode_cswitch(const perch_event *, unsigned, perch_decoded *, perch_decode_diag *);
-int perch__decode_ready_thread(const perch_event *, unsigned, perch_decoded *,
-                               perch_decode_diag *);
+int perch__decode_ready_thread(const perch_event *, unsigned, perch_decoded *, perch_decode_diag *);
 int perch__decode_thread(const perch_event *, unsigned, perch_decoded *, perch_decode_diag *);
 int perch__decode_thread_set_name(const perch_event *, unsigned, perch_decoded *,
                                   perch_decode_diag *);
 int perch__decode_sampled_profile(const perch_event *, unsigned, perch_decoded *,
                                   perch_decode_diag *);
-int perch__decode_pmc_sample(const perch_event *, unsigned, perch_decoded *,
-                             perch_decode_diag *);
-int perch__decode_pmc_config(const perch_event *, unsigned, perch_decoded *,
-                             perch_decode_diag *);
+int perch__decode_pmc_sample(const perch_event *, unsigned, perch_decoded *, perch_decode_diag *);
+int perch__decode_pmc_config(const perch_event *, unsigned, perch_decoded *, perch_decode_diag *);
 int perch__decode_profile_interval(const perch_event *, unsigned, perch_decoded *,
                                    perch_decode_diag *);
 int perch__decode_lbr(const perch_event *, unsigned, perch_decoded *, perch_decode_diag *);
-int perch__decode_stack_walk(const perch_event *, unsigned, perch_decoded *,
-                             perch_decode_diag *);
+int perch__decode_stack_walk(const perch_event *, unsigned, perch_decoded *, perch_decode_diag *);
 int perch__decode_stack_key_ref(const perch_event *, unsigned, perch_decoded *,
                                 perch_decode_diag *);
 int perch__decode_stack_key_def(const perch_event *, unsigned, perch_decoded *,
                                 perch_decode_diag *);
 int perch__decode_image(const perch_event *, unsigned, perch_decoded *, perch_decode_diag *);
-int perch__decode_kernel_base(const perch_event *, unsigned, perch_decoded *,
-                              perch_decode_diag *);
+int perch__decode_kernel_base(const perch_event *, unsigned, perch_decoded *, perch_decode_diag *);
 int perch__decode_process(const perch_event *, unsigned, perch_decoded *, perch_decode_diag *);
 int perch__decode_header_extension(const perch_event *, unsigned, perch_decoded *,
                                    perch_decode_diag *);
 int perch__decode_image_id(const perch_event *, unsigned, perch_decoded *, perch_decode_diag *);
-int perch__decode_dbg_id_rsds(const perch_event *, unsigned, perch_decoded *,
-                              perch_decode_diag *);
+int perch__decode_dbg_id_rsds(const perch_event *, unsigned, perch_decoded *, perch_decode_diag *);
 
 #endif

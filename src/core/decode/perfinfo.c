@@ -9,8 +9,7 @@
 static inline int sample_short(const perch_event *ev, perch_decode_diag *diag, const char *what)
 {
     uint32_t need = ev->pointer_size + 8u;
-    return perch__decode_fail(diag, PERCH_ESHORT, ev->payload_len, need - ev->payload_len,
-                              what);
+    return perch__decode_fail(diag, PERCH_ESHORT, ev->payload_len, need - ev->payload_len, what);
 }
 
 static inline uint64_t read_ptr(const uint8_t *p, unsigned psize)
@@ -58,10 +57,13 @@ int perch__decode_pmc_config(const perch_event *ev, unsigned version, perch_deco
     cfg.counter_count = cur_u32(&c);
     if (c.bad)
         return perch__decode_short(diag, &c, "PmcCounterConfig");
-    /* Each name takes at least its 2-byte terminator. */
+    /* Each name takes at least its 2-byte terminator: fail fast on a huge count. */
     if (cfg.counter_count > cur_left(&c) / 2)
-        return perch__decode_fail(diag, PERCH_EFORMAT, 0, 0,
-                                  "PmcCounterConfig.CounterCount exceeds the payload");
+        return perch__decode_fail(diag, PERCH_ESHORT, c.pos,
+                                  (uint32_t)((uint64_t)cfg.counter_count * 2 > UINT32_MAX
+                                                 ? UINT32_MAX
+                                                 : cfg.counter_count * 2ull),
+                                  "PmcCounterConfig.CounterName");
     uint32_t start = c.pos;
     for (uint32_t i = 0; i < cfg.counter_count && !c.bad; i++)
         (void)cur_wstr(&c);

@@ -33,8 +33,7 @@ int perch__decode_stack_key_ref(const perch_event *ev, unsigned version, perch_d
     uint32_t len = ev->payload_len;
     unsigned ps = ev->pointer_size;
     if (len < STACK_HEADER_LEN + ps)
-        return perch__decode_fail(diag, PERCH_ESHORT, len, STACK_HEADER_LEN + ps - len,
-                                  "StackKey");
+        return perch__decode_fail(diag, PERCH_ESHORT, len, STACK_HEADER_LEN + ps - len, "StackKey");
     const uint8_t *p = ev->payload;
     perch_stack_key_ref *r = &out->stack_key_ref;
     r->event_timestamp = le64(p);

@@ -4,7 +4,7 @@
  */
 #include "decode/decode_internal.h"
 
-#define CSWITCH_LEN 24u
+#define CSWITCH_LEN      24u
 #define READY_THREAD_LEN 8u
 
 int perch__decode_cswitch(const perch_event *ev, unsigned version, perch_decoded *out,
