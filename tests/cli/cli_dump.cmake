@@ -5,7 +5,7 @@ set(ETL ${PERCH_DATA_DIR}/etl)
 perch_cli_test(dump_help "Usage: perch dump \\[--summary\\]" dump --help)
 
 perch_cli_test(dump_summary_small
-    "\"header\":{\"pointer_size\":4,\"perf_freq\":3117777,\"start_time\":131159502220379266,\"end_time\":131159502220688637,\"cpus\":4,\"events_lost\":0,\"buffers_lost\":0,\"build\":10586,\"clock_type\":1.*\"records\":2,.*\"other_kernel\":1,\"non_kernel\":1}.*\"compressed_buffers\":1,.*\"errors\":{}}"
+    "\"header\":{\"pointer_size\":4,\"perf_freq\":3117777,\"start_time\":131159502220379266,\"end_time\":131159502220688637,\"cpus\":4,\"events_lost\":0,\"buffers_lost\":0,\"build\":10586,\"clock_type\":1.*\"records\":2,.*\"other_kernel\":1,\"non_kernel\":1}.*\"compressed_buffers\":1,.*\"errors\":{},"
     dump --summary ${ETL}/perfview_smallEtlFile.etl)
 
 perch_cli_test(dump_summary_x64
@@ -23,7 +23,7 @@ perch_cli_test(dump_first_record
 
 # Perfinfo records have no tid/pid in the header: null, never a made-up number.
 perch_cli_test(dump_sample_has_null_tid
-    "\"pid\":null,\"tid\":null,\"provider\":\"ce1dbfb4-137e-4da6-87b0-3f59aa102cbc\",\"hook\":\"0xf2e\",\"opcode\":46,\"version\":2,\"kind\":\"SampledProfile\",\"len\":16}"
+    "\"pid\":null,\"tid\":null,\"provider\":\"ce1dbfb4-137e-4da6-87b0-3f59aa102cbc\",\"hook\":\"0xf2e\",\"opcode\":46,\"version\":2,\"kind\":\"SampledProfile\",\"len\":16,"
     dump --limit 2000 ${ETL}/perfview_net.4.5.2.x64.etl)
 
 perch_cli_test(dump_missing_file
@@ -35,3 +35,20 @@ perch_cli_test(dump_not_an_etl
     dump ${PROJECT_SOURCE_DIR}/LICENSE)
 
 perch_cli_test(dump_bad_limit "--limit needs a positive number" dump --limit x a.etl)
+
+# Decoded fields ride on every record Perch decodes: the first sample of the x64 trace and the
+# stack walk that belongs to it (EventTimeStamp equals the sample's raw timestamp).
+perch_cli_test(dump_fields_sample
+    "\"ts\":1942903333,[^\n]*\"kind\":\"SampledProfile\",\"len\":16,\"fields\":{\"instruction_pointer\":\"0xffffffffffd03003\",\"thread_id\":584,\"count\":1,"
+    dump --limit 2000 ${ETL}/perfview_net.4.5.2.x64.etl)
+perch_cli_test(dump_fields_stack
+    "\"kind\":\"StackWalk\",\"len\":32,\"fields\":{\"event_time_stamp\":1942903333,\"stack_process\":4,\"stack_thread\":584,\"stack\":.\"0xffffffffffd03003\",\"0xfffff88000dce191\".}}"
+    dump --limit 2000 ${ETL}/perfview_net.4.5.2.x64.etl)
+
+# Every kernel event of the real traces decodes: zero decode errors in the summary.
+perch_cli_test(dump_summary_decodes_x64
+    "\"decode\":{\"decoded\":104006,\"newer_version\":0,\"not_decoded\":75468,\"errors\":0}"
+    dump --summary ${ETL}/perfview_net.4.5.2.x64.etl)
+perch_cli_test(dump_summary_decodes_airbus
+    "\"decode\":{\"decoded\":17013,\"newer_version\":0,\"not_decoded\":65,\"errors\":0}"
+    dump --summary ${ETL}/airbus_ShutdownPerfDiagLogger.etl)

@@ -3,8 +3,9 @@
  * --summary one JSON object with the logfile header, record counts by kind and the reader's
  * error counts. Damage found while reading (a truncated file, a corrupt buffer) is reported
  * on stderr with its byte offset after everything readable was printed, and makes the exit
- * status 1. One function (write_record) writes a record, so decoded fields can later be
- * added there with one call.
+ * status 1. One function (write_record) writes a record; events Perch decodes carry their
+ * decoded fields in a "fields" object, and events that fail to decode a "decode_error" object
+ * (the summary counts both).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "perch/decode.h"
 #include "perch/error.h"
 #include "perch/etl.h"
 #include "perch/json.h"
@@ -28,8 +30,10 @@ static void usage(FILE *out)
     fprintf(out, "Usage: perch dump [--summary] [--limit N] FILE.etl\n\n"
                  "Prints every record of FILE.etl in time order as one JSON object per line:\n"
                  "ts (raw clock), cpu, pid, tid (null when the header has none), provider,\n"
-                 "opcode, version, kind, len (payload bytes), hook (kernel records) and pmc.\n\n"
-                 "  --summary   print one JSON object: header, records, by_kind, errors\n"
+                 "opcode, version, kind, len (payload bytes), hook (kernel records), pmc, and\n"
+                 "the decoded fields of every event Perch decodes (\"fields\"), or why\n"
+                 "decoding failed (\"decode_error\").\n\n"
+                 "  --summary   print one JSON object: header, records, by_kind, errors, decode\n"
                  "  --limit N   stop after N records\n"
                  "  --help      show this help\n");
 }
@@ -85,8 +89,33 @@ static void write_id(perch_json *w, const perch_event *ev, uint32_t v)
 }
 
 /* One record as one JSON object (no newline). */
-static void write_record(perch_json *w, const perch_event *ev)
+/* Writes the "fields" of a decoded event, or a "decode_error" saying why it failed. */
+static void write_decoded(perch_json *w, const perch_event *ev, int rc, const perch_decoded *d,
+                          const perch_decode_diag *diag)
 {
+    if (rc == 0) {
+        perch_decoded_write_json(w, d);
+        return;
+    }
+    if (rc == PERCH_EUNKNOWN)
+        return;
+    perch_json_key(w, "decode_error");
+    perch_json_begin_object(w);
+    perch_json_key(w, "code");
+    perch_json_string(w, perch_err_name(rc));
+    perch_json_key(w, "what");
+    perch_json_string(w, diag->what ? diag->what : "");
+    perch_json_key(w, "offset");
+    perch_json_uint(w, diag->offset);
+    perch_json_end_object(w);
+}
+
+static void write_record(perch_json *w, const perch_event *ev, perch_decode_stats *ds)
+{
+    perch_decoded d;
+    perch_decode_diag diag = {0, 0, 0, NULL};
+    int rc = perch_decode(ev, &d, &diag);
+    perch_decode_stats_add(ds, rc, &d);
     perch_kind kind = perch_event_kind(ev);
     perch_json_begin_object(w);
     perch_json_key(w, "ts");
@@ -128,6 +157,22 @@ static void write_record(perch_json *w, const perch_event *ev)
         perch_json_key(w, "pebs");
         perch_json_uint(w, ev->pebs_index);
     }
+    write_decoded(w, ev, rc, &d, &diag);
+    perch_json_end_object(w);
+}
+
+static void write_decode_counts(perch_json *w, const perch_decode_stats *ds)
+{
+    perch_json_key(w, "decode");
+    perch_json_begin_object(w);
+    perch_json_key(w, "decoded");
+    perch_json_uint(w, ds->decoded);
+    perch_json_key(w, "newer_version");
+    perch_json_uint(w, ds->newer_version);
+    perch_json_key(w, "not_decoded");
+    perch_json_uint(w, ds->unknown);
+    perch_json_key(w, "errors");
+    perch_json_uint(w, ds->errors);
     perch_json_end_object(w);
 }
 
@@ -213,12 +258,17 @@ static uint64_t report_errors(const char *path, const perch_etl_stats *st)
 static int run(perch_etl_reader *r, const struct dump_args *a, perch_json *w)
 {
     perch_event ev;
+    perch_decode_stats ds;
     uint64_t n = 0;
     int err;
+    memset(&ds, 0, sizeof ds);
     while ((a->limit == 0 || n < a->limit) && (err = perch_etl_next(r, &ev)) == 0) {
         n++;
-        if (!a->summary) {
-            write_record(w, &ev);
+        if (a->summary) {
+            perch_decoded d;
+            perch_decode_stats_add(&ds, perch_decode(&ev, &d, NULL), &d);
+        } else {
+            write_record(w, &ev, &ds);
             perch_json_newline(w);
         }
     }
@@ -228,6 +278,7 @@ static int run(perch_etl_reader *r, const struct dump_args *a, perch_json *w)
         perch_json_begin_object(w);
         write_header(w, perch_etl_header_of(r));
         write_counts(w, perch_etl_stats_of(r));
+        write_decode_counts(w, &ds);
         perch_json_end_object(w);
         perch_json_newline(w);
     }
