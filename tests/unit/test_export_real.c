@@ -309,8 +309,7 @@ static void chrome_thread_counts(const char *json, struct counts *c)
     assert_int_equal(jtype_of(&d, jget(&d, 0, "otherData")), J_OBJ);
     uint64_t tids[4096], n[4096];
     size_t k = 0;
-    for (long i = 0; i < jlen(&d, ev); i++) {
-        long e = jat(&d, ev, i);
+    for (long e = d.n[ev].first; e >= 0; e = d.n[e].next) { /* jat() is linear */
         assert_int_equal(jtype_of(&d, jget(&d, e, "ph")), J_STR);
         assert_int_equal(jtype_of(&d, jget(&d, e, "pid")), J_NUM);
         if (!jstreq(&d, jget(&d, e, "cat"), "sample"))
@@ -348,8 +347,8 @@ static void speedscope_thread_counts(const char *json, struct counts *c)
         if (!jstreq(&d, jget(&d, p, "unit"), "nanoseconds"))
             continue; /* PMC profiles */
         double sum = 0;
-        for (long j = 0; j < jlen(&d, w); j++)
-            sum += jnum(&d, jat(&d, w, j));
+        for (long j = d.n[w].first; j >= 0; j = d.n[j].next)
+            sum += jnum(&d, j);
         assert_true(sum == jnum(&d, jget(&d, p, "endValue")));
         const char *open = NULL;
         for (size_t j = 0; j < d.n[name].slen; j++)
@@ -434,8 +433,7 @@ static void chrome_slices(const char *json, struct slice_log *out)
     struct jdoc d;
     assert_true(jparse(&d, json));
     long ev = jget(&d, 0, "traceEvents");
-    for (long i = 0; i < jlen(&d, ev); i++) {
-        long e = jat(&d, ev, i);
+    for (long e = d.n[ev].first; e >= 0; e = d.n[e].next) { /* jat() is linear */
         if (!jstreq(&d, jget(&d, e, "ph"), "X"))
             continue;
         assert_true(jstreq(&d, jget(&d, e, "cat"), "cpu"));
