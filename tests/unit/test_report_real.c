@@ -23,24 +23,7 @@
 #include "perch/report.h"
 #include "testdata.h"
 
-typedef struct text {
-    char *data;
-    size_t len, cap;
-} text;
-
-static int text_sink(void *ctx, const char *data, size_t n)
-{
-    text *t = ctx;
-    if (t->len + n + 1 > t->cap) {
-        t->cap = (t->len + n + 1) * 2;
-        t->data = realloc(t->data, t->cap);
-        assert_non_null(t->data);
-    }
-    memcpy(t->data + t->len, data, n);
-    t->len += n;
-    t->data[t->len] = '\0';
-    return 0;
-}
+typedef perch_test_text text;
 
 /* Runs the pipeline over rel and returns the report JSON (caller frees). extra, when not NULL,
  * also receives every record (after the report). */
@@ -56,7 +39,7 @@ static char *report_json(const char *rel, const perch_sink *extra)
     perch_report_sink(r, &sink);
     assert_int_equal(perch_pipeline_etl(&in, "etl:test", extra ? extra : &sink, NULL, NULL), 0);
     (void)sink;
-    perch_json_init(&w, text_sink, &out);
+    perch_json_init(&w, perch_test_text_sink, &out);
     assert_int_equal(perch_report_write_json(r, &w), 0);
     perch_report_destroy(r);
     return out.data;

@@ -25,24 +25,7 @@
 #include "perch/synth.h"
 #include "testdata.h"
 
-typedef struct text {
-    char *data;
-    size_t len, cap;
-} text;
-
-static int text_sink(void *ctx, const char *data, size_t n)
-{
-    text *t = ctx;
-    if (t->len + n + 1 > t->cap) {
-        t->cap = (t->len + n + 1) * 2;
-        t->data = realloc(t->data, t->cap);
-        assert_non_null(t->data);
-    }
-    memcpy(t->data + t->len, data, n);
-    t->len += n;
-    t->data[t->len] = '\0';
-    return 0;
-}
+typedef perch_test_text text;
 
 /* The report JSON of whatever play() feeds into the report's sink (caller frees). */
 typedef int (*play_fn)(const uint8_t *data, size_t len, const perch_sink *sink);
@@ -56,7 +39,7 @@ static char *report_of(play_fn play, const uint8_t *data, size_t len)
     assert_int_equal(perch_report_create(NULL, &r), 0);
     perch_report_sink(r, &sink);
     assert_int_equal(play(data, len, &sink), 0);
-    perch_json_init(&w, text_sink, &out);
+    perch_json_init(&w, perch_test_text_sink, &out);
     assert_int_equal(perch_report_write_json(r, &w), 0);
     perch_report_destroy(r);
     return out.data;

@@ -44,6 +44,8 @@ int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const 
     perch_pipeline_options opts = {sizeof opts, progress, progress_ctx, NULL, NULL};
     perch_cli_etl_source(path, source, sizeof source);
     int err = perch_pipeline_etl(in, source, sink, &opts, &diag);
+    if (err < 0 && progress != NULL)
+        fputc('\n', stderr); /* end the progress line before the message */
     if (err < 0 && diag.what != NULL)
         fprintf(stderr, "perch %s: %s: %s at byte %llu\n", cmd, path, diag.what,
                 (unsigned long long)diag.offset);
