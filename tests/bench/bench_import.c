@@ -94,8 +94,8 @@ static int bench_import(const char *etl, const char *out_path, unsigned n)
         imp += import_once(etl, out_path, &events, &ws);
     }
     double mb = (double)bytes * n / 1e6;
-    printf("import %s x%u (%u separate imports): %.1f MB of .etl, ~%" PRIu64 " events\n", etl, n,
-           n, mb, events);
+    printf("import %s x%u (%u separate imports): %.1f MB of .etl, ~%" PRIu64 " events\n", etl, n, n,
+           mb, events);
     printf("  cat    %8.3f s  %8.1f MB/s\n", cat, mb / cat);
     printf("  import %8.3f s  %8.1f MB/s  %10.0f events/s  = %.1fx the time of cat\n", imp,
            mb / imp, (double)events / imp, imp / cat);

@@ -58,8 +58,8 @@ static struct capture capture_of(const uint8_t *etl, size_t len)
 static struct capture real_capture(void)
 {
     size_t len;
-    uint8_t *etl = perch_test_read_file(
-        perch_test_require_data("etl/perfview_net.4.5.2.x64.etl"), &len);
+    uint8_t *etl =
+        perch_test_read_file(perch_test_require_data("etl/perfview_net.4.5.2.x64.etl"), &len);
     struct capture c = capture_of(etl, len);
     free(etl);
     return c;
@@ -238,7 +238,8 @@ static char *run_pprof_top(const char *path)
     size_t n;
     snprintf(cmd, sizeof cmd,
              "go tool pprof -top -unit=ms -nodecount=1000000 -nodefraction=0 -edgefraction=0 "
-             "%s > test_export_real.top.tmp 2>&1", path);
+             "%s > test_export_real.top.tmp 2>&1",
+             path);
     assert_int_equal(system(cmd), 0);
     char *top = (char *)perch_test_read_file("test_export_real.top.tmp", &n);
     top = realloc(top, n + 1);

@@ -95,9 +95,12 @@ static size_t check_round_trip(const char *name, const uint8_t *etl, size_t len)
 static void test_real_traces(void **state)
 {
     static const char *const traces[] = {
-        "perfview_net.4.5.2.x64.etl",         "airbus_ShutdownPerfDiagLogger.etl",
-        "airbus_AMSITrace.etl",               "airbus_lxcore_kernel.etl",
-        "perfview_SelfDescribingSingleEvent.etl", "perfview_primitive-types.etl",
+        "perfview_net.4.5.2.x64.etl",
+        "airbus_ShutdownPerfDiagLogger.etl",
+        "airbus_AMSITrace.etl",
+        "airbus_lxcore_kernel.etl",
+        "perfview_SelfDescribingSingleEvent.etl",
+        "perfview_primitive-types.etl",
         "perfview_smallEtlFile.etl",
     };
     (void)state;
@@ -158,8 +161,8 @@ static void test_x64_capture_size(void **state)
     size_t len;
     uint64_t compressed;
     (void)state;
-    uint8_t *etl = perch_test_read_file(
-        perch_test_require_data("etl/perfview_net.4.5.2.x64.etl"), &len);
+    uint8_t *etl =
+        perch_test_read_file(perch_test_require_data("etl/perfview_net.4.5.2.x64.etl"), &len);
     uint64_t raw = uncompressed_size(etl, len, &compressed);
     size_t cap = check_round_trip("perfview_net.4.5.2.x64.etl", etl, len);
     printf("  x64 capture %zu bytes = %.2f %% of the .etl (%zu, %llu compressed buffers), "

@@ -67,7 +67,8 @@ static int parse_args(int argc, char **argv, struct import_args *a)
         }
     }
     if (a->input == NULL || a->output == NULL) {
-        fprintf(stderr, "perch import: %s is required\n\n", a->input ? "-o OUT.perch" : "TRACE.etl");
+        fprintf(stderr, "perch import: %s is required\n\n",
+                a->input ? "-o OUT.perch" : "TRACE.etl");
         usage(stderr);
         return 2;
     }
@@ -167,8 +168,8 @@ static int import(const struct import_args *a, perch_input *in, perch_output *ou
         return perch_cli_error(a->output, err);
     }
     perch_capture_writer_sink(w, &sink);
-    err = perch_cli_run_etl("import", in, a->input, &sink,
-                            perch_is_terminal(stderr) ? draw : NULL, &prog);
+    err = perch_cli_run_etl("import", in, a->input, &sink, perch_is_terminal(stderr) ? draw : NULL,
+                            &prog);
     if (err == 0)
         summary(a, in_size, w, perch_monotonic_ns() - prog.started);
     perch_capture_writer_destroy(w);
@@ -195,7 +196,9 @@ int perch_cmd_import(int argc, char **argv)
     if (err == 0 && cerr < 0)
         return perch_cli_error(a.output, cerr);
     if (err < 0)
-        fprintf(stderr, "perch import: %s is incomplete: it holds what was written before the "
-                        "error ('perch info' shows how far it goes)\n", a.output);
+        fprintf(stderr,
+                "perch import: %s is incomplete: it holds what was written before the "
+                "error ('perch info' shows how far it goes)\n",
+                a.output);
     return err < 0 ? 1 : 0;
 }

@@ -54,8 +54,7 @@ int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const 
     return err;
 }
 
-static int run_capture(const char *cmd, perch_input *in, const char *path,
-                       const perch_sink *sink)
+static int run_capture(const char *cmd, perch_input *in, const char *path, const perch_sink *sink)
 {
     perch_capture_status st;
     int err = perch_capture_replay(in, sink, &st);

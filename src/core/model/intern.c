@@ -81,7 +81,7 @@ uint32_t perch__stack_intern(perch_model *m, const uint64_t *frames, uint32_t co
     int err = pool_reserve(m, count);
     err = err ? err
               : perch__grow_array((void **)&m->stacks, sizeof *m->stacks, &m->stack_cap,
-                            m->stack_count + 1, MAX_STACKS);
+                                  m->stack_count + 1, MAX_STACKS);
     uint32_t idx = m->stack_count;
     err = err ? err : perch__hmap_put(&m->stack_map, h, idx);
     if (err < 0) {
