@@ -19,6 +19,9 @@
 extern "C" {
 #endif
 
+/* The progress callback runs once every this many records read, then once at the end. */
+#define PERCH_PIPELINE_PROGRESS_RECORDS 4096u
+
 /* done: bytes of the input read so far (buffer granularity); total: the input's size. */
 typedef void (*perch_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 

@@ -64,3 +64,17 @@ uint8_t *perch_test_read_file(const char *path, size_t *len)
     *len = (size_t)size;
     return buf;
 }
+
+int perch_test_text_sink(void *ctx, const char *data, size_t n)
+{
+    perch_test_text *t = ctx;
+    if (t->len + n + 1 > t->cap) {
+        t->cap = (t->len + n + 1) * 2;
+        t->data = realloc(t->data, t->cap);
+        assert_non_null(t->data);
+    }
+    memcpy(t->data + t->len, data, n);
+    t->len += n;
+    t->data[t->len] = '\0';
+    return 0;
+}

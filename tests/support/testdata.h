@@ -1,5 +1,6 @@
 /*
- * Access to the real ETW traces in ../shared/data for tests.
+ * Access to the real ETW traces in ../shared/data for tests, and a growable text buffer that
+ * collects what a test writes (JSON reports).
  *
  * The traces are never copied into the repository; tests find them through PERCH_DATA_DIR
  * (set by ctest) or the path compiled in. When the folder is missing, a test is skipped on a
@@ -21,5 +22,15 @@ const char *perch_test_require_data(const char *rel);
 
 /* Reads a whole file into a malloc'd buffer; fails the current test on error. */
 uint8_t *perch_test_read_file(const char *path, size_t *len);
+
+/* A growable NUL-terminated text buffer: start from {NULL, 0, 0}; the caller frees data. */
+typedef struct perch_test_text {
+    char *data;
+    size_t len, cap;
+} perch_test_text;
+
+/* Appends n bytes to the perch_test_text at ctx (a perch_json sink); fails the test when out of
+ * memory. Returns 0. */
+int perch_test_text_sink(void *ctx, const char *data, size_t n);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * perch export's command code (tools/perch/cmd_export.c, compiled into this test) driven with
  * the synthetic record stream injected through its input seam: option parsing, usage errors,
- * the "input not supported yet" path, and a real run writing folded stacks to a file.
+ * a missing input through the real seam, and a real run writing folded stacks to a file.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "../../tools/perch/cmd_export.c"
+#include "../../tools/perch/input_kind.c"
 #include "../../tools/perch/record_source.c"
 #include "export_fixture.h"
 
@@ -60,7 +61,7 @@ static void test_usage_errors(void **state)
     assert_int_equal(run_cmd(2, help), 0);
 }
 
-/* Through the real seam: "not supported yet" today, "no such file" once wired: exit 1. */
+/* Through the real seam: a missing input is "no such file", exit 1. */
 static void test_real_seam(void **state)
 {
     char *argv[] = {"export", "-f", "chrome", "no-such-trace.perch"};

@@ -22,6 +22,7 @@
 #include "perch/pipeline.h"
 #include "perch/report.h"
 #include "perch/synth.h"
+#include "testdata.h"
 
 typedef struct tee {
     perch_sink report;
@@ -96,24 +97,7 @@ static int t_stat(void *c, const perch_stat_rec *r)
     return t->report.stat(t->report.ctx, r);
 }
 
-typedef struct text {
-    char *data;
-    size_t len, cap;
-} text;
-
-static int text_sink(void *ctx, const char *data, size_t n)
-{
-    text *t = ctx;
-    if (t->len + n + 1 > t->cap) {
-        t->cap = (t->len + n + 1) * 2;
-        t->data = realloc(t->data, t->cap);
-        assert_non_null(t->data);
-    }
-    memcpy(t->data + t->len, data, n);
-    t->len += n;
-    t->data[t->len] = '\0';
-    return 0;
-}
+typedef perch_test_text text;
 
 static void expect(const char *json, const char *key, uint64_t want)
 {
@@ -129,7 +113,7 @@ static void expect_rows(const char *json, const char *key, const perch_synth_top
     text want = {NULL, 0, 0};
     char row[128];
     snprintf(row, sizeof row, "\"%s\":[", key);
-    text_sink(&want, row, strlen(row));
+    perch_test_text_sink(&want, row, strlen(row));
     for (uint32_t i = 0; i < n; i++) {
         if (with_pid)
             snprintf(row, sizeof row, "%s{\"name\":\"%s\",\"pid\":%u,\"samples\":%llu}",
@@ -138,9 +122,9 @@ static void expect_rows(const char *json, const char *key, const perch_synth_top
         else
             snprintf(row, sizeof row, "%s{\"name\":\"%s\",\"samples\":%llu}", i ? "," : "",
                      rows[i].name, (unsigned long long)rows[i].samples);
-        text_sink(&want, row, strlen(row));
+        perch_test_text_sink(&want, row, strlen(row));
     }
-    text_sink(&want, "]", 1);
+    perch_test_text_sink(&want, "]", 1);
     if (strstr(json, want.data) == NULL)
         fail_msg("report lacks %s", want.data);
     free(want.data);
@@ -176,7 +160,7 @@ static void test_synth_figures_come_back(void **state)
                        NULL};
     perch_input_memory(&in, bytes, len);
     assert_int_equal(perch_pipeline_etl(&in, "synth", &sink, NULL, NULL), 0);
-    perch_json_init(&w, text_sink, &json);
+    perch_json_init(&w, perch_test_text_sink, &json);
     assert_int_equal(perch_report_write_json(r, &w), 0);
 
     expect(json.data, "samples", st.samples);

@@ -133,33 +133,13 @@ static int parse_args(int argc, char **argv, struct export_args *a)
     return 0;
 }
 
-static int file_write(void *ctx, const void *buf, size_t len)
-{
-    return fwrite(buf, 1, len, (FILE *)ctx) == len ? 0 : PERCH_EIO;
-}
-
-static int file_close(void *ctx)
-{
-    return fclose((FILE *)ctx) == 0 ? 0 : PERCH_EIO;
-}
-
-/* A stdio file as perch_output. (perch_output_open_file has no Windows backend yet; switch
- * to it once src/win/file_io.c exists, for UTF-8 paths on Windows.) */
 static int open_output(const char *path, perch_output *out)
 {
-    FILE *f;
     if (!path || strcmp(path, "-") == 0) {
         perch_output_stdout(out);
         return 0;
     }
-    f = fopen(path, "wb");
-    if (!f)
-        return PERCH_EACCES;
-    out->write = file_write;
-    out->sync = NULL;
-    out->close = file_close;
-    out->ctx = f;
-    return 0;
+    return perch_output_open_file(out, path);
 }
 
 static int run(const struct export_args *a, perch_export_format fmt,
@@ -168,11 +148,6 @@ static int run(const struct export_args *a, perch_export_format fmt,
     perch_record_source src;
     perch_output out;
     int err = open_source(a->input, &src), cerr;
-    if (err == PERCH_ENOTSUP) {
-        fprintf(stderr, "perch: export: input not supported yet: %s (captures and .etl files "
-                        "are not wired to export in this build)\n", a->input);
-        return 1;
-    }
     if (err)
         return perch_cli_error(a->input, err);
     err = open_output(a->output, &out);

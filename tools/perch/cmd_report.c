@@ -1,9 +1,8 @@
 /*
  * perch report: summarizes where the CPU went in a trace: a readable text summary, or with
- * --json one JSON object (docs/report.md). The input kind is chosen in one place
- * (open_and_run): an .etl file goes through reader -> model -> report; a capture file (its
- * magic "\x89PERCH\r\n", docs/capture-format.md) is replayed into the same report sink, so
- * both give the same figures.
+ * --json one JSON object (docs/report.md). The input kind is chosen by input_kind.c: an .etl
+ * file goes through reader -> model -> report; a capture file is replayed into the same
+ * report sink, so both give the same figures.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -12,12 +11,9 @@
 #include <string.h>
 
 #include "commands.h"
-#include "perch/capture.h"
+#include "input_kind.h"
 #include "perch/error.h"
-#include "perch/io.h"
 #include "perch/json.h"
-#include "perch/pipeline.h"
-#include "perch/platform.h"
 #include "perch/report.h"
 
 struct report_args {
@@ -80,72 +76,6 @@ static int parse_args(int argc, char **argv, struct report_args *a)
     return -1;
 }
 
-static void progress(void *ctx, uint64_t done, uint64_t total)
-{
-    (void)ctx;
-    if (total > 0)
-        fprintf(stderr, "\rperch report: %3u%%", (unsigned)(done * 100 / total));
-    if (done >= total)
-        fputc('\n', stderr);
-}
-
-static const char *base_name(const char *path)
-{
-    const char *b = path;
-    for (const char *p = path; *p; p++)
-        if (*p == '/' || *p == '\\')
-            b = p + 1;
-    return b;
-}
-
-static bool is_capture(const perch_input *in)
-{
-    static const uint8_t magic[8] = {0x89, 'P', 'E', 'R', 'C', 'H', '\r', '\n'};
-    uint8_t head[8];
-    return in->size >= sizeof head && perch_input_read_exact(in, 0, head, sizeof head) == 0 &&
-           memcmp(head, magic, sizeof magic) == 0;
-}
-
-static int run_capture(perch_input *in, const char *path, const perch_sink *sink)
-{
-    perch_capture_status st;
-    int err = perch_capture_replay(in, sink, &st);
-    perch_input_close(in);
-    if (err < 0) {
-        fprintf(stderr, "perch report: %s: %s at byte %llu\n", path, st.reason,
-                (unsigned long long)st.offset);
-        return 1;
-    }
-    return 0;
-}
-
-static int run_etl(perch_input *in, const char *path, const perch_sink *sink)
-{
-    perch_etl_open_error diag = {0, 0, NULL};
-    char source[300];
-    perch_pipeline_options opts = {sizeof opts, NULL, NULL, NULL, NULL};
-    if (perch_is_terminal(stderr))
-        opts.progress = progress;
-    snprintf(source, sizeof source, "etl:%s", base_name(path));
-    int err = perch_pipeline_etl(in, source, sink, &opts, &diag);
-    if (err < 0 && diag.what != NULL) {
-        fprintf(stderr, "perch report: %s: %s at byte %llu\n", path, diag.what,
-                (unsigned long long)diag.offset);
-        return 1;
-    }
-    return err < 0 ? perch_cli_error(path, err) : 0;
-}
-
-/* The one place the input kind is chosen. */
-static int open_and_run(const char *path, const perch_sink *sink)
-{
-    perch_input in;
-    int err = perch_input_open_file(&in, path);
-    if (err < 0)
-        return perch_cli_error(path, err);
-    return is_capture(&in) ? run_capture(&in, path, sink) : run_etl(&in, path, sink);
-}
-
 int perch_cmd_report(int argc, char **argv)
 {
     struct report_args a = {NULL, false, 10};
@@ -159,7 +89,7 @@ int perch_cmd_report(int argc, char **argv)
     if (perch_report_create(&ro, &r) < 0)
         return perch_cli_error("report", PERCH_ENOMEM);
     perch_report_sink(r, &sink);
-    rc = open_and_run(a.path, &sink);
+    rc = perch_cli_play_file("report", a.path, &sink, true) < 0 ? 1 : 0;
     if (rc == 0 && a.json) {
         perch_json w;
         perch_json_init(&w, perch_json_file_sink, stdout);

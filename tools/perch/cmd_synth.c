@@ -29,34 +29,6 @@ struct progress {
     uint64_t last_draw;
 };
 
-/* The output file through stdio: a plain sequential write works the same on every platform
- * (the Windows file backend of include/perch/io.h is not needed for it). */
-static int file_write(void *ctx, const void *buf, size_t len)
-{
-    return fwrite(buf, 1, len, (FILE *)ctx) == len ? 0 : PERCH_EIO;
-}
-
-static int file_close(void *ctx)
-{
-    FILE *f = ctx;
-    int err = ferror(f) ? PERCH_EIO : 0;
-    if (fclose(f) != 0 && !err)
-        err = PERCH_EIO;
-    return err;
-}
-
-static int open_output(perch_output *out, const char *path)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return errno == ENOENT ? PERCH_ENOENT : errno == EACCES ? PERCH_EACCES : PERCH_EIO;
-    out->write = file_write;
-    out->sync = NULL;
-    out->close = file_close;
-    out->ctx = f;
-    return 0;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -348,7 +320,7 @@ int perch_cmd_synth(int argc, char **argv)
     }
     a.opt.progress = on_progress;
     a.opt.progress_ctx = &prog;
-    int err = open_output(&out, a.path);
+    int err = perch_output_open_file(&out, a.path);
     if (err) {
         fprintf(stderr, "perch synth: cannot create %s: %s\n", a.path, perch_strerror(err));
         return 1;

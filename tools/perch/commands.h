@@ -20,6 +20,7 @@ struct perch_command {
 /* Every command; main.c lists them in one table. */
 int perch_cmd_dump(int argc, char **argv);
 int perch_cmd_synth(int argc, char **argv);
+int perch_cmd_import(int argc, char **argv);
 int perch_cmd_info(int argc, char **argv);
 int perch_cmd_report(int argc, char **argv);
 int perch_cmd_export(int argc, char **argv);

@@ -13,6 +13,7 @@ static const struct perch_command commands[] = {
     {"dump", perch_cmd_dump, "print the records of an .etl file as JSON Lines, or a summary"},
     {"synth", perch_cmd_synth,
      "write a synthetic kernel trace (.etl) for demos, tests and benchmarks"},
+    {"import", perch_cmd_import, "turn an .etl trace into a compact capture file"},
     {"info", perch_cmd_info, "describe a capture file"},
     {"report", perch_cmd_report, "summarize where the CPU went (text or --json)"},
     {"export", perch_cmd_export, "convert a capture to chrome, gecko, pprof, speedscope or folded"},

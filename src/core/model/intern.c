@@ -3,6 +3,8 @@
  * in a frame pool and gets a dense 1-based id in first-seen order. A hash of the frames indexes
  * the table; entries with equal hashes are chained and compared frame by frame. A stack is
  * handed to the sink the first time it is interned, so it always precedes its first sample.
+ * The table is a window of STACK_WINDOW_FRAMES frames: past it, the table starts over with
+ * the next ids (so ids stay dense, and a stack interned again after a reset gets a new id).
  */
 #include <string.h>
 
@@ -45,10 +47,21 @@ static int pool_reserve(perch_model *m, uint32_t n)
     return 0;
 }
 
+/* Starts a new window when n more frames would not fit in the current one. */
+static void window_check(perch_model *m, uint32_t n)
+{
+    if (m->frame_count == 0 || m->frame_count + n <= STACK_WINDOW_FRAMES)
+        return;
+    m->stack_base += m->stack_count;
+    m->stack_count = 0;
+    m->frame_count = 0;
+    perch__hmap_free(&m->stack_map);
+}
+
 static int emit_stack(perch_model *m, uint32_t idx)
 {
     const stack_entry *e = &m->stacks[idx];
-    perch_stack_rec rec = {idx + 1, e->count, e->kernel, m->frame_pool + e->off};
+    perch_stack_rec rec = {m->stack_base + idx + 1, e->count, e->kernel, m->frame_pool + e->off};
     model_count(m, MC_STACKS_DISTINCT, 1);
     return m->sink.stack != NULL ? m->sink.stack(m->sink.ctx, &rec) : 0;
 }
@@ -61,11 +74,14 @@ uint32_t perch__stack_intern(perch_model *m, const uint64_t *frames, uint32_t co
     perch__hmap_get(&m->stack_map, h, &head);
     for (uint32_t i = head; i != NONE32; i = m->stacks[i].next)
         if (same(m, &m->stacks[i], frames, count, kernel))
-            return i + 1;
+            return m->stack_base + i + 1;
+    window_check(m, count);
+    if (m->frame_count == 0)
+        head = NONE32; /* a new window: the old chain is gone */
     int err = pool_reserve(m, count);
     err = err ? err
               : perch__grow_array((void **)&m->stacks, sizeof *m->stacks, &m->stack_cap,
-                            m->stack_count + 1, MAX_STACKS);
+                                  m->stack_count + 1, MAX_STACKS);
     uint32_t idx = m->stack_count;
     err = err ? err : perch__hmap_put(&m->stack_map, h, idx);
     if (err < 0) {
@@ -86,7 +102,7 @@ uint32_t perch__stack_intern(perch_model *m, const uint64_t *frames, uint32_t co
         m->error = err;
         return 0;
     }
-    return idx + 1;
+    return m->stack_base + idx + 1;
 }
 
 void perch__intern_free(perch_model *m)

@@ -28,6 +28,10 @@
 #define MAX_PART_FRAMES 4096u
 #define MAX_STACKS (1u << 24)
 #define MAX_STACK_FRAMES (1u << 28)
+/* The stack table is a window: when a new stack would take the frame pool past this many frames
+ * (8 MiB), the table is forgotten (not the ids, which stay dense) and a stack seen again gets
+ * a new id. Keeps memory flat on traces whose distinct stacks keep growing. */
+#define STACK_WINDOW_FRAMES (1u << 20)
 #define MAX_DEFS (1u << 22)
 #define MAX_LBR 1024u
 #define TID_CACHE 1024u
@@ -264,6 +268,7 @@ struct perch_model {
     uint64_t frame_count, frame_cap;
     stack_entry *stacks;
     uint32_t stack_count, stack_cap;
+    uint32_t stack_base; /* ids given before the current window (STACK_WINDOW_FRAMES) */
     perch__hmap stack_map; /* frames hash -> first stack entry */
     uint64_t *scratch;    /* assembly buffer */
     uint32_t scratch_cap;

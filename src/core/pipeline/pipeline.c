@@ -1,7 +1,8 @@
 /*
  * The offline pipeline (include/perch/pipeline.h): opens the .etl reader over an input, builds
  * the trace info from the logfile header, feeds the model record by record, reports progress
- * every 4096 records, then adds the reader's losses to the ledger and finishes the model.
+ * every PERCH_PIPELINE_PROGRESS_RECORDS records, then adds the reader's losses to the ledger
+ * and finishes the model.
  */
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +50,7 @@ static int run(perch_etl_reader *r, perch_model *m, const perch_pipeline_options
         err = perch_model_feed(m, &ev);
         if (err < 0)
             return err;
-        if (o != NULL && o->progress != NULL && (++n & 4095u) == 0)
+        if (o != NULL && o->progress != NULL && ++n % PERCH_PIPELINE_PROGRESS_RECORDS == 0)
             o->progress(o->progress_ctx, perch_etl_last_position(r).buffer, total);
     }
     if (err != PERCH_EOF)

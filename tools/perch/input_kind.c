@@ -1,0 +1,81 @@
+/*
+ * Input kinds of the perch commands (input_kind.h): capture or .etl, chosen by the capture
+ * magic, and played into a sink with one error message format for every command.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "input_kind.h"
+#include "perch/capture.h"
+#include "perch/error.h"
+#include "perch/platform.h"
+
+bool perch_cli_is_capture(const perch_input *in)
+{
+    static const uint8_t magic[8] = {0x89, 'P', 'E', 'R', 'C', 'H', '\r', '\n'};
+    uint8_t head[8];
+    return in->size >= sizeof head && perch_input_read_exact(in, 0, head, sizeof head) == 0 &&
+           memcmp(head, magic, sizeof magic) == 0;
+}
+
+void perch_cli_etl_source(const char *path, char *buf, size_t len)
+{
+    const char *b = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '/' || *p == '\\')
+            b = p + 1;
+    snprintf(buf, len, "etl:%s", b);
+}
+
+static void percent(void *ctx, uint64_t done, uint64_t total)
+{
+    const char *cmd = ctx;
+    if (total > 0)
+        fprintf(stderr, "\rperch %s: %3u%%", cmd, (unsigned)(done * 100 / total));
+    if (done >= total)
+        fputc('\n', stderr);
+}
+
+int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const perch_sink *sink,
+                      perch_progress_fn progress, void *progress_ctx)
+{
+    perch_etl_open_error diag = {0, 0, NULL};
+    char source[300];
+    perch_pipeline_options opts = {sizeof opts, progress, progress_ctx, NULL, NULL};
+    perch_cli_etl_source(path, source, sizeof source);
+    int err = perch_pipeline_etl(in, source, sink, &opts, &diag);
+    if (err < 0 && progress != NULL)
+        fputc('\n', stderr); /* end the progress line before the message */
+    if (err < 0 && diag.what != NULL)
+        fprintf(stderr, "perch %s: %s: %s at byte %llu\n", cmd, path, diag.what,
+                (unsigned long long)diag.offset);
+    else if (err < 0)
+        fprintf(stderr, "perch %s: %s: %s\n", cmd, path, perch_strerror(err));
+    return err;
+}
+
+static int run_capture(const char *cmd, perch_input *in, const char *path, const perch_sink *sink)
+{
+    perch_capture_status st;
+    int err = perch_capture_replay(in, sink, &st);
+    perch_input_close(in);
+    if (err < 0)
+        fprintf(stderr, "perch %s: %s: %s at byte %llu\n", cmd, path, st.reason,
+                (unsigned long long)st.offset);
+    return err;
+}
+
+int perch_cli_play_file(const char *cmd, const char *path, const perch_sink *sink,
+                        bool percent_progress)
+{
+    perch_input in;
+    int err = perch_input_open_file(&in, path);
+    if (err < 0) {
+        fprintf(stderr, "perch: %s: %s\n", path, perch_strerror(err));
+        return err;
+    }
+    if (perch_cli_is_capture(&in))
+        return run_capture(cmd, &in, path, sink);
+    bool show = percent_progress && perch_is_terminal(stderr);
+    return perch_cli_run_etl(cmd, &in, path, sink, show ? percent : NULL, (void *)cmd);
+}

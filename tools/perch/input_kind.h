@@ -1,0 +1,34 @@
+/*
+ * The one place the perch commands tell a capture from an .etl file and play either into a
+ * sink: a capture (magic "\x89PERCH\r\n", docs/capture-format.md) is replayed chunk by chunk,
+ * anything else goes through the .etl reader -> model pipeline. perch report, perch export
+ * (record_source.c) and perch import all go through here, so they agree on what a file is.
+ */
+#ifndef PERCH_TOOLS_INPUT_KIND_H
+#define PERCH_TOOLS_INPUT_KIND_H
+
+#include <stdbool.h>
+
+#include "perch/io.h"
+#include "perch/pipeline.h"
+#include "perch/records.h"
+
+/* True when in starts with the capture magic. */
+bool perch_cli_is_capture(const perch_input *in);
+
+/* "etl:<file name>" for the trace info of an .etl read from path. */
+void perch_cli_etl_source(const char *path, char *buf, size_t len);
+
+/* Runs the .etl in *in (ownership taken) through the pipeline into sink. On failure prints
+ * "perch <cmd>: <path>: <reason>[ at byte N]" to stderr and returns the error. progress may
+ * be NULL. */
+int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const perch_sink *sink,
+                      perch_progress_fn progress, void *progress_ctx);
+
+/* Opens path and plays every record of it into sink once (capture or .etl, by magic). On
+ * failure prints one line "perch <cmd>: <path>: <reason>" and returns the error; with
+ * percent_progress a percentage is drawn on stderr for an .etl when stderr is a terminal. */
+int perch_cli_play_file(const char *cmd, const char *path, const perch_sink *sink,
+                        bool percent_progress);
+
+#endif
