@@ -75,6 +75,7 @@ static void test_window_resets_keep_ids_dense(void **state)
     assert_int_equal(perch__stack_intern(m, f, FRAMES, 0), n);
     assert_int_equal(s.count, n + 1);
     assert_true(m->frame_cap <= STACK_WINDOW_FRAMES);
+    assert_int_equal(m->counters[MC_STACK_WINDOWS], 1); /* reported as stack.window_restarts */
     perch_model_destroy(m);
 }
 

@@ -52,6 +52,7 @@ static void window_check(perch_model *m, uint32_t n)
 {
     if (m->frame_count == 0 || m->frame_count + n <= STACK_WINDOW_FRAMES)
         return;
+    model_count(m, MC_STACK_WINDOWS, 1);
     m->stack_base += m->stack_count;
     m->stack_count = 0;
     m->frame_count = 0;

@@ -58,6 +58,7 @@
     X(STACK_USER_ONLY, "stack.user_only", 0)                                                   \
     X(FRAMES_TOTAL, "stack.frames_total", 0)                                                   \
     X(STACKS_DISTINCT, "stack.distinct", 0)                                                    \
+    X(STACK_WINDOWS, "stack.window_restarts", 0)                                               \
     X(PARTS_WALK, "stack.parts_walk", 0)                                                       \
     X(PARTS_KEY_KERNEL, "stack.parts_key_kernel", 0)                                           \
     X(PARTS_KEY_USER, "stack.parts_key_user", 0)                                               \

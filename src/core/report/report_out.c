@@ -151,7 +151,11 @@ static int stack_hash(perch_report *r, char out[17])
         uint8_t d[32];
         qsort(texts, n, sizeof *texts, cmp_str);
         perch__sha256_init(&s);
+        /* A stack interned again after a model window restart has a second id: hash each
+         * distinct text once. */
         for (uint32_t i = 0; i < n; i++) {
+            if (i > 0 && strcmp(texts[i], texts[i - 1]) == 0)
+                continue;
             if (i > 0)
                 perch__sha256_update(&s, "\n", 1);
             perch__sha256_update(&s, texts[i], strlen(texts[i]));
