@@ -1,0 +1,55 @@
+/*
+ * Model: records a hostile or damaged trace can contain must be counted or carried through,
+ * never turn into a fatal model error that loses the rest of the trace. Found in review:
+ * thread id 0xFFFFFFFF (the value the thread cache uses for an empty slot) and one
+ * (timestamp, thread) group collecting more stack frames than the assembly buffer's cap.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "model_synth.h"
+
+#define K(x) (0xfffff80000000000ull + (x))
+
+static void feed(perch_model *m, perch_event *ev)
+{
+    assert_int_equal(perch_model_feed(m, ev), 0);
+}
+
+/* A thread id equal to the empty-slot marker of the tid cache is still a thread. */
+static void test_tid_all_ones(void **state)
+{
+    recorder r;
+    perch_sink sink;
+    synth_ev s;
+    (void)state;
+    perch_model *m = new_model(&r, &sink);
+    feed(m, ev_sample(&s, 100, 0, K(0x10), UINT32_MAX));
+    feed(m, ev_cswitch(&s, 200, 0, UINT32_MAX, 8, 9, 0, 5));
+    feed(m, ev_cswitch(&s, 300, 0, 8, UINT32_MAX, 9, 0, 5));
+    feed(m, ev_sample(&s, 400, 1, K(0x20), 8));
+    assert_int_equal(perch_model_finish(m), 0);
+    assert_int_equal(r.nsamples, 2);
+    assert_int_equal(r.samples[0].tid, UINT32_MAX);
+    int found = 0;
+    for (int i = 0; i < r.nslices; i++)
+        if (r.slices[i].tid == UINT32_MAX) {
+            assert_int_equal(r.slices[i].start_ts, 200);
+            assert_int_equal(r.slices[i].end_ts, 300);
+            found++;
+        }
+    assert_int_equal(found, 1);
+    assert_int_equal(LEDGER(&r, "cswitch.stale_old_thread"), 0);
+    perch_model_destroy(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tid_all_ones),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
