@@ -46,10 +46,38 @@ static void test_tid_all_ones(void **state)
     perch_model_destroy(m);
 }
 
+/* Many kernel-only walks naming one sample: the assembled stack is capped and counted, the
+ * model keeps going. */
+static void test_group_frames_over_cap(void **state)
+{
+    recorder r;
+    perch_sink sink;
+    static synth_ev s;
+    static uint64_t kf[500];
+    (void)state;
+    perch_model *m = new_model(&r, &sink);
+    for (unsigned i = 0; i < 500; i++)
+        kf[i] = K(0x1000 + i);
+    feed(m, ev_thread(&s, 3, 10, 44, 7, NULL));
+    feed(m, ev_sample(&s, 1000, 0, K(0x1000), 7));
+    for (unsigned w = 0; w < 600; w++) /* 300000 frames > the 262144 assembly cap */
+        feed(m, ev_walk(&s, 1001 + w, 1000, 7, kf, 500, 8));
+    feed(m, ev_sample(&s, 2000, 0, K(0x1000), 7));
+    uint64_t one[] = {K(0x1000)};
+    feed(m, ev_walk(&s, 2001, 2000, 7, one, 1, 8));
+    assert_int_equal(perch_model_finish(m), 0);
+    assert_int_equal(r.nsamples, 2);
+    assert_int_not_equal(r.samples[0].stack_id, 0);
+    assert_int_not_equal(r.samples[1].stack_id, 0);
+    assert_int_equal(LEDGER(&r, "stack.too_long"), 1);
+    perch_model_destroy(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tid_all_ones),
+        cmocka_unit_test(test_group_frames_over_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
