@@ -68,12 +68,14 @@ static void test_frame_modules(void **state)
     assert_int_equal(s.sample(s.ctx, &sm), 0);
     char text[8192];
     memset(text, 0, sizeof text);
-    FILE *f = tmpfile();
+    /* A named file in the working directory: tmpfile() needs a writable drive root on Windows. */
+    FILE *f = fopen("test_report_frames.txt", "w+");
     assert_non_null(f);
     assert_int_equal(perch_report_write_text(r, f), 0);
     rewind(f);
     assert_true(fread(text, 1, sizeof text - 1, f) > 0);
     fclose(f);
+    remove("test_report_frames.txt");
     assert_non_null(strstr(text, "ntoskrnl.exe!+0x10\n"));
     assert_non_null(strstr(text, "tight.dll!+0x800\n"));
     assert_null(strstr(text, "old.dll!+0x800"));
