@@ -2,7 +2,8 @@
  * Model: records a hostile or damaged trace can contain must be counted or carried through,
  * never turn into a fatal model error that loses the rest of the trace. Found in review:
  * thread id 0xFFFFFFFF (the value the thread cache uses for an empty slot) and one
- * (timestamp, thread) group collecting more stack frames than the assembly buffer's cap.
+ * (timestamp, thread) group collecting more stack frames than the assembly buffer's cap, and
+ * a ReadyThread later than the switch-in it is attached to.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -73,11 +74,41 @@ static void test_group_frames_over_cap(void **state)
     perch_model_destroy(m);
 }
 
+/* A ReadyThread stamped after the switch-in it would precede (out-of-order input, counted as
+ * model.time_order) is not attached: ready_ts <= start_ts always holds for HAS_READY slices. */
+static void test_ready_after_switch_in(void **state)
+{
+    recorder r;
+    perch_sink sink;
+    synth_ev s;
+    (void)state;
+    perch_model *m = new_model(&r, &sink);
+    feed(m, ev_cswitch(&s, 100, 0, 8, 0, 9, 0, 5));
+    feed(m, ev_ready(&s, 500, 1, 12));
+    feed(m, ev_cswitch(&s, 400, 0, 12, 8, 9, 0, 5)); /* earlier than the ReadyThread */
+    feed(m, ev_cswitch(&s, 600, 0, 0, 12, 9, 0, 5));
+    assert_int_equal(perch_model_finish(m), 0);
+    int found = 0;
+    for (int i = 0; i < r.nslices; i++) {
+        if (r.slices[i].flags & PERCH_SLICE_HAS_READY)
+            assert_true(r.slices[i].ready_ts <= r.slices[i].start_ts);
+        if (r.slices[i].tid == 12) {
+            assert_int_equal(r.slices[i].start_ts, 400);
+            assert_int_equal(r.slices[i].flags & PERCH_SLICE_HAS_READY, 0);
+            found++;
+        }
+    }
+    assert_int_equal(found, 1);
+    assert_int_equal(LEDGER(&r, "model.time_order"), 1);
+    perch_model_destroy(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tid_all_ones),
         cmocka_unit_test(test_group_frames_over_cap),
+        cmocka_unit_test(test_ready_after_switch_in),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
