@@ -40,7 +40,9 @@ typedef struct perch_pipeline_options {
 int perch_pipeline_etl(perch_input *in, const char *source, const perch_sink *sink,
                        const perch_pipeline_options *opts, perch_etl_open_error *diag);
 
-/* Fills *info from an .etl logfile header (strings borrowed: source as given). */
+/* Fills *info from an .etl logfile header (strings borrowed: source as given). perf_freq is
+ * the tick rate of the raw timestamps for the header's clock type (QPC, 100 ns system time or
+ * CPU cycles), not always the header's QPC PerfFreq. */
 void perch_pipeline_trace_info(const perch_etl_header *h, const char *source,
                                perch_trace_info *info);
 

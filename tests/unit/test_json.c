@@ -61,6 +61,28 @@ static void test_object_and_array(void **state)
                                 "\"0xfffff80020aca000\",{}],\"s\":\"q\\\"\\\\\\n\\u0001\"}\n[]");
 }
 
+/* JSON text is UTF-8 (RFC 8259): bytes that are not valid UTF-8 (an ANSI process name from a
+ * payload, say) become \u00XX escapes one byte at a time (json.h); valid sequences pass. */
+static void test_invalid_utf8_escaped(void **state)
+{
+    static struct capture c;
+    static perch_json w;
+    (void)state;
+    memset(&c, 0, sizeof c);
+    perch_json_init(&w, capture_sink, &c);
+    perch_json_begin_array(&w);
+    perch_json_string(&w, "a\xff" "b");                /* stray byte */
+    perch_json_string(&w, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"); /* valid: kept */
+    perch_json_string(&w, "\xe2\x82");                 /* cut short */
+    perch_json_string(&w, "\xed\xa0\x80");             /* surrogate */
+    perch_json_string(&w, "\xc0\xaf");                 /* overlong */
+    perch_json_end_array(&w);
+    assert_int_equal(perch_json_flush(&w), 0);
+    assert_string_equal(c.text, "[\"a\\u00ffb\",\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\","
+                                "\"\\u00e2\\u0082\",\"\\u00ed\\u00a0\\u0080\","
+                                "\"\\u00c0\\u00af\"]");
+}
+
 static void test_large_output_is_complete(void **state)
 {
     static struct capture c;
@@ -96,6 +118,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_object_and_array),
+        cmocka_unit_test(test_invalid_utf8_escaped),
         cmocka_unit_test(test_large_output_is_complete),
         cmocka_unit_test(test_sink_error_is_sticky),
     };

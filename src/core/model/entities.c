@@ -219,7 +219,8 @@ uint32_t perch__thread_for(perch_model *m, uint32_t tid, uint16_t cpu)
     uint32_t i;
     if (tid == 0)
         return idle_thread(m, cpu);
-    if (m->tid_cache_tid[TID_SLOT(tid)] == tid)
+    /* An empty slot is (NONE32, NONE32): tid 0xFFFFFFFF must not take it for a hit. */
+    if (m->tid_cache_tid[TID_SLOT(tid)] == tid && m->tid_cache_idx[TID_SLOT(tid)] != NONE32)
         return m->tid_cache_idx[TID_SLOT(tid)];
     if (perch__hmap_get(&m->tid_map, tid, &i)) {
         m->tid_cache_tid[TID_SLOT(tid)] = tid;

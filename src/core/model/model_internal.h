@@ -26,6 +26,7 @@
 #define MAX_NAME_BYTES 4096u
 #define MAX_PARTS (1u << 22)
 #define MAX_PART_FRAMES 4096u
+#define MAX_ASSEMBLED_FRAMES (MAX_PART_FRAMES * 64u) /* one sample's stack, all parts */
 #define MAX_STACKS (1u << 24)
 #define MAX_STACK_FRAMES (1u << 28)
 /* The stack table is a window: when a new stack would take the frame pool past this many frames
@@ -65,6 +66,7 @@
     X(PART_ORPHAN, "stack.orphan_part", 1)                                                     \
     X(KEY_UNRESOLVED, "stack.key_unresolved", 1)                                               \
     X(PART_TOO_LONG, "stack.part_too_long", 1)                                                 \
+    X(STACK_TOO_LONG, "stack.too_long", 1)                                                     \
     X(EMIT_USER_ARRIVED, "stack.emit.user_part", 0)                                            \
     X(EMIT_WAIT_TIME, "stack.emit.wait_time", 0)                                               \
     X(EMIT_THREAD_EXIT, "stack.emit.thread_exit", 0)                                           \

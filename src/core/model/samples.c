@@ -179,8 +179,9 @@ static void release_group(perch_model *m, uint32_t g)
     m->group_free = g;
 }
 
-/* Appends the kernel (pass 0) or user (pass 1) segments of g's resolved parts to scratch. */
-static uint32_t gather(perch_model *m, const sgroup *gr, int pass, uint32_t n)
+/* Appends the kernel (pass 0) or user (pass 1) segments of g's resolved parts to scratch,
+ * never beyond max frames in all. */
+static uint32_t gather(perch_model *m, const sgroup *gr, int pass, uint32_t n, uint32_t max)
 {
     for (uint32_t p = gr->parts; p != NONE32; p = m->parts[p].next) {
         const spart *pt = &m->parts[p];
@@ -188,7 +189,7 @@ static uint32_t gather(perch_model *m, const sgroup *gr, int pass, uint32_t n)
         while (k < pt->count && perch__is_kernel_addr(pt->psz, pt->frames[k]))
             k++;
         uint32_t from = pass == 0 ? 0 : k, to = pass == 0 ? k : pt->count;
-        for (uint32_t i = from; i < to; i++)
+        for (uint32_t i = from; i < to && n < max; i++)
             m->scratch[n++] = pt->frames[i];
     }
     return n;
@@ -207,12 +208,16 @@ static int assemble(perch_model *m, const sgroup *gr, uint32_t *id, uint32_t *ke
     *id = *kernel = *total = 0;
     if (need == 0)
         return 0;
+    if (need > MAX_ASSEMBLED_FRAMES) { /* many parts for one sample: keep the first frames */
+        model_count(m, MC_STACK_TOO_LONG, 1);
+        need = MAX_ASSEMBLED_FRAMES;
+    }
     int err = perch__grow_array((void **)&m->scratch, sizeof *m->scratch, &m->scratch_cap,
-                          (uint32_t)need, MAX_PART_FRAMES * 64u);
+                                (uint32_t)need, MAX_ASSEMBLED_FRAMES);
     if (err < 0)
         return err;
-    *kernel = gather(m, gr, 0, 0);
-    *total = gather(m, gr, 1, *kernel);
+    *kernel = gather(m, gr, 0, 0, (uint32_t)need);
+    *total = gather(m, gr, 1, *kernel, (uint32_t)need);
     *id = perch__stack_intern(m, m->scratch, *total, *kernel);
     return *id == 0 ? (m->error < 0 ? m->error : PERCH_ENOMEM) : 0;
 }

@@ -76,7 +76,8 @@ static int open_slice(perch_model *m, uint16_t cpu, uint32_t tid, uint64_t ts, i
     c->priority = prio;
     c->flags = flags;
     c->ready_ts = 0;
-    if (t->has_ready && (flags & PERCH_SLICE_OPEN_START) == 0) {
+    /* A ReadyThread later than this switch-in (out-of-order input) waits for the next one. */
+    if (t->has_ready && (flags & PERCH_SLICE_OPEN_START) == 0 && t->ready_ts <= ts) {
         c->ready_ts = t->ready_ts;
         c->flags |= PERCH_SLICE_HAS_READY;
         t->has_ready = false;

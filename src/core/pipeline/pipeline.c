@@ -10,6 +10,20 @@
 #include "perch/error.h"
 #include "perch/pipeline.h"
 
+/* Ticks per second of the raw timestamps, by clock type, as perch_etl_filetime reads them:
+ * the logfile's PerfFreq is the QPC rate even when the events carry another clock. */
+static uint64_t raw_clock_rate(const perch_etl_header *h)
+{
+    switch (h->clock_type) {
+    case 1:
+        return h->perf_freq;
+    case 3:
+        return (uint64_t)h->cpu_speed_mhz * 1000000u;
+    default:
+        return 10000000u; /* system time: 100 ns units */
+    }
+}
+
 void perch_pipeline_trace_info(const perch_etl_header *h, const char *source,
                                perch_trace_info *info)
 {
@@ -19,7 +33,7 @@ void perch_pipeline_trace_info(const perch_etl_header *h, const char *source,
     info->cpu_count = h->cpus;
     info->pointer_size = h->pointer_size;
     info->clock_type = h->clock_type;
-    info->perf_freq = h->perf_freq;
+    info->perf_freq = raw_clock_rate(h);
     info->start_filetime = h->start_time;
     info->end_filetime = h->end_time;
     info->start_raw = h->ref_raw;

@@ -15,18 +15,32 @@ static double ms(const perch_report *r, uint64_t ticks)
     return r->info.perf_freq ? (double)ticks * 1000.0 / (double)r->info.perf_freq : 0.0;
 }
 
-/* The module containing addr: kernel modules for kernel addresses, else pid's modules. */
-static const rmod *module_at(perch_report *r, uint64_t addr, uint32_t pid)
+/* M5 order among ranges containing an address: highest base, then smallest size, then name. */
+static bool better_module(const rmod *a, const rmod *b)
+{
+    if (b == NULL)
+        return true;
+    if (a->base != b->base)
+        return a->base > b->base;
+    if (a->size != b->size)
+        return a->size < b->size;
+    return strcmp(a->name ? a->name : "", b->name ? b->name : "") < 0;
+}
+
+/* The module containing addr: kernel modules for kernel addresses, else the modules of the
+ * process entity process_key (not its pid, which a later process may reuse). */
+static const rmod *module_at(perch_report *r, uint64_t addr, uint64_t process_key)
 {
     const rmod *best = NULL;
     bool kernel = addr >= (r->info.pointer_size == 4 ? 0x80000000ull : 0xFFFF800000000000ull);
+    uint64_t want = kernel ? 0 : process_key;
+    if (!kernel && process_key == 0)
+        return NULL;
     for (uint32_t i = 0; i < r->mods.count; i++) {
         const rmod *md = (const rmod *)r->mods.rows + i;
-        if (!md->known || addr - md->base >= md->size)
+        if (!md->known || addr - md->base >= md->size || md->process_key != want)
             continue;
-        if (kernel ? md->process_key != 0 : md->pid != pid)
-            continue;
-        if (best == NULL || md->base > best->base)
+        if (better_module(md, best))
             best = md;
     }
     return best;
@@ -72,9 +86,9 @@ static int cmp_stacks(const void *a, const void *b)
 static void print_stack(perch_report *r, FILE *f, const rstack *s)
 {
     rthread *t = perch__rtable_get(&r->threads, s->thread_key, sizeof *t, false);
-    uint32_t pid = t != NULL && t->known ? t->pid : UINT32_MAX;
+    uint64_t pkey = t != NULL && t->known ? t->process_key : 0;
     for (uint32_t i = 0; i < s->count; i++) {
-        const rmod *md = module_at(r, s->frames[i], pid);
+        const rmod *md = module_at(r, s->frames[i], pkey);
         if (md != NULL)
             fprintf(f, "      %s!+0x%" PRIx64 "\n", md->name, s->frames[i] - md->base);
         else
