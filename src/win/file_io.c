@@ -2,7 +2,7 @@
  * Windows file backends of include/perch/io.h: CreateFileW on the UTF-16 form of a UTF-8
  * path; positioned reads with ReadFile and an OVERLAPPED offset (synchronous handle, so the
  * OVERLAPPED only carries the offset); appends with WriteFile; durability with
- * FlushFileBuffers. Win32 errors are mapped to PERCH_E* here.
+ * FlushFileBuffers. Win32 errors are translated by src/win/error.c, the one place for that.
  */
 #include <windows.h>
 #include <stdint.h>
@@ -10,31 +10,11 @@
 
 #include "perch/error.h"
 #include "perch/io.h"
+#include "perch/win_error.h"
 
 struct file_ctx {
     HANDLE h;
 };
-
-static int from_win32(DWORD e)
-{
-    switch (e) {
-    case ERROR_FILE_NOT_FOUND:
-    case ERROR_PATH_NOT_FOUND:
-    case ERROR_INVALID_NAME:
-        return PERCH_ENOENT;
-    case ERROR_ACCESS_DENIED:
-    case ERROR_SHARING_VIOLATION:
-        return PERCH_EACCES;
-    case ERROR_NOT_ENOUGH_MEMORY:
-    case ERROR_OUTOFMEMORY:
-        return PERCH_ENOMEM;
-    case ERROR_FILE_EXISTS:
-    case ERROR_ALREADY_EXISTS:
-        return PERCH_EEXIST;
-    default:
-        return PERCH_EIO;
-    }
-}
 
 static wchar_t *utf8_to_wide(const char *s)
 {
@@ -60,7 +40,7 @@ static int open_handle(const char *path, DWORD access, DWORD disposition, HANDLE
                     NULL, disposition, FILE_ATTRIBUTE_NORMAL, NULL);
     free(wpath);
     if (h == INVALID_HANDLE_VALUE)
-        return from_win32(GetLastError());
+        return perch_win_last_error();
     *out = h;
     return 0;
 }
@@ -76,7 +56,7 @@ static int file_read_at(void *ctx, uint64_t off, void *buf, size_t len, size_t *
     *got = 0;
     if (!ReadFile(f->h, buf, want, &n, &ov)) {
         DWORD e = GetLastError();
-        return e == ERROR_HANDLE_EOF ? 0 : from_win32(e);
+        return e == ERROR_HANDLE_EOF ? 0 : perch_win_error(e);
     }
     *got = n;
     return 0;
@@ -98,7 +78,7 @@ int perch_input_open_file(perch_input *in, const char *path)
     if (err < 0)
         return err;
     if (!GetFileSizeEx(h, &size)) {
-        err = from_win32(GetLastError());
+        err = perch_win_last_error();
         CloseHandle(h);
         return err;
     }
@@ -122,7 +102,7 @@ static int file_write(void *ctx, const void *buf, size_t len)
     while (len > 0) {
         DWORD n = 0, want = len > 0x40000000u ? 0x40000000u : (DWORD)len;
         if (!WriteFile(f->h, p, want, &n, NULL))
-            return from_win32(GetLastError());
+            return perch_win_last_error();
         if (n == 0)
             return PERCH_EIO;
         p += n;
@@ -134,13 +114,13 @@ static int file_write(void *ctx, const void *buf, size_t len)
 static int file_sync(void *ctx)
 {
     const struct file_ctx *f = ctx;
-    return FlushFileBuffers(f->h) ? 0 : from_win32(GetLastError());
+    return FlushFileBuffers(f->h) ? 0 : perch_win_last_error();
 }
 
 static int file_out_close(void *ctx)
 {
     struct file_ctx *f = ctx;
-    int err = CloseHandle(f->h) ? 0 : from_win32(GetLastError());
+    int err = CloseHandle(f->h) ? 0 : perch_win_last_error();
     free(f);
     return err;
 }
