@@ -38,9 +38,12 @@ static int open_handle(const char *path, DWORD access, DWORD disposition, HANDLE
         return PERCH_EINVAL;
     h = CreateFileW(wpath, access, FILE_SHARE_READ | (access == GENERIC_READ ? FILE_SHARE_WRITE : 0),
                     NULL, disposition, FILE_ATTRIBUTE_NORMAL, NULL);
+    if (h == INVALID_HANDLE_VALUE) {
+        int err = perch_win_last_error(); /* before free(), which may touch the last error */
+        free(wpath);
+        return err;
+    }
     free(wpath);
-    if (h == INVALID_HANDLE_VALUE)
-        return perch_win_last_error();
     *out = h;
     return 0;
 }
