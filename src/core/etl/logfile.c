@@ -8,62 +8,22 @@
 #include "etl/le.h"
 #include "etl/logfile.h"
 #include "perch/error.h"
+#include "perch/utf16.h"
 
 #define OFF_POINTER_SIZE 44u
 #define TZ_BLOCK 172u
 #define TAIL_FIELDS 32u /* BootTime, PerfFreq, StartTime, ReservedFlags, BuffersLost */
 
-static size_t put_utf8(char *out, size_t pos, size_t cap, uint32_t c)
-{
-    uint8_t b[4];
-    size_t n;
-    if (c < 0x80) {
-        b[0] = (uint8_t)c;
-        n = 1;
-    } else if (c < 0x800) {
-        b[0] = (uint8_t)(0xC0 | (c >> 6));
-        b[1] = (uint8_t)(0x80 | (c & 0x3F));
-        n = 2;
-    } else if (c < 0x10000) {
-        b[0] = (uint8_t)(0xE0 | (c >> 12));
-        b[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
-        b[2] = (uint8_t)(0x80 | (c & 0x3F));
-        n = 3;
-    } else {
-        b[0] = (uint8_t)(0xF0 | (c >> 18));
-        b[1] = (uint8_t)(0x80 | ((c >> 12) & 0x3F));
-        b[2] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
-        b[3] = (uint8_t)(0x80 | (c & 0x3F));
-        n = 4;
-    }
-    if (pos + n >= cap)
-        return pos;
-    memcpy(out + pos, b, n);
-    return pos + n;
-}
-
-/* Reads a NUL-terminated UTF-16LE string at p[*at, len) into out; advances *at past it. */
+/* Reads a NUL-terminated UTF-16LE string at p[*at, len) into out (always NUL-terminated) and
+ * advances *at past its terminator (or to len when there is none). */
 static void utf16_name(const uint8_t *p, size_t len, size_t *at, char *out, size_t cap)
 {
-    size_t pos = 0, i = *at;
-    while (i + 2 <= len) {
-        uint32_t c = perch__le16(p + i);
-        i += 2;
-        if (c == 0)
-            break;
-        if (c >= 0xD800 && c < 0xDC00 && i + 2 <= len) {
-            uint32_t lo = perch__le16(p + i);
-            if (lo >= 0xDC00 && lo < 0xE000) {
-                c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
-                i += 2;
-            }
-        }
-        if (c >= 0xD800 && c < 0xE000)
-            c = 0xFFFD;
-        pos = put_utf8(out, pos, cap, c);
-    }
-    out[pos] = '\0';
-    *at = i;
+    size_t start = *at < len ? *at : len, end = start;
+    while (end + 2 <= len && perch__le16(p + end) != 0)
+        end += 2;
+    size_t n = perch_utf16le_to_utf8(p + start, end - start, out, cap - 1);
+    out[n] = '\0';
+    *at = end + 2 <= len ? end + 2 : len;
 }
 
 int perch__etl_logfile_parse(const uint8_t *p, size_t len, uint64_t ref_raw, perch_etl_header *h)
