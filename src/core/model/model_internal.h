@@ -127,6 +127,10 @@ typedef struct module {
 typedef struct modmap {
     module *items; /* sorted by base */
     uint32_t count, cap;
+    uint64_t max_size; /* >= every item's size: bounds a lookup's backward scan */
+    /* The last lookup (ip -> module key), valid until the map changes: samples repeat IPs. */
+    uint64_t hit_ip, hit_key;
+    bool hit_valid;
 } modmap;
 
 typedef struct ent_process {
