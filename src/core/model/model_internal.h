@@ -186,6 +186,7 @@ typedef struct sgroup {
     uint32_t tid;
     uint32_t gen;         /* bumped on release, so queue entries can be checked */
     uint32_t next_hash;   /* next group with the same hashed key, or next free */
+    uint32_t prev_hash;   /* previous group with the same hashed key; NONE32: the map's head */
     uint32_t samples, samples_tail, parts, parts_tail;
     uint32_t unresolved;  /* key references still waiting for their definition */
     uint32_t tid_prev, tid_next; /* pending groups of the same thread (thread exit) */
