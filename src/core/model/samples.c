@@ -307,7 +307,8 @@ static int expire(perch_model *m, squeue *q, uint64_t now)
             q->deadline = m->groups[g].ts + q->wait;
             return 0;
         }
-        queue_pop_live(m, q, false);
+        q->head = (q->head + 1) & (q->cap - 1); /* the peek left g's entry at the head */
+        q->len--;
         err = close_window(m, g, MC_EMIT_WAIT_TIME);
     }
     if (err == 0)
