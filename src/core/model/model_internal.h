@@ -318,6 +318,13 @@ int perch__stack_walk(perch_model *m, const perch_event *ev, const perch_decoded
 int perch__stack_key_ref(perch_model *m, const perch_event *ev, const perch_decoded *d);
 int perch__stack_key_def(perch_model *m, const perch_event *ev, const perch_decoded *d);
 int perch__samples_advance(perch_model *m, uint64_t now);
+/* True when perch__samples_advance(m, now) may have work: a queue's earliest deadline has
+ * passed or too many samples are pending. Lets the per-record call be skipped cheaply. */
+static inline bool perch__samples_due(const perch_model *m, uint64_t now)
+{
+    return now > m->queues[0].deadline || now > m->queues[1].deadline ||
+           m->samples_pending > m->opts.max_pending_samples;
+}
 int perch__samples_thread_exit(perch_model *m, uint32_t tid);
 int perch__samples_finish(perch_model *m);
 uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid);

@@ -318,10 +318,7 @@ static int expire(perch_model *m, squeue *q, uint64_t now)
 
 int perch__samples_advance(perch_model *m, uint64_t now)
 {
-    /* Runs on every record: most of the time nothing can have expired and nothing is over the
-     * count bound, so return before any queue is looked at. */
-    if (now <= m->queues[0].deadline && now <= m->queues[1].deadline &&
-        m->samples_pending <= m->opts.max_pending_samples)
+    if (!perch__samples_due(m, now))
         return 0;
     int err = expire(m, &m->queues[0], now);
     err = err ? err : expire(m, &m->queues[1], now);
