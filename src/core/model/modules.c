@@ -3,8 +3,9 @@
  * one system-wide kernel map (ProcessId 0 or a kernel-address base). Maps hold the modules
  * loaded now, sorted by base; an Unload emits and removes its module, so a lookup at a sample's
  * time sees exactly the ranges live then. A lookup picks, among ranges containing the address,
- * the highest base, then the smallest size, then the path. DbgID_RSDS records attach the PDB
- * identity (GUID, age, PDB name) to the live module at their (process, base).
+ * the highest base, then the smallest size, then the path; the scan is bounded by the map's
+ * largest size, and each map caches its last answer until it changes. DbgID_RSDS records
+ * attach the PDB identity (GUID, age, PDB name) to the live module at their (process, base).
  */
 #include <string.h>
 
