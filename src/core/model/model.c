@@ -123,7 +123,7 @@ int perch_model_feed(perch_model *m, const perch_event *ev)
     model_count(m, MC_RECORDS, 1);
     m->by_kind[kind_of(m, ev)]++;
     note_time(m, ev->timestamp);
-    int err = perch__samples_advance(m, ev->timestamp);
+    int err = perch__samples_due(m, ev->timestamp) ? perch__samples_advance(m, ev->timestamp) : 0;
     int rc = err < 0 ? 0 : perch_decode(ev, &d, NULL);
     if (err == 0 && rc == 0) {
         model_count(m, MC_DECODED, 1);

@@ -127,6 +127,10 @@ typedef struct module {
 typedef struct modmap {
     module *items; /* sorted by base */
     uint32_t count, cap;
+    uint64_t max_size; /* >= every item's size: bounds a lookup's backward scan */
+    /* The last lookup (ip -> module key), valid until the map changes: samples repeat IPs. */
+    uint64_t hit_ip, hit_key;
+    bool hit_valid;
 } modmap;
 
 typedef struct ent_process {
@@ -182,6 +186,7 @@ typedef struct sgroup {
     uint32_t tid;
     uint32_t gen;         /* bumped on release, so queue entries can be checked */
     uint32_t next_hash;   /* next group with the same hashed key, or next free */
+    uint32_t prev_hash;   /* previous group with the same hashed key; NONE32: the map's head */
     uint32_t samples, samples_tail, parts, parts_tail;
     uint32_t unresolved;  /* key references still waiting for their definition */
     uint32_t tid_prev, tid_next; /* pending groups of the same thread (thread exit) */
@@ -313,6 +318,13 @@ int perch__stack_walk(perch_model *m, const perch_event *ev, const perch_decoded
 int perch__stack_key_ref(perch_model *m, const perch_event *ev, const perch_decoded *d);
 int perch__stack_key_def(perch_model *m, const perch_event *ev, const perch_decoded *d);
 int perch__samples_advance(perch_model *m, uint64_t now);
+/* True when perch__samples_advance(m, now) may have work: a queue's earliest deadline has
+ * passed or too many samples are pending. Lets the per-record call be skipped cheaply. */
+static inline bool perch__samples_due(const perch_model *m, uint64_t now)
+{
+    return now > m->queues[0].deadline || now > m->queues[1].deadline ||
+           m->samples_pending > m->opts.max_pending_samples;
+}
 int perch__samples_thread_exit(perch_model *m, uint32_t tid);
 int perch__samples_finish(perch_model *m);
 uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid);

@@ -3,8 +3,9 @@
  * one system-wide kernel map (ProcessId 0 or a kernel-address base). Maps hold the modules
  * loaded now, sorted by base; an Unload emits and removes its module, so a lookup at a sample's
  * time sees exactly the ranges live then. A lookup picks, among ranges containing the address,
- * the highest base, then the smallest size, then the path. DbgID_RSDS records attach the PDB
- * identity (GUID, age, PDB name) to the live module at their (process, base).
+ * the highest base, then the smallest size, then the path; the scan is bounded by the map's
+ * largest size, and each map caches its last answer until it changes. DbgID_RSDS records
+ * attach the PDB identity (GUID, age, PDB name) to the live module at their (process, base).
  */
 #include <string.h>
 
@@ -49,6 +50,9 @@ static bool better(const module *a, const module *b)
     return strcmp(a->rec.path, b->rec.path) < 0;
 }
 
+/* Scans down from the highest base <= ip. The scan stops at the first lower base once a range
+ * matched (highest base wins), or once ip - base reaches max_size: no range that far below ip
+ * can contain it. Without that bound an IP in no module would scan every lower module. */
 static const module *map_lookup(const modmap *mm, uint64_t ip)
 {
     const module *best = NULL;
@@ -56,10 +60,34 @@ static const module *map_lookup(const modmap *mm, uint64_t ip)
         const module *md = &mm->items[i - 1];
         if (best != NULL && md->rec.base < best->rec.base)
             break;
+        if (ip - md->rec.base >= mm->max_size)
+            break;
         if (ip - md->rec.base < md->rec.size && better(md, best))
             best = md;
     }
     return best;
+}
+
+/* map_lookup behind a one-entry cache: consecutive samples often share an IP (idle loops). */
+static uint64_t map_lookup_key(modmap *mm, uint64_t ip)
+{
+    if (mm->hit_valid && mm->hit_ip == ip)
+        return mm->hit_key;
+    const module *md = map_lookup(mm, ip);
+    mm->hit_ip = ip;
+    mm->hit_key = md ? md->rec.key : 0;
+    mm->hit_valid = true;
+    return mm->hit_key;
+}
+
+/* The map's ranges changed: drop the cached lookup and recompute the scan bound. */
+static void map_changed(modmap *mm)
+{
+    mm->hit_valid = false;
+    mm->max_size = 0;
+    for (uint32_t i = 0; i < mm->count; i++)
+        if (mm->items[i].rec.size > mm->max_size)
+            mm->max_size = mm->items[i].rec.size;
 }
 
 static modmap *map_for(perch_model *m, uint32_t pid, uint64_t base, uint8_t psz, uint64_t *pkey,
@@ -79,15 +107,14 @@ static modmap *map_for(perch_model *m, uint32_t pid, uint64_t base, uint8_t psz,
 
 uint64_t perch__module_lookup(perch_model *m, uint32_t pid, uint64_t ip)
 {
-    const modmap *mm = NULL;
+    modmap *mm = NULL;
     if (perch__is_kernel_addr(m->pointer_size, ip)) {
         mm = &m->kernel_mods;
     } else {
         uint32_t pi = perch__process_find(m, pid);
         mm = pi == NONE32 ? NULL : &m->procs[pi].mods;
     }
-    const module *md = mm ? map_lookup(mm, ip) : NULL;
-    return md ? md->rec.key : 0;
+    return mm ? map_lookup_key(mm, ip) : 0;
 }
 
 static int emit_module(perch_model *m, module *md)
@@ -130,6 +157,9 @@ static int insert(perch_model *m, modmap *mm, const module *md)
     memmove(mm->items + at + 1, mm->items + at, (mm->count - at) * sizeof *mm->items);
     mm->items[at] = *md;
     mm->count++;
+    mm->hit_valid = false;
+    if (md->rec.size > mm->max_size)
+        mm->max_size = md->rec.size;
     (void)m;
     return 0;
 }
@@ -145,6 +175,7 @@ static int unload(perch_model *m, modmap *mm, const perch_image *im, uint64_t ts
     int err = emit_module(m, &mm->items[i]);
     memmove(mm->items + i, mm->items + i + 1, (mm->count - i - 1) * sizeof *mm->items);
     mm->count--;
+    map_changed(mm);
     return err;
 }
 
@@ -262,6 +293,7 @@ int perch__modmap_emit_all(perch_model *m, modmap *mm, uint64_t unload_ts)
         err = err ? err : e;
     }
     mm->count = 0;
+    map_changed(mm);
     return err;
 }
 
@@ -274,4 +306,5 @@ void perch__modmap_free(modmap *mm)
     perch__free(mm->items);
     mm->items = NULL;
     mm->count = mm->cap = 0;
+    map_changed(mm);
 }

@@ -23,11 +23,15 @@ static uint64_t group_key(uint64_t ts, uint32_t tid)
     return ts ^ ((uint64_t)tid * 0x9E3779B97F4A7C15ull);
 }
 
-static uint32_t find_group(const perch_model *m, uint64_t ts, uint32_t tid)
+/* The group of (ts, tid) or NONE32; *head gets the first group of its hash chain (or NONE32),
+ * so that add_group needs no second lookup. */
+static uint32_t find_group(const perch_model *m, uint64_t ts, uint32_t tid, uint32_t *head)
 {
     uint32_t g;
+    *head = NONE32;
     if (!perch__hmap_get(&m->group_map, group_key(ts, tid), &g))
         return NONE32;
+    *head = g;
     for (; g != NONE32; g = m->groups[g].next_hash)
         if (m->groups[g].ts == ts && m->groups[g].tid == tid)
             return g;
@@ -36,7 +40,8 @@ static uint32_t find_group(const perch_model *m, uint64_t ts, uint32_t tid)
 
 uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid)
 {
-    return find_group(m, ts, tid);
+    uint32_t head;
+    return find_group(m, ts, tid, &head);
 }
 
 static int queue_push(squeue *q, uint64_t entry)
@@ -77,7 +82,9 @@ static int queue_add_group(perch_model *m, uint32_t g)
     return queue_push(q, (uint64_t)m->groups[g].gen << 32 | g);
 }
 
-static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid, uint8_t queue)
+/* chain_head: the current first group of (ts, tid)'s hash chain, from find_group. */
+static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid, uint8_t queue,
+                          uint32_t chain_head)
 {
     uint32_t g = m->group_free, head = NONE32;
     int err = 0;
@@ -104,8 +111,8 @@ static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid, uint8_t que
     gr->samples = gr->samples_tail = gr->parts = gr->parts_tail = NONE32;
     gr->live = 1;
     gr->queue = queue;
-    perch__hmap_get(&m->group_map, group_key(ts, tid), &head);
-    gr->next_hash = head;
+    gr->next_hash = chain_head;
+    gr->prev_hash = NONE32;
     gr->tid_prev = gr->tid_next = NONE32;
     if (tid != 0 && perch__hmap_get(&m->tid_groups, tid, &head)) { /* idle threads never exit */
         gr->tid_next = head;
@@ -113,6 +120,8 @@ static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid, uint8_t que
     }
     err = tid != 0 ? perch__hmap_put(&m->tid_groups, tid, g) : 0;
     err = err ? err : perch__hmap_put(&m->group_map, group_key(ts, tid), g);
+    if (err == 0 && chain_head != NONE32)
+        m->groups[chain_head].prev_hash = g;
     err = err ? err : queue_add_group(m, g);
     if (err < 0) {
         m->error = err;
@@ -136,25 +145,22 @@ static void unlink_tid(perch_model *m, uint32_t g)
         perch__hmap_del(&m->tid_groups, gr->tid);
 }
 
+/* Removes g from its hash chain; only a chain head touches the map itself. */
 static void unlink_group(perch_model *m, uint32_t g)
 {
     unlink_tid(m, g);
-    uint64_t key = group_key(m->groups[g].ts, m->groups[g].tid);
-    uint32_t head = NONE32;
-    perch__hmap_get(&m->group_map, key, &head);
-    if (head == g) {
-        if (m->groups[g].next_hash == NONE32)
-            perch__hmap_del(&m->group_map, key);
-        else
-            perch__hmap_put(&m->group_map, key, m->groups[g].next_hash); /* replace: no growth */
+    sgroup *gr = &m->groups[g];
+    if (gr->next_hash != NONE32)
+        m->groups[gr->next_hash].prev_hash = gr->prev_hash;
+    if (gr->prev_hash != NONE32) {
+        m->groups[gr->prev_hash].next_hash = gr->next_hash;
         return;
     }
-    for (uint32_t p = head; p != NONE32; p = m->groups[p].next_hash) {
-        if (m->groups[p].next_hash == g) {
-            m->groups[p].next_hash = m->groups[g].next_hash;
-            return;
-        }
-    }
+    uint64_t key = group_key(gr->ts, gr->tid);
+    if (gr->next_hash == NONE32)
+        perch__hmap_del(&m->group_map, key);
+    else
+        perch__hmap_put(&m->group_map, key, gr->next_hash); /* replace: no growth */
 }
 
 static void release_group(perch_model *m, uint32_t g)
@@ -301,7 +307,8 @@ static int expire(perch_model *m, squeue *q, uint64_t now)
             q->deadline = m->groups[g].ts + q->wait;
             return 0;
         }
-        queue_pop_live(m, q, false);
+        q->head = (q->head + 1) & (q->cap - 1); /* the peek left g's entry at the head */
+        q->len--;
         err = close_window(m, g, MC_EMIT_WAIT_TIME);
     }
     if (err == 0)
@@ -311,6 +318,8 @@ static int expire(perch_model *m, squeue *q, uint64_t now)
 
 int perch__samples_advance(perch_model *m, uint64_t now)
 {
+    if (!perch__samples_due(m, now))
+        return 0;
     int err = expire(m, &m->queues[0], now);
     err = err ? err : expire(m, &m->queues[1], now);
     uint32_t g;
@@ -380,9 +389,10 @@ int perch__sample(perch_model *m, const perch_event *ev, const perch_decoded *d)
     bool pmc = d->type == PERCH_DECODED_PMC_SAMPLE;
     uint32_t tid = pmc ? d->pmc_sample.thread_id : d->sampled_profile.thread_id;
     uint32_t ti = perch__thread_for(m, tid, ev->cpu);
-    uint32_t g = ti == NONE32 ? NONE32 : find_group(m, ev->timestamp, tid);
+    uint32_t head = NONE32;
+    uint32_t g = ti == NONE32 ? NONE32 : find_group(m, ev->timestamp, tid, &head);
     if (ti != NONE32 && g == NONE32)
-        g = add_group(m, ev->timestamp, tid, queue_for(m, tid, ti));
+        g = add_group(m, ev->timestamp, tid, queue_for(m, tid, ti), head);
     uint32_t s = g == NONE32 ? NONE32 : alloc_sample(m);
     if (s == NONE32)
         return m->error < 0 ? m->error : PERCH_ENOMEM;

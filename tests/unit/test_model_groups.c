@@ -1,0 +1,102 @@
+/*
+ * Model: sample groups whose (timestamp, thread) keys hash alike. Groups are found through one
+ * map keyed by a hash of (timestamp, thread) with a chain per hashed key (samples.c); this
+ * test builds two groups on one chain (threads 7 and 165580148 at timestamps whose XOR equals
+ * the XOR of the threads' hash terms) and removes them head first and not head first, checking
+ * that each part still reaches the right samples.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "model_synth.h"
+
+#define K(x) (0xfffff80000000000ull + (x))
+#define TID_A 7u
+#define TID_B 165580148u
+/* (TID_A * G) ^ (TID_B * G), G the group-key multiplier: 0xc7044ae17 ticks (~5342 s). */
+#define TS_A 0x1000000000ull
+#define TS_B (TS_A ^ 0xc7044ae17ull)
+
+static perch_model *long_wait_model(recorder *r, perch_sink *sink)
+{
+    perch_trace_info info;
+    perch_model_options opts;
+    perch_model *m = NULL;
+    memset(r, 0, sizeof *r);
+    memset(&info, 0, sizeof info);
+    memset(&opts, 0, sizeof opts);
+    info.source = "synth";
+    info.cpu_count = 4;
+    info.pointer_size = 8;
+    info.clock_type = 1;
+    info.perf_freq = 10000000;
+    opts.sz = sizeof opts;
+    opts.stack_wait_seconds = 100000.0; /* both groups stay pending across the gap */
+    *sink = recorder_sink(r);
+    assert_int_equal(perch_model_create(sink, &info, &opts, &m), 0);
+    return m;
+}
+
+static void feed(perch_model *m, perch_event *ev)
+{
+    assert_int_equal(perch_model_feed(m, ev), 0);
+}
+
+static const perch_sample_rec *sample_on(const recorder *r, uint16_t cpu)
+{
+    for (int i = 0; i < r->nsamples; i++)
+        if (r->samples[i].cpu == cpu)
+            return &r->samples[i];
+    return NULL;
+}
+
+static void assert_stack(const recorder *r, uint16_t cpu, uint64_t frame)
+{
+    const perch_sample_rec *x = sample_on(r, cpu);
+    assert_non_null(x);
+    const rec_stack *st = find_stack(r, x->stack_id);
+    assert_non_null(st);
+    assert_int_equal(st->r.frame_count, 2);
+    assert_true(st->frames[1] == frame);
+}
+
+static void test_colliding_groups(void **state)
+{
+    recorder r;
+    perch_sink sink;
+    synth_ev s;
+    (void)state;
+    perch_model *m = long_wait_model(&r, &sink);
+    uint64_t fa[] = {K(0x10), 0x7ff600000a00ull}, fb[] = {K(0x20), 0x7ff600000b00ull};
+    feed(m, ev_sample(&s, TS_A, 0, K(0x10), TID_A));
+    feed(m, ev_sample(&s, TS_B, 1, K(0x20), TID_B)); /* chain: B, A */
+    assert_int_equal(r.nsamples, 0);
+    feed(m, ev_walk(&s, TS_B + 1, TS_B, TID_B, fb, 2, 8)); /* B leaves: head with a next */
+    assert_int_equal(r.nsamples, 1);
+    assert_stack(&r, 1, fb[1]);
+    feed(m, ev_sample(&s, TS_B, 2, K(0x20), TID_B)); /* a new group: chain B', A */
+    feed(m, ev_walk(&s, TS_B + 2, TS_A, TID_A, fa, 2, 8)); /* A leaves: not the head */
+    assert_int_equal(r.nsamples, 2);
+    assert_stack(&r, 0, fa[1]);
+    feed(m, ev_sample(&s, TS_B, 3, K(0x20), TID_B)); /* joins B' */
+    assert_int_equal(r.nsamples, 2);
+    feed(m, ev_walk(&s, TS_B + 3, TS_B, TID_B, fa, 2, 8)); /* B' leaves: the only one left */
+    assert_int_equal(r.nsamples, 4);
+    assert_stack(&r, 2, fa[1]);
+    assert_stack(&r, 3, fa[1]);
+    assert_int_equal(perch_model_finish(m), 0);
+    assert_int_equal(r.nsamples, 4);
+    assert_int_equal(STAT(&r, "stack.emit.user_part"), 4);
+    perch_model_destroy(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_colliding_groups),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
