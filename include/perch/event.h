@@ -83,6 +83,14 @@ typedef struct perch_event {
     const uint8_t *ext;
 } perch_event;
 
+/* True when addr is a kernel-mode address for a trace of the given pointer size (4 or 8): at or
+ * above 0x80000000 with 32-bit pointers, at or above 0xFFFF800000000000 with 64-bit ones. The
+ * one rule the model, the report and the exporters split stacks and pick module maps by. */
+static inline bool perch_is_kernel_address(uint64_t addr, unsigned pointer_size)
+{
+    return pointer_size == 4 ? addr >= 0x80000000ull : addr >= 0xFFFF800000000000ull;
+}
+
 /* Lower-case canonical text form "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" into out[37]. */
 void perch_guid_format(const perch_guid *g, char out[37]);
 

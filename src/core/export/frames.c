@@ -77,9 +77,10 @@ int perch__entities_seal(perch__entities *e)
 
 bool perch__is_kernel_address(const perch__entities *e, uint64_t addr)
 {
-    if (e->info.pointer_size == 4)
-        return addr >= 0x80000000u && addr <= 0xffffffffu;
-    return addr >= 0xffff800000000000ull;
+    /* A 32-bit trace has no address above 4 GiB; a replayed record that claims one is user. */
+    if (e->info.pointer_size == 4 && addr > 0xffffffffu)
+        return false;
+    return perch_is_kernel_address(addr, e->info.pointer_size);
 }
 
 /* Index in order of the first module whose (process_key, base) is above (pk, addr). */

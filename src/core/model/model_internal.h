@@ -350,7 +350,7 @@ int perch__pmc_config(perch_model *m, const perch_event *ev, const perch_decoded
 
 static inline bool perch__is_kernel_addr(uint8_t pointer_size, uint64_t a)
 {
-    return pointer_size == 4 ? a >= 0x80000000ull : a >= 0xFFFF800000000000ull;
+    return perch_is_kernel_address(a, pointer_size);
 }
 
 static inline uint64_t perch__new_key(perch_model *m)

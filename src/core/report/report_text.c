@@ -32,7 +32,7 @@ static bool better_module(const rmod *a, const rmod *b)
 static const rmod *module_at(perch_report *r, uint64_t addr, uint64_t process_key)
 {
     const rmod *best = NULL;
-    bool kernel = addr >= (r->info.pointer_size == 4 ? 0x80000000ull : 0xFFFF800000000000ull);
+    bool kernel = perch_is_kernel_address(addr, r->info.pointer_size);
     uint64_t want = kernel ? 0 : process_key;
     if (!kernel && process_key == 0)
         return NULL;
