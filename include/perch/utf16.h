@@ -2,7 +2,8 @@
  * UTF-16LE to UTF-8 conversion for the strings kernel events carry (file names, command
  * lines, thread names). Bounded on both sides, never allocates: unpaired surrogates and a
  * lone trailing byte become U+FFFD, and a full output buffer stops the conversion at a
- * character boundary, so the output is always valid UTF-8.
+ * character boundary, so the output is always valid UTF-8. Also the one UTF-8 validity check
+ * used where 8-bit payload strings are written out as JSON.
  */
 #ifndef PERCH_UTF16_H
 #define PERCH_UTF16_H
@@ -21,6 +22,11 @@ size_t perch_utf16le_to_utf8(const uint8_t *src, size_t src_len, char *dst, size
 
 /* The number of UTF-8 bytes perch_utf16le_to_utf8 would write with unlimited capacity. */
 size_t perch_utf16le_utf8_len(const uint8_t *src, size_t src_len);
+
+/* The length (2 to 4) of the valid multi-byte UTF-8 sequence at p, which has n >= 1 bytes, or
+ * 0 when the bytes there are not one (ASCII, a stray continuation byte, overlong forms,
+ * surrogates, code points above U+10FFFF, or a sequence cut short by n). */
+size_t perch_utf8_seq_len(const uint8_t *p, size_t n);
 
 #ifdef __cplusplus
 }

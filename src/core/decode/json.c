@@ -58,21 +58,6 @@ static void key_wstr(perch_json *w, const char *key, perch_wstr s)
     val_wstr(w, s);
 }
 
-/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 if invalid. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-    size_t len = p[0] < 0xC2 ? 0 : p[0] < 0xE0 ? 2 : p[0] < 0xF0 ? 3 : p[0] < 0xF5 ? 4 : 0;
-    if (len == 0 || len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] > 0x9F) ||
-        (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] > 0x8F))
-        return 0; /* overlong, surrogate or above U+10FFFF */
-    return len;
-}
-
 static void key_astr(perch_json *w, const char *key, perch_astr s)
 {
     char stack[TEXT_STACK];
@@ -93,7 +78,7 @@ static void key_astr(perch_json *w, const char *key, perch_astr s)
     const unsigned char *p = (const unsigned char *)s.data;
     size_t out = 0;
     for (size_t i = 0; i < s.len;) {
-        size_t n = p[i] < 0x80 ? 1 : utf8_seq(p + i, s.len - i);
+        size_t n = p[i] < 0x80 ? 1 : perch_utf8_seq_len((const uint8_t *)p + i, s.len - i);
         if (n == 0) {
             buf[out++] = (char)0xEF, buf[out++] = (char)0xBF, buf[out++] = (char)0xBD;
             i++;

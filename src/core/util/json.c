@@ -8,6 +8,7 @@
 
 #include "perch/error.h"
 #include "perch/json.h"
+#include "perch/utf16.h"
 
 void perch_json_init(perch_json *w, perch_json_sink sink, void *ctx)
 {
@@ -103,21 +104,6 @@ void perch_json_end_array(perch_json *w)
     close_scope(w, ']');
 }
 
-/* Length of the valid UTF-8 sequence of 2-4 bytes at p (n bytes left), or 0 if invalid. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-    size_t len = p[0] < 0xC2 ? 0 : p[0] < 0xE0 ? 2 : p[0] < 0xF0 ? 3 : p[0] < 0xF5 ? 4 : 0;
-    if (len == 0 || len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] > 0x9F) ||
-        (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] > 0x8F))
-        return 0; /* overlong, surrogate or above U+10FFFF */
-    return len;
-}
-
 /* Non-ASCII bytes pass through when they form valid UTF-8; each other byte is written as
  * \u00XX (read as Latin-1, close to the ANSI code page of a payload's 8-bit strings), so the
  * output is valid JSON text whatever bytes a trace carried. */
@@ -128,7 +114,7 @@ static void put_escaped(perch_json *w, const char *s, size_t n)
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x80) {
-            size_t k = utf8_seq((const unsigned char *)s + i, n - i);
+            size_t k = perch_utf8_seq_len((const uint8_t *)s + i, n - i);
             char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
             if (k == 0)
                 put(w, esc, 6);

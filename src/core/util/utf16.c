@@ -1,6 +1,7 @@
 /*
  * UTF-16LE to UTF-8; see include/perch/utf16.h. Both directions are bounded: the input by its
  * byte length, the output by its capacity, and a character is written whole or not at all.
+ * perch_utf8_seq_len at the end is the shared UTF-8 validity check.
  */
 #include "perch/utf16.h"
 
@@ -73,4 +74,18 @@ size_t perch_utf16le_utf8_len(const uint8_t *src, size_t src_len)
     while (i < src_len)
         out += encode(next_code_point(src, src_len, &i), buf);
     return out;
+}
+
+size_t perch_utf8_seq_len(const uint8_t *p, size_t n)
+{
+    size_t len = p[0] < 0xC2 ? 0 : p[0] < 0xE0 ? 2 : p[0] < 0xF0 ? 3 : p[0] < 0xF5 ? 4 : 0;
+    if (len == 0 || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] > 0x9F) ||
+        (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] > 0x8F))
+        return 0; /* overlong, surrogate or above U+10FFFF */
+    return len;
 }
