@@ -65,6 +65,18 @@ static int file_read_at(void *ctx, uint64_t off, void *buf, size_t len, size_t *
     return 0;
 }
 
+/* A context owning h; on allocation failure h is closed and NULL returned. */
+static struct file_ctx *wrap_handle(HANDLE h)
+{
+    struct file_ctx *f = malloc(sizeof *f);
+    if (f == NULL) {
+        CloseHandle(h);
+        return NULL;
+    }
+    f->h = h;
+    return f;
+}
+
 static void file_in_close(void *ctx)
 {
     struct file_ctx *f = ctx;
@@ -85,12 +97,8 @@ int perch_input_open_file(perch_input *in, const char *path)
         CloseHandle(h);
         return err;
     }
-    f = malloc(sizeof *f);
-    if (f == NULL) {
-        CloseHandle(h);
+    if ((f = wrap_handle(h)) == NULL)
         return PERCH_ENOMEM;
-    }
-    f->h = h;
     in->read_at = file_read_at;
     in->close = file_in_close;
     in->size = (uint64_t)size.QuadPart;
@@ -135,12 +143,8 @@ int perch_output_open_file(perch_output *out, const char *path)
     int err = open_handle(path, GENERIC_WRITE, CREATE_ALWAYS, &h);
     if (err < 0)
         return err;
-    f = malloc(sizeof *f);
-    if (f == NULL) {
-        CloseHandle(h);
+    if ((f = wrap_handle(h)) == NULL)
         return PERCH_ENOMEM;
-    }
-    f->h = h;
     out->write = file_write;
     out->sync = file_sync;
     out->close = file_out_close;
