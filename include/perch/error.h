@@ -53,6 +53,11 @@ const char *perch_strerror(int err);
 /* The symbolic name without prefix ("EINVAL"); "UNKNOWN" for anything not in the list. */
 const char *perch_err_name(int err);
 
+/* Releases memory that a Perch call handed to its caller (perch_output_memory_take, ...).
+ * Accepts NULL. Everything Perch allocates goes through one replaceable allocator
+ * (src/core/util/mem.h), so such memory is never passed to free() directly. */
+void perch_free(void *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -57,7 +57,7 @@ typedef struct perch_memory_out {
 
 void perch_output_memory(perch_output *out, perch_memory_out *mem, size_t limit);
 
-/* Hands the written bytes to the caller (who frees them with free()); resets mem. */
+/* Hands the written bytes to the caller (who frees them with perch_free()); resets mem. */
 uint8_t *perch_output_memory_take(perch_memory_out *mem, size_t *len);
 
 /* Opens a file for reading (UTF-8 path). PERCH_ENOENT, PERCH_EACCES or PERCH_EIO on error;

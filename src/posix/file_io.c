@@ -12,6 +12,7 @@
 
 #include "perch/error.h"
 #include "perch/io.h"
+#include "util/mem.h"
 
 static int from_errno(int e)
 {
@@ -52,7 +53,7 @@ static void file_in_close(void *ctx)
 {
     struct file_ctx *f = ctx;
     close(f->fd);
-    free(f);
+    perch__free(f);
 }
 
 int perch_input_open_file(perch_input *in, const char *path)
@@ -71,7 +72,7 @@ int perch_input_open_file(perch_input *in, const char *path)
         close(fd);
         return PERCH_EINVAL;
     }
-    f = malloc(sizeof *f);
+    f = perch__alloc(sizeof *f);
     if (!f) {
         close(fd);
         return PERCH_ENOMEM;
@@ -110,7 +111,7 @@ static int file_out_close(void *ctx)
 {
     struct file_ctx *f = ctx;
     int err = close(f->fd) == 0 ? 0 : from_errno(errno);
-    free(f);
+    perch__free(f);
     return err;
 }
 
@@ -120,7 +121,7 @@ int perch_output_open_file(perch_output *out, const char *path)
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
         return from_errno(errno);
-    f = malloc(sizeof *f);
+    f = perch__alloc(sizeof *f);
     if (!f) {
         close(fd);
         return PERCH_ENOMEM;

@@ -11,6 +11,7 @@
 #include "perch/error.h"
 #include "perch/io.h"
 #include "perch/win_error.h"
+#include "util/mem.h"
 
 struct file_ctx {
     HANDLE h;
@@ -22,9 +23,9 @@ static wchar_t *utf8_to_wide(const char *s)
     wchar_t *w;
     if (n <= 0)
         return NULL;
-    w = malloc((size_t)n * sizeof *w);
+    w = perch__alloc((size_t)n * sizeof *w);
     if (w != NULL && MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, w, n) != n) {
-        free(w);
+        perch__free(w);
         w = NULL;
     }
     return w;
@@ -39,11 +40,11 @@ static int open_handle(const char *path, DWORD access, DWORD disposition, HANDLE
     h = CreateFileW(wpath, access, FILE_SHARE_READ | (access == GENERIC_READ ? FILE_SHARE_WRITE : 0),
                     NULL, disposition, FILE_ATTRIBUTE_NORMAL, NULL);
     if (h == INVALID_HANDLE_VALUE) {
-        int err = perch_win_last_error(); /* before free(), which may touch the last error */
-        free(wpath);
+        int err = perch_win_last_error(); /* before perch__free(), which may touch the last error */
+        perch__free(wpath);
         return err;
     }
-    free(wpath);
+    perch__free(wpath);
     *out = h;
     return 0;
 }
@@ -68,7 +69,7 @@ static int file_read_at(void *ctx, uint64_t off, void *buf, size_t len, size_t *
 /* A context owning h; on allocation failure h is closed and NULL returned. */
 static struct file_ctx *wrap_handle(HANDLE h)
 {
-    struct file_ctx *f = malloc(sizeof *f);
+    struct file_ctx *f = perch__alloc(sizeof *f);
     if (f == NULL) {
         CloseHandle(h);
         return NULL;
@@ -81,7 +82,7 @@ static void file_in_close(void *ctx)
 {
     struct file_ctx *f = ctx;
     CloseHandle(f->h);
-    free(f);
+    perch__free(f);
 }
 
 int perch_input_open_file(perch_input *in, const char *path)
@@ -132,7 +133,7 @@ static int file_out_close(void *ctx)
 {
     struct file_ctx *f = ctx;
     int err = CloseHandle(f->h) ? 0 : perch_win_last_error();
-    free(f);
+    perch__free(f);
     return err;
 }
 

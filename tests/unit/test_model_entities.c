@@ -222,7 +222,7 @@ static void *failing_realloc(void *p, size_t n)
 /* Every allocation failure surfaces as an error, never a crash or a leak (ASan build). */
 static void test_allocation_failures(void **state)
 {
-    perch__realloc_fn saved = perch__model_realloc_fn;
+    perch__realloc_fn saved = perch__realloc_hook;
     uint64_t kf[] = {K(1), 0x401000};
     int failures = 0, last = -1;
     (void)state;
@@ -238,7 +238,7 @@ static void test_allocation_failures(void **state)
         info.pointer_size = 8;
         sink = recorder_sink(&r);
         fail_after = limit;
-        perch__model_realloc_fn = failing_realloc;
+        perch__realloc_hook = failing_realloc;
         err = perch_model_create(&sink, &info, NULL, &m);
         if (err == 0) {
             perch_event *evs[] = {ev_process(&s, 3, 1, 300, 4, "p.exe", "cmd")};
@@ -253,7 +253,7 @@ static void test_allocation_failures(void **state)
         assert_true(err == 0 || err == PERCH_ENOMEM);
         failures += err != 0;
         last = err;
-        perch__model_realloc_fn = saved;
+        perch__realloc_hook = saved;
         perch_model_destroy(m);
     }
     assert_true(failures > 5);

@@ -13,6 +13,7 @@
 #include "capture/crc32c.h"
 #include "capture/reader.h"
 #include "perch/error.h"
+#include "util/mem.h"
 
 /* Records where and why reading stopped; returns err. */
 static int set_stop(perch_capture_status *s, int why, int err, uint64_t off)
@@ -222,7 +223,7 @@ static int walk_chunks(perch__cap_reader *r, const perch_capture_read_opts *opts
 static int grow_u64(uint64_t **p, uint32_t *cap, uint32_t n)
 {
     uint32_t want = n < 256 ? 256 : n;
-    uint64_t *q = realloc(*p, (size_t)want * sizeof *q);
+    uint64_t *q = perch__realloc(*p, (size_t)want * sizeof *q);
     if (!q)
         return PERCH_ENOMEM;
     *p = q;
@@ -246,9 +247,9 @@ int perch__cap_reader_branches(perch__cap_reader *r, uint32_t n)
 
 static void reader_free(perch__cap_reader *r)
 {
-    free(r->frames);
-    free(r->from);
-    free(r->to);
+    perch__free(r->frames);
+    perch__free(r->from);
+    perch__free(r->to);
     perch__strtab_free(&r->strings);
 }
 
@@ -260,7 +261,7 @@ int perch_capture_replay_ex(const perch_input *in, const perch_sink *sink,
     memset(status, 0, sizeof *status);
     if (!in || (opts && opts->size != sizeof *opts))
         return STOP(status, PERCH_CAPTURE_STOP_IO, PERCH_EINVAL, 0, "invalid arguments");
-    r = malloc(sizeof *r);
+    r = perch__alloc(sizeof *r);
     if (!r)
         return STOP(status, PERCH_CAPTURE_STOP_IO, PERCH_ENOMEM, 0, "out of memory");
     memset(r, 0, offsetof(perch__cap_reader, ring));
@@ -277,7 +278,7 @@ int perch_capture_replay_ex(const perch_input *in, const perch_sink *sink,
             r->sink->finish(r->sink->ctx);
     }
     reader_free(r);
-    free(r);
+    perch__free(r);
     return status->error;
 }
 

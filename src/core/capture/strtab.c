@@ -9,6 +9,7 @@
 #include "capture/strtab.h"
 #include "perch/capture.h"
 #include "perch/error.h"
+#include "util/mem.h"
 
 void perch__strtab_clear(perch__strtab *t)
 {
@@ -20,10 +21,10 @@ void perch__strtab_clear(perch__strtab *t)
 
 void perch__strtab_free(perch__strtab *t)
 {
-    free(t->arena);
-    free(t->offset);
-    free(t->length);
-    free(t->hash);
+    perch__free(t->arena);
+    perch__free(t->offset);
+    perch__free(t->length);
+    perch__free(t->hash);
     memset(t, 0, sizeof *t);
 }
 
@@ -67,7 +68,7 @@ static int grow(void **p, size_t elem, uint32_t *cap, size_t need, size_t start)
     size_t n = *cap ? *cap : start;
     while (n < need)
         n *= 2;
-    void *q = realloc(*p, n * elem);
+    void *q = perch__realloc(*p, n * elem);
     if (!q)
         return PERCH_ENOMEM;
     *p = q;
@@ -89,10 +90,10 @@ static int grow_hash(perch__strtab *t)
     if (t->hash_cap && (t->count + 1) * 2 <= t->hash_cap)
         return 0;
     uint32_t cap = t->hash_cap ? t->hash_cap * 2 : 1024;
-    uint32_t *h = calloc(cap, sizeof *h);
+    uint32_t *h = perch__calloc(cap, sizeof *h);
     if (!h)
         return PERCH_ENOMEM;
-    free(t->hash);
+    perch__free(t->hash);
     t->hash = h;
     t->hash_cap = cap;
     for (uint32_t id = 1; id <= t->count; id++)

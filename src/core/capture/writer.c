@@ -13,6 +13,7 @@
 
 #include "capture/crc32c.h"
 #include "capture/writer.h"
+#include "util/mem.h"
 
 int perch__cap_buf_reserve(perch__cap_buf *b, size_t more, size_t limit)
 {
@@ -23,7 +24,7 @@ int perch__cap_buf_reserve(perch__cap_buf *b, size_t more, size_t limit)
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + more)
         cap = cap > limit / 2 ? limit : cap * 2;
-    uint8_t *p = realloc(b->data, cap);
+    uint8_t *p = perch__realloc(b->data, cap);
     if (!p)
         return PERCH_ENOMEM;
     b->data = p;
@@ -33,7 +34,7 @@ int perch__cap_buf_reserve(perch__cap_buf *b, size_t more, size_t limit)
 
 void perch__cap_buf_free(perch__cap_buf *b)
 {
-    free(b->data);
+    perch__free(b->data);
     memset(b, 0, sizeof *b);
 }
 
@@ -247,7 +248,7 @@ int perch_capture_writer_create(perch_output *out, const perch_capture_writer_op
     }
     if (!out || !out->write || !out_writer || check_opts(opts) != 0)
         return PERCH_EINVAL;
-    perch_capture_writer *w = calloc(1, sizeof *w);
+    perch_capture_writer *w = perch__calloc(1, sizeof *w);
     if (!w)
         return PERCH_ENOMEM;
     w->out = out;
@@ -274,7 +275,7 @@ void perch_capture_writer_destroy(perch_capture_writer *w)
     for (unsigned type = 0; type < PERCH_CHUNK_TYPE_LIMIT; type++)
         perch__cap_buf_free(&w->chunk[type].buf);
     perch__strtab_free(&w->strings);
-    free(w);
+    perch__free(w);
 }
 
 void perch_capture_writer_get_stats(const perch_capture_writer *w,

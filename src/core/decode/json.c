@@ -9,6 +9,7 @@
 
 #include "decode/decode_internal.h"
 #include "perch/utf16.h"
+#include "util/mem.h"
 
 #define TEXT_STACK 1024
 
@@ -39,7 +40,7 @@ static void val_wstr(perch_json *w, perch_wstr s)
         return;
     }
     size_t need = perch_utf16le_utf8_len(s.data, s.len);
-    char *buf = need <= sizeof stack ? stack : malloc(need);
+    char *buf = need <= sizeof stack ? stack : perch__alloc(need);
     if (!buf) {
         perch_json_null(w);
         if (!w->error)
@@ -49,7 +50,7 @@ static void val_wstr(perch_json *w, perch_wstr s)
     size_t n = perch_utf16le_to_utf8(s.data, s.len, buf, need);
     perch_json_string_n(w, buf, n);
     if (buf != stack)
-        free(buf);
+        perch__free(buf);
 }
 
 static void key_wstr(perch_json *w, const char *key, perch_wstr s)
@@ -68,7 +69,7 @@ static void key_astr(perch_json *w, const char *key, perch_astr s)
     }
     /* Worst case every byte becomes the 3-byte U+FFFD. */
     size_t cap = (size_t)s.len * 3;
-    char *buf = cap <= sizeof stack ? stack : malloc(cap);
+    char *buf = cap <= sizeof stack ? stack : perch__alloc(cap);
     if (!buf) {
         perch_json_null(w);
         if (!w->error)
@@ -90,7 +91,7 @@ static void key_astr(perch_json *w, const char *key, perch_astr s)
     }
     perch_json_string_n(w, buf, out);
     if (buf != stack)
-        free(buf);
+        perch__free(buf);
 }
 
 static void key_ptrs(perch_json *w, const char *key, const perch_ptr_array *a)

@@ -11,6 +11,7 @@
 #include "etl/reader.h"
 #include "etl/record.h"
 #include "perch/error.h"
+#include "util/mem.h"
 
 #define COMPRESSED_MODE 0x04000000u
 
@@ -54,7 +55,7 @@ static int read_first_buffer(struct perch_etl_reader *r, perch_etl_open_error *d
     if (b.size < PERCH__ETL_BUFFER_HEADER + 0x20 || b.used < PERCH__ETL_BUFFER_HEADER + 0x20 ||
         b.used > b.size || b.size > r->max_buffer || (b.flags & PERCH__ETL_BUF_COMPRESSED))
         return fail(diag, PERCH_EFORMAT, 0, "not an .etl file (no valid first buffer header)");
-    p = malloc(b.used - PERCH__ETL_BUFFER_HEADER);
+    p = perch__alloc(b.used - PERCH__ETL_BUFFER_HEADER);
     if (p == NULL)
         return fail(diag, PERCH_ENOMEM, 0, "out of memory");
     err = perch_input_read_exact(&r->io, PERCH__ETL_BUFFER_HEADER, p, b.used - PERCH__ETL_BUFFER_HEADER);
@@ -62,7 +63,7 @@ static int read_first_buffer(struct perch_etl_reader *r, perch_etl_open_error *d
         err = read_logfile_record(r, p, b.used - PERCH__ETL_BUFFER_HEADER, diag);
     else
         err = fail(diag, err, r->io.size, "the file ends inside the first buffer");
-    free(p);
+    perch__free(p);
     return err;
 }
 
@@ -75,7 +76,7 @@ static int append(struct perch_etl_reader *r, const struct perch__etl_buffer *b)
             cap = PERCH__ETL_MAX_BUFFERS;
         if (r->count == cap)
             return PERCH_ELIMIT;
-        n = realloc(r->index, cap * sizeof *n);
+        n = perch__realloc(r->index, cap * sizeof *n);
         if (n == NULL)
             return PERCH_ENOMEM;
         r->index = n;

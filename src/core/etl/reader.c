@@ -9,6 +9,7 @@
 
 #include "etl/reader.h"
 #include "perch/error.h"
+#include "util/mem.h"
 
 static const char *const reason_names[PERCH_ETL_REASON_COUNT] = {
 #define PERCH_ETL_REASON_NAME(name, text, desc) text,
@@ -116,7 +117,7 @@ int perch_etl_open_io(const perch_input *io, const perch_etl_options *opts, perc
     struct perch_etl_reader *r;
     if (io == NULL || io->read_at == NULL || out == NULL)
         return PERCH_EINVAL;
-    r = calloc(1, sizeof *r);
+    r = perch__calloc(1, sizeof *r);
     if (r == NULL)
         return PERCH_ENOMEM;
     r->io = *io;
@@ -129,7 +130,7 @@ int perch_etl_open_owned(perch_input *in, const perch_etl_options *opts, perch_e
     struct perch_etl_reader *r;
     if (in == NULL || out == NULL)
         return PERCH_EINVAL;
-    r = calloc(1, sizeof *r);
+    r = perch__calloc(1, sizeof *r);
     if (r == NULL) {
         perch_input_close(in);
         return PERCH_ENOMEM;
@@ -156,13 +157,13 @@ void perch_etl_destroy(perch_etl_reader *r)
         return;
     for (uint32_t i = 0; i < r->nstreams; i++)
         perch__etl_stream_free(r, &r->streams[i]);
-    free(r->streams);
-    free(r->heap);
-    free(r->index);
-    free(r->scratch);
+    perch__free(r->streams);
+    perch__free(r->heap);
+    perch__free(r->index);
+    perch__free(r->scratch);
     if (r->owns_io)
         perch_input_close(&r->io);
-    free(r);
+    perch__free(r);
 }
 
 /* Advances the stream returned last time and restores the heap order. */

@@ -11,6 +11,7 @@
 #include "etl/record.h"
 #include "etl/xpress.h"
 #include "perch/error.h"
+#include "util/mem.h"
 
 /* Makes *buf hold at least need bytes, within the reader's memory cap. */
 static int reserve(struct perch_etl_reader *r, uint8_t **buf, size_t *cap, size_t need)
@@ -20,10 +21,10 @@ static int reserve(struct perch_etl_reader *r, uint8_t **buf, size_t *cap, size_
         return 0;
     if (r->memory - *cap + need > r->max_memory)
         return PERCH_ELIMIT;
-    n = malloc(need ? need : 1);
+    n = perch__alloc(need ? need : 1);
     if (n == NULL)
         return PERCH_ENOMEM;
-    free(*buf);
+    perch__free(*buf);
     r->memory = r->memory - *cap + need;
     *buf = n;
     *cap = need;
@@ -157,7 +158,7 @@ int perch__etl_stream_advance(struct perch_etl_reader *r, struct perch__etl_stre
 
 void perch__etl_stream_free(struct perch_etl_reader *r, struct perch__etl_stream *s)
 {
-    free(s->data);
+    perch__free(s->data);
     r->memory -= s->cap;
     s->data = NULL;
     s->cap = s->len = s->pos = 0;
@@ -168,8 +169,8 @@ int perch__etl_make_streams(struct perch_etl_reader *r)
     uint32_t n = 0;
     for (uint32_t i = 0; i < r->count; i++)
         n += i == 0 || r->index[i].cpu != r->index[i - 1].cpu;
-    r->streams = calloc(n ? n : 1, sizeof *r->streams);
-    r->heap = calloc(n ? n : 1, sizeof *r->heap);
+    r->streams = perch__calloc(n ? n : 1, sizeof *r->streams);
+    r->heap = perch__calloc(n ? n : 1, sizeof *r->heap);
     if (r->streams == NULL || r->heap == NULL)
         return PERCH_ENOMEM;
     n = 0;

@@ -8,6 +8,7 @@
 
 #include "export/export_internal.h"
 #include "perch/error.h"
+#include "util/mem.h"
 
 static bool same_key(const perch__agg_row *r, const perch_sample_rec *s)
 {
@@ -51,7 +52,7 @@ static int rehash(perch__agg *a, perch__budget *b)
     uint64_t *slots;
     if (ncap * sizeof *slots > b->limit - b->used)
         return PERCH_ELIMIT;
-    slots = calloc(ncap, sizeof *slots);
+    slots = perch__calloc(ncap, sizeof *slots);
     if (!slots)
         return PERCH_ENOMEM;
     for (size_t r = 0; r < a->count; r++) {
@@ -61,7 +62,7 @@ static int rehash(perch__agg *a, perch__budget *b)
             i = (i + 1) & (ncap - 1);
         slots[i] = SLOT(r, h);
     }
-    free(a->slots);
+    perch__free(a->slots);
     b->used -= a->slot_cap * sizeof *slots;
     b->used += ncap * sizeof *slots;
     a->slots = slots;

@@ -19,6 +19,7 @@
 
 #include "export/export_internal.h"
 #include "perch/error.h"
+#include "util/mem.h"
 
 #define UNKNOWN_PID 2147483646u /* threads whose process is unknown */
 #define CPU_PID 2147483647u     /* the per-CPU tracks */
@@ -331,7 +332,7 @@ static void chrome_bind(void *state, unsigned pass, perch_sink *sink)
 
 static int chrome_create(const perch_export_options *opt, perch_output *out, void **state)
 {
-    struct chrome *c = calloc(1, sizeof *c);
+    struct chrome *c = perch__calloc(1, sizeof *c);
     if (!c)
         return PERCH_ENOMEM;
     perch__collect_init(&c->base, opt, out);
@@ -346,7 +347,7 @@ static void chrome_destroy(void *state)
     if (!c)
         return;
     perch__collect_free(&c->base);
-    free(c);
+    perch__free(c);
 }
 
 const perch__format perch__format_chrome = {

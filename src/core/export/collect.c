@@ -10,6 +10,7 @@
 
 #include "export/export_internal.h"
 #include "perch/error.h"
+#include "util/mem.h"
 
 uint64_t perch__interval_ns(const perch_export_options *opt)
 {
@@ -104,7 +105,7 @@ void perch__collect_bind(perch__collect *c, perch_sink *sink)
 int perch__collect_create(const perch_export_options *opt, perch_output *out, void **state,
                           int (*write)(perch__collect *c))
 {
-    perch__collect *c = malloc(sizeof *c);
+    perch__collect *c = perch__alloc(sizeof *c);
     if (!c)
         return PERCH_ENOMEM;
     perch__collect_init(c, opt, out);
@@ -118,7 +119,7 @@ void perch__collect_destroy(void *state)
     if (!state)
         return;
     perch__collect_free(state);
-    free(state);
+    perch__free(state);
 }
 
 void perch__collect_bind_pass(void *state, unsigned pass, perch_sink *sink)

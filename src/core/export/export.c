@@ -8,6 +8,7 @@
 
 #include "export/export_internal.h"
 #include "perch/error.h"
+#include "util/mem.h"
 
 struct perch_exporter {
     const perch__format *fmt;
@@ -84,13 +85,13 @@ int perch_exporter_create(perch_export_format fmt, const perch_export_options *o
     if (!f || !out || !out->write || !exp)
         return PERCH_EINVAL;
     merge_options(&o, opt);
-    e = calloc(1, sizeof *e);
+    e = perch__calloc(1, sizeof *e);
     if (!e)
         return PERCH_ENOMEM;
     e->fmt = f;
     err = f->create(&o, out, &e->state);
     if (err) {
-        free(e);
+        perch__free(e);
         return err;
     }
     *exp = e;
@@ -111,7 +112,7 @@ void perch_exporter_destroy(perch_exporter *exp)
     if (!exp)
         return;
     exp->fmt->destroy(exp->state);
-    free(exp);
+    perch__free(exp);
 }
 
 int perch_export_run(perch_export_format fmt, const perch_export_options *opt,

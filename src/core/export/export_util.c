@@ -8,6 +8,7 @@
 
 #include "export/export_internal.h"
 #include "perch/error.h"
+#include "util/mem.h"
 
 int perch__grow(perch__budget *b, void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -23,7 +24,7 @@ int perch__grow(perch__budget *b, void **p, size_t *cap, size_t need, size_t ele
     }
     if ((uint64_t)(ncap - *cap) * elem > b->limit - b->used)
         return PERCH_ELIMIT;
-    np = realloc(*p, ncap * elem);
+    np = perch__realloc(*p, ncap * elem);
     if (!np)
         return PERCH_ENOMEM;
     b->used += (uint64_t)(ncap - *cap) * elem;
@@ -34,7 +35,7 @@ int perch__grow(perch__budget *b, void **p, size_t *cap, size_t need, size_t ele
 
 void perch__release(perch__budget *b, void **p, size_t *cap, size_t elem)
 {
-    free(*p);
+    perch__free(*p);
     b->used -= (uint64_t)*cap * elem;
     *p = NULL;
     *cap = 0;
@@ -82,11 +83,11 @@ static int map_rehash(perch__map *m, perch__budget *b)
     size_t count;
     if (bytes > b->limit - b->used)
         return PERCH_ELIMIT;
-    keys = calloc(ncap, sizeof *keys);
-    vals = calloc(ncap, sizeof *vals);
+    keys = perch__calloc(ncap, sizeof *keys);
+    vals = perch__calloc(ncap, sizeof *vals);
     if (!keys || !vals) {
-        free(keys);
-        free(vals);
+        perch__free(keys);
+        perch__free(vals);
         return PERCH_ENOMEM;
     }
     for (size_t i = 0; i < m->cap; i++)
@@ -124,8 +125,8 @@ int perch__map_put(perch__map *m, perch__budget *b, uint64_t key, uint32_t val)
 
 void perch__map_free(perch__map *m, perch__budget *b)
 {
-    free(m->keys);
-    free(m->vals);
+    perch__free(m->keys);
+    perch__free(m->vals);
     b->used -= (uint64_t)m->cap * (sizeof(uint64_t) + sizeof(uint32_t));
     memset(m, 0, sizeof *m);
 }

@@ -12,6 +12,7 @@
 
 #include "export/export_internal.h"
 #include "perch/error.h"
+#include "util/mem.h"
 
 struct line {
     const char *text;
@@ -111,13 +112,13 @@ static int cmp_line(const void *a, const void *b)
 
 static int write_lines(struct folded *f)
 {
-    perch__writer *w = malloc(sizeof *w);
+    perch__writer *w = perch__alloc(sizeof *w);
     struct line *sorted = NULL;
     size_t cap = 0, n = f->lines.count;
     char num[32];
     int err = perch__grow(&f->c->budget, (void **)&sorted, &cap, n + 1, sizeof *sorted);
     if (err || !w) {
-        free(w);
+        perch__free(w);
         perch__release(&f->c->budget, (void **)&sorted, &cap, sizeof *sorted);
         return err ? err : PERCH_ENOMEM;
     }
@@ -132,7 +133,7 @@ static int write_lines(struct folded *f)
         perch__writer_put(w, num, (size_t)k);
     }
     err = perch__writer_flush(w);
-    free(w);
+    perch__free(w);
     perch__release(&f->c->budget, (void **)&sorted, &cap, sizeof *sorted);
     return err;
 }

@@ -20,6 +20,7 @@
 
 #include "export/export_internal.h"
 #include "perch/error.h"
+#include "util/mem.h"
 
 #define MAX_FRAMES 4096
 #define FILETIME_UNIX_EPOCH 116444736000000000ull
@@ -536,11 +537,11 @@ static int write_group(struct gecko *g, const perch__group *grp)
 
 static int gecko_write(perch__collect *c)
 {
-    struct gecko *g = calloc(1, sizeof *g);
+    struct gecko *g = perch__calloc(1, sizeof *g);
     perch__group grp;
     int err = 0;
-    if (!g || !(g->w = malloc(sizeof *g->w))) {
-        free(g);
+    if (!g || !(g->w = perch__alloc(sizeof *g->w))) {
+        perch__free(g);
         return PERCH_ENOMEM;
     }
     g->c = c;
@@ -562,8 +563,8 @@ static int gecko_write(perch__collect *c)
     if (!err)
         err = perch_json_flush(g->w);
     free_all(g);
-    free(g->w);
-    free(g);
+    perch__free(g->w);
+    perch__free(g);
     return err;
 }
 
@@ -590,7 +591,7 @@ static void gecko_bind(void *state, unsigned pass, perch_sink *sink)
 
 static int gecko_create(const perch_export_options *opt, perch_output *out, void **state)
 {
-    struct gecko_state *st = calloc(1, sizeof *st);
+    struct gecko_state *st = perch__calloc(1, sizeof *st);
     if (!st)
         return PERCH_ENOMEM;
     perch__collect_init(&st->base, opt, out);
@@ -607,7 +608,7 @@ static void gecko_destroy(void *state)
         return;
     perch__slice_log_free(&st->log, &st->base.budget);
     perch__collect_free(&st->base);
-    free(st);
+    perch__free(st);
 }
 
 const perch__format perch__format_gecko = {

@@ -13,6 +13,7 @@
 
 #include "export/export_internal.h"
 #include "perch/error.h"
+#include "util/mem.h"
 
 enum { PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
        PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9,
@@ -280,17 +281,17 @@ static void pprof_free(struct pprof *p)
     perch__pb_free(&p->top);
     perch__pb_free(&p->sub);
     perch__pb_free(&p->sub2);
-    free(p->w);
-    free(p);
+    perch__free(p->w);
+    perch__free(p);
 }
 
 static int pprof_write(perch__collect *c)
 {
-    struct pprof *p = calloc(1, sizeof *p);
+    struct pprof *p = perch__calloc(1, sizeof *p);
     uint32_t cpu = 0;
     int err;
-    if (!p || !(p->w = malloc(sizeof *p->w))) {
-        free(p);
+    if (!p || !(p->w = perch__alloc(sizeof *p->w))) {
+        perch__free(p);
         return PERCH_ENOMEM;
     }
     p->c = c;

@@ -13,6 +13,7 @@
 
 #include "export/export_internal.h"
 #include "perch/error.h"
+#include "util/mem.h"
 
 #define MAX_FRAMES 4096
 
@@ -120,11 +121,11 @@ static void write_frames(struct speedscope *s)
 
 static int speedscope_write(perch__collect *c)
 {
-    struct speedscope *s = calloc(1, sizeof *s);
+    struct speedscope *s = perch__calloc(1, sizeof *s);
     uint64_t active = 0;
     int err;
-    if (!s || !(s->w = malloc(sizeof *s->w))) {
-        free(s);
+    if (!s || !(s->w = perch__alloc(sizeof *s->w))) {
+        perch__free(s);
         return PERCH_ENOMEM;
     }
     s->c = c;
@@ -145,8 +146,8 @@ static int speedscope_write(perch__collect *c)
     if (!err)
         err = perch_json_flush(s->w);
     perch__name_cache_free(&s->frames, &c->budget);
-    free(s->w);
-    free(s);
+    perch__free(s->w);
+    perch__free(s);
     return err;
 }
 

@@ -1,22 +1,10 @@
 /*
- * The default allocator behind src/core/model (see mem.h) and the capped array growth helper.
+ * The capped array growth helper of src/core/model (see mem.h).
  */
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "model/mem.h"
 #include "perch/error.h"
-
-static void *default_realloc(void *p, size_t size)
-{
-    if (size == 0) {
-        free(p);
-        return NULL;
-    }
-    return realloc(p, size);
-}
-
-perch__realloc_fn perch__model_realloc_fn = default_realloc;
 
 int perch__grow_array(void **arr, size_t elem, uint32_t *cap, uint32_t need, uint32_t max)
 {

@@ -10,6 +10,7 @@
 
 #include "perch/error.h"
 #include "synth_internal.h"
+#include "util/mem.h"
 
 #define BUF               PERCH_SYNTH_BUFFER_SIZE
 #define FLAG_FLUSH_MARKER 0x0001u
@@ -46,12 +47,12 @@ uint8_t *perch__synth_guid(uint8_t *p, const perch_guid *g)
 int perch__synth_writer_init(struct synth_writer *w, perch_output *out, uint32_t cpus)
 {
     memset(w, 0, sizeof *w);
-    w->cpu = calloc(cpus, sizeof *w->cpu);
+    w->cpu = perch__calloc(cpus, sizeof *w->cpu);
     if (!w->cpu)
         return PERCH_ENOMEM;
     w->cpus = cpus;
     for (uint32_t c = 0; c < cpus; c++) {
-        w->cpu[c].data = malloc(BUF);
+        w->cpu[c].data = perch__alloc(BUF);
         if (!w->cpu[c].data) {
             perch__synth_writer_free(w);
             return PERCH_ENOMEM;
@@ -67,8 +68,8 @@ void perch__synth_writer_free(struct synth_writer *w)
 {
     if (w->cpu)
         for (uint32_t c = 0; c < w->cpus; c++)
-            free(w->cpu[c].data);
-    free(w->cpu);
+            perch__free(w->cpu[c].data);
+    perch__free(w->cpu);
     w->cpu = NULL;
 }
 
@@ -254,7 +255,7 @@ static void put_logfile(uint8_t *d, const struct synth_logfile *lf)
 
 int perch__synth_write_header_buffer(struct synth_writer *w, const struct synth_logfile *lf)
 {
-    uint8_t *b = calloc(1, BUF);
+    uint8_t *b = perch__calloc(1, BUF);
     uint32_t payload = LOGFILE_FIXED + (uint32_t)synth_utf16_len(logger_name) +
                        (uint32_t)synth_utf16_len(log_file_name);
     uint32_t size = SYNTH_SYSTEM_HDR + payload;
@@ -274,6 +275,6 @@ int perch__synth_write_header_buffer(struct synth_writer *w, const struct synth_
     put_buffer_header(b, used, 0, 0, 0, FLAG_PROC_INDEX | FLAG_FLUSH_MARKER, TYPE_HEADER);
     w->records++;
     int err = emit_buffer(w, b, used);
-    free(b);
+    perch__free(b);
     return err;
 }

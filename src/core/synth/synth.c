@@ -8,6 +8,7 @@
 
 #include "perch/error.h"
 #include "synth_internal.h"
+#include "util/mem.h"
 
 #define QPC_HZ              10000000ull
 #define BUILD               19045u
@@ -133,7 +134,7 @@ int perch_synth_write(const perch_synth_options *opt, perch_output *out, perch_s
         return err;
     if (!out || !out->write)
         return PERCH_EINVAL;
-    s = calloc(1, sizeof *s);
+    s = perch__calloc(1, sizeof *s);
     if (!s)
         return PERCH_ENOMEM;
     err = run_pass(s, opt, NULL, 1, NULL);
@@ -148,6 +149,6 @@ int perch_synth_write(const perch_synth_options *opt, perch_output *out, perch_s
     if (!err && stats)
         finish_stats(s, &lf, stats);
     perch__synth_writer_free(&s->w);
-    free(s);
+    perch__free(s);
     return err;
 }

@@ -7,6 +7,7 @@
 
 #include "perch/error.h"
 #include "perch/io.h"
+#include "util/mem.h"
 
 struct memory_in {
     const uint8_t *data;
@@ -29,12 +30,12 @@ static int memory_read_at(void *ctx, uint64_t off, void *buf, size_t len, size_t
 
 static void memory_in_close(void *ctx)
 {
-    free(ctx);
+    perch__free(ctx);
 }
 
 void perch_input_memory(perch_input *in, const void *data, size_t len)
 {
-    struct memory_in *m = malloc(sizeof *m);
+    struct memory_in *m = perch__alloc(sizeof *m);
     memset(in, 0, sizeof *in);
     if (!m)
         return; /* read_at stays NULL: perch_input_read_exact reports ENOMEM */
@@ -81,7 +82,7 @@ static int memory_write(void *ctx, const void *buf, size_t len)
         size_t cap = m->cap ? m->cap : 4096;
         while (cap < m->len + len)
             cap = cap > m->limit / 2 ? m->limit : cap * 2;
-        uint8_t *p = realloc(m->data, cap);
+        uint8_t *p = perch__realloc(m->data, cap);
         if (!p)
             return PERCH_ENOMEM;
         m->data = p;
