@@ -191,7 +191,8 @@ typedef struct perch_pdb_info {
  * sections[0..section_count) (the image's) when the PDB has none; without either only the
  * identity is read and into gets nothing. 0, PERCH_EVERSION (a PDB 2.00 "JG" file: refused),
  * PERCH_EFORMAT / PERCH_ETRUNC (with *why), PERCH_ENOTSUP (OMAP-rewritten PDB), PERCH_ENOMEM,
- * PERCH_ELIMIT or the input's error. */
+ * PERCH_ELIMIT or the input's error; *info is untouched then, and into may hold part of the
+ * names: discard it. */
 int perch_pdb_read(const perch_input *in, const perch_pe_section *sections, uint32_t section_count,
                    perch_symtab *into, perch_pdb_info *info, const char **why);
 

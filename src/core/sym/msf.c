@@ -63,7 +63,8 @@ static int read_pages(const perch__msf *m, const uint32_t *list, uint8_t *dst, u
         uint32_t n = want < len ? (uint32_t)want : len;
         int err = perch_input_read_exact(m->in, (uint64_t)list[i] * m->block_size, dst, n);
         if (err)
-            return perch__sym_fail(why, err, "a stream page is past the end of the file");
+            return perch__sym_read_fail(why, err, PERCH_ETRUNC,
+                                        "a stream page is past the end of the file");
         dst += n;
         len -= n;
         i += run;
@@ -189,7 +190,8 @@ int perch__msf_open(perch__msf *m, const perch_input *in, const char **why)
     m->in = in;
     if (hdr == NULL)
         return PERCH_ENOMEM;
-    err = in->read_at(in->ctx, 0, hdr, 65536, &got);
+    got = in->size < 65536 ? (size_t)in->size : 65536;
+    err = perch_input_read_exact(in, 0, hdr, got);
     if (!err)
         err = check_superblock(m, hdr, got, &dir_size, why);
     if (!err && got < m->block_size)

@@ -122,14 +122,19 @@ static int read_optional(perch__pe_reader *rd, uint32_t nt, uint16_t *opt_size)
     uint8_t h[24 + 240];
     perch_pe_info *pi = &rd->pe->info;
     int err = perch__pe_read_file(rd, nt, h, 24);
-    if (err || memcmp(h, "PE\0\0", 4) != 0)
+    if (err)
+        return perch__sym_read_fail(&rd->why, err, PERCH_EFORMAT, "no PE signature at e_lfanew");
+    if (memcmp(h, "PE\0\0", 4) != 0)
         return perch__sym_fail(&rd->why, PERCH_EFORMAT, "no PE signature at e_lfanew");
     pi->machine = le16(h + 4);
     pi->time_date_stamp = le32(h + 8);
     *opt_size = le16(h + 20);
     pi->is_dll = (le16(h + 22) & 0x2000) != 0;
     uint32_t n = *opt_size < 240 ? *opt_size : 240;
-    if (n < 2 || (err = perch__pe_read_file(rd, nt + 24, h + 24, n)) != 0)
+    if (n >= 2 && (err = perch__pe_read_file(rd, nt + 24, h + 24, n)) != 0)
+        return perch__sym_read_fail(&rd->why, err, PERCH_EFORMAT,
+                                    "the optional header is cut short");
+    if (n < 2)
         return perch__sym_fail(&rd->why, PERCH_EFORMAT, "the optional header is cut short");
     const uint8_t *o = h + 24;
     uint16_t magic = le16(o);
@@ -161,8 +166,10 @@ static int read_sections(perch__pe_reader *rd, uint64_t at, uint16_t count)
     if (pe->sections == NULL)
         return PERCH_ENOMEM;
     for (uint16_t i = 0; i < count; i++) {
-        if (perch__pe_read_file(rd, at + 40u * i, h, sizeof h) != 0)
-            return perch__sym_fail(&rd->why, PERCH_ETRUNC, "the section table is cut short");
+        int err = perch__pe_read_file(rd, at + 40u * i, h, sizeof h);
+        if (err)
+            return perch__sym_read_fail(&rd->why, err, PERCH_ETRUNC,
+                                        "the section table is cut short");
         perch_pe_section *s = &pe->sections[i];
         memcpy(s->name, h, 8);
         s->name[8] = '\0';
@@ -186,10 +193,13 @@ static int read_headers(perch__pe_reader *rd)
     uint8_t dos[64];
     uint16_t opt_size = 0, count;
     uint8_t coff[8];
-    if (perch__pe_read_file(rd, 0, dos, sizeof dos) != 0 || dos[0] != 'M' || dos[1] != 'Z')
+    int err = perch__pe_read_file(rd, 0, dos, sizeof dos);
+    if (err)
+        return perch__sym_read_fail(&rd->why, err, PERCH_EFORMAT, "not a PE image (no MZ header)");
+    if (dos[0] != 'M' || dos[1] != 'Z')
         return perch__sym_fail(&rd->why, PERCH_EFORMAT, "not a PE image (no MZ header)");
     uint32_t nt = le32(dos + 0x3c);
-    int err = read_optional(rd, nt, &opt_size);
+    err = read_optional(rd, nt, &opt_size);
     if (err)
         return err;
     if ((err = perch__pe_read_file(rd, nt, coff, sizeof coff)) != 0)

@@ -55,16 +55,18 @@ static int take_rsds(perch__pe_reader *rd, uint64_t off, uint32_t len)
     if (len < 24)
         return 0;
     len = len < sizeof rec ? len : (uint32_t)sizeof rec;
-    if (perch__pe_read_file(rd, off, rec, len) != 0)
-        return perch__sym_fail(&rd->why, PERCH_ETRUNC, "the CodeView record is cut short");
+    int err = perch__pe_read_file(rd, off, rec, len);
+    if (err)
+        return perch__sym_read_fail(&rd->why, err, PERCH_ETRUNC,
+                                    "the CodeView record is cut short");
     if (memcmp(rec, "RSDS", 4) != 0)
         return 0;
     cur_init(&c, rec + 4, len - 4, 8);
     cur_guid(&c, &pe->info.pdb_guid);
     pe->info.pdb_age = cur_u32(&c);
     size_t n = perch__sym_strnlen(rec + 24, len - 24);
-    int err = perch__grow_array((void **)&pe->pool, 1, &pe->pool_cap,
-                                pe->pool_len + (uint32_t)n + 1, PERCH__SYM_MAX_READ);
+    err = perch__grow_array((void **)&pe->pool, 1, &pe->pool_cap, pe->pool_len + (uint32_t)n + 1,
+                            PERCH__SYM_MAX_READ);
     if (err)
         return err;
     memcpy(pe->pool + pe->pool_len, rec + 24, n);

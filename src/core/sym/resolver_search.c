@@ -19,6 +19,7 @@
 #include "sym/sympath_internal.h"
 
 #define MAX_SEARCHED 65536u
+#define IDS          3 /* store folder spellings tried */
 
 static void text_add(perch__sym_text *t, const char *s)
 {
@@ -166,7 +167,8 @@ static bool join(char *out, const char *dir, const char *a, const char *b)
 }
 
 /* Tries name (and its lower-case form) in every directory, then beside the module. ids are
- * the store folder names to try (one or two). 1 found, 0 not, or an error. */
+ * the store folder names to try (NULL-terminated, at most IDS). 1 found, 0 not, or an
+ * error. */
 static int each_candidate(perch__sym_search *s, const perch_sym_module *m, const char *name,
                           const char *const *ids, try_fn fn)
 {
@@ -185,7 +187,7 @@ static int each_candidate(perch__sym_search *s, const perch_sym_module *m, const
             int rc = 0;
             if (!dir->store_only && join(path, dir->path, names[k], NULL))
                 rc = fn(s, m, path);
-            for (int j = 0; j < 2 && ids[j] && rc == 0; j++)
+            for (int j = 0; j < IDS && ids[j] && rc == 0; j++)
                 if (join(path, dir->path, names[k], ids[j]))
                     rc = fn(s, m, path);
             if (rc != 0)
@@ -203,31 +205,49 @@ static int each_candidate(perch__sym_search *s, const perch_sym_module *m, const
     return 0;
 }
 
+/* The distinct spellings in v[0..n) (NULL-terminated in out): a store made on Windows may
+ * use either case, and Linux file names are case-sensitive. */
+static void distinct(char (*v)[48], int n, const char **out)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        bool seen = false;
+        for (int j = 0; j < k; j++)
+            seen = seen || strcmp(out[j], v[i]) == 0;
+        if (!seen)
+            out[k++] = v[i];
+    }
+    out[k] = NULL;
+}
+
 static int find_image(perch__sym_search *s, const perch_sym_module *m)
 {
-    char id1[32], id2[32];
-    const char *ids[3] = {id1, NULL, NULL};
+    char id[2][48];
+    const char *ids[IDS + 1];
     const char *name = m->path ? perch__sym_basename(m->path) : "";
     if (*name == '\0')
         return 0;
-    snprintf(id1, sizeof id1, "%08" PRIX32 "%" PRIX32, m->time_date_stamp, m->size_of_image);
-    snprintf(id2, sizeof id2, "%08" PRIX32 "%" PRIx32, m->time_date_stamp, m->size_of_image);
-    ids[1] = strcmp(id1, id2) != 0 ? id2 : NULL;
+    snprintf(id[0], sizeof id[0], "%08" PRIX32 "%" PRIX32, m->time_date_stamp, m->size_of_image);
+    snprintf(id[1], sizeof id[1], "%08" PRIx32 "%" PRIx32, m->time_date_stamp, m->size_of_image);
+    distinct(id, 2, ids);
     s->rep.image_status = PERCH_SYMST_NOT_FOUND;
     return each_candidate(s, m, name, ids, try_image);
 }
 
 static int find_pdb(perch__sym_search *s, const perch_sym_module *m)
 {
-    char g[33], id1[48], id2[48];
-    const char *ids[3] = {id1, NULL, NULL};
+    char g[33], id[3][48];
+    const char *ids[IDS + 1];
     const char *name = m->pdb_name ? perch__sym_basename(m->pdb_name) : "";
     if (!m->has_pdb || *name == '\0')
         return 0;
     guid_text(&m->pdb_guid, g);
-    snprintf(id1, sizeof id1, "%s%" PRIX32, g, m->pdb_age);
-    snprintf(id2, sizeof id2, "%s%" PRIx32, g, m->pdb_age);
-    ids[1] = strcmp(id1, id2) != 0 ? id2 : NULL;
+    snprintf(id[0], sizeof id[0], "%s%" PRIX32, g, m->pdb_age);
+    snprintf(id[1], sizeof id[1], "%s%" PRIx32, g, m->pdb_age);
+    for (int i = 0; g[i]; i++)
+        g[i] = (char)tolower((unsigned char)g[i]);
+    snprintf(id[2], sizeof id[2], "%s%" PRIx32, g, m->pdb_age);
+    distinct(id, 3, ids);
     s->rep.pdb_status = PERCH_SYMST_NOT_FOUND;
     return each_candidate(s, m, name, ids, try_pdb);
 }

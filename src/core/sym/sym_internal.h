@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "perch/error.h"
 #include "perch/io.h"
 #include "perch/sym.h"
 
@@ -23,6 +24,13 @@ static inline int perch__sym_fail(const char **why, int err, const char *reason)
     if (why != NULL)
         *why = reason;
     return err;
+}
+
+/* A read's error as the reader reports it: a short read (PERCH_ETRUNC) becomes code with
+ * reason; anything else (out of memory, an I/O error) passes through unchanged. */
+static inline int perch__sym_read_fail(const char **why, int err, int code, const char *reason)
+{
+    return err == PERCH_ETRUNC ? perch__sym_fail(why, code, reason) : err;
 }
 
 /* Length of the NUL-terminated string at p within [p, p + left), or left when unterminated. */

@@ -128,19 +128,27 @@ static void fill(const perch_symtab *t, const struct perch__sym_entry *e, perch_
     f->name = t->pool + e->name;
 }
 
-bool perch_symtab_lookup(const perch_symtab *t, uint32_t rva, perch_sym_func *f, int64_t *offset)
+uint32_t perch__sym_piece_at(const struct perch__sym_piece *p, uint32_t n, uint32_t rva)
 {
-    uint32_t lo = 0, hi = t->sealed ? t->map_count : 0;
+    uint32_t lo = 0, hi = n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (t->map[mid].start <= rva)
+        if (p[mid].start <= rva)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo == 0 || rva >= t->map[lo - 1].end)
+    return lo > 0 && rva < p[lo - 1].end ? lo - 1 : n;
+}
+
+bool perch_symtab_lookup(const perch_symtab *t, uint32_t rva, perch_sym_func *f, int64_t *offset)
+{
+    if (!t->sealed)
         return false;
-    const struct perch__sym_entry *e = &t->e[t->map[lo - 1].entry];
+    uint32_t i = perch__sym_piece_at(t->map, t->map_count, rva);
+    if (i == t->map_count)
+        return false;
+    const struct perch__sym_entry *e = &t->e[t->map[i].entry];
     fill(t, e, f);
     *offset = (int64_t)rva - (int64_t)e->rva;
     return true;

@@ -44,6 +44,9 @@ struct perch_symtab {
     bool sealed;
 };
 
+/* Index of the piece of p[0..n) (sorted, disjoint) holding rva, or n when none does. */
+uint32_t perch__sym_piece_at(const struct perch__sym_piece *p, uint32_t n, uint32_t rva);
+
 /* end of [rva, rva + size), clamped to the 32-bit RVA space. */
 static inline uint32_t perch__sym_end(uint32_t rva, uint32_t size)
 {

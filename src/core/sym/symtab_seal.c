@@ -208,20 +208,6 @@ static uint32_t collect(const perch_symtab *t, int r, struct ival *v)
     return w;
 }
 
-/* Index of the piece of p (sorted, disjoint) holding rva, or n. */
-static uint32_t piece_at(const piece *p, uint32_t n, uint32_t rva)
-{
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (p[mid].start <= rva)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo > 0 && rva < p[lo - 1].end ? lo - 1 : n;
-}
-
 /* A chained .pdata fragment belongs to the function at its primary entry's start: when a
  * better source names that function, the fragment takes its name. */
 static void credit_fragments(const perch_symtab *t, piece *p, uint32_t n)
@@ -230,7 +216,7 @@ static void credit_fragments(const perch_symtab *t, piece *p, uint32_t n)
         const struct perch__sym_entry *e = &t->e[p[i].entry];
         if (e->source != PERCH_SYM_PDATA || e->range == e->rva)
             continue;
-        uint32_t j = piece_at(p, n, e->rva);
+        uint32_t j = perch__sym_piece_at(p, n, e->rva);
         if (j < n && t->e[p[j].entry].source != PERCH_SYM_PDATA)
             p[i].entry = p[j].entry;
     }
@@ -303,8 +289,10 @@ int perch_symtab_seal(perch_symtab *t)
     piece *map = NULL;
     if (t->sealed)
         return 0;
-    qsort(t->sec, t->sec_count, sizeof *t->sec, cmp_range);
-    qsort(t->con, t->con_count, sizeof *t->con, cmp_range);
+    if (t->sec_count > 0)
+        qsort(t->sec, t->sec_count, sizeof *t->sec, cmp_range);
+    if (t->con_count > 0)
+        qsort(t->con, t->con_count, sizeof *t->con, cmp_range);
     int err = pdata_ranges(t, &pd, &npd);
     if (!err)
         err = compute_extents(t, pd, npd);
