@@ -115,7 +115,7 @@ static int read_names(perch__pdb_reader *rd)
         uint32_t len;
         err = perch__msf_read(&rd->msf, rd->sym_stream, UINT32_MAX, &s, &len, rd->why);
         if (!err)
-            err = perch__pdb_read_records(rd, s, len, true);
+            err = perch__pdb_read_records(rd, s, len, 0, true);
         perch__free(s);
     }
     return err;

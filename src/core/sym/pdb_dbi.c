@@ -120,7 +120,7 @@ static int read_module(perch__pdb_reader *rd, uint16_t s, uint32_t sym_size)
         return 0;
     int err = perch__msf_read(&rd->msf, s, sym_size, &buf, &len, rd->why);
     if (!err && len >= 4 && le32(buf) == CV_SIGNATURE_C13)
-        err = perch__pdb_read_records(rd, buf + 4, len - 4, false);
+        err = perch__pdb_read_records(rd, buf + 4, len - 4, 4, false);
     perch__free(buf);
     return err;
 }

@@ -68,7 +68,22 @@ static int take(perch__pdb_reader *rd, const struct kind_layout *k, const uint8_
     return perch_symtab_add(rd->tab, k->source, rva, size, (const char *)p + k->name_at, n);
 }
 
-int perch__pdb_read_records(perch__pdb_reader *rd, const uint8_t *sym, uint32_t len, bool publics)
+/* Where the scan goes on after the procedure record at `at` (payload p): past its S_END,
+ * whose offset from the stream start (base bytes before sym) the record holds, so the locals,
+ * blocks and inline sites inside are never parsed; or at the next record when that offset
+ * does not point forward inside the buffer. */
+static uint32_t after_proc(const uint8_t *sym, uint32_t len, uint32_t at, const uint8_t *p,
+                           uint32_t base)
+{
+    uint32_t next = at + 2u + le16(sym + at), end = le32(p + 4);
+    if (end < base || end - base <= at || end - base > len - 4)
+        return next;
+    end -= base;
+    return end + 2u + le16(sym + end);
+}
+
+int perch__pdb_read_records(perch__pdb_reader *rd, const uint8_t *sym, uint32_t len, uint32_t base,
+                            bool publics)
 {
     uint32_t at = 0;
     while (len - at >= 4) {
@@ -77,12 +92,17 @@ int perch__pdb_read_records(perch__pdb_reader *rd, const uint8_t *sym, uint32_t 
             return perch__sym_fail(rd->why, PERCH_EFORMAT,
                                    "a symbol record runs past the end of its stream");
         const struct kind_layout *k = layout_of(kind, publics);
+        uint32_t next = at + 2u + rec_len;
         if (k != NULL) {
             int err = take(rd, k, sym + at + 4, rec_len - 2u);
             if (err)
                 return err;
+            if (k->source == PERCH_SYM_PROC && rec_len - 2u >= k->name_at)
+                next = after_proc(sym, len, at, sym + at + 4, base);
         }
-        at += 2u + rec_len;
+        if (next <= at || next > len)
+            break; /* past a bad S_END: nothing more can be read in order */
+        at = next;
     }
     return 0;
 }

@@ -130,15 +130,16 @@ static void fill(const perch_symtab *t, const struct perch__sym_entry *e, perch_
 
 uint32_t perch__sym_piece_at(const struct perch__sym_piece *p, uint32_t n, uint32_t rva)
 {
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (p[mid].start <= rva)
-            lo = mid + 1;
-        else
-            hi = mid;
+    const struct perch__sym_piece *base = p;
+    uint32_t left = n;
+    if (n == 0)
+        return 0;
+    while (left > 1) { /* branch-free halving: the compiler turns the choice into a move */
+        uint32_t half = left / 2;
+        base = base[half].start <= rva ? base + half : base;
+        left -= half;
     }
-    return lo > 0 && rva < p[lo - 1].end ? lo - 1 : n;
+    return base->start <= rva && rva < base->end ? (uint32_t)(base - p) : n;
 }
 
 bool perch_symtab_lookup(const perch_symtab *t, uint32_t rva, perch_sym_func *f, int64_t *offset)
