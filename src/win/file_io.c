@@ -24,8 +24,9 @@ static int open_handle(const char *path, DWORD access, DWORD disposition, HANDLE
     HANDLE h;
     if (wpath == NULL)
         return PERCH_EINVAL;
-    h = CreateFileW(wpath, access, FILE_SHARE_READ | (access == GENERIC_READ ? FILE_SHARE_WRITE : 0),
-                    NULL, disposition, FILE_ATTRIBUTE_NORMAL, NULL);
+    h = CreateFileW(wpath, access,
+                    FILE_SHARE_READ | (access == GENERIC_READ ? FILE_SHARE_WRITE : 0), NULL,
+                    disposition, FILE_ATTRIBUTE_NORMAL, NULL);
     if (h == INVALID_HANDLE_VALUE) {
         int err = perch_win_last_error(); /* before perch__free(), which may touch the last error */
         perch__free(wpath);
