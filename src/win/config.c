@@ -23,14 +23,13 @@ static bool is_text_key(const perch_config_key *k)
     return !perch_config_is_number(k);
 }
 
-static void say(perch_config_issue_fn issue, void *ctx, const perch_config_key *k,
-                const char *why)
+static void say(perch_config_issue_fn issue, void *ctx, const perch_config_key *k, const char *why)
 {
     char line[PERCH_CONFIG_WHY_MAX + 200];
     if (issue == NULL)
         return;
-    snprintf(line, sizeof line, "%s (registry value %s under %s; the default, %s, is used)",
-             why, k->name, PERCH_CONFIG_REG_PATH, k->def);
+    snprintf(line, sizeof line, "%s (registry value %s under %s; the default, %s, is used)", why,
+             k->name, PERCH_CONFIG_REG_PATH, k->def);
     issue(ctx, line);
 }
 
@@ -63,8 +62,8 @@ static bool load_one(HKEY h, const perch_config_key *k, perch_config *c,
         perch__free(name);
         return true;
     }
-    snprintf(why, sizeof why, "%s: the registry value has the wrong type (%s expected).",
-             k->name, is_text_key(k) ? "REG_SZ" : "REG_DWORD or REG_SZ");
+    snprintf(why, sizeof why, "%s: the registry value has the wrong type (%s expected).", k->name,
+             is_text_key(k) ? "REG_SZ" : "REG_DWORD or REG_SZ");
     if (type == REG_DWORD && !is_text_key(k) &&
         RegQueryValueExW(h, name, NULL, &type, (BYTE *)&value, &size) == ERROR_SUCCESS)
         err = perch_config_set_number(c, k, value, why, sizeof why);

@@ -27,8 +27,8 @@ int perch__eventlog_register(const char *exe_path)
     wchar_t *path = perch__utf8_to_wide(exe_path);
     if (path == NULL)
         return PERCH_EINVAL;
-    LSTATUS st = RegCreateKeyExW(HKEY_LOCAL_MACHINE, SOURCE_KEY, 0, NULL, 0, KEY_SET_VALUE,
-                                 NULL, &h, NULL);
+    LSTATUS st =
+        RegCreateKeyExW(HKEY_LOCAL_MACHINE, SOURCE_KEY, 0, NULL, 0, KEY_SET_VALUE, NULL, &h, NULL);
     if (st == ERROR_SUCCESS) {
         st = RegSetValueExW(h, L"EventMessageFile", 0, REG_EXPAND_SZ, (const BYTE *)path,
                             (DWORD)((wcslen(path) + 1) * sizeof *path));

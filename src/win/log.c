@@ -49,9 +49,9 @@ void perch_log(perch_log_level level, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     GetSystemTime(&t);
-    int n = snprintf(line, sizeof line, "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ %-7s %s\r\n",
-                     t.wYear, t.wMonth, t.wDay, t.wHour, t.wMinute, t.wSecond,
-                     t.wMilliseconds, names[(unsigned)level < 3 ? level : 2], msg);
+    int n = snprintf(line, sizeof line, "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ %-7s %s\r\n", t.wYear,
+                     t.wMonth, t.wDay, t.wHour, t.wMinute, t.wSecond, t.wMilliseconds,
+                     names[(unsigned)level < 3 ? level : 2], msg);
     if (n < 0)
         return;
     AcquireSRWLockExclusive(&lock);
