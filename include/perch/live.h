@@ -52,15 +52,15 @@ typedef struct perch_live_stats {
     uint64_t queue_oversized;  /* records larger than the queue takes (live.queue_oversized) */
     uint64_t queue_bytes_high; /* most bytes queued at once */
     uint64_t queue_capacity;
-    uint64_t losses;           /* the sum of every reason given to perch_live_set_loss */
-    uint64_t gaps;             /* perch_live_note_gap calls */
-    uint64_t gap_ms;           /* their total duration */
-    uint64_t last_timestamp;   /* raw timestamp of the last record fed (0 before any) */
-    uint32_t sinks;            /* sinks attached */
-    uint32_t failed_sinks;     /* of which switched off after an error */
-    int error;                 /* the model's error (the engine then only drains), else 0 */
-    bool running;              /* the model thread runs */
-    bool finished;             /* the model was finished: every sink got its finish */
+    uint64_t losses;         /* the sum of every reason given to perch_live_set_loss */
+    uint64_t gaps;           /* perch_live_note_gap calls */
+    uint64_t gap_ms;         /* their total duration */
+    uint64_t last_timestamp; /* raw timestamp of the last record fed (0 before any) */
+    uint32_t sinks;          /* sinks attached */
+    uint32_t failed_sinks;   /* of which switched off after an error */
+    int error;               /* the model's error (the engine then only drains), else 0 */
+    bool running;            /* the model thread runs */
+    bool finished;           /* the model was finished: every sink got its finish */
 } perch_live_stats;
 
 /* Creates an engine over o->queue. Returns 0, PERCH_EINVAL or PERCH_ENOMEM; *out untouched on
