@@ -62,6 +62,8 @@ int perch_console_run(const perch_console_options *o)
     r.record = o->record;
     d.console = true;
     active = &r;
+    /* a process started in a new process group has Ctrl+C disabled: enable it again */
+    SetConsoleCtrlHandler(NULL, FALSE);
     SetConsoleCtrlHandler(on_console, TRUE);
     err = perch__runner_run(&r, &d, &end);
     SetConsoleCtrlHandler(on_console, FALSE);

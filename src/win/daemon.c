@@ -19,13 +19,12 @@
 #include "util/mem.h"
 #include "wstr.h"
 
-#define INSTANCE_MUTEX L"Global\\PerchDaemon"
+#define INSTANCE_MUTEX   L"Global\\PerchDaemon"
 #define STATUS_PERIOD_MS 1000u
 
 const char *perch_daemon_state_name(uint32_t state)
 {
-    static const char *const names[] = {"created", "starting", "running", "stopping",
-                                        "stopped"};
+    static const char *const names[] = {"created", "starting", "running", "stopping", "stopped"};
     return state < sizeof names / sizeof names[0] ? names[state] : "unknown";
 }
 
@@ -69,15 +68,18 @@ static void prepare_dirs(perch_daemon *d, char *problem, size_t len)
     problem[0] = '\0';
     if (perch_win_expand_path(c->data_dir, d->data_dir, sizeof d->data_dir) < 0 ||
         perch__make_dirs(d->data_dir) < 0) {
-        snprintf(problem, len, "the data directory %s could not be created, so there is no log "
-                 "file and no status file", c->data_dir);
+        snprintf(problem, len,
+                 "the data directory %s could not be created, so there is no log "
+                 "file and no status file",
+                 c->data_dir);
         d->data_dir[0] = '\0';
     }
     if (perch_win_expand_path(c->capture_dir, d->capture_dir, sizeof d->capture_dir) < 0 ||
         perch__make_dirs(d->capture_dir) < 0) {
         snprintf(problem + strlen(problem), len - strlen(problem),
                  "%sthe capture directory %s could not be created, so recordings and snapshots "
-                 "will fail", problem[0] ? "; " : "", c->capture_dir);
+                 "will fail",
+                 problem[0] ? "; " : "", c->capture_dir);
         d->capture_dir[0] = '\0';
     }
 }
@@ -158,8 +160,7 @@ int perch_daemon_start(perch_daemon *d)
     int err = take_instance(d);
     int log_err = open_log(d);
     if (err < 0) {
-        perch_log(PERCH_LOG_ERROR,
-                  "perchd could not start: %s.",
+        perch_log(PERCH_LOG_ERROR, "perchd could not start: %s.",
                   err == PERCH_EBUSY ? "another perchd (the service or 'perchd run') is already "
                                        "running on this machine"
                                      : perch_strerror(err));

@@ -28,8 +28,8 @@ extern "C" {
 typedef struct perch_daemon perch_daemon;
 
 /* The sentence every status carries, and docs/service.md repeats. */
-#define PERCH_DAEMON_RAN_WHERE                                                                 \
-    "The live kernel path has run against recorded traces under Wine only, never on a "      \
+#define PERCH_DAEMON_RAN_WHERE                                                                     \
+    "The live kernel path has run against recorded traces under Wine only, never on a "            \
     "Windows machine."
 
 #define PERCH_DAEMON_TEXT         320
@@ -54,11 +54,11 @@ typedef struct perch_daemon_feature {
 } perch_daemon_feature;
 
 typedef struct perch_daemon_status {
-    uint32_t state;                  /* perch_daemon_state */
-    bool degraded;                   /* running without some or all kernel data */
-    bool console;                    /* `perchd run`, not the service */
+    uint32_t state; /* perch_daemon_state */
+    bool degraded;  /* running without some or all kernel data */
+    bool console;   /* `perchd run`, not the service */
     uint32_t pid;
-    uint64_t start_filetime;         /* UTC FILETIME of the daemon's start */
+    uint64_t start_filetime; /* UTC FILETIME of the daemon's start */
     uint64_t uptime_ms;
     char summary[PERCH_DAEMON_TEXT]; /* one sentence: what it does, or why data is missing */
     char session[64];                /* the kernel session's name, "" when none */
@@ -67,28 +67,28 @@ typedef struct perch_daemon_status {
     uint64_t session_events_lost;    /* as the session reports them */
     uint64_t session_buffers_lost;
     uint64_t session_rt_buffers_lost;
-    perch_live_stats live;           /* the engine: events, rate, drops, gaps */
+    perch_live_stats live; /* the engine: events, rate, drops, gaps */
     uint32_t feature_count;
     perch_daemon_feature features[PERCH_DAEMON_MAX_FEATURES];
-    bool recording;                  /* rotating capture files are being written */
+    bool recording;                             /* rotating capture files are being written */
     char recording_file[PERCH_CONFIG_PATH_MAX]; /* the current one */
-    uint64_t recording_bytes;        /* written by this recording, every file */
+    uint64_t recording_bytes;                   /* written by this recording, every file */
     uint32_t recording_files;
-    bool recorder_on;                /* the flight recorder keeps history */
-    double recorder_seconds;         /* history it holds now */
+    bool recorder_on;        /* the flight recorder keeps history */
+    double recorder_seconds; /* history it holds now */
     uint64_t recorder_bytes;
-    uint64_t recorder_dropped;       /* chunks dropped for the memory cap */
+    uint64_t recorder_dropped;               /* chunks dropped for the memory cap */
     char data_dir[PERCH_CONFIG_PATH_MAX];    /* expanded */
     char capture_dir[PERCH_CONFIG_PATH_MAX]; /* expanded */
     char log_file[PERCH_CONFIG_PATH_MAX];
-    char ran_where[160];             /* PERCH_DAEMON_RAN_WHERE */
+    char ran_where[160]; /* PERCH_DAEMON_RAN_WHERE */
 } perch_daemon_status;
 
 typedef struct perch_daemon_options {
-    size_t sz;            /* sizeof(perch_daemon_options) */
-    perch_config config;  /* the configuration to run with (copied) */
-    bool console;         /* console mode: log lines are echoed to stderr */
-    bool no_privileges;   /* behave as if not elevated (tests of the degraded start) */
+    size_t sz;           /* sizeof(perch_daemon_options) */
+    perch_config config; /* the configuration to run with (copied) */
+    bool console;        /* console mode: log lines are echoed to stderr */
+    bool no_privileges;  /* behave as if not elevated (tests of the degraded start) */
     /* Sentences about the configuration (values refused at load), logged at start. */
     const char *const *issues;
     size_t issue_count;
@@ -128,8 +128,7 @@ int perch_daemon_status_text(const perch_daemon_status *st, char *buf, size_t le
 
 /* Reads the status file the daemon writing in data_dir keeps (status.txt) into buf, and how
  * long ago it was written into *age_ms. PERCH_ENOENT when there is none. */
-int perch_daemon_read_status_file(const char *data_dir, char *buf, size_t len,
-                                  uint64_t *age_ms);
+int perch_daemon_read_status_file(const char *data_dir, char *buf, size_t len, uint64_t *age_ms);
 
 /* Starts a recording: rotating capture files in the capture directory. The name of its first
  * file goes into file (may be NULL). PERCH_ESTATE when one is already running or the daemon
@@ -145,7 +144,7 @@ int perch_daemon_record_stop(perch_daemon *d);
 int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, size_t len);
 
 typedef struct perch_daemon_capture {
-    char name[256];             /* file name in the capture directory */
+    char name[256]; /* file name in the capture directory */
     uint64_t bytes;
     uint64_t modified_filetime; /* UTC */
     bool active;                /* still being written */

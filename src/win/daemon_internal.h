@@ -12,19 +12,19 @@
 
 struct perch_daemon {
     perch_daemon_options o;
-    SRWLOCK lock;           /* guards state, summary, degraded, failed, features */
-    uint32_t state;         /* perch_daemon_state */
+    SRWLOCK lock;   /* guards state, summary, degraded, failed, features */
+    uint32_t state; /* perch_daemon_state */
     bool degraded;
-    int failed;             /* the error that ended it for good, 0 while healthy */
+    int failed; /* the error that ended it for good, 0 while healthy */
     char summary[PERCH_DAEMON_TEXT];
     perch_privileges priv;
     char data_dir[PERCH_CONFIG_PATH_MAX];
     char capture_dir[PERCH_CONFIG_PATH_MAX];
     uint64_t start_filetime;
     uint64_t start_ms;
-    HANDLE instance;        /* the single-instance mutex */
-    HANDLE supervisor;      /* rewrites the status file */
-    HANDLE wake;            /* wakes the supervisor early */
+    HANDLE instance;   /* the single-instance mutex */
+    HANDLE supervisor; /* rewrites the status file */
+    HANDLE wake;       /* wakes the supervisor early */
     volatile LONG quit;
     uint32_t feature_count;
     perch_daemon_feature features[PERCH_DAEMON_MAX_FEATURES];

@@ -45,7 +45,8 @@ struct text {
 #if defined(__GNUC__)
 __attribute__((format(gnu_printf, 2, 3)))
 #endif
-static void put(struct text *t, const char *fmt, ...)
+static void
+put(struct text *t, const char *fmt, ...)
 {
     va_list ap;
     if (t->used >= t->len) {
@@ -66,15 +67,15 @@ static void put(struct text *t, const char *fmt, ...)
 static void put_uptime(struct text *t, uint64_t ms)
 {
     uint64_t s = ms / 1000;
-    put(t, "%lluh%02llum%02llus", (unsigned long long)(s / 3600),
-        (unsigned long long)(s / 60 % 60), (unsigned long long)(s % 60));
+    put(t, "%lluh%02llum%02llus", (unsigned long long)(s / 3600), (unsigned long long)(s / 60 % 60),
+        (unsigned long long)(s % 60));
 }
 
 static void put_engine(struct text *t, const perch_daemon_status *st)
 {
     const perch_live_stats *l = &st->live;
-    put(t, "events: %llu received, %.1f/s over the last seconds\n",
-        (unsigned long long)l->events, l->events_per_second);
+    put(t, "events: %llu received, %.1f/s over the last seconds\n", (unsigned long long)l->events,
+        l->events_per_second);
     put(t,
         "losses: %llu dropped (queue full), %llu too large for the queue, %llu lost by the "
         "session, %llu buffers lost, %llu real-time buffers lost\n",
@@ -115,11 +116,9 @@ int perch_daemon_status_text(const perch_daemon_status *st, char *buf, size_t le
     if (len == 0)
         return PERCH_ERANGE;
     buf[0] = '\0';
-    put(&t, "state: %s%s\n", perch_daemon_state_name(st->state),
-        st->degraded ? " (degraded)" : "");
+    put(&t, "state: %s%s\n", perch_daemon_state_name(st->state), st->degraded ? " (degraded)" : "");
     put(&t, "summary: %s\n", st->summary);
-    put(&t, "mode: %s, pid %u, up ", st->console ? "console (perchd run)" : "service",
-        st->pid);
+    put(&t, "mode: %s, pid %u, up ", st->console ? "console (perchd run)" : "service", st->pid);
     put_uptime(&t, st->uptime_ms);
     put(&t, "\n");
     if (st->session[0])
@@ -144,9 +143,9 @@ static void replace_file(const char *dir, const char *text)
     snprintf(tmp, sizeof tmp, "%s\\status.tmp", dir);
     snprintf(dst, sizeof dst, "%s\\status.txt", dir);
     wchar_t *wtmp = perch__utf8_to_wide(tmp), *wdst = perch__utf8_to_wide(dst);
-    HANDLE h = wtmp ? CreateFileW(wtmp, GENERIC_WRITE, 0, NULL, CREATE_ALWAYS,
-                                  FILE_ATTRIBUTE_NORMAL, NULL)
-                    : INVALID_HANDLE_VALUE;
+    HANDLE h =
+        wtmp ? CreateFileW(wtmp, GENERIC_WRITE, 0, NULL, CREATE_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL)
+             : INVALID_HANDLE_VALUE;
     if (h != INVALID_HANDLE_VALUE) {
         DWORD n = 0;
         BOOL ok = WriteFile(h, text, (DWORD)strlen(text), &n, NULL);
@@ -175,8 +174,7 @@ void perch__daemon_write_status(perch_daemon *d)
     perch__free(text);
 }
 
-int perch_daemon_read_status_file(const char *data_dir, char *buf, size_t len,
-                                  uint64_t *age_ms)
+int perch_daemon_read_status_file(const char *data_dir, char *buf, size_t len, uint64_t *age_ms)
 {
     char path[PERCH_CONFIG_PATH_MAX + 16];
     WIN32_FILE_ATTRIBUTE_DATA fa;

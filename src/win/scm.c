@@ -17,19 +17,20 @@
 #include "util/mem.h"
 #include "wstr.h"
 
-#define SERVICE_NAME   L"Perch"
-#define DISPLAY_NAME   L"Perch kernel trace profiler"
-#define DESCRIPTION                                                                            \
-    L"Records Windows kernel traces (context switches, CPU samples with stacks, image loads) " \
+#define SERVICE_NAME L"Perch"
+#define DISPLAY_NAME L"Perch kernel trace profiler"
+#define DESCRIPTION                                                                                \
+    L"Records Windows kernel traces (context switches, CPU samples with stacks, image loads) "     \
     L"into capture files and a flight recorder for the perch command line."
-#define RESTART_DELAY_MS  5000u
-#define PRESHUTDOWN_MS    20000u
-#define POLL_MS           200u
+#define RESTART_DELAY_MS 5000u
+#define PRESHUTDOWN_MS   20000u
+#define POLL_MS          200u
 
 #if defined(__GNUC__)
 __attribute__((format(gnu_printf, 4, 5)))
 #endif
-static void sayf(perch_say_fn say, void *ctx, bool error, const char *fmt, ...)
+static void
+sayf(perch_say_fn say, void *ctx, bool error, const char *fmt, ...)
 {
     char line[1400];
     va_list ap;
@@ -42,9 +43,9 @@ static void sayf(perch_say_fn say, void *ctx, bool error, const char *fmt, ...)
 
 const char *perch_scm_state_name(uint32_t state)
 {
-    static const char *const names[] = {"unknown",          "stopped",      "start pending",
-                                        "stop pending",     "running",      "continue pending",
-                                        "pause pending",    "paused"};
+    static const char *const names[] = {"unknown",       "stopped", "start pending",
+                                        "stop pending",  "running", "continue pending",
+                                        "pause pending", "paused"};
     return state < sizeof names / sizeof names[0] ? names[state] : "unknown";
 }
 
@@ -151,8 +152,7 @@ int perch_scm_install(bool auto_start, perch_say_fn say, void *ctx)
     char exe[PERCH_CONFIG_PATH_MAX], cmd[PERCH_CONFIG_PATH_MAX + 16];
     int err = perch_self_path(exe, sizeof exe);
     if (err < 0) {
-        sayf(say, ctx, true, "The path of perchd.exe could not be read: %s.",
-             perch_strerror(err));
+        sayf(say, ctx, true, "The path of perchd.exe could not be read: %s.", perch_strerror(err));
         return err;
     }
     snprintf(cmd, sizeof cmd, "\"%s\" service", exe);
@@ -160,13 +160,12 @@ int perch_scm_install(bool auto_start, perch_say_fn say, void *ctx)
     if (scm == NULL)
         return err;
     wchar_t *wcmd = perch__utf8_to_wide(cmd);
-    SC_HANDLE svc = wcmd == NULL ? NULL
-                                 : CreateServiceW(scm, SERVICE_NAME, DISPLAY_NAME, SERVICE_ALL_ACCESS,
-                                                  SERVICE_WIN32_OWN_PROCESS,
-                                                  auto_start ? SERVICE_AUTO_START
-                                                             : SERVICE_DEMAND_START,
-                                                  SERVICE_ERROR_NORMAL, wcmd, NULL, NULL, NULL,
-                                                  NULL, NULL);
+    SC_HANDLE svc = wcmd == NULL
+                        ? NULL
+                        : CreateServiceW(scm, SERVICE_NAME, DISPLAY_NAME, SERVICE_ALL_ACCESS,
+                                         SERVICE_WIN32_OWN_PROCESS,
+                                         auto_start ? SERVICE_AUTO_START : SERVICE_DEMAND_START,
+                                         SERVICE_ERROR_NORMAL, wcmd, NULL, NULL, NULL, NULL, NULL);
     DWORD e = wcmd == NULL ? ERROR_OUTOFMEMORY : GetLastError();
     perch__free(wcmd);
     if (svc == NULL) {

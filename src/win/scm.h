@@ -21,11 +21,11 @@ typedef void (*perch_say_fn)(void *ctx, bool error, const char *sentence);
 
 typedef struct perch_scm_info {
     bool installed;
-    uint32_t state;          /* SERVICE_STOPPED (1) .. SERVICE_PAUSED (7) */
-    uint32_t pid;            /* 0 when not running */
+    uint32_t state; /* SERVICE_STOPPED (1) .. SERVICE_PAUSED (7) */
+    uint32_t pid;   /* 0 when not running */
     bool auto_start;
-    uint32_t exit_code;      /* dwWin32ExitCode of the last stop */
-    uint32_t specific_exit;  /* dwServiceSpecificExitCode: a Perch error, negated */
+    uint32_t exit_code;                 /* dwWin32ExitCode of the last stop */
+    uint32_t specific_exit;             /* dwServiceSpecificExitCode: a Perch error, negated */
     char binary[PERCH_CONFIG_PATH_MAX]; /* the command line the SCM runs */
 } perch_scm_info;
 

@@ -13,17 +13,18 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: perchd config show [KEY]\n"
-                 "       perchd config set KEY VALUE\n"
-                 "       perchd config reset KEY\n\n"
-                 "The configuration lives in the registry, under\n"
-                 "  %s\n"
-                 "one value per key; a key with no value has its default, so no configuration\n"
-                 "is needed at all. 'show' lists every key with its value, default and range\n"
-                 "(with KEY: only its value); 'set' checks the value against the key's range and\n"
-                 "stores it; 'reset' returns a key to its default. Changes take effect at the\n"
-                 "service's next start. set and reset need an elevated prompt and an installed\n"
-                 "service ('perchd run --set KEY=VALUE' works without either).\n",
+    fprintf(out,
+            "Usage: perchd config show [KEY]\n"
+            "       perchd config set KEY VALUE\n"
+            "       perchd config reset KEY\n\n"
+            "The configuration lives in the registry, under\n"
+            "  %s\n"
+            "one value per key; a key with no value has its default, so no configuration\n"
+            "is needed at all. 'show' lists every key with its value, default and range\n"
+            "(with KEY: only its value); 'set' checks the value against the key's range and\n"
+            "stores it; 'reset' returns a key to its default. Changes take effect at the\n"
+            "service's next start. set and reset need an elevated prompt and an installed\n"
+            "service ('perchd run --set KEY=VALUE' works without either).\n",
             PERCH_CONFIG_REG_PATH);
 }
 
@@ -44,8 +45,9 @@ static int show(int argc, char **argv)
     if (argc == 3) {
         const perch_config_key *k = perch_config_find(argv[2]);
         if (k == NULL) {
-            fprintf(stderr, "perchd config: '%s' is not a configuration key; 'perchd config "
-                            "show' lists them\n",
+            fprintf(stderr,
+                    "perchd config: '%s' is not a configuration key; 'perchd config "
+                    "show' lists them\n",
                     argv[2]);
             return PERCHD_EXIT_USAGE;
         }
@@ -71,8 +73,7 @@ static int store_error(const char *what, int err)
         fprintf(stderr, "perchd config: not elevated: changing the service's configuration needs "
                         "an administrator; run it from an elevated prompt\n");
     else
-        fprintf(stderr, "perchd config: %s could not be stored: %s\n", what,
-                perch_strerror(err));
+        fprintf(stderr, "perchd config: %s could not be stored: %s\n", what, perch_strerror(err));
     return PERCHD_EXIT_FAILED;
 }
 
@@ -93,8 +94,8 @@ static int set(const char *name, const char *value)
     err = perch_win_config_store(&c, k);
     if (err < 0)
         return store_error(k->name, err);
-    printf("perchd config: %s = %s (was %s); the service uses it from its next start\n",
-           k->name, after, before);
+    printf("perchd config: %s = %s (was %s); the service uses it from its next start\n", k->name,
+           after, before);
     return PERCHD_EXIT_OK;
 }
 
@@ -102,8 +103,9 @@ static int reset(const char *name)
 {
     const perch_config_key *k = perch_config_find(name);
     if (k == NULL) {
-        fprintf(stderr, "perchd config: '%s' is not a configuration key; 'perchd config show' "
-                        "lists them\n",
+        fprintf(stderr,
+                "perchd config: '%s' is not a configuration key; 'perchd config show' "
+                "lists them\n",
                 name);
         return PERCHD_EXIT_USAGE;
     }

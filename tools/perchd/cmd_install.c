@@ -44,10 +44,11 @@ int perchd_cmd_install(int argc, char **argv)
 
 static void uninstall_usage(FILE *out)
 {
-    fprintf(out, "Usage: perchd uninstall\n\n"
-                 "Stops the Perch service if it runs (waiting up to %u s), removes it with its\n"
-                 "configuration and removes the event log source. Captures and log files stay\n"
-                 "where they are. Needs an elevated prompt.\n",
+    fprintf(out,
+            "Usage: perchd uninstall\n\n"
+            "Stops the Perch service if it runs (waiting up to %u s), removes it with its\n"
+            "configuration and removes the event log source. Captures and log files stay\n"
+            "where they are. Needs an elevated prompt.\n",
             UNINSTALL_STOP_WAIT_MS / 1000);
 }
 
