@@ -1,8 +1,8 @@
 /*
  * Small ETW control helpers shared by the session code: the EVENT_TRACE_PROPERTIES buffer with
  * room for both names, query and stop through ControlTraceW, UTF-8/UTF-16 conversion into
- * fixed buffers, and English text for the Win32 errors ETW returns (a table, so the sentences
- * do not depend on the system's language).
+ * fixed buffers (through src/win/wstr.c), and English text for the Win32 errors ETW returns (a
+ * table, so the sentences do not depend on the system's language).
  */
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +10,8 @@
 #include "etw_internal.h"
 #include "perch/error.h"
 #include "perch/win_error.h"
+#include "util/mem.h"
+#include "wstr.h"
 
 void perch__etw_props_init(perch_etw_props *b)
 {
@@ -53,34 +55,25 @@ int perch__etw_stop(TRACEHANDLE handle, const WCHAR *name, uint32_t *win32)
 
 int perch__etw_to_wide(const char *s, WCHAR *out, size_t cap)
 {
-    if (s == NULL || cap == 0 || cap > INT32_MAX)
-        return PERCH_EINVAL;
-    int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, out, (int)cap);
-    if (n <= 0) {
-        out[0] = 0;
-        return PERCH_EINVAL;
+    wchar_t *w = perch__utf8_to_wide(s);
+    int err = PERCH_EINVAL;
+    if (cap == 0)
+        return err;
+    out[0] = 0;
+    if (w != NULL && wcslen(w) < cap) {
+        memcpy(out, w, (wcslen(w) + 1) * sizeof *w);
+        err = 0;
     }
-    return 0;
+    perch__free(w);
+    return err;
 }
 
 void perch__etw_to_utf8(const WCHAR *s, char *out, size_t cap)
 {
     if (out == NULL || cap == 0)
         return;
-    out[0] = '\0';
-    if (s == NULL || cap > INT32_MAX)
-        return;
-    int n = WideCharToMultiByte(CP_UTF8, 0, s, -1, out, (int)cap, NULL, NULL);
-    if (n > 0)
-        return;
-    /* Too long: convert a prefix that fits, never splitting a surrogate pair. */
-    size_t len = wcslen(s), take = cap / 4 > 0 ? cap / 4 - 1 : 0;
-    if (take > len)
-        take = len;
-    if (take > 0 && s[take - 1] >= 0xD800 && s[take - 1] <= 0xDBFF)
-        take--;
-    n = WideCharToMultiByte(CP_UTF8, 0, s, (int)take, out, (int)cap - 1, NULL, NULL);
-    out[n > 0 ? n : 0] = '\0';
+    if (s == NULL || perch__wide_to_utf8(s, out, cap) < 0)
+        out[0] = '\0';
 }
 
 static const struct {

@@ -48,7 +48,7 @@ int perch__etw_stop(TRACEHANDLE handle, const WCHAR *name, uint32_t *win32);
 
 /* UTF-8 → UTF-16 into out[cap] (NUL-terminated); PERCH_EINVAL when invalid or too long. */
 int perch__etw_to_wide(const char *s, WCHAR *out, size_t cap);
-/* UTF-16 → UTF-8 into out[cap], truncated at a character boundary; "" on failure. */
+/* UTF-16 → UTF-8 into out[cap]; "" when it does not fit or is not valid UTF-16. */
 void perch__etw_to_utf8(const WCHAR *s, char *out, size_t cap);
 
 /* A short English description of a Win32 error ETW returns ("access denied"). */

@@ -119,7 +119,7 @@ static int clear_stale(perch_etw_session *s, const WCHAR *name, const char *name
 /* Describes who holds the NT Kernel Logger, from what ControlTrace QUERY tells. */
 static void describe_holder(const perch_etw_props *b, char *out, size_t n)
 {
-    char file[256];
+    char file[PERCH_ETW_NAME_CHARS * 3];
     perch__etw_to_utf8(b->p.LogFileNameOffset ? b->log_file_name : L"", file, sizeof file);
     snprintf(out, n,
              "the NT Kernel Logger is already running for another program (logger %llu, %s%s%s%s, "
