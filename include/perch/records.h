@@ -172,6 +172,21 @@ typedef struct perch_counters_rec {
     const char *const *names;
 } perch_counters_rec;
 
+/* Function names for a module, from its PDB, exports or .pdata (perch symbolize) or from
+ * DbgHelp (perchd): the addresses [span_rva, span_rva + span_size) of module module_key lie
+ * in the function at func_rva (func_size bytes) called name, a name that came from source
+ * (perch_sym_source, include/perch/sym.h). A producer sends only the runs its frames hit,
+ * each once, after the module's record and before finish. The names hold for every module
+ * with the same identity as module_key (PDB name, GUID and age, else image name, stamp and
+ * size: the same file loaded in another process). */
+typedef struct perch_symbol_rec {
+    uint64_t module_key;
+    uint32_t span_rva, span_size;
+    uint32_t func_rva, func_size;
+    uint8_t source;
+    const char *name;
+} perch_symbol_rec;
+
 /* The receiver of model output. Every callback may be NULL (ignored). Each returns 0 or a
  * negative PERCH_E*; the first error stops the producer, which returns it. Pointers in the
  * records are borrowed for the duration of the call. Order guarantees: trace_info first;
@@ -191,6 +206,7 @@ typedef struct perch_sink {
     int (*ledger)(void *ctx, const perch_ledger_rec *rec);
     int (*stat)(void *ctx, const perch_stat_rec *rec);
     int (*finish)(void *ctx);
+    int (*symbol)(void *ctx, const perch_symbol_rec *rec); /* before finish */
 } perch_sink;
 
 #ifdef __cplusplus

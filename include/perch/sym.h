@@ -15,6 +15,10 @@
  * - perch_sympath and perch_resolver: where the files of a module are found (a symbol path
  *   like _NT_SYMBOL_PATH, local symbol stores, the module's own directory), with the GUID/age
  *   check and a cache that remembers misses.
+ * - perch_symnames (what a report or an exporter keeps: the symbol records of a stream,
+ *   looked up by module key and RVA) and perch_symhits / perch_symbolize (what perch
+ *   symbolize does: collect the addresses a stream's samples and stacks hit, find each
+ *   module's files, and produce the symbol records for those addresses).
  *
  * Readers take a perch_input (memory or file) that is only borrowed for the call: everything
  * they need is copied out. Every length and offset in a file is checked; bad input gives a
@@ -29,6 +33,7 @@
 
 #include "perch/event.h"
 #include "perch/io.h"
+#include "perch/records.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,10 +65,12 @@ typedef struct perch_symtab perch_symtab;
 
 /* One function as a lookup returns it. */
 typedef struct perch_sym_func {
-    uint32_t rva;     /* start of the function */
-    uint32_t size;    /* bytes; for publics and exports the extent Perch gave them */
-    uint8_t source;   /* perch_sym_source */
-    const char *name; /* borrowed from the table (valid until it is destroyed) */
+    uint32_t rva;       /* start of the function */
+    uint32_t size;      /* bytes; for publics and exports the extent Perch gave them */
+    uint8_t source;     /* perch_sym_source */
+    const char *name;   /* borrowed from the table (valid until it is destroyed) */
+    uint32_t span_rva;  /* the run of addresses around the one looked up that this same */
+    uint32_t span_size; /* answer covers (a lookup fills them; perch_symtab_get: the range) */
 } perch_sym_func;
 
 /* Section and characteristics flags that matter here (IMAGE_SCN_*). */
@@ -272,6 +279,82 @@ typedef struct perch_resolver_stats {
     uint64_t modules, cache_hits, files_opened;
 } perch_resolver_stats;
 void perch_resolver_get_stats(const perch_resolver *r, perch_resolver_stats *st);
+
+/* ---- module identity ---------------------------------------------------------------------- */
+
+/* The fields of a module record the search uses (pointers borrowed from rec). */
+void perch_sym_module_from_rec(const perch_module_rec *rec, perch_sym_module *m);
+
+/* The identity of m as text (the PDB's name, GUID and age, the image's name, stamp and size;
+ * names compared without case): modules with equal identities are the same file, so they
+ * share names. Returns the length written to buf (cut to cap - 1). */
+size_t perch_sym_module_identity(const perch_sym_module *m, char *buf, size_t cap);
+
+/* ---- names of a record stream ---------------------------------------------------------------- */
+
+/* The symbol records of a stream, by module identity: a consumer feeds it every module and
+ * symbol record (upserts welcome) and looks names up by module key and RVA. Names arriving
+ * for a module after the first lookup of that module are not added (counted as late). */
+typedef struct perch_symnames perch_symnames;
+
+int perch_symnames_create(perch_symnames **out);
+void perch_symnames_destroy(perch_symnames *n);
+
+/* 0, PERCH_ENOMEM or PERCH_ELIMIT. */
+int perch_symnames_module(perch_symnames *n, const perch_module_rec *rec);
+/* A symbol record of an unknown module key is ignored (counted). 0, PERCH_ENOMEM or
+ * PERCH_ELIMIT. */
+int perch_symnames_symbol(perch_symnames *n, const perch_symbol_rec *rec);
+
+/* The name at rva of module module_key: true and *f, *offset (rva - f->rva), or false. The
+ * module's table is sealed on its first lookup (a failure to seal it leaves it unnamed). */
+bool perch_symnames_lookup(perch_symnames *n, uint64_t module_key, uint32_t rva, perch_sym_func *f,
+                           int64_t *offset);
+
+/* Symbol records held, and those ignored (unknown module, or after the first lookup). */
+typedef struct perch_symnames_stats {
+    uint64_t names, unknown_module, late;
+} perch_symnames_stats;
+void perch_symnames_get_stats(const perch_symnames *n, perch_symnames_stats *st);
+
+/* ---- perch symbolize ------------------------------------------------------------------------ */
+
+/* Collects what a record stream's frames hit: modules, threads, stacks, and each sample's IP
+ * and stack (per thread), plus the symbol records the stream already has. Feed it through
+ * its sink (perch_symhits_sink), then call perch_symbolize. */
+typedef struct perch_symhits perch_symhits;
+
+int perch_symhits_create(perch_symhits **out);
+void perch_symhits_destroy(perch_symhits *h);
+/* A sink that feeds h (every callback but finish; finish does nothing). */
+void perch_symhits_sink(perch_symhits *h, perch_sink *sink);
+
+/* What perch_symbolize did for one module identity (pointers valid during the callback). */
+typedef struct perch_symbolize_module {
+    uint64_t module_key;         /* the key the records are written for */
+    const perch_module_rec *rec; /* its module record */
+    const perch_sym_report *rep; /* NULL when every hit already had a name */
+    uint32_t modules;            /* module keys with this identity */
+    uint64_t addresses;          /* distinct addresses hit */
+    uint64_t named_before;       /* of which the stream already named */
+    uint64_t named;              /* of which this run named */
+    uint64_t records;            /* symbol records emitted */
+} perch_symbolize_module;
+
+typedef struct perch_symbolize_ops {
+    void *ctx;
+    /* Each new symbol record, in module then RVA order (may be NULL). */
+    int (*symbol)(void *ctx, const perch_symbol_rec *rec);
+    /* Each module identity with hits, in the order of their first module record (may be
+     * NULL). */
+    int (*module)(void *ctx, const perch_symbolize_module *m);
+} perch_symbolize_ops;
+
+/* Resolves every address h holds that the stream did not name yet, through r, into new
+ * symbol records. A frame belongs to the module holding it among its process's modules (the
+ * kernel's for kernel addresses): the highest base, then the smallest size, as the report
+ * and exports choose. 0, or PERCH_ENOMEM / PERCH_ELIMIT, or an ops callback's error. */
+int perch_symbolize(perch_symhits *h, perch_resolver *r, const perch_symbolize_ops *ops);
 
 #ifdef __cplusplus
 }

@@ -38,8 +38,8 @@ int perch__pdb_read_modules(perch__pdb_reader *rd);
  * stream), adding procedures and thunks (modules) or publics (publics true) to rd->tab.
  * base: the stream offset of sym[0] (procedure records point at their S_END by stream
  * offset). */
-int perch__pdb_read_records(perch__pdb_reader *rd, const uint8_t *sym, uint32_t len,
-                            uint32_t base, bool publics);
+int perch__pdb_read_records(perch__pdb_reader *rd, const uint8_t *sym, uint32_t len, uint32_t base,
+                            bool publics);
 
 /* segment:offset as an RVA through rd's sections; false when the segment is unknown. */
 bool perch__pdb_rva(const perch__pdb_reader *rd, uint16_t seg, uint32_t off, uint32_t *rva);

@@ -4,7 +4,6 @@
  * costs one search however many processes load it and however many frames hit it. The
  * search itself is resolver_search.c.
  */
-#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -134,26 +133,11 @@ static int remember(perch_resolver *r, const char *key, uint64_t h, perch_symtab
     return 0;
 }
 
-static void lower_copy(char *out, size_t cap, const char *s)
-{
-    size_t i = 0;
-    for (; s && s[i] && i + 1 < cap; i++)
-        out[i] = (char)tolower((unsigned char)s[i]);
-    out[i] = '\0';
-}
-
 static void module_key(const perch_sym_module *m, char *key)
 {
-    char img[256], pdb[256];
-    lower_copy(img, sizeof img, m->path ? perch__sym_basename(m->path) : "");
-    lower_copy(pdb, sizeof pdb, m->pdb_name ? perch__sym_basename(m->pdb_name) : "");
-    snprintf(key, KEY_MAX,
-             "m|%s|%08" PRIx32 "%04x%04x%02x%02x%02x%02x%02x%02x%02x%02x|%" PRIu32 "|%d|%s|%" PRIx32
-             "|%" PRIx32,
-             pdb, m->pdb_guid.data1, m->pdb_guid.data2, m->pdb_guid.data3, m->pdb_guid.data4[0],
-             m->pdb_guid.data4[1], m->pdb_guid.data4[2], m->pdb_guid.data4[3], m->pdb_guid.data4[4],
-             m->pdb_guid.data4[5], m->pdb_guid.data4[6], m->pdb_guid.data4[7], m->pdb_age,
-             m->has_pdb, img, m->time_date_stamp, m->size_of_image);
+    key[0] = 'm';
+    key[1] = '|';
+    perch_sym_module_identity(m, key + 2, KEY_MAX - 2);
 }
 
 /* Runs one search (module m, or the file path when m is NULL) and caches it under key. */

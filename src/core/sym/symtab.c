@@ -126,6 +126,8 @@ static void fill(const perch_symtab *t, const struct perch__sym_entry *e, perch_
     f->size = e->size;
     f->source = e->source;
     f->name = t->pool + e->name;
+    f->span_rva = e->range;
+    f->span_size = e->end - e->range;
 }
 
 uint32_t perch__sym_piece_at(const struct perch__sym_piece *p, uint32_t n, uint32_t rva)
@@ -149,8 +151,11 @@ bool perch_symtab_lookup(const perch_symtab *t, uint32_t rva, perch_sym_func *f,
     uint32_t i = perch__sym_piece_at(t->map, t->map_count, rva);
     if (i == t->map_count)
         return false;
-    const struct perch__sym_entry *e = &t->e[t->map[i].entry];
+    const struct perch__sym_piece *p = &t->map[i];
+    const struct perch__sym_entry *e = &t->e[p->entry];
     fill(t, e, f);
+    f->span_rva = p->start;
+    f->span_size = p->end - p->start;
     *offset = (int64_t)rva - (int64_t)e->rva;
     return true;
 }
