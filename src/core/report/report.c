@@ -106,6 +106,8 @@ static int on_module(void *ctx, const perch_module_rec *rec)
     md->pid = rec->pid;
     md->process_key = rec->process_key;
     md->known = true;
+    perch__free(md->name);
+    perch__free(md->pdb);
     md->name = perch__report_lower_base(rec->path);
     md->has_pdb = rec->has_pdb;
     md->guid = rec->pdb_guid;
