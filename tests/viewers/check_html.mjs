@@ -16,7 +16,7 @@ const html = fs.readFileSync(file, 'utf8');
 checks.ok(!/<script[^>]+src=|<link[^>]+href=|https?:\/\//i.test(html.replace(/"[^"]*"/g, '')),
           'no external script, style or link in the markup');
 
-const browser = await launch(path.join(path.dirname(shot), 'chromium-html'));
+const browser = await launch(path.join(path.dirname(shot), '..', 'chromium', 'html'));
 try {
   const page = await browser.newPage();
   const errors = watchErrors(page);
