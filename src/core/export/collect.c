@@ -88,6 +88,12 @@ static int on_module(void *ctx, const perch_module_rec *rec)
     return perch__entities_module(&c->ents, rec);
 }
 
+static int on_symbol(void *ctx, const perch_symbol_rec *rec)
+{
+    perch__collect *c = ctx;
+    return perch__entities_symbol(&c->ents, rec);
+}
+
 void perch__collect_bind(perch__collect *c, perch_sink *sink)
 {
     memset(sink, 0, sizeof *sink);
@@ -99,6 +105,7 @@ void perch__collect_bind(perch__collect *c, perch_sink *sink)
     sink->stack = on_stack;
     sink->sample = on_sample;
     sink->finish = on_finish;
+    sink->symbol = on_symbol;
 }
 
 int perch__collect_create(const perch_export_options *opt, perch_output *out, void **state,

@@ -28,6 +28,8 @@ void perch__entities_free(perch__entities *e)
     perch__map_free(&e->thread_map, b);
     perch__map_free(&e->process_map, b);
     perch__map_free(&e->module_map, b);
+    perch_symnames_destroy(e->names);
+    e->names = NULL;
 }
 
 static int add_string(perch__entities *e, const char *s, uint32_t *off)
@@ -145,7 +147,13 @@ int perch__entities_module(perch__entities *e, const perch_module_rec *rec)
         e->max_size = rec->size;
     e->module_count++;
     e->sorted = false;
-    return 0;
+    err = e->names ? 0 : perch_symnames_create(&e->names);
+    return err ? err : perch_symnames_module(e->names, rec);
+}
+
+int perch__entities_symbol(perch__entities *e, const perch_symbol_rec *rec)
+{
+    return e->names ? perch_symnames_symbol(e->names, rec) : 0; /* no module: names nothing */
 }
 
 const perch__thread *perch__entities_thread_at(const perch__entities *e, uint64_t key)

@@ -14,6 +14,7 @@
 
 #include "perch/export.h"
 #include "perch/json.h"
+#include "perch/sym.h"
 
 /* ---- memory budget: every allocation of an exporter is charged here ---------------------- */
 typedef struct perch__budget {
@@ -157,6 +158,7 @@ typedef struct perch__entities {
     size_t order_cap;
     uint64_t max_size; /* largest module size, bounds the backward scan */
     bool sorted;
+    perch_symnames *names; /* the stream's symbol records (created with the first module) */
 } perch__entities;
 
 void perch__entities_init(perch__entities *e, perch__budget *b);
@@ -165,6 +167,8 @@ int perch__entities_info(perch__entities *e, const perch_trace_info *info);
 int perch__entities_process(perch__entities *e, const perch_process_rec *rec);
 int perch__entities_thread(perch__entities *e, const perch_thread_rec *rec);
 int perch__entities_module(perch__entities *e, const perch_module_rec *rec);
+/* A symbol record: names for frame naming (perch__frame_func). */
+int perch__entities_symbol(perch__entities *e, const perch_symbol_rec *rec);
 /* The thread with key, created (from what a sample or slice on cpu says) when no record came
  * yet. Key 0 (unknown) gets no entry: *index = UINT32_MAX. The first CPU an idle thread
  * (tid 0) is seen on names it. */
@@ -197,8 +201,9 @@ static inline size_t perch__snlen(int n, size_t cap)
 
 #define PERCH_FRAME_NAME_MAX 160
 /* Frame naming, in this one place (frames.c) for every format and the report:
- * perch__frame_func names the code inside its module ("+0x1a2b3" until symbols exist) and
- * perch__frame_name the whole frame, "module!function": "ntoskrnl.exe!+0x1a2b3", or
+ * perch__frame_func names the code inside its module ("KiSwapContext+0x1a" when the stream's
+ * symbol records name it, else "+0x1a2b3") and perch__frame_name the whole frame,
+ * "module!function": "ntoskrnl.exe!KiSwapContext+0x1a", "ntoskrnl.exe!+0x1a2b3", or
  * "?!0xfffff80012345678" when mod is NULL. Both return the length written. */
 size_t perch__frame_func(const perch__entities *e, const perch__module *mod, uint64_t addr,
                          char *buf, size_t cap);

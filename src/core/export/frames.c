@@ -125,9 +125,15 @@ const perch__module *perch__resolve(const perch__entities *e, uint64_t process_k
 size_t perch__frame_func(const perch__entities *e, const perch__module *mod, uint64_t addr,
                          char *buf, size_t cap)
 {
-    (void)e; /* symbols will name the function here */
+    perch_sym_func f;
+    int64_t off;
     if (!mod)
         return perch__snlen(snprintf(buf, cap, "0x%" PRIx64, addr), cap);
+    if (e->names && addr - mod->base <= UINT32_MAX &&
+        perch_symnames_lookup(e->names, mod->key, (uint32_t)(addr - mod->base), &f, &off))
+        return perch__snlen(snprintf(buf, cap, "%s%s0x%" PRIx64, f.name, off < 0 ? "-" : "+",
+                                     off < 0 ? (uint64_t)-off : (uint64_t)off),
+                            cap);
     return perch__snlen(snprintf(buf, cap, "+0x%" PRIx64, addr - mod->base), cap);
 }
 

@@ -113,7 +113,17 @@ static int on_module(void *ctx, const perch_module_rec *rec)
     md->guid = rec->pdb_guid;
     md->age = rec->pdb_age;
     md->pdb = rec->has_pdb ? perch__report_lower_base(rec->pdb_name) : NULL;
-    return md->name && (!rec->has_pdb || md->pdb) ? 0 : PERCH_ENOMEM;
+    if (!md->name || (rec->has_pdb && !md->pdb))
+        return PERCH_ENOMEM;
+    int err = r->names ? 0 : perch_symnames_create(&r->names);
+    return err ? err : perch_symnames_module(r->names, rec);
+}
+
+static int on_symbol(void *ctx, const perch_symbol_rec *rec)
+{
+    perch_report *r = ctx;
+    r->named = r->named || r->names != NULL;
+    return r->names ? perch_symnames_symbol(r->names, rec) : 0;
 }
 
 static int on_stack(void *ctx, const perch_stack_rec *rec)
@@ -168,6 +178,11 @@ static int on_sample(void *ctx, const perch_sample_rec *rec)
     md->key = rec->module_key;
     md->samples++;
     r->samples++;
+    if (rec->module_key) {
+        int err = perch__report_count_ip(r, rec->module_key, rec->ip, 1);
+        if (err)
+            return err;
+    }
     if (rec->stack_id == 0 || rec->stack_id > r->stack_count)
         return rec->stack_id == 0 ? 0 : PERCH_EFORMAT;
     rstack *s = &r->stacks[rec->stack_id - 1];
@@ -275,6 +290,7 @@ void perch_report_sink(perch_report *r, perch_sink *sink)
     sink->lbr = on_lbr;
     sink->ledger = on_ledger;
     sink->stat = on_stat;
+    sink->symbol = on_symbol;
     if (r->html) /* the HTML page's collector sees every record too */
         perch__html_wrap(r->html, sink);
 }
@@ -290,6 +306,9 @@ void perch_report_destroy(perch_report *r)
     if (r == NULL)
         return;
     perch__html_destroy(r->html);
+    perch_symnames_destroy(r->names);
+    perch__free(r->ips);
+    perch__hmap_free(&r->ip_index);
     for (uint32_t i = 0; i < r->threads.count; i++)
         perch__free(((rthread *)r->threads.rows)[i].name);
     for (uint32_t i = 0; i < r->procs.count; i++)

@@ -111,6 +111,13 @@ static int tee_module(void *ctx, const perch_module_rec *rec)
     return err ? err : perch__entities_module(&h->c.ents, rec);
 }
 
+static int tee_symbol(void *ctx, const perch_symbol_rec *rec)
+{
+    perch__html *h = ctx;
+    int err = h->inner.symbol ? h->inner.symbol(h->inner.ctx, rec) : 0;
+    return err ? err : perch__entities_symbol(&h->c.ents, rec);
+}
+
 static int tee_stack(void *ctx, const perch_stack_rec *rec)
 {
     perch__html *h = ctx;
@@ -197,6 +204,7 @@ void perch__html_wrap(perch__html *h, perch_sink *sink)
     sink->ledger = tee_ledger;
     sink->stat = tee_stat;
     sink->finish = tee_finish;
+    sink->symbol = tee_symbol;
 }
 
 void perch__html_destroy(perch__html *h)

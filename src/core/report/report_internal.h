@@ -7,7 +7,9 @@
 #define PERCH_REPORT_INTERNAL_H
 
 #include "model/hmap.h"
+#include "perch/json.h"
 #include "perch/report.h"
+#include "perch/sym.h"
 
 #define RPT_MAX_ROWS (1u << 22)
 #define RPT_MAX_WAIT 64
@@ -57,6 +59,11 @@ typedef struct rnamed {
     uint64_t value;
 } rnamed;
 
+/* Timer samples at one IP of one module (what the function table counts). */
+typedef struct rip {
+    uint64_t module_key, ip, samples;
+} rip;
+
 struct perch__html;
 
 struct perch_report {
@@ -75,10 +82,37 @@ struct perch_report {
     uint64_t slices, run_ticks, idle_ticks, slice_flags[4], ready_count, ready_ticks;
     uint64_t wait_reason[RPT_MAX_WAIT + 1];
     uint64_t lbr;
+    perch_symnames *names; /* the stream's symbol records; NULL until the first module */
+    bool named;            /* a symbol record arrived */
+    rip *ips;              /* per (module, IP): timer samples */
+    uint32_t ip_count, ip_cap;
+    perch__hmap ip_index;
 };
 
 /* report.c */
 void *perch__rtable_get(rtable *t, uint64_t key, size_t row_size, bool create);
+
+/* report_names.c: the module holding addr (kernel modules for kernel addresses, else those of
+ * process entity process_key; M5: highest base, then smallest size, then name), and a
+ * frame's name "module!function+0xoff" (f, off and *named filled when the stream names it),
+ * "module!+0xoff" or "?!0xaddr". perch__report_functions: the top functions by timer
+ * samples at the IP (named frames only), in *rows (perch__free) and *n. */
+const rmod *perch__report_module_at(perch_report *r, uint64_t addr, uint64_t process_key);
+size_t perch__report_frame(perch_report *r, const rmod *md, uint64_t addr, char *buf, size_t cap,
+                           perch_sym_func *f, int64_t *off, bool *named);
+int perch__report_count_ip(perch_report *r, uint64_t module_key, uint64_t ip, uint32_t count);
+typedef struct rfunc {
+    char name[192];
+    uint64_t samples;
+    uint8_t source;
+} rfunc;
+int perch__report_functions(perch_report *r, rfunc **rows, uint32_t *n);
+/* The stacks with samples, most samples first (perch__free; *n their count); NULL when out
+ * of memory. */
+rstack **perch__report_sorted_stacks(perch_report *r, uint32_t *n);
+/* --json: "top_functions" (when the stream has symbol records) and "top_stacks" with every
+ * frame named. */
+int perch__report_write_names_json(perch_report *r, perch_json *w);
 char *perch__report_lower_base(const char *path);
 
 /* report_text.c: the timer sample interval (from the trace, else Windows' 1 ms default) */

@@ -346,7 +346,9 @@ int perch_report_write_json(perch_report *r, perch_json *w)
         write_named(w, "stats", r->stats, r->stat_count, NULL);
         write_rows(w, "top_modules", mods, nm, r->top, false);
         write_rows(w, "top_processes", procs, np, r->top, true);
-        err = write_threads(r, w);
+        err = perch__report_write_names_json(r, w);
+        if (err == 0)
+            err = write_threads(r, w);
         perch_json_end_object(w);
         perch_json_newline(w);
         if (err == 0)

@@ -1,6 +1,8 @@
 /*
  * The text form of the report: trace header, samples and CPU time per process and per thread,
- * top modules, top stacks (frames as module!+0xoffset), slice statistics and the ledger.
+ * top modules, top functions (when the stream has symbol records), top stacks (frames as
+ * module!function+0xoffset when named, else module!+0xoffset), slice statistics and the
+ * ledger.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -71,37 +73,6 @@ static void print_cpu_note(const perch_report *r, FILE *f)
             (double)iv / 10000.0, from_trace ? "the trace logged" : "Windows uses by default");
 }
 
-/* M5 order among ranges containing an address: highest base, then smallest size, then name. */
-static bool better_module(const rmod *a, const rmod *b)
-{
-    if (b == NULL)
-        return true;
-    if (a->base != b->base)
-        return a->base > b->base;
-    if (a->size != b->size)
-        return a->size < b->size;
-    return strcmp(a->name ? a->name : "", b->name ? b->name : "") < 0;
-}
-
-/* The module containing addr: kernel modules for kernel addresses, else the modules of the
- * process entity process_key (not its pid, which a later process may reuse). */
-static const rmod *module_at(perch_report *r, uint64_t addr, uint64_t process_key)
-{
-    const rmod *best = NULL;
-    bool kernel = perch_is_kernel_address(addr, r->info.pointer_size);
-    uint64_t want = kernel ? 0 : process_key;
-    if (!kernel && process_key == 0)
-        return NULL;
-    for (uint32_t i = 0; i < r->mods.count; i++) {
-        const rmod *md = (const rmod *)r->mods.rows + i;
-        if (!md->known || addr - md->base >= md->size || md->process_key != want)
-            continue;
-        if (better_module(md, best))
-            best = md;
-    }
-    return best;
-}
-
 static void print_threads(perch_report *r, FILE *f)
 {
     uint32_t n = 0;
@@ -120,35 +91,45 @@ static void print_threads(perch_report *r, FILE *f)
     perch__free(v);
 }
 
-static int cmp_stacks(const void *a, const void *b)
-{
-    const rstack *x = *(const rstack *const *)a, *y = *(const rstack *const *)b;
-    return x->samples > y->samples ? -1 : x->samples < y->samples;
-}
-
 static void print_stack(perch_report *r, FILE *f, const rstack *s)
 {
     rthread *t = perch__rtable_get(&r->threads, s->thread_key, sizeof *t, false);
     uint64_t pkey = t != NULL && t->known ? t->process_key : 0;
     for (uint32_t i = 0; i < s->count; i++) {
-        const rmod *md = module_at(r, s->frames[i], pkey);
-        if (md != NULL)
-            fprintf(f, "      %s!+0x%" PRIx64 "\n", md->name, s->frames[i] - md->base);
-        else
-            fprintf(f, "      ?!0x%" PRIx64 "\n", s->frames[i]);
+        char name[256];
+        perch_sym_func fn;
+        int64_t off;
+        bool named;
+        const rmod *md = perch__report_module_at(r, s->frames[i], pkey);
+        perch__report_frame(r, md, s->frames[i], name, sizeof name, &fn, &off, &named);
+        fprintf(f, "      %s\n", name);
     }
+}
+
+/* The top functions by timer samples at the IP, when the stream names any. */
+static int print_functions(perch_report *r, FILE *f)
+{
+    rfunc *v = NULL;
+    uint32_t n = 0;
+    if (!r->named)
+        return 0;
+    int err = perch__report_functions(r, &v, &n);
+    if (err)
+        return err;
+    fprintf(f, "\nFunctions (top %u by samples at the IP; named frames only)\n", r->top);
+    for (uint32_t i = 0; i < n && i < r->top; i++)
+        fprintf(f, "  %-60s %10" PRIu64 "  %s\n", v[i].name, v[i].samples,
+                perch_sym_source_name(v[i].source));
+    perch__free(v);
+    return 0;
 }
 
 static void print_stacks(perch_report *r, FILE *f)
 {
-    rstack **v = perch__alloc(sizeof *v * (r->stack_count + 1));
     uint32_t n = 0;
+    rstack **v = perch__report_sorted_stacks(r, &n);
     if (v == NULL)
         return;
-    for (uint32_t i = 0; i < r->stack_count; i++)
-        if (r->stacks[i].samples > 0)
-            v[n++] = &r->stacks[i];
-    qsort(v, n, sizeof *v, cmp_stacks);
     fprintf(f, "\nTop stacks (%u distinct; innermost frame first)\n", n);
     for (uint32_t i = 0; i < n && i < r->top; i++) {
         fprintf(f, "  #%u: %" PRIu64 " samples, %u frames (%u kernel)\n", i + 1, v[i]->samples,
@@ -196,6 +177,8 @@ int perch_report_write_text(perch_report *r, FILE *f)
     print_cpu_note(r, f);
     int err = perch__report_text_tables(r, f);
     print_threads(r, f);
+    if (!err)
+        err = print_functions(r, f);
     print_stacks(r, f);
     fprintf(f, "\nLedger (not turned into model data)\n");
     for (uint32_t i = 0; i < r->ledger_count; i++)
