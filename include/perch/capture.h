@@ -65,9 +65,10 @@ typedef enum perch_capture_chunk_type {
     PERCH_CHUNK_LEDGER = 11,
     PERCH_CHUNK_STAT = 12,
     PERCH_CHUNK_END = 13,
+    PERCH_CHUNK_SYMBOL = 14, /* function names (perch symbolize, perchd): docs/symbols.md */
 } perch_capture_chunk_type;
 
-#define PERCH_CHUNK_TYPE_LIMIT 14 /* one past the highest known type */
+#define PERCH_CHUNK_TYPE_LIMIT 15 /* one past the highest known type */
 
 /* The lower-case name of a chunk type ("sample"), or NULL for an unknown type. */
 const char *perch_capture_chunk_name(unsigned type);

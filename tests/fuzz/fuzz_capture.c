@@ -169,6 +169,16 @@ static int fz_stat(void *ctx, const perch_stat_rec *r)
     return NEXT(f, stat, r);
 }
 
+static int fz_symbol(void *ctx, const perch_symbol_rec *r)
+{
+    struct fz *f = ctx;
+    int t = PERCH_CHUNK_SYMBOL;
+    mix(f, t, r->module_key ^ r->span_rva ^ (uint64_t)r->span_size << 32);
+    mix(f, t, r->func_rva ^ (uint64_t)r->func_size << 32 ^ (uint64_t)r->source << 24);
+    mix_str(f, t, r->name);
+    return NEXT(f, symbol, r);
+}
+
 static int fz_finish(void *ctx)
 {
     struct fz *f = ctx;
@@ -180,7 +190,7 @@ static void fz_sink(struct fz *f, perch_sink *s)
 {
     const perch_sink table = {f,           fz_info,  fz_process, fz_thread, fz_module,
                               fz_counters, fz_stack, fz_slice,   fz_sample, fz_lbr,
-                              fz_ledger,   fz_stat,  fz_finish, NULL};
+                              fz_ledger,   fz_stat,  fz_finish,  fz_symbol};
     *s = table;
 }
 

@@ -18,6 +18,7 @@ static const struct perch_command commands[] = {
     {"report", perch_cmd_report, "summarize where the CPU went (text or --json)"},
     {"export", perch_cmd_export, "convert a capture to chrome, gecko, pprof, speedscope or folded"},
     {"resolve", perch_cmd_resolve, "name the functions at RVAs of an image or PDB (addr2line)"},
+    {"symbolize", perch_cmd_symbolize, "add function names to a capture from PDBs and images"},
 };
 
 static const size_t command_count = sizeof commands / sizeof commands[0];

@@ -309,6 +309,30 @@ static int dec_stat(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state
     DELIVER(r, c, stat, &s);
 }
 
+static uint32_t get_rva(perch__cap_cursor *c, uint64_t base)
+{
+    uint64_t v = cap_get_delta(c, base);
+    if (v > UINT32_MAX)
+        cap_fail(c, PERCH_EFORMAT);
+    return (uint32_t)v;
+}
+
+static int dec_symbol(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
+{
+    perch_symbol_rec s;
+    s.module_key = st->key = cap_get_delta(c, st->key);
+    s.span_rva = get_rva(c, st->addr);
+    s.span_size = (uint32_t)cap_get_bounded(c, UINT32_MAX);
+    s.func_rva = get_rva(c, s.span_rva);
+    s.func_size = (uint32_t)cap_get_bounded(c, UINT32_MAX);
+    s.source = cap_get_u8(c);
+    s.name = get_str(r, c);
+    st->addr = s.span_rva;
+    if (s.name == NULL)
+        s.name = "";
+    DELIVER(r, c, symbol, &s);
+}
+
 static int dec_string(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     uint32_t id;
@@ -332,6 +356,7 @@ static const decode_fn decoders[PERCH_CHUNK_TYPE_LIMIT] = {
     [PERCH_CHUNK_STACK] = dec_stack,           [PERCH_CHUNK_SLICE] = dec_slice,
     [PERCH_CHUNK_SAMPLE] = dec_sample,         [PERCH_CHUNK_LBR] = dec_lbr,
     [PERCH_CHUNK_LEDGER] = dec_ledger,         [PERCH_CHUNK_STAT] = dec_stat,
+    [PERCH_CHUNK_SYMBOL] = dec_symbol,
 };
 
 /* The strings chunk prefix: flags (reset) and the id its first string gets. */

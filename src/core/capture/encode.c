@@ -501,6 +501,34 @@ static int on_stat(void *ctx, const perch_stat_rec *r)
     return put_named(ctx, PERCH_CHUNK_STAT, r->name, r->value);
 }
 
+/* A symbol record: module key (delta from the previous one), span start (delta from the
+ * previous span), span size, function start (delta from the span), function size, source,
+ * name (string id). */
+static int on_symbol(void *ctx, const perch_symbol_rec *r)
+{
+    perch_capture_writer *w = ctx;
+    uint64_t id;
+    const char *name = r->name ? r->name : "";
+    int err = ready(w);
+    if (err || (err = perch__cap_intern(w, &name, 1, &id)) != 0)
+        return err;
+    perch__cap_open_chunk *c = perch__cap_begin(w, PERCH_CHUNK_SYMBOL, 6 * CAP_VARINT_MAX + 1);
+    if (!c)
+        return w->error;
+    perch__cap_buf *b = &c->buf;
+    perch__cap_state *st = &c->state;
+    cap_put_delta(b, r->module_key, st->key);
+    cap_put_delta(b, r->span_rva, st->addr);
+    cap_put_varint(b, r->span_size);
+    cap_put_delta(b, r->func_rva, r->span_rva);
+    cap_put_varint(b, r->func_size);
+    cap_put_u8(b, r->source);
+    cap_put_varint(b, id);
+    st->key = r->module_key;
+    st->addr = r->span_rva;
+    return perch__cap_end(w, PERCH_CHUNK_SYMBOL);
+}
+
 int perch_capture_writer_finish(perch_capture_writer *w)
 {
     int err = ready(w);
@@ -524,7 +552,7 @@ void perch_capture_writer_sink(perch_capture_writer *w, perch_sink *sink)
 {
     static const perch_sink callbacks = {
         NULL,     on_trace_info, on_process, on_thread, on_module, on_counters, on_stack,
-        on_slice, on_sample,     on_lbr,     on_ledger, on_stat,   on_finish, NULL,
+        on_slice, on_sample,     on_lbr,     on_ledger, on_stat,   on_finish,   on_symbol,
     };
     *sink = callbacks;
     sink->ctx = w;

@@ -96,6 +96,7 @@ static const char *const chunk_names[PERCH_CHUNK_TYPE_LIMIT] = {
     [PERCH_CHUNK_LEDGER] = "ledger",
     [PERCH_CHUNK_STAT] = "stat",
     [PERCH_CHUNK_END] = "end",
+    [PERCH_CHUNK_SYMBOL] = "symbol",
 };
 
 const char *perch_capture_chunk_name(unsigned type)

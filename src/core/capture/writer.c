@@ -141,6 +141,8 @@ int perch__cap_flush(perch_capture_writer *w, unsigned type)
         return err;
     if (type == PERCH_CHUNK_SAMPLE && (err = perch__cap_flush(w, PERCH_CHUNK_STACK)) != 0)
         return err;
+    if (type == PERCH_CHUNK_SYMBOL && (err = perch__cap_flush(w, PERCH_CHUNK_MODULE)) != 0)
+        return err; /* a module before the names of its functions */
     return write_chunk(w, type);
 }
 
@@ -148,7 +150,8 @@ int perch__cap_flush(perch_capture_writer *w, unsigned type)
 static const uint8_t flush_order[] = {
     PERCH_CHUNK_STRINGS, PERCH_CHUNK_TRACE_INFO, PERCH_CHUNK_PROCESS, PERCH_CHUNK_THREAD,
     PERCH_CHUNK_MODULE,  PERCH_CHUNK_COUNTERS,   PERCH_CHUNK_STACK,   PERCH_CHUNK_SLICE,
-    PERCH_CHUNK_SAMPLE,  PERCH_CHUNK_LBR,        PERCH_CHUNK_LEDGER,  PERCH_CHUNK_STAT,
+    PERCH_CHUNK_SAMPLE,  PERCH_CHUNK_LBR,        PERCH_CHUNK_SYMBOL,  PERCH_CHUNK_LEDGER,
+    PERCH_CHUNK_STAT,
 };
 
 static int flush_until(perch_capture_writer *w, unsigned stop_type)
