@@ -356,6 +356,74 @@ typedef struct perch_symbolize_ops {
  * and exports choose. 0, or PERCH_ENOMEM / PERCH_ELIMIT, or an ops callback's error. */
 int perch_symbolize(perch_symhits *h, perch_resolver *r, const perch_symbolize_ops *ops);
 
+/* ---- the symbol worker (perchd's live path) ------------------------------------------------ */
+
+/* What names a module's addresses for the worker; called on the worker's thread only. Module
+ * identities are numbered (ident) as perch_symhits numbers them. */
+typedef struct perch_symbackend {
+    void *ctx;
+    /* Makes identity ident ready from rec (its first module record: path, base, size, PDB
+     * identity). 0 when its addresses can be named; an error makes them unnamed. */
+    int (*load)(void *ctx, uint32_t ident, const perch_module_rec *rec);
+    /* The function at rva of identity ident: true and *f (with its span), or false. f->name
+     * is valid until the next call. */
+    bool (*lookup)(void *ctx, uint32_t ident, uint32_t rva, perch_sym_func *f);
+} perch_symbackend;
+
+/* The portable backend: each identity's files found through r (a perch_resolver, borrowed).
+ * 0 or PERCH_ENOMEM; destroy accepts a backend that was never created. */
+int perch_symbackend_resolver_create(perch_resolver *r, perch_symbackend *out);
+void perch_symbackend_resolver_destroy(perch_symbackend *b);
+
+/* A worker thread that names what a live record stream's samples and stacks hit, off the
+ * model thread: the model thread collects the addresses (perch_symworker_sink) and queues
+ * the new ones (perch_symworker_pump, bounded: past the cap an address is dropped and
+ * counted); the worker asks the backend and keeps one symbol record per run of addresses; a
+ * tap in front of a capture-writing sink adds the records to what it writes. */
+typedef struct perch_symworker perch_symworker;
+
+typedef struct perch_symworker_options {
+    size_t size;              /* sizeof(perch_symworker_options) */
+    uint32_t queue_cap;       /* addresses waiting for the worker; 0: 65536 */
+    uint32_t finish_wait_ms;  /* how long a tap's finish waits for the worker; 0: 5000 */
+    perch_symbackend backend; /* borrowed; must outlive the worker */
+} perch_symworker_options;
+
+typedef struct perch_symworker_stats {
+    uint64_t queued;    /* addresses handed to the worker */
+    uint64_t dropped;   /* addresses the full queue refused */
+    uint64_t looked_up; /* addresses the backend was asked about */
+    uint64_t named;     /* of which it named */
+    uint64_t records;   /* symbol records made (one per run) */
+    uint32_t modules_loaded, modules_failed;
+} perch_symworker_stats;
+
+/* Starts the worker thread. 0, PERCH_EINVAL, PERCH_ENOMEM or the thread's error. */
+int perch_symworker_create(const perch_symworker_options *o, perch_symworker **out);
+/* Stops the thread (what is queued is dropped) and frees everything. Accepts NULL. */
+void perch_symworker_destroy(perch_symworker *w);
+
+/* The model thread's sink: modules, threads, stacks and samples (finish does nothing). */
+void perch_symworker_sink(perch_symworker *w, perch_sink *sink);
+/* On the model thread: queues the addresses the records since the last pump hit that were
+ * never queued before (call it when the engine is idle). 0, PERCH_ENOMEM or PERCH_ELIMIT. */
+int perch_symworker_pump(perch_symworker *w);
+/* Waits up to timeout_ms until the worker has looked up every queued address: 0 or
+ * PERCH_ETIMEDOUT. Any thread. */
+int perch_symworker_wait(perch_symworker *w, uint32_t timeout_ms);
+void perch_symworker_get_stats(perch_symworker *w, perch_symworker_stats *st);
+
+/* A tap in front of inner (a capture writer's sink, borrowed): every record goes to inner;
+ * the worker's symbol records go too, each once, at every perch_symworker_tap_flush and
+ * before inner's first ledger or stat record and its finish (which first pumps and waits up
+ * to finish_wait_ms for the worker). All on the model thread. */
+typedef struct perch_symworker_tap perch_symworker_tap;
+int perch_symworker_tap_create(perch_symworker *w, const perch_sink *inner,
+                               perch_symworker_tap **out);
+void perch_symworker_tap_destroy(perch_symworker_tap *t);
+void perch_symworker_tap_sink(perch_symworker_tap *t, perch_sink *sink);
+int perch_symworker_tap_flush(perch_symworker_tap *t);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 
 #include <dbghelp.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "perch/error.h"
 #include "perch/sym.h"
@@ -150,4 +151,122 @@ bool perch_dbghelp_lookup(perch_dbghelp *d, uint64_t base, uint64_t addr, perch_
     f->name = d->name;
     *offset = (int64_t)disp;
     return true;
+}
+
+static bool starts_ci(const wchar_t *s, const wchar_t *prefix)
+{
+    size_t n = wcslen(prefix);
+    return _wcsnicmp(s, prefix, n) == 0;
+}
+
+/* \Device\HarddiskVolumeN\rest -> X:\rest for the drive whose device it is. */
+static bool device_to_drive(const wchar_t *w, wchar_t *out, size_t cap)
+{
+    wchar_t drive[3] = L"A:", target[512];
+    for (wchar_t c = L'A'; c <= L'Z'; c++) {
+        drive[0] = c;
+        if (QueryDosDeviceW(drive, target, sizeof target / sizeof target[0]) == 0)
+            continue;
+        size_t n = wcslen(target);
+        if (n > 0 && _wcsnicmp(w, target, n) == 0 && w[n] == L'\\') {
+            if (2 + wcslen(w + n) + 1 > cap)
+                return false;
+            swprintf(out, cap, L"%ls%ls", drive, w + n);
+            return true;
+        }
+    }
+    return false;
+}
+
+int perch_dbghelp_dos_path(const char *path, wchar_t *out, size_t cap)
+{
+    wchar_t *w = perch__utf8_to_wide(path);
+    wchar_t windir[MAX_PATH];
+    int err = 0;
+    if (w == NULL)
+        return PERCH_EINVAL;
+    if (starts_ci(w, L"\\SystemRoot\\") && GetWindowsDirectoryW(windir, MAX_PATH) > 0) {
+        if (wcslen(windir) + wcslen(w + 11) + 1 > cap)
+            err = PERCH_ERANGE;
+        else
+            swprintf(out, cap, L"%ls%ls", windir, w + 11);
+    } else if (starts_ci(w, L"\\??\\")) {
+        err = wcslen(w + 4) + 1 > cap ? PERCH_ERANGE : 0;
+        if (!err)
+            wcscpy(out, w + 4);
+    } else if (!(starts_ci(w, L"\\Device\\") && device_to_drive(w, out, cap))) {
+        err = wcslen(w) + 1 > cap ? PERCH_ERANGE : 0;
+        if (!err)
+            wcscpy(out, w);
+    }
+    perch__free(w);
+    return err;
+}
+
+struct dbghelp_backend {
+    perch_dbghelp *d;
+    uint64_t *base; /* by identity */
+    uint32_t n;
+};
+
+static int db_load(void *ctx, uint32_t ident, const perch_module_rec *rec)
+{
+    struct dbghelp_backend *b = ctx;
+    wchar_t wpath[1024];
+    char path[4096];
+    perch_dbghelp_module info;
+    if (ident >= b->n) {
+        uint64_t *v = perch__realloc(b->base, (ident + 1u) * sizeof *v);
+        if (v == NULL)
+            return PERCH_ENOMEM;
+        memset(v + b->n, 0, (ident + 1u - b->n) * sizeof *v);
+        b->base = v;
+        b->n = ident + 1;
+    }
+    int err = perch_dbghelp_dos_path(rec->path ? rec->path : "", wpath, 1024);
+    if (!err)
+        err = perch__wide_to_utf8(wpath, path, sizeof path);
+    if (!err)
+        err = perch_dbghelp_load(b->d, path, rec->base,
+                                 rec->size > UINT32_MAX ? 0 : (uint32_t)rec->size, &info);
+    if (!err)
+        b->base[ident] = rec->base;
+    return err;
+}
+
+static bool db_lookup(void *ctx, uint32_t ident, uint32_t rva, perch_sym_func *f)
+{
+    struct dbghelp_backend *b = ctx;
+    int64_t off;
+    if (ident >= b->n || b->base[ident] == 0 ||
+        !perch_dbghelp_lookup(b->d, b->base[ident], b->base[ident] + rva, f, &off))
+        return false;
+    f->span_rva = f->rva;
+    f->span_size = f->size > 0 ? f->size : rva - f->rva + 1;
+    return off >= 0 && (uint64_t)off < f->span_size;
+}
+
+int perch_dbghelp_backend_create(const char *symbol_path, perch_symbackend *out)
+{
+    struct dbghelp_backend *b = perch__calloc(1, sizeof *b);
+    if (b == NULL)
+        return PERCH_ENOMEM;
+    int err = perch_dbghelp_create(symbol_path, &b->d);
+    if (err) {
+        perch__free(b);
+        return err;
+    }
+    *out = (perch_symbackend){b, db_load, db_lookup};
+    return 0;
+}
+
+void perch_dbghelp_backend_destroy(perch_symbackend *b)
+{
+    if (b == NULL || b->ctx == NULL)
+        return;
+    struct dbghelp_backend *db = b->ctx;
+    perch_dbghelp_destroy(db->d);
+    perch__free(db->base);
+    perch__free(db);
+    b->ctx = NULL;
 }

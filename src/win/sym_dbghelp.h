@@ -13,7 +13,9 @@
 #define PERCH_WIN_SYM_DBGHELP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <wchar.h>
 
 #include "perch/sym.h"
 
@@ -43,5 +45,19 @@ int perch_dbghelp_load(perch_dbghelp *d, const char *image_path, uint64_t base, 
  * DbgHelp knows no symbol there. */
 bool perch_dbghelp_lookup(perch_dbghelp *d, uint64_t base, uint64_t addr, perch_sym_func *f,
                           int64_t *offset);
+
+/* The symbol worker's backend on Windows (include/perch/sym.h): DbgHelp started with
+ * symbol_path (as perch_dbghelp_create), each identity loaded from its module record's path
+ * (an NT path as logged, \Device\HarddiskVolumeN\..., \SystemRoot\... or \??\..., is
+ * turned into a drive path first), base and size. A function DbgHelp gives no size names the
+ * run from its start to the address asked about. */
+int perch_dbghelp_backend_create(const char *symbol_path, perch_symbackend *out);
+void perch_dbghelp_backend_destroy(perch_symbackend *b);
+
+/* The drive path (UTF-16, into out of cap characters) of a module path as the kernel logs it:
+ * \Device\HarddiskVolumeN\ through QueryDosDeviceW, \SystemRoot\ through the Windows
+ * directory, \??\ stripped; anything else converted as it is. 0, PERCH_EINVAL (not UTF-8)
+ * or PERCH_ERANGE. */
+int perch_dbghelp_dos_path(const char *path, wchar_t *out, size_t cap);
 
 #endif

@@ -3,29 +3,31 @@
 # each with many functions full of locals and a struct type, compiled by clang with CodeView
 # debug information and linked by lld. The PDB grows by about 2.2 KB per function.(about 2.2 KB).
 #
-# Usage: gen-big-pdb.sh OUT_DIR [TARGET_MB] [CLANG]   (default 100 MB)
-# Writes OUT_DIR/big.exe and OUT_DIR/big.pdb; does nothing when a big.pdb of at least the
-# target size is already there.
+# Usage: gen-big-pdb.sh OUT_DIR [TARGET_MB] [CLANG] [NAME]   (default 100 MB, NAME big)
+# Writes OUT_DIR/NAME.exe and OUT_DIR/NAME.pdb (functions named after NAME, so two names give
+# two different images); does nothing when a NAME.pdb of at least the target size is there.
 set -euo pipefail
 
-OUT="$1"
+OUT="$(mkdir -p "$1" && cd "$1" && pwd)"
 TARGET_MB="${2:-100}"
 CLANG="${3:-clang}"
+NAME="${4:-big}"
 PER_FILE=500
-mkdir -p "$OUT"
-if [ -f "$OUT/big.pdb" ] && [ "$(stat -c %s "$OUT/big.pdb")" -ge $((TARGET_MB * 1000000)) ]; then
-    echo "gen-big-pdb: $OUT/big.pdb is already $(($(stat -c %s "$OUT/big.pdb") / 1000000)) MB"
+
+if [ -f "$OUT/$NAME.pdb" ] && [ "$(stat -c %s "$OUT/$NAME.pdb")" -ge $((TARGET_MB * 1000000)) ]; then
+    echo "gen-big-pdb: $OUT/$NAME.pdb is already $(($(stat -c %s "$OUT/$NAME.pdb") / 1000000)) MB"
     exit 0
 fi
 FILES=$(((TARGET_MB * 1000000 / 2200 + PER_FILE - 1) / PER_FILE))
 echo "gen-big-pdb: $FILES files x $PER_FILE functions for about $TARGET_MB MB of PDB"
-cd "$OUT"
+mkdir -p "$OUT/gen-$NAME"
+cd "$OUT/gen-$NAME"
 rm -f gen_*.c gen_*.o
 for ((f = 0; f < FILES; f++)); do
-    awk -v f="$f" -v n="$PER_FILE" 'BEGIN {
+    awk -v f="$f" -v n="$PER_FILE" -v p="$NAME" 'BEGIN {
         printf "struct s%d { int a; long b; double c; char d[8]; };\n", f
         for (i = 0; i < n; i++) {
-            printf "int f%d_%d(int x)\n{\n", f, i
+            printf "int %s_f%d_%d(int x)\n{\n", p, f, i
             for (k = 0; k < 48; k++)
                 printf "    volatile int v%d = x + %d;\n", k, k
             printf "    struct s%d st = {x, %d, 1.0, {0}};\n    return st.a", f, i
@@ -39,6 +41,7 @@ echo 'void entry(void) {}' >gen_main.c
 ls gen_*.c | xargs -P 2 -I{} "$CLANG" --target=x86_64-w64-mingw32 -g -gcodeview -O0 \
     -fdebug-compilation-dir=. -c {} -o {}.o
 "$CLANG" --target=x86_64-w64-mingw32 -fuse-ld=lld -nostdlib -Wl,-e,entry \
-    -Wl,--no-insert-timestamp -Wl,--pdb=big.pdb gen_*.o -o big.exe
-rm -f gen_*.c gen_*.o
-echo "gen-big-pdb: $OUT/big.pdb: $(($(stat -c %s big.pdb) / 1000000)) MB"
+    -Wl,--no-insert-timestamp -Wl,--pdb="$OUT/$NAME.pdb" gen_*.o -o "$OUT/$NAME.exe"
+cd "$OUT"
+rm -rf "$OUT/gen-$NAME"
+echo "gen-big-pdb: $OUT/$NAME.pdb: $(($(stat -c %s "$NAME.pdb") / 1000000)) MB"

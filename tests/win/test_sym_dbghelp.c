@@ -3,7 +3,10 @@
  * dbghelp is an independent implementation that reads PDBs: for the fixtures lld made
  * (tests/fixtures/sym: the x86_64 exe and dll, each with its PDB beside it), DbgHelp
  * must find the PDB and name every procedure Perch's reader lists, at its start and in its
- * middle, with the same start; a module whose image does not exist is not found.
+ * middle, with the same start; a module whose image does not exist is not found. Then the
+ * symbol worker with the DbgHelp backend, a tap in front of a capture writer: the capture it
+ * writes names the frames as Perch's reader does. And kernel-logged paths (\??\,
+ * \SystemRoot\, \Device\...) become drive paths.
  */
 #include <windows.h>
 
@@ -16,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "perch/capture.h"
 #include "perch/error.h"
 #include "perch/sym.h"
 #include "sym_dbghelp.h"
@@ -110,11 +114,130 @@ static void test_missing_module(void **state)
     perch_dbghelp_destroy(NULL);
 }
 
+static int on_symbol(void *ctx, const perch_symbol_rec *rec)
+{
+    return perch_symnames_symbol(ctx, rec);
+}
+
+static int on_module(void *ctx, const perch_module_rec *rec)
+{
+    return perch_symnames_module(ctx, rec);
+}
+
+/* The capture the worker's tap wrote for three addresses of the image, read into names. */
+static perch_symnames *worker_capture(const char *path, const perch_pe_info *pi,
+                                      const uint32_t rva[3])
+{
+    perch_symbackend be;
+    perch_symworker *w = NULL;
+    perch_symworker_options o = {sizeof o, 0, 0, {0}};
+    perch_memory_out mem;
+    perch_output out;
+    perch_capture_writer_opts wo;
+    perch_capture_writer *cw = NULL;
+    perch_sink writer, tapped, ws, rs;
+    perch_symworker_tap *tap = NULL;
+    perch_symworker_stats st;
+    assert_int_equal(perch_dbghelp_backend_create(NULL, &be), 0);
+    o.backend = be;
+    assert_int_equal(perch_symworker_create(&o, &w), 0);
+    perch_output_memory(&out, &mem, 1u << 24);
+    perch_capture_writer_opts_default(&wo);
+    assert_int_equal(perch_capture_writer_create(&out, &wo, &cw), 0);
+    perch_capture_writer_sink(cw, &writer);
+    assert_int_equal(perch_symworker_tap_create(w, &writer, &tap), 0);
+    perch_symworker_tap_sink(tap, &tapped);
+    perch_symworker_sink(w, &ws);
+    sym_fixture_feed(&ws, &tapped, path, pi, rva);
+    assert_int_equal(tapped.finish(tapped.ctx), 0); /* pumps, waits, writes the names */
+    perch_symworker_get_stats(w, &st);
+    assert_int_equal(st.modules_loaded, 1);
+    assert_int_equal(st.named, 3);
+    perch_capture_writer_destroy(cw);
+    assert_int_equal(out.close(out.ctx), 0);
+    size_t len;
+    uint8_t *bytes = perch_output_memory_take(&mem, &len);
+    perch_symnames *n = NULL;
+    perch_input in;
+    perch_capture_status cs;
+    assert_int_equal(perch_symnames_create(&n), 0);
+    memset(&rs, 0, sizeof rs);
+    rs.ctx = n, rs.module = on_module, rs.symbol = on_symbol;
+    perch_input_memory(&in, bytes, len);
+    assert_int_equal(perch_capture_replay(&in, &rs, &cs), 0);
+    perch_input_close(&in);
+    perch_free(bytes);
+    perch_symworker_tap_destroy(tap);
+    perch_symworker_destroy(w);
+    perch_dbghelp_backend_destroy(&be);
+    return n;
+}
+
+static void test_worker(void **state)
+{
+    (void)state;
+    const char *path = win_path(sym_fixture_path("x86_64/app.exe"));
+    perch_input in;
+    perch_pe *pe = NULL;
+    perch_resolver *r = NULL;
+    const perch_symtab *tab;
+    const perch_sym_report *rep;
+    const char *why;
+    assert_int_equal(perch_input_open_file(&in, path), 0);
+    assert_int_equal(perch_pe_read(&in, &pe, &why), 0);
+    perch_input_close(&in);
+    const perch_pe_info *pi = perch_pe_get_info(pe);
+    uint32_t rva[3] = {pi->functions[0].begin + 2, pi->functions[1].begin + 3,
+                       pi->functions[2].begin};
+    perch_symnames *n = worker_capture(path, pi, rva);
+    assert_int_equal(perch_resolver_create(NULL, true, &r), 0);
+    assert_int_equal(perch_resolver_file(r, path, &tab, &rep, &why), 0);
+    for (int i = 0; i < 3; i++) {
+        perch_sym_func got, want;
+        int64_t o1, o2;
+        assert_true(perch_symtab_lookup(tab, rva[i], &want, &o2));
+        if (!perch_symnames_lookup(n, 20, rva[i], &got, &o1))
+            fail_msg("the capture names nothing at 0x%x (%s)", (unsigned)rva[i], want.name);
+        assert_string_equal(got.name, want.name);
+        assert_int_equal(got.source, PERCH_SYM_DBGHELP);
+        assert_int_equal(o1, o2);
+    }
+    perch_symnames_destroy(n);
+    perch_resolver_destroy(r);
+    perch_pe_destroy(pe);
+}
+
+static void expect_path(const char *nt, const wchar_t *want)
+{
+    wchar_t got[1024];
+    assert_int_equal(perch_dbghelp_dos_path(nt, got, 1024), 0);
+    if (wcscmp(got, want) != 0)
+        fail_msg("%s -> %ls, want %ls", nt, got, want);
+}
+
+static void test_dos_paths(void **state)
+{
+    wchar_t windir[MAX_PATH], target[512], want[1024];
+    char nt[1200];
+    (void)state;
+    expect_path("\\??\\C:\\perch\\x.dll", L"C:\\perch\\x.dll");
+    assert_true(GetWindowsDirectoryW(windir, MAX_PATH) > 0);
+    swprintf(want, 1024, L"%ls\\system32\\ntdll.dll", windir);
+    expect_path("\\SystemRoot\\system32\\ntdll.dll", want);
+    expect_path("C:\\plain\\path.dll", L"C:\\plain\\path.dll");
+    if (QueryDosDeviceW(L"C:", target, 512) == 0)
+        skip();
+    snprintf(nt, sizeof nt, "%ls\\Windows\\x.dll", target);
+    expect_path(nt, L"C:\\Windows\\x.dll");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_missing_module),
+        cmocka_unit_test(test_worker),
+        cmocka_unit_test(test_dos_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,4 +62,13 @@ struct perch_symhits {
 /* Adds rva to the hits of identity i. */
 int perch__symhits_add(perch_symhits *h, uint32_t i, uint32_t rva);
 
+/* Credits the frames of the (stack, thread) pairs from pair_from on and the (module, IP)
+ * pairs from ip_from on to their modules' identities: fn(ctx, identity, rva) for each
+ * (symbolize.c; the worker calls it for what arrived since its last pass). */
+int perch__symhits_credit(perch_symhits *h, uint32_t pair_from, uint32_t ip_from,
+                          int (*fn)(void *ctx, uint32_t ident, uint32_t rva), void *ctx);
+
+/* The first module key (in record order) of identity i, 0 when none. */
+uint64_t perch__symhits_first_key(const perch_symhits *h, uint32_t i);
+
 #endif

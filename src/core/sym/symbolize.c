@@ -84,18 +84,25 @@ static const struct perch__hit_module *owner(const perch_symhits *h, const struc
     return NULL;
 }
 
-static int credit(perch_symhits *h, const struct perch__hit_module *md, uint64_t addr)
+struct credit_ctx {
+    int (*fn)(void *ctx, uint32_t ident, uint32_t rva);
+    void *ctx;
+};
+
+static int credit(const struct credit_ctx *cc, const struct perch__hit_module *md, uint64_t addr)
 {
     if (md == NULL || addr - md->base >= md->size || addr - md->base > UINT32_MAX)
         return 0;
-    return perch__symhits_add(h, md->ident, (uint32_t)(addr - md->base));
+    return cc->fn(cc->ctx, md->ident, (uint32_t)(addr - md->base));
 }
 
-/* Every frame and IP, credited to its module's identity. */
-static int credit_all(perch_symhits *h, const struct map *m)
+/* The frames of pairs [pair_from, npair) and the IPs [ip_from, nip), credited to their
+ * module's identity through cc. */
+static int credit_range(perch_symhits *h, const struct map *m, uint32_t pair_from, uint32_t ip_from,
+                        const struct credit_ctx *cc)
 {
     int err = 0;
-    for (uint32_t i = 0; i < h->npair && !err; i++) {
+    for (uint32_t i = pair_from; i < h->npair && !err; i++) {
         uint32_t s, t = (uint32_t)h->pairs[i];
         if (!perch__hmap_get(&h->stack_by_id, h->pairs[i] >> 32, &s))
             continue;
@@ -106,19 +113,36 @@ static int credit_all(perch_symhits *h, const struct map *m)
             bool kernel = perch_is_kernel_address(a, h->pointer_size) &&
                           !(h->pointer_size == 4 && a > 0xffffffffu);
             if (kernel || pk != 0)
-                err = credit(h, owner(h, m, kernel ? 0 : pk, a), a);
+                err = credit(cc, owner(h, m, kernel ? 0 : pk, a), a);
         }
     }
-    for (uint32_t i = 0; i < h->nip && !err; i++) {
+    for (uint32_t i = ip_from; i < h->nip && !err; i++) {
         uint32_t at;
         if (perch__hmap_get(&h->mod_by_key, h->ips[i].module_key, &at))
-            err = credit(h, &h->mods[at], h->ips[i].ip);
+            err = credit(cc, &h->mods[at], h->ips[i].ip);
     }
     return err;
 }
 
+int perch__symhits_credit(perch_symhits *h, uint32_t pair_from, uint32_t ip_from,
+                          int (*fn)(void *ctx, uint32_t ident, uint32_t rva), void *ctx)
+{
+    struct map m;
+    struct credit_ctx cc = {fn, ctx};
+    int err = build_map(h, &m);
+    if (!err)
+        err = credit_range(h, &m, pair_from, ip_from, &cc);
+    perch__free(m.v);
+    return err;
+}
+
+static int add_hit(void *ctx, uint32_t ident, uint32_t rva)
+{
+    return perch__symhits_add(ctx, ident, rva);
+}
+
 /* The first module key of identity i (in module record order). */
-static uint64_t first_key(const perch_symhits *h, uint32_t i)
+uint64_t perch__symhits_first_key(const perch_symhits *h, uint32_t i)
 {
     for (uint32_t k = 0; k < h->nmod; k++)
         if (h->mods[k].ident == i)
@@ -165,7 +189,7 @@ static int one_identity(perch_symhits *h, perch_resolver *r, const perch_symboli
             id->rvas[n++] = id->rvas[k];
     id->nrva = n;
     memset(&out, 0, sizeof out);
-    out.module_key = first_key(h, i);
+    out.module_key = perch__symhits_first_key(h, i);
     out.rec = &id->rec;
     out.modules = id->modules;
     out.addresses = n;
@@ -191,11 +215,7 @@ static int one_identity(perch_symhits *h, perch_resolver *r, const perch_symboli
 
 int perch_symbolize(perch_symhits *h, perch_resolver *r, const perch_symbolize_ops *ops)
 {
-    struct map m;
-    int err = build_map(h, &m);
-    if (!err)
-        err = credit_all(h, &m);
-    perch__free(m.v);
+    int err = perch__symhits_credit(h, 0, 0, add_hit, h);
     for (uint32_t i = 0; i < h->nid && !err; i++) {
         if (h->ids[i].nrva == 0)
             continue;

@@ -1,0 +1,206 @@
+/*
+ * The symbol worker with the portable backend (a resolver finding the fixture image and its
+ * PDB beside it): a record stream fed to the worker's sink while a tap sits in front of a
+ * capture writer; pumps queue each new (identity, RVA) once, the worker names them off the
+ * model thread, the tap writes the records into the capture (and its finish waits for the
+ * worker), and the capture read back names the frames as Perch's own resolver does. A queue
+ * of one address, while the worker is held in its first load, drops the rest and counts them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "perch/capture.h"
+#include "perch/error.h"
+#include "perch/sym.h"
+#include "perch/thread.h"
+#include "sym_fixture.h"
+
+static int on_symbol(void *ctx, const perch_symbol_rec *rec)
+{
+    return perch_symnames_symbol(ctx, rec);
+}
+
+static int on_module(void *ctx, const perch_module_rec *rec)
+{
+    return perch_symnames_module(ctx, rec);
+}
+
+static void test_worker(void **state)
+{
+    (void)state;
+    const char *path = sym_fixture_path("x86_64/app.exe");
+    perch_input in;
+    perch_pe *pe = NULL;
+    const char *why;
+    assert_int_equal(perch_input_open_file(&in, path), 0);
+    assert_int_equal(perch_pe_read(&in, &pe, &why), 0);
+    perch_input_close(&in);
+    const perch_pe_info *pi = perch_pe_get_info(pe);
+    uint32_t rva[3] = {pi->functions[0].begin + 2, pi->functions[1].begin + 3,
+                       pi->functions[2].begin};
+
+    perch_resolver *r = NULL, *ref = NULL;
+    perch_symbackend be;
+    perch_symworker *w = NULL;
+    perch_symworker_options o = {sizeof o, 0, 0, {0}};
+    assert_int_equal(perch_resolver_create(NULL, true, &r), 0);
+    assert_int_equal(perch_symbackend_resolver_create(r, &be), 0);
+    o.backend = be;
+    assert_int_equal(perch_symworker_create(&o, &w), 0);
+
+    perch_memory_out mem;
+    perch_output out;
+    perch_capture_writer_opts wo;
+    perch_capture_writer *cw = NULL;
+    perch_sink writer, tapped, ws;
+    perch_symworker_tap *tap = NULL;
+    perch_output_memory(&out, &mem, 1u << 24);
+    perch_capture_writer_opts_default(&wo);
+    assert_int_equal(perch_capture_writer_create(&out, &wo, &cw), 0);
+    perch_capture_writer_sink(cw, &writer);
+    assert_int_equal(perch_symworker_tap_create(w, &writer, &tap), 0);
+    perch_symworker_tap_sink(tap, &tapped);
+    perch_symworker_sink(w, &ws);
+    sym_fixture_feed(&ws, &tapped, path, pi, rva);
+    assert_int_equal(perch_symworker_pump(w), 0);
+    assert_int_equal(perch_symworker_pump(w), 0); /* nothing new the second time */
+    assert_int_equal(perch_symworker_wait(w, 10000), 0);
+    perch_symworker_stats st;
+    perch_symworker_get_stats(w, &st);
+    assert_int_equal(st.queued, 3);
+    assert_int_equal(st.named, 3);
+    assert_int_equal(st.records, 3);
+    assert_int_equal(st.modules_loaded, 1);
+    assert_int_equal(perch_symworker_tap_flush(tap), 0);
+    assert_int_equal(tapped.finish(tapped.ctx), 0);
+    perch_capture_writer_destroy(cw);
+    assert_int_equal(out.close(out.ctx), 0);
+    size_t len;
+    uint8_t *bytes = perch_output_memory_take(&mem, &len);
+
+    /* read back: names as the resolver gives them */
+    perch_symnames *n = NULL;
+    perch_sink rs;
+    perch_capture_status cs;
+    assert_int_equal(perch_symnames_create(&n), 0);
+    memset(&rs, 0, sizeof rs);
+    rs.ctx = n, rs.module = on_module, rs.symbol = on_symbol;
+    perch_input_memory(&in, bytes, len);
+    assert_int_equal(perch_capture_replay(&in, &rs, &cs), 0);
+    perch_input_close(&in);
+    const perch_symtab *tab;
+    const perch_sym_report *rep;
+    assert_int_equal(perch_resolver_create(NULL, true, &ref), 0);
+    assert_int_equal(perch_resolver_file(ref, path, &tab, &rep, &why), 0);
+    for (int i = 0; i < 3; i++) {
+        perch_sym_func got, want;
+        int64_t o1, o2;
+        assert_true(perch_symtab_lookup(tab, rva[i], &want, &o2));
+        assert_true(perch_symnames_lookup(n, 20, rva[i], &got, &o1));
+        assert_string_equal(got.name, want.name);
+        assert_int_equal(o1, o2);
+    }
+    perch_symnames_destroy(n);
+    perch_free(bytes);
+    perch_resolver_destroy(ref);
+    perch_symworker_tap_destroy(tap);
+    perch_symworker_destroy(w);
+    perch_symbackend_resolver_destroy(&be);
+    perch_resolver_destroy(r);
+    perch_pe_destroy(pe);
+}
+
+/* A backend that holds the worker in load until released. */
+struct held_backend {
+    perch_symbackend inner;
+    perch_mutex *m;
+    perch_cond *c;
+    bool go;
+};
+
+static int held_load(void *ctx, uint32_t ident, const perch_module_rec *rec)
+{
+    struct held_backend *h = ctx;
+    perch_mutex_lock(h->m);
+    while (!h->go)
+        perch_cond_wait(h->c, h->m, UINT32_MAX);
+    perch_mutex_unlock(h->m);
+    return h->inner.load(h->inner.ctx, ident, rec);
+}
+
+static bool held_lookup(void *ctx, uint32_t ident, uint32_t rva, perch_sym_func *f)
+{
+    struct held_backend *h = ctx;
+    return h->inner.lookup(h->inner.ctx, ident, rva, f);
+}
+
+static void test_queue_cap(void **state)
+{
+    (void)state;
+    const char *path = sym_fixture_path("x86_64/app.exe");
+    perch_input in;
+    perch_pe *pe = NULL;
+    const char *why;
+    assert_int_equal(perch_input_open_file(&in, path), 0);
+    assert_int_equal(perch_pe_read(&in, &pe, &why), 0);
+    perch_input_close(&in);
+    const perch_pe_info *pi = perch_pe_get_info(pe);
+    uint32_t rva[3] = {pi->functions[0].begin, pi->functions[1].begin, pi->functions[2].begin};
+    perch_resolver *r = NULL;
+    perch_symbackend be;
+    perch_symworker *w = NULL;
+    perch_symworker_options o = {sizeof o, 1, 0, {0}};
+    perch_sink ws, none;
+    struct held_backend held;
+    memset(&none, 0, sizeof none);
+    memset(&held, 0, sizeof held);
+    assert_int_equal(perch_resolver_create(NULL, true, &r), 0);
+    assert_int_equal(perch_symbackend_resolver_create(r, &be), 0);
+    held.inner = be;
+    assert_int_equal(perch_mutex_create(&held.m), 0);
+    assert_int_equal(perch_cond_create(&held.c), 0);
+    o.backend = (perch_symbackend){&held, held_load, held_lookup};
+    assert_int_equal(perch_symworker_create(&o, &w), 0);
+    perch_symworker_sink(w, &ws);
+    perch_symworker_tap *tap = NULL;
+    perch_sink tapped;
+    assert_int_equal(perch_symworker_tap_create(w, &none, &tap), 0);
+    perch_symworker_tap_sink(tap, &tapped);
+    sym_fixture_feed(&ws, &tapped, path, pi, rva);
+    assert_int_equal(perch_symworker_pump(w), 0); /* at most one popped and one waiting */
+    perch_mutex_lock(held.m);
+    held.go = true;
+    perch_cond_broadcast(held.c);
+    perch_mutex_unlock(held.m);
+    assert_int_equal(perch_symworker_wait(w, 10000), 0);
+    perch_symworker_stats st;
+    perch_symworker_get_stats(w, &st);
+    assert_int_equal(st.queued + st.dropped, 3);
+    assert_true(st.dropped >= 1 && st.queued >= 1);
+    assert_int_equal(st.looked_up, st.queued);
+    perch_symworker_tap_destroy(tap);
+    perch_symworker_destroy(w);
+    perch_symbackend_resolver_destroy(&be);
+    perch_resolver_destroy(r);
+    perch_pe_destroy(pe);
+    perch_cond_destroy(held.c);
+    perch_mutex_destroy(held.m);
+    perch_symworker_destroy(NULL);
+    assert_int_equal(perch_symworker_create(NULL, &w), PERCH_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_worker),
+        cmocka_unit_test(test_queue_cap),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
