@@ -1,7 +1,7 @@
 /*
  * The report sink: aggregates the model's records (see include/perch/report.h). Samples count
- * per thread key, module key and stack id; names are joined at output time, because entity
- * records usually arrive after the samples that refer to them.
+ * per thread key, module key and stack id; names are joined at output time. Entity records
+ * are upserts (records.h): a later record of a key replaces the earlier one.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -102,6 +102,8 @@ static int on_module(void *ctx, const perch_module_rec *rec)
     md->pid = rec->pid;
     md->process_key = rec->process_key;
     md->known = true;
+    perch__free(md->name);
+    perch__free(md->pdb);
     md->name = perch__report_lower_base(rec->path);
     md->has_pdb = rec->has_pdb;
     md->guid = rec->pdb_guid;
@@ -116,7 +118,7 @@ static int on_stack(void *ctx, const perch_stack_rec *rec)
     if (rec->id != r->stack_count + 1)
         return PERCH_EFORMAT;
     int err = perch__grow_array((void **)&r->stacks, sizeof *r->stacks, &r->stack_cap,
-                          r->stack_count + 1, RPT_MAX_ROWS);
+                                r->stack_count + 1, RPT_MAX_ROWS);
     if (err < 0)
         return err;
     rstack *s = &r->stacks[r->stack_count];
