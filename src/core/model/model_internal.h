@@ -132,6 +132,8 @@ typedef struct module {
     perch_module_rec rec; /* rec.path / rec.pdb_name point at the owned strings below */
     char *path;
     char *pdb_name;
+    bool announced; /* a record was sent */
+    bool dirty;     /* changed since the last record sent */
 } module;
 
 typedef struct modmap {

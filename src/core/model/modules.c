@@ -122,15 +122,18 @@ uint64_t perch__module_lookup(perch_model *m, uint32_t pid, uint64_t ip)
 }
 
 /* Sends the current record of a mapped module (an upsert: it stays mapped). */
-static int upsert_module(perch_model *m, const module *md)
+static int upsert_module(perch_model *m, module *md)
 {
+    md->announced = true;
+    md->dirty = false;
     return m->sink.module != NULL ? m->sink.module(m->sink.ctx, &md->rec) : 0;
 }
 
+/* The final record (an unchanged one already sent is not repeated). Frees the strings. */
 static int emit_module(perch_model *m, module *md)
 {
     model_count(m, MC_MODULES, 1);
-    int err = m->sink.module != NULL ? m->sink.module(m->sink.ctx, &md->rec) : 0;
+    int err = md->announced && !md->dirty ? 0 : upsert_module(m, md);
     perch__free(md->path);
     perch__free(md->pdb_name);
     md->path = md->pdb_name = NULL;
@@ -189,6 +192,7 @@ static int unload(perch_model *m, modmap *mm, const perch_image *im, uint64_t ts
         return 0;
     }
     mm->items[i].rec.unload_ts = ts;
+    mm->items[i].dirty = true;
     int err = emit_module(m, &mm->items[i]);
     memmove(mm->items + i, mm->items + i + 1, (mm->count - i - 1) * sizeof *mm->items);
     mm->count--;
@@ -315,8 +319,10 @@ int perch__modmap_emit_all(perch_model *m, modmap *mm, uint64_t unload_ts)
 {
     int err = 0;
     for (uint32_t i = 0; i < mm->count; i++) {
-        if (unload_ts != 0 && mm->items[i].rec.unload_ts == 0)
+        if (unload_ts != 0 && mm->items[i].rec.unload_ts == 0) {
             mm->items[i].rec.unload_ts = unload_ts;
+            mm->items[i].dirty = true;
+        }
         int e = emit_module(m, &mm->items[i]);
         err = err ? err : e;
     }
