@@ -30,7 +30,10 @@ static void print_usage(FILE *out)
                  "Commands:\n");
     for (size_t i = 0; i < command_count; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\nRun 'perch <command> --help' for a command's options.\n");
+    fprintf(out, "\nRun 'perch <command> --help' for a command's options.\n\n"
+                 "Exit status: 0 success; 1 failure; 2 usage error; 3 partial input (a cut or\n"
+                 "damaged capture or .etl: the output covers everything readable before the\n"
+                 "damage, and one warning on stderr says where it stopped and what was lost).\n");
 }
 
 int perch_cli_error(const char *what, int err)
