@@ -12,28 +12,15 @@
 #include "perch/io.h"
 #include "perch/win_error.h"
 #include "util/mem.h"
+#include "wide.h"
 
 struct file_ctx {
     HANDLE h;
 };
 
-static wchar_t *utf8_to_wide(const char *s)
-{
-    int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
-    wchar_t *w;
-    if (n <= 0)
-        return NULL;
-    w = perch__alloc((size_t)n * sizeof *w);
-    if (w != NULL && MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, w, n) != n) {
-        perch__free(w);
-        w = NULL;
-    }
-    return w;
-}
-
 static int open_handle(const char *path, DWORD access, DWORD disposition, HANDLE *out)
 {
-    wchar_t *wpath = utf8_to_wide(path);
+    wchar_t *wpath = perch__win_utf8_to_wide(path);
     HANDLE h;
     if (wpath == NULL)
         return PERCH_EINVAL;

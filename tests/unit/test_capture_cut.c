@@ -211,6 +211,7 @@ static void test_cut_at_every_byte(void **state)
             perch__hmap_free(&k.keys[t]);
     }
     assert_true(reported > 0);
+    perch_input_close(&in);
     perch_free(data);
 }
 
