@@ -11,13 +11,15 @@
  * up to its last complete chunk, and such a prefix still names its threads, processes and
  * modules.
  *
- * Names: <prefix>-YYYYMMDD-HHMMSS-<seq>.perch, UTC time of the file's creation and a six-digit
- * sequence number that grows by one per file (the sequence restarts after the highest one
- * found in the directory at create time), so names sort by age. A file is rotated (finished
+ * Names: <prefix>-YYYYMMDD-HHMMSS-<seq>.perch, UTC time of the file's creation and a sequence
+ * number of at least six digits that grows by one per file (the sequence restarts after the highest
+ * one found in the directory at create time), so names sort by age. A file is rotated (finished
  * with its end chunk, a new one started) when it reaches max_file_bytes or is max_file_age_ms
  * old (checked at each record). After each rotation the oldest files of this prefix are deleted
- * until the total size of this prefix's files is at most max_total_bytes; the file being written
- * is never deleted. Only files whose names match the pattern are counted or deleted.
+ * until the total size of this prefix's files is at most max_total_bytes (also when a new file
+ * is opened, and at finish); the file being written is never deleted. Only files whose names
+ * match the pattern are counted or deleted. Records a file could not re-emit (forgotten by the
+ * caps) are counted in that file's ledger as capture.entity_forgotten / capture.stack_forgotten.
  *
  * Thread safety: none; every call comes from the model thread (the sink's thread).
  */
@@ -45,8 +47,9 @@ typedef struct perch_capture_rotate_opts {
      * max_stack_frames, the oldest stacks are forgotten (a later record using one is written
      * without its stack and counted in the ledger as capture.stack_forgotten). */
     uint32_t max_stack_frames; /* default 1 << 22 (32 MiB of frames) */
-    uint32_t max_entities;     /* processes + threads + modules kept (default 1 << 20); past it
-                                * the oldest ended ones are forgotten (capture.entity_forgotten) */
+    uint32_t max_entities;     /* entities kept per type (processes, threads, modules; default
+                                * 1 << 20); past it the oldest key is forgotten, an ended one
+                                * first (a later use: ledger capture.entity_forgotten) */
     perch_capture_writer_opts writer; /* chunk size and sync policy of every file */
     /* Wall clock for names and age: ms since 1970 UTC. Required (perch_fs_wall_ms). */
     uint64_t (*wall_ms)(void *clock_ctx);
@@ -61,8 +64,7 @@ typedef struct perch_capture_rotate perch_capture_rotate;
 /* Creates the rotation (the directory if missing) without opening a file yet: the first file
  * is created at the first record (trace_info). opts is copied (strings too). PERCH_EINVAL for
  * bad options, PERCH_ENOMEM, or the file system's error. *out untouched on error. */
-int perch_capture_rotate_create(const perch_capture_rotate_opts *opts,
-                                perch_capture_rotate **out);
+int perch_capture_rotate_create(const perch_capture_rotate_opts *opts, perch_capture_rotate **out);
 
 /* Fills *sink with callbacks writing into the rotation (ctx is r). Each returns 0 or the
  * first error, which is sticky (a file that cannot be created or written stops the rotation;
@@ -83,12 +85,12 @@ void perch_capture_rotate_destroy(perch_capture_rotate *r);
 
 typedef struct perch_capture_rotate_stats {
     uint64_t files_created;
-    uint64_t files_deleted;     /* by the total-size cap */
-    uint64_t bytes_written;     /* all files, headers included */
-    uint64_t current_bytes;     /* of the file being written (0 when none is open) */
-    uint64_t stacks_forgotten;  /* records written without their stack (store cap) */
+    uint64_t files_deleted;    /* by the total-size cap */
+    uint64_t bytes_written;    /* all files, headers included */
+    uint64_t current_bytes;    /* of the file being written (0 when none is open) */
+    uint64_t stacks_forgotten; /* records written without their stack (store cap) */
     uint64_t entities_forgotten;
-    char current_path[512];     /* "" when no file is open */
+    char current_path[512]; /* "" when no file is open */
 } perch_capture_rotate_stats;
 
 void perch_capture_rotate_get_stats(const perch_capture_rotate *r,

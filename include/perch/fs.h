@@ -20,9 +20,9 @@ extern "C" {
 
 /* One regular file of a directory listing. */
 typedef struct perch_fs_entry {
-    char *name;          /* the file's name (no directory part), UTF-8 */
-    uint64_t size;       /* bytes */
-    uint64_t mtime_ms;   /* last write, ms since 1970-01-01 UTC */
+    char *name;        /* the file's name (no directory part), UTF-8 */
+    uint64_t size;     /* bytes */
+    uint64_t mtime_ms; /* last write, ms since 1970-01-01 UTC */
 } perch_fs_entry;
 
 /* Lists the regular files of dir (no subdirectories, no "." / ".."), in no particular order.

@@ -2,7 +2,7 @@
  * POSIX implementation of include/perch/fs.h: opendir/readdir and stat for listings, unlink,
  * rename, mkdir, and CLOCK_REALTIME for the wall clock.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _POSIX_C_SOURCE   200809L
 #define _FILE_OFFSET_BITS 64
 #include <dirent.h>
 #include <errno.h>
@@ -36,8 +36,7 @@ static int from_errno(int e)
 }
 
 /* Adds one regular file to the listing. 1 when it was not a regular file (skipped). */
-static int add_entry(const char *dir, const char *name, perch_fs_entry **v, size_t *n,
-                     size_t *cap)
+static int add_entry(const char *dir, const char *name, perch_fs_entry **v, size_t *n, size_t *cap)
 {
     struct stat st;
     char *path = perch_fs_join(dir, name);

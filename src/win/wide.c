@@ -28,8 +28,8 @@ char *perch__win_wide_to_utf8(const wchar_t *w)
     if (n <= 0)
         return NULL;
     s = perch__alloc((size_t)n);
-    if (s != NULL && WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, w, -1, s, n, NULL,
-                                         NULL) != n) {
+    if (s != NULL &&
+        WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, w, -1, s, n, NULL, NULL) != n) {
         perch__free(s);
         s = NULL;
     }

@@ -64,27 +64,6 @@ static void get_fields(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_st
     }
 }
 
-static int deliver(perch__cap_reader *r, unsigned type, const perch__cap_ent *e)
-{
-    const perch_sink *s = r->sink;
-    perch_process_rec p;
-    perch_thread_rec t;
-    perch_module_rec m;
-    if (type == CAP_ENT_PROCESS && s->process) {
-        perch__cap_ent_to_process(e, &p);
-        return s->process(s->ctx, &p);
-    }
-    if (type == CAP_ENT_THREAD && s->thread) {
-        perch__cap_ent_to_thread(e, &t);
-        return s->thread(s->ctx, &t);
-    }
-    if (type == CAP_ENT_MODULE && s->module) {
-        perch__cap_ent_to_module(e, &m);
-        return s->module(s->ctx, &m);
-    }
-    return 0;
-}
-
 int perch__cap_dec_entity(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st,
                           unsigned type)
 {
@@ -101,7 +80,7 @@ int perch__cap_dec_entity(perch__cap_reader *r, perch__cap_cursor *c, perch__cap
     get_fields(r, c, st, type, mask, &e);
     if (c->error)
         return c->error;
-    int err = deliver(r, type, &e);
+    int err = perch__cap_ent_send(r->sink, type, &e);
     if (err)
         return r->sink_error = err;
     if ((err = perch__cap_ents_commit(&r->ents, type, &e)) != 0)

@@ -223,7 +223,7 @@ void perch__cap_ents_init(perch__cap_ents *ents)
         ents->t[i].free = UINT32_MAX;
 }
 
-static void free_strings(perch__cap_ent *e)
+void perch__cap_ent_release(perch__cap_ent *e)
 {
     for (unsigned i = 0; i < CAP_ENT_STRS; i++) {
         perch__free((void *)e->str[i]);
@@ -231,12 +231,32 @@ static void free_strings(perch__cap_ent *e)
     }
 }
 
+int perch__cap_ent_send(const perch_sink *s, unsigned type, const perch__cap_ent *e)
+{
+    perch_process_rec p;
+    perch_thread_rec t;
+    perch_module_rec m;
+    if (type == CAP_ENT_PROCESS && s->process) {
+        perch__cap_ent_to_process(e, &p);
+        return s->process(s->ctx, &p);
+    }
+    if (type == CAP_ENT_THREAD && s->thread) {
+        perch__cap_ent_to_thread(e, &t);
+        return s->thread(s->ctx, &t);
+    }
+    if (type == CAP_ENT_MODULE && s->module) {
+        perch__cap_ent_to_module(e, &m);
+        return s->module(s->ctx, &m);
+    }
+    return 0;
+}
+
 void perch__cap_ents_free(perch__cap_ents *ents)
 {
     for (unsigned i = 0; i < CAP_ENT_TYPES; i++) {
         perch__cap_ent_table *t = &ents->t[i];
         for (uint32_t j = 0; j < t->count; j++)
-            free_strings(&t->slots[j]);
+            perch__cap_ent_release(&t->slots[j]);
         perch__free(t->slots);
         perch__hmap_free(&t->index);
     }
@@ -250,8 +270,7 @@ const perch__cap_ent *perch__cap_ents_get(const perch__cap_ents *ents, unsigned 
     return perch__hmap_get(&t->index, key, &i) ? &t->slots[i] : NULL;
 }
 
-/* Owned copies of e's strings into out (which must hold none). */
-static int copy_strings(perch__cap_ent *out, const perch__cap_ent *e)
+int perch__cap_ent_copy(perch__cap_ent *out, const perch__cap_ent *e)
 {
     const char *s[CAP_ENT_STRS] = {NULL};
     for (unsigned i = 0; i < CAP_ENT_STRS; i++) {
@@ -287,7 +306,7 @@ int perch__cap_ents_commit(perch__cap_ents *ents, unsigned type, const perch__ca
     bool held = perch__hmap_get(&t->index, e->key, &i);
     if (perch__cap_ent_final(type, e)) {
         if (held) {
-            free_strings(&t->slots[i]);
+            perch__cap_ent_release(&t->slots[i]);
             t->slots[i].num[0] = t->free;
             t->free = i;
             t->live--;
@@ -297,7 +316,7 @@ int perch__cap_ents_commit(perch__cap_ents *ents, unsigned type, const perch__ca
     }
     if (!held && t->live >= PERCH_CAPTURE_MAX_ENTITIES)
         return 0;
-    if (copy_strings(&copy, e) != 0)
+    if (perch__cap_ent_copy(&copy, e) != 0)
         return PERCH_ENOMEM;
     if (!held) {
         i = take_slot(t);
@@ -306,12 +325,12 @@ int perch__cap_ents_commit(perch__cap_ents *ents, unsigned type, const perch__ca
                 t->slots[i].num[0] = t->free;
                 t->free = i;
             }
-            free_strings(&copy);
+            perch__cap_ent_release(&copy);
             return PERCH_ENOMEM;
         }
         t->live++;
     } else {
-        free_strings(&t->slots[i]);
+        perch__cap_ent_release(&t->slots[i]);
     }
     t->slots[i] = copy;
     return 0;

@@ -104,6 +104,15 @@ void perch__cap_ent_default(perch__cap_ent *e, uint64_t key);
  * (the table is then unchanged). */
 int perch__cap_ents_commit(perch__cap_ents *ents, unsigned type, const perch__cap_ent *e);
 
+/* An owned copy of e (its strings duplicated) into *out; PERCH_ENOMEM (out untouched). */
+int perch__cap_ent_copy(perch__cap_ent *out, const perch__cap_ent *e);
+
+/* Frees the strings of an owned state (they become NULL). */
+void perch__cap_ent_release(perch__cap_ent *e);
+
+/* Sends e to the sink's process, thread or module callback (as a record of `type`). */
+int perch__cap_ent_send(const perch_sink *sink, unsigned type, const perch__cap_ent *e);
+
 /* Bytes held (for memory accounting). */
 uint64_t perch__cap_ents_bytes(const perch__cap_ents *ents);
 
