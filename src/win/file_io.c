@@ -5,6 +5,7 @@
  * FlushFileBuffers. Win32 errors are translated by src/win/error.c, the one place for that.
  */
 #include <windows.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -18,6 +19,12 @@ struct file_ctx {
     HANDLE h;
 };
 
+static bool is_directory(const wchar_t *wpath)
+{
+    DWORD attr = GetFileAttributesW(wpath);
+    return attr != INVALID_FILE_ATTRIBUTES && (attr & FILE_ATTRIBUTE_DIRECTORY) != 0;
+}
+
 static int open_handle(const char *path, DWORD access, DWORD disposition, HANDLE *out)
 {
     wchar_t *wpath = perch__win_utf8_to_wide(path);
@@ -28,6 +35,8 @@ static int open_handle(const char *path, DWORD access, DWORD disposition, HANDLE
                     NULL, disposition, FILE_ATTRIBUTE_NORMAL, NULL);
     if (h == INVALID_HANDLE_VALUE) {
         int err = perch_win_last_error(); /* before perch__free(), which may touch the last error */
+        if (is_directory(wpath))          /* CreateFileW says only "access denied" for one */
+            err = PERCH_EISDIR;
         perch__free(wpath);
         return err;
     }

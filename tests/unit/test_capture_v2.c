@@ -307,7 +307,7 @@ static void check_size(const char *rel, const char *source, size_t v1, unsigned 
 static void test_sizes_stay_close(void **state)
 {
     (void)state;
-    check_size("etl/perfview_net.4.5.2.x64.etl", "etl:perfview_net.4.5.2.x64.etl", 552333, 3);
+    check_size("etl/perfview_net.4.5.2.x64.etl", "etl:perfview_net.4.5.2.x64.etl", 552366, 3);
     check_size("etl/airbus_ShutdownPerfDiagLogger.etl", "etl:airbus_ShutdownPerfDiagLogger.etl",
                321696, 5);
 }
