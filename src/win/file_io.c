@@ -13,7 +13,7 @@
 #include "perch/io.h"
 #include "perch/win_error.h"
 #include "util/mem.h"
-#include "wide.h"
+#include "wstr.h"
 
 struct file_ctx {
     HANDLE h;
@@ -27,12 +27,13 @@ static bool is_directory(const wchar_t *wpath)
 
 static int open_handle(const char *path, DWORD access, DWORD disposition, HANDLE *out)
 {
-    wchar_t *wpath = perch__win_utf8_to_wide(path);
+    wchar_t *wpath = perch__utf8_to_wide(path);
     HANDLE h;
     if (wpath == NULL)
         return PERCH_EINVAL;
-    h = CreateFileW(wpath, access, FILE_SHARE_READ | (access == GENERIC_READ ? FILE_SHARE_WRITE : 0),
-                    NULL, disposition, FILE_ATTRIBUTE_NORMAL, NULL);
+    h = CreateFileW(wpath, access,
+                    FILE_SHARE_READ | (access == GENERIC_READ ? FILE_SHARE_WRITE : 0), NULL,
+                    disposition, FILE_ATTRIBUTE_NORMAL, NULL);
     if (h == INVALID_HANDLE_VALUE) {
         int err = perch_win_last_error(); /* before perch__free(), which may touch the last error */
         if (is_directory(wpath))          /* CreateFileW says only "access denied" for one */

@@ -1,7 +1,7 @@
 /*
  * Windows implementation of include/perch/fs.h: FindFirstFileW/FindNextFileW for listings,
  * GetFileAttributesExW, DeleteFileW, MoveFileExW (replacing), CreateDirectoryW, and
- * GetSystemTimeAsFileTime for the wall clock. Paths are converted from UTF-8 (wide.h); Win32
+ * GetSystemTimeAsFileTime for the wall clock. Paths are converted from UTF-8 (wstr.h); Win32
  * errors are translated by src/win/error.c.
  */
 #include <windows.h>
@@ -12,7 +12,7 @@
 #include "perch/fs.h"
 #include "perch/win_error.h"
 #include "util/mem.h"
-#include "wide.h"
+#include "wstr.h"
 
 /* FILETIME ticks (100 ns since 1601) at 1970-01-01. */
 #define EPOCH_1970 116444736000000000ull
@@ -34,7 +34,11 @@ static int add_entry(const WIN32_FIND_DATAW *fd, perch_fs_entry **v, size_t *n, 
         *cap = nc;
     }
     perch_fs_entry *e = &(*v)[*n];
-    if (!(e->name = perch__win_wide_to_utf8(fd->cFileName)))
+    char name[MAX_PATH * 3 + 1]; /* cFileName holds at most MAX_PATH UTF-16 units */
+    int err = perch__wide_to_utf8(fd->cFileName, name, sizeof name);
+    if (err)
+        return err;
+    if (!(e->name = perch__strdup(name)))
         return PERCH_ENOMEM;
     e->size = (uint64_t)fd->nFileSizeHigh << 32 | fd->nFileSizeLow;
     e->mtime_ms = filetime_ms(fd->ftLastWriteTime);
@@ -54,7 +58,7 @@ int perch_fs_list(const char *dir, size_t max_entries, perch_fs_entry **entries,
     size_t n = 0, cap = 0;
     int err = 0;
     char *pattern = perch_fs_join(dir, "*");
-    wchar_t *w = pattern ? perch__win_utf8_to_wide(pattern) : NULL;
+    wchar_t *w = pattern ? perch__utf8_to_wide(pattern) : NULL;
     perch__free(pattern);
     if (!w)
         return PERCH_ENOMEM;
@@ -86,7 +90,7 @@ int perch_fs_list(const char *dir, size_t max_entries, perch_fs_entry **entries,
 /* Runs a one-path Win32 call with the UTF-16 path. */
 static int with_wide(const char *path, BOOL (*call)(const wchar_t *, void *), void *arg)
 {
-    wchar_t *w = perch__win_utf8_to_wide(path);
+    wchar_t *w = perch__utf8_to_wide(path);
     if (!w)
         return PERCH_EINVAL;
     int err = call(w, arg) ? 0 : perch_win_last_error(); /* read before perch__free() */
@@ -130,7 +134,7 @@ static BOOL move_to(const wchar_t *w, void *arg)
 
 int perch_fs_rename(const char *from, const char *to)
 {
-    wchar_t *wt = perch__win_utf8_to_wide(to);
+    wchar_t *wt = perch__utf8_to_wide(to);
     if (!wt)
         return PERCH_EINVAL;
     int err = with_wide(from, move_to, wt);
