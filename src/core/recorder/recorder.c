@@ -189,20 +189,24 @@ static int before_data(perch_recorder *r, uint64_t ts)
         s->last_ts = ts;
     if (ts > r->newest_ts)
         r->newest_ts = ts;
+    if (s->records == 0)
+        s->opened_at = r->newest_ts;
     s->records++;
     r->stats.records++;
     perch_mutex_unlock(r->mu);
     return 0;
 }
 
-/* After a data record: seal at the segment's size or span. */
+/* After a data record: seal at the segment's size, or once the recorder's time has moved
+ * segment_ms past the segment's opening (records arrive in time order, give or take the
+ * model's stack wait, so a segment's own first..last span is not used). */
 static int after_data(perch_recorder *r, int err)
 {
     rec_segment *s = r->open;
     if (err)
         return fail(r, err);
     if (s->len >= r->opts.segment_bytes ||
-        s->last_ts - s->first_ts >= (uint64_t)r->opts.segment_ms * ticks_per_ms(r))
+        r->newest_ts - s->opened_at >= (uint64_t)r->opts.segment_ms * ticks_per_ms(r))
         return fail(r, seal(r));
     return 0;
 }
@@ -327,7 +331,11 @@ int perch_recorder_create(const perch_recorder_opts *opts, perch_recorder **out)
     if (!r)
         return PERCH_ENOMEM;
     r->opts = *opts;
-    perch__cap_store_init(&r->store, opts->max_entities, opts->max_stack_frames);
+    /* The stack store takes at most a quarter of the memory cap, so dropping segments can
+     * always bring the total under it. */
+    uint64_t frames = opts->max_bytes / 4 / sizeof(uint64_t);
+    perch__cap_store_init(&r->store, opts->max_entities,
+                          frames < opts->max_stack_frames ? frames : opts->max_stack_frames);
     int err = perch_mutex_create(&r->mu);
     if (err) {
         perch__free(r);

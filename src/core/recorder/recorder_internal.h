@@ -23,8 +23,9 @@ typedef struct rec_segment {
     uint8_t *data;
     size_t len, cap;
     uint64_t first_ts, last_ts; /* data record time held (0/0 when empty) */
+    uint64_t opened_at;         /* the recorder's newest time when the segment opened */
     uint64_t records;
-    uint32_t refs;  /* the ring's (1 while held) plus one per snapshot using it */
+    uint32_t refs; /* the ring's (1 while held) plus one per snapshot using it */
     bool sealed;
 } rec_segment;
 
