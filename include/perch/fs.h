@@ -32,6 +32,11 @@ typedef struct perch_fs_entry {
  * PERCH_EIO. Outputs untouched on error. */
 int perch_fs_list(const char *dir, size_t max_entries, perch_fs_entry **entries, size_t *count);
 
+/* For the platform backends: appends an entry (name copied) to a growing listing. 0 or
+ * PERCH_ENOMEM (the listing is unchanged). */
+int perch__fs_list_append(perch_fs_entry **entries, size_t *count, size_t *cap, const char *name,
+                          uint64_t size, uint64_t mtime_ms);
+
 /* Frees a listing (accepts NULL). */
 void perch_fs_list_free(perch_fs_entry *entries, size_t count);
 

@@ -12,28 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errno_map.h"
 #include "perch/error.h"
 #include "perch/fs.h"
 #include "util/mem.h"
-
-static int from_errno(int e)
-{
-    switch (e) {
-    case ENOENT:
-    case ENOTDIR:
-        return PERCH_ENOENT;
-    case EACCES:
-    case EPERM:
-    case EROFS:
-        return PERCH_EACCES;
-    case ENOMEM:
-        return PERCH_ENOMEM;
-    case EEXIST:
-        return PERCH_EEXIST;
-    default:
-        return PERCH_EIO;
-    }
-}
 
 /* Adds one regular file to the listing. 1 when it was not a regular file (skipped). */
 static int add_entry(const char *dir, const char *name, perch_fs_entry **v, size_t *n, size_t *cap)
@@ -46,21 +28,9 @@ static int add_entry(const char *dir, const char *name, perch_fs_entry **v, size
     perch__free(path);
     if (rc != 0 || !S_ISREG(st.st_mode))
         return 1; /* vanished meanwhile, or not a file */
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
-        perch_fs_entry *p = perch__realloc(*v, nc * sizeof *p);
-        if (!p)
-            return PERCH_ENOMEM;
-        *v = p;
-        *cap = nc;
-    }
-    perch_fs_entry *e = &(*v)[*n];
-    if (!(e->name = perch__strdup(name)))
-        return PERCH_ENOMEM;
-    e->size = (uint64_t)st.st_size;
-    e->mtime_ms = (uint64_t)st.st_mtim.tv_sec * 1000u + (uint64_t)st.st_mtim.tv_nsec / 1000000u;
-    (*n)++;
-    return 0;
+    return perch__fs_list_append(v, n, cap, name, (uint64_t)st.st_size,
+                                 (uint64_t)st.st_mtim.tv_sec * 1000u +
+                                     (uint64_t)st.st_mtim.tv_nsec / 1000000u);
 }
 
 int perch_fs_list(const char *dir, size_t max_entries, perch_fs_entry **entries, size_t *count)
@@ -71,7 +41,7 @@ int perch_fs_list(const char *dir, size_t max_entries, perch_fs_entry **entries,
     struct dirent *de;
     int err = 0;
     if (!d)
-        return from_errno(errno);
+        return perch__posix_error(errno);
     while (err >= 0 && (de = readdir(d)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
@@ -91,19 +61,19 @@ int perch_fs_size(const char *path, uint64_t *size)
 {
     struct stat st;
     if (stat(path, &st) != 0)
-        return from_errno(errno);
+        return perch__posix_error(errno);
     *size = (uint64_t)st.st_size;
     return 0;
 }
 
 int perch_fs_remove(const char *path)
 {
-    return unlink(path) == 0 ? 0 : from_errno(errno);
+    return unlink(path) == 0 ? 0 : perch__posix_error(errno);
 }
 
 int perch_fs_rename(const char *from, const char *to)
 {
-    return rename(from, to) == 0 ? 0 : from_errno(errno);
+    return rename(from, to) == 0 ? 0 : perch__posix_error(errno);
 }
 
 int perch_fs_mkdir(const char *path)
@@ -114,7 +84,7 @@ int perch_fs_mkdir(const char *path)
     int e = errno;
     if (e == EEXIST)
         return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : PERCH_EEXIST;
-    return from_errno(e);
+    return perch__posix_error(e);
 }
 
 uint64_t perch_fs_wall_ms(void *ctx)

@@ -25,25 +25,13 @@ static uint64_t filetime_ms(FILETIME ft)
 
 static int add_entry(const WIN32_FIND_DATAW *fd, perch_fs_entry **v, size_t *n, size_t *cap)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
-        perch_fs_entry *p = perch__realloc(*v, nc * sizeof *p);
-        if (!p)
-            return PERCH_ENOMEM;
-        *v = p;
-        *cap = nc;
-    }
-    perch_fs_entry *e = &(*v)[*n];
     char name[MAX_PATH * 3 + 1]; /* cFileName holds at most MAX_PATH UTF-16 units */
     int err = perch__wide_to_utf8(fd->cFileName, name, sizeof name);
     if (err)
         return err;
-    if (!(e->name = perch__strdup(name)))
-        return PERCH_ENOMEM;
-    e->size = (uint64_t)fd->nFileSizeHigh << 32 | fd->nFileSizeLow;
-    e->mtime_ms = filetime_ms(fd->ftLastWriteTime);
-    (*n)++;
-    return 0;
+    return perch__fs_list_append(v, n, cap, name,
+                                 (uint64_t)fd->nFileSizeHigh << 32 | fd->nFileSizeLow,
+                                 filetime_ms(fd->ftLastWriteTime));
 }
 
 static bool is_file(const WIN32_FIND_DATAW *fd)

@@ -183,6 +183,27 @@ void perch__cap_ent_to_module(const perch__cap_ent *e, perch_module_rec *r)
     r->pdb_name = e->str[1];
 }
 
+int perch__cap_ent_on_process(void *ctx, const perch_process_rec *rec)
+{
+    perch__cap_ent e;
+    perch__cap_ent_from_process(&e, rec);
+    return ((perch__cap_ent_adapter *)ctx)->on_entity(ctx, CAP_ENT_PROCESS, &e);
+}
+
+int perch__cap_ent_on_thread(void *ctx, const perch_thread_rec *rec)
+{
+    perch__cap_ent e;
+    perch__cap_ent_from_thread(&e, rec);
+    return ((perch__cap_ent_adapter *)ctx)->on_entity(ctx, CAP_ENT_THREAD, &e);
+}
+
+int perch__cap_ent_on_module(void *ctx, const perch_module_rec *rec)
+{
+    perch__cap_ent e;
+    perch__cap_ent_from_module(&e, rec);
+    return ((perch__cap_ent_adapter *)ctx)->on_entity(ctx, CAP_ENT_MODULE, &e);
+}
+
 static bool str_differ(const char *a, const char *b)
 {
     if (!a || !b)

@@ -113,6 +113,17 @@ void perch__cap_ent_release(perch__cap_ent *e);
 /* Sends e to the sink's process, thread or module callback (as a record of `type`). */
 int perch__cap_ent_send(const perch_sink *sink, unsigned type, const perch__cap_ent *e);
 
+/* Entity callbacks for a perch_sink whose ctx points at a struct that starts with this
+ * adapter (the rotation, the recorder): each converts its record to a state vector and calls
+ * on_entity(ctx, type, state). */
+typedef struct perch__cap_ent_adapter {
+    int (*on_entity)(void *ctx, unsigned type, const perch__cap_ent *e);
+} perch__cap_ent_adapter;
+
+int perch__cap_ent_on_process(void *ctx, const perch_process_rec *rec);
+int perch__cap_ent_on_thread(void *ctx, const perch_thread_rec *rec);
+int perch__cap_ent_on_module(void *ctx, const perch_module_rec *rec);
+
 /* Bytes held (for memory accounting). */
 uint64_t perch__cap_ents_bytes(const perch__cap_ents *ents);
 

@@ -22,7 +22,8 @@
 #define MAX_LISTING 100000u
 
 struct perch_capture_rotate {
-    perch_capture_rotate_opts opts; /* dir and prefix point at the copies below */
+    perch__cap_ent_adapter entities; /* first: the sink's entity callbacks cast ctx to it */
+    perch_capture_rotate_opts opts;  /* dir and prefix point at the copies below */
     char *dir, *prefix;
     perch__cap_store store;
     perch__cap_scope scope;
@@ -184,33 +185,13 @@ static int on_counters(void *ctx, const perch_counters_rec *rec)
     return err;
 }
 
-static int on_entity(perch_capture_rotate *r, unsigned type, const perch__cap_ent *e)
+static int on_entity(void *ctx, unsigned type, const perch__cap_ent *e)
 {
+    perch_capture_rotate *r = ctx;
     int err = r->error ? r->error : fail(r, perch__cap_store_entity(&r->store, type, e));
     if (err == 0 && r->open)
         err = fail(r, perch__cap_scope_entity(&r->scope, type, e));
     return err;
-}
-
-static int on_process(void *ctx, const perch_process_rec *rec)
-{
-    perch__cap_ent e;
-    perch__cap_ent_from_process(&e, rec);
-    return on_entity(ctx, CAP_ENT_PROCESS, &e);
-}
-
-static int on_thread(void *ctx, const perch_thread_rec *rec)
-{
-    perch__cap_ent e;
-    perch__cap_ent_from_thread(&e, rec);
-    return on_entity(ctx, CAP_ENT_THREAD, &e);
-}
-
-static int on_module(void *ctx, const perch_module_rec *rec)
-{
-    perch__cap_ent e;
-    perch__cap_ent_from_module(&e, rec);
-    return on_entity(ctx, CAP_ENT_MODULE, &e);
 }
 
 static int on_stack(void *ctx, const perch_stack_rec *rec)
@@ -282,8 +263,19 @@ int perch_capture_rotate_now(perch_capture_rotate *r)
 void perch_capture_rotate_sink(perch_capture_rotate *r, perch_sink *sink)
 {
     static const perch_sink callbacks = {
-        NULL,     on_info,   on_process, on_thread, on_module, on_counters, on_stack,
-        on_slice, on_sample, on_lbr,     on_ledger, on_stat,   on_finish,
+        NULL,
+        on_info,
+        perch__cap_ent_on_process,
+        perch__cap_ent_on_thread,
+        perch__cap_ent_on_module,
+        on_counters,
+        on_stack,
+        on_slice,
+        on_sample,
+        on_lbr,
+        on_ledger,
+        on_stat,
+        on_finish,
     };
     *sink = callbacks;
     sink->ctx = r;
@@ -308,6 +300,7 @@ int perch_capture_rotate_create(const perch_capture_rotate_opts *opts, perch_cap
     perch_capture_rotate *r = perch__calloc(1, sizeof *r);
     if (!r)
         return PERCH_ENOMEM;
+    r->entities.on_entity = on_entity;
     r->opts = *opts;
     r->dir = perch__strdup(opts->dir);
     r->prefix = perch__strdup(opts->prefix);

@@ -256,31 +256,11 @@ static int on_counters(void *ctx, const perch_counters_rec *rec)
     return stored(r, perch__cap_store_counters(&r->store, rec));
 }
 
-static int on_entity(perch_recorder *r, unsigned type, const perch__cap_ent *e)
+static int on_entity(void *ctx, unsigned type, const perch__cap_ent *e)
 {
+    perch_recorder *r = ctx;
     perch_mutex_lock(r->mu);
     return stored(r, perch__cap_store_entity(&r->store, type, e));
-}
-
-static int on_process(void *ctx, const perch_process_rec *rec)
-{
-    perch__cap_ent e;
-    perch__cap_ent_from_process(&e, rec);
-    return on_entity(ctx, CAP_ENT_PROCESS, &e);
-}
-
-static int on_thread(void *ctx, const perch_thread_rec *rec)
-{
-    perch__cap_ent e;
-    perch__cap_ent_from_thread(&e, rec);
-    return on_entity(ctx, CAP_ENT_THREAD, &e);
-}
-
-static int on_module(void *ctx, const perch_module_rec *rec)
-{
-    perch__cap_ent e;
-    perch__cap_ent_from_module(&e, rec);
-    return on_entity(ctx, CAP_ENT_MODULE, &e);
 }
 
 static int on_stack(void *ctx, const perch_stack_rec *rec)
@@ -301,8 +281,19 @@ static int on_finish(void *ctx)
 void perch_recorder_sink(perch_recorder *r, perch_sink *sink)
 {
     static const perch_sink callbacks = {
-        NULL,     on_info,   on_process, on_thread, on_module, on_counters, on_stack,
-        on_slice, on_sample, on_lbr,     NULL,      NULL,      on_finish,
+        NULL,
+        on_info,
+        perch__cap_ent_on_process,
+        perch__cap_ent_on_thread,
+        perch__cap_ent_on_module,
+        on_counters,
+        on_stack,
+        on_slice,
+        on_sample,
+        on_lbr,
+        NULL,
+        NULL,
+        on_finish,
     };
     *sink = callbacks;
     sink->ctx = r;
@@ -330,6 +321,7 @@ int perch_recorder_create(const perch_recorder_opts *opts, perch_recorder **out)
     perch_recorder *r = perch__calloc(1, sizeof *r);
     if (!r)
         return PERCH_ENOMEM;
+    r->entities.on_entity = on_entity;
     r->opts = *opts;
     /* The stack store takes at most a quarter of the memory cap, so dropping segments can
      * always bring the total under it. */

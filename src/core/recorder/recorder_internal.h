@@ -36,6 +36,7 @@ typedef struct rec_drop {
 } rec_drop;
 
 struct perch_recorder {
+    perch__cap_ent_adapter entities; /* first: the sink's entity callbacks cast ctx to it */
     perch_recorder_opts opts;
     perch_mutex *mu; /* guards everything below except `w`, `wsink` and `since_check` */
     perch__cap_store store;
