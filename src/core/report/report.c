@@ -9,6 +9,7 @@
 
 #include "model/mem.h"
 #include "perch/error.h"
+#include "report/report_html.h"
 #include "report/report_internal.h"
 
 static char *dup_str(const char *s)
@@ -253,6 +254,13 @@ int perch_report_create(const perch_report_options *opts, perch_report **out)
     return 0;
 }
 
+int perch_report_enable_html(perch_report *r)
+{
+    if (r == NULL)
+        return PERCH_EINVAL;
+    return r->html != NULL ? 0 : perch__html_create(&r->html);
+}
+
 void perch_report_sink(perch_report *r, perch_sink *sink)
 {
     memset(sink, 0, sizeof *sink);
@@ -267,6 +275,8 @@ void perch_report_sink(perch_report *r, perch_sink *sink)
     sink->lbr = on_lbr;
     sink->ledger = on_ledger;
     sink->stat = on_stat;
+    if (r->html) /* the HTML page's collector sees every record too */
+        perch__html_wrap(r->html, sink);
 }
 
 static void free_table(rtable *t)
@@ -279,6 +289,7 @@ void perch_report_destroy(perch_report *r)
 {
     if (r == NULL)
         return;
+    perch__html_destroy(r->html);
     for (uint32_t i = 0; i < r->threads.count; i++)
         perch__free(((rthread *)r->threads.rows)[i].name);
     for (uint32_t i = 0; i < r->procs.count; i++)
