@@ -1,6 +1,7 @@
 /*
  * The writing side of the live query state (query.h): the sink callbacks on the model
- * thread, the staging of samples and slices, and publishing them under the lock into the
+ * thread, the lock-free staging ring of samples and slices (one producer: the model thread;
+ * drained by whoever holds the lock), and publishing them into the
  * bucket ring (advancing it, splitting slices over the buckets they ran in, keeping the
  * totals, enforcing the memory cap). Also create, destroy and the statistics.
  */
@@ -55,14 +56,17 @@ int perch_live_query_create(const perch_live_query_opts *opts, perch_live_query 
     q->o = o;
     q->nbuckets = o.span_ms / o.bucket_ms + 1;
     q->ring = perch__calloc(q->nbuckets, sizeof *q->ring);
-    q->stage_samples = perch__alloc(sizeof *q->stage_samples * o.batch);
-    q->stage_slices = perch__alloc(sizeof *q->stage_slices * o.batch);
+    for (q->stage_cap = 2; q->stage_cap < 2 * o.batch; q->stage_cap *= 2)
+        ;
+    q->stage = perch__alloc(sizeof *q->stage * q->stage_cap);
+    atomic_init(&q->stage_head, 0);
+    atomic_init(&q->stage_tail, 0);
     perch__qtable_init(&q->procs, sizeof(perch_process_rec));
     perch__qtable_init(&q->threads, sizeof(perch_thread_rec));
     perch__qtable_init(&q->mods, sizeof(perch_module_rec));
     perch__qtable_init(&q->stacks, sizeof(qstack));
     set_bucket_ticks(q, 0);
-    if (!q->ring || !q->stage_samples || !q->stage_slices || perch_mutex_create(&q->lock) < 0) {
+    if (!q->ring || !q->stage || perch_mutex_create(&q->lock) < 0) {
         perch_live_query_destroy(q);
         return PERCH_ENOMEM;
     }
@@ -92,8 +96,7 @@ void perch_live_query_destroy(perch_live_query *q)
         bucket_clear(q, &q->ring[i]);
     perch__q_free_entities(q);
     perch__free(q->ring);
-    perch__free(q->stage_samples);
-    perch__free(q->stage_slices);
+    perch__free(q->stage);
     perch__free(q->source);
     perch__free(q->session_config);
     perch_mutex_destroy(q->lock);
@@ -290,22 +293,48 @@ static void enforce_cap(perch_live_query *q)
     }
 }
 
+void perch__q_drain(perch_live_query *q)
+{
+    uint64_t head = atomic_load_explicit(&q->stage_head, memory_order_acquire);
+    uint64_t tail = atomic_load_explicit(&q->stage_tail, memory_order_relaxed);
+    int err = 0;
+    for (; tail != head; tail++) {
+        const qstaged *e = &q->stage[tail & (q->stage_cap - 1)];
+        if (err == 0)
+            err = e->is_slice ? publish_slice(q, &e->u.slice) : publish_sample(q, &e->u.sample);
+        if (err < 0) /* out of memory: the record that failed and the rest are counted */
+            q->dropped_records++;
+    }
+    atomic_store_explicit(&q->stage_tail, head, memory_order_release);
+    enforce_cap(q);
+}
+
 void perch_live_query_flush(perch_live_query *q)
 {
-    uint32_t n = q->nstage_samples + q->nstage_slices, done = 0;
-    int err = 0;
-    if (n == 0)
+    if (atomic_load_explicit(&q->stage_head, memory_order_relaxed) ==
+        atomic_load_explicit(&q->stage_tail, memory_order_acquire))
         return;
     perch_mutex_lock(q->lock);
-    for (uint32_t i = 0; i < q->nstage_samples && err == 0; i++, done++)
-        err = publish_sample(q, &q->stage_samples[i]);
-    for (uint32_t i = 0; i < q->nstage_slices && err == 0; i++, done++)
-        err = publish_slice(q, &q->stage_slices[i]);
-    if (err < 0) /* out of memory: the record that failed and the rest are counted */
-        q->dropped_records += n - done + 1;
-    enforce_cap(q);
+    perch__q_drain(q);
     perch_mutex_unlock(q->lock);
-    q->nstage_samples = q->nstage_slices = 0;
+}
+
+/* The next free slot of the staging ring (model thread), draining it first when full. */
+static qstaged *stage_slot(perch_live_query *q)
+{
+    uint64_t head = atomic_load_explicit(&q->stage_head, memory_order_relaxed);
+    if (head - atomic_load_explicit(&q->stage_tail, memory_order_acquire) >= q->stage_cap)
+        perch_live_query_flush(q);
+    return &q->stage[head & (q->stage_cap - 1)];
+}
+
+/* Makes the slot just filled visible; publishes a batch once one has gathered. */
+static void stage_commit(perch_live_query *q)
+{
+    uint64_t head = atomic_load_explicit(&q->stage_head, memory_order_relaxed) + 1;
+    atomic_store_explicit(&q->stage_head, head, memory_order_release);
+    if (head - atomic_load_explicit(&q->stage_tail, memory_order_acquire) >= q->o.batch)
+        perch_live_query_flush(q);
 }
 
 /* ---- the sink ------------------------------------------------------------------------------- */
@@ -351,20 +380,22 @@ LOCKED(on_stack, perch_stack_rec, perch__q_stack)
 static int on_sample(void *ctx, const perch_sample_rec *r)
 {
     perch_live_query *q = ctx;
-    q->stage_samples[q->nstage_samples++] = (qsample){
-        r->thread_key,     r->ts,   r->ip,   r->module_key, r->tid, r->stack_id, r->count, r->cpu,
-        r->profile_source, r->kind, r->flags};
-    if (q->nstage_samples == q->o.batch)
-        perch_live_query_flush(q);
+    qstaged *e = stage_slot(q);
+    e->is_slice = false;
+    e->u.sample = (qsample){r->thread_key, r->ts,    r->ip,  r->module_key,     r->tid,
+                            r->stack_id,   r->count, r->cpu, r->profile_source, r->kind,
+                            r->flags};
+    stage_commit(q);
     return 0;
 }
 
 static int on_slice(void *ctx, const perch_slice_rec *r)
 {
     perch_live_query *q = ctx;
-    q->stage_slices[q->nstage_slices++] = *r;
-    if (q->nstage_slices == q->o.batch)
-        perch_live_query_flush(q);
+    qstaged *e = stage_slot(q);
+    e->is_slice = true;
+    e->u.slice = *r;
+    stage_commit(q);
     return 0;
 }
 
@@ -404,6 +435,7 @@ void perch_live_query_get_stats(perch_live_query *q, perch_live_query_stats *st)
 {
     memset(st, 0, sizeof *st);
     perch_mutex_lock(q->lock);
+    perch__q_drain(q);
     st->bytes = q->bytes + q->entity_bytes;
     st->perf_freq = q->have_info ? q->info.perf_freq : 0;
     st->newest_ts = q->newest_ts;

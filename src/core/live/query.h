@@ -15,10 +15,12 @@
  * replaces an earlier one: entity records are upserts) until they ended before the oldest
  * bucket.
  *
- * Threads: the sink callbacks, perch_live_query_flush and destroy belong to the model thread.
- * Every other function may be called from any thread at any time. Samples and slices are
- * staged on the model thread and published under a lock in batches; readers take the lock
- * one bucket at a time, so neither side holds it for more than one bucket's worth of work.
+ * Threads: the sink callbacks and destroy belong to the model thread; every other function
+ * may be called from any thread at any time. The model thread appends samples and slices to
+ * a lock-free staging ring and publishes them under the lock every `batch` records; a reader
+ * publishes what is staged before it reads, so a query always sees every record the sink
+ * has received, even when the model has gone quiet. Readers take the lock one bucket at a
+ * time, so neither side holds it for more than one bucket's worth of work.
  */
 #ifndef PERCH_LIVE_QUERY_H
 #define PERCH_LIVE_QUERY_H
@@ -37,7 +39,8 @@ typedef struct perch_live_query_opts {
     uint32_t span_ms;      /* trace time kept (default 60000) */
     uint32_t bucket_ms;    /* bucket width (default 100; 1 .. span_ms) */
     size_t mem_cap;        /* bytes of records, totals and entities (default 256 MiB) */
-    uint32_t batch;        /* samples and slices staged before they are published (256) */
+    uint32_t batch;        /* samples and slices staged before they are published (256, at
+                              most 65536) */
     uint32_t max_entities; /* processes + threads + modules held (default 1 << 20) */
     uint32_t max_stacks;   /* distinct stacks held (default 1 << 20) */
 } perch_live_query_opts;
@@ -55,8 +58,8 @@ void perch_live_query_destroy(perch_live_query *q);
  * PERCH_ENOMEM; a cap reached is counted, never an error. */
 void perch_live_query_sink(perch_live_query *q, perch_sink *sink);
 
-/* Model thread: publishes the staged samples and slices now (the engine calls it when the
- * event queue runs dry, so an idle trace is visible at once). Also done by finish. */
+/* Publishes the staged samples and slices now (any thread; readers do it themselves, and so
+ * do the sink's ledger and finish callbacks). */
 void perch_live_query_flush(perch_live_query *q);
 
 /* ---- reads, from any thread ------------------------------------------------------------- */

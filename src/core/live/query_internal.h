@@ -7,6 +7,7 @@
 #ifndef PERCH_LIVE_QUERY_INTERNAL_H
 #define PERCH_LIVE_QUERY_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -44,6 +45,15 @@ typedef struct qslice {
     int8_t priority, wait_reason, wait_mode, state;
     uint8_t pmc_count;
 } qslice;
+
+/* A sample or a slice waiting in the staging ring. */
+typedef struct qstaged {
+    bool is_slice;
+    union {
+        qsample sample;
+        perch_slice_rec slice;
+    } u;
+} qstaged;
 
 /* The part of a slice that ran in a bucket before the one that holds the slice. */
 typedef struct qpiece {
@@ -99,11 +109,16 @@ struct perch_live_query {
     size_t entity_bytes;
     uint64_t held_samples, held_slices;
     uint64_t dropped_records, dropped_late, dropped_entities, published;
-    /* model thread only */
-    qsample *stage_samples;
-    perch_slice_rec *stage_slices;
-    uint32_t nstage_samples, nstage_slices;
+    /* The staging ring: the model thread (the only producer) appends samples and slices
+     * without a lock; whoever holds the lock (the model thread every batch, a reader before
+     * it reads) drains it into the buckets. */
+    qstaged *stage;
+    uint32_t stage_cap; /* a power of two */
+    _Atomic uint64_t stage_head, stage_tail;
 };
+
+/* Publishes what the staging ring holds (call with the lock held). */
+void perch__q_drain(perch_live_query *q);
 
 /* ---- tables (query_table.c) ---- */
 void perch__qtable_init(qtable *t, size_t row_size);

@@ -33,6 +33,7 @@ static int begin(perch_live_query *q, const perch_proto_window *w, uint32_t max,
     memset(r, 0, sizeof *r);
     r->max = max == 0 ? DEFAULT_MAX : max > HARD_MAX ? HARD_MAX : max;
     perch_mutex_lock(q->lock);
+    perch__q_drain(q);
     int err = perch__q_window(q, w, false, &r->span);
     uint64_t oldest = perch__q_oldest_index(q);
     r->k0 = r->span.from_ts / q->bucket_ticks;

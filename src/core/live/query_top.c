@@ -210,6 +210,7 @@ int perch_live_query_top(perch_live_query *q, const perch_proto_top_req *req, pe
         req->limit > PERCH_PROTO_MAX_TOP)
         return PERCH_EINVAL;
     perch_mutex_lock(q->lock);
+    perch__q_drain(q);
     int err = perch__q_window(q, &req->window, true, &span);
     bool open = req->window.last_ms != 0, any = q->any;
     k0 = span.from_ts / q->bucket_ticks;

@@ -17,7 +17,7 @@
 #include "util/mem.h"
 
 #define FIELD(base, off, T)  ((T *)(void *)((char *)(base) + (off)))
-#define CFIELD(base, off, T) ((const T *)(const void *)((const char *)(base) + (off)))
+#define CFIELD(base, off, T) ((T const *)(const void *)((const char *)(base) + (off)))
 #define ALIGN                8u
 
 static size_t align_up(size_t n)
