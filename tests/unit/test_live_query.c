@@ -543,6 +543,32 @@ static void test_slices_and_samples_queries(void **state)
     world_free(&w);
 }
 
+static void test_readers_see_staged_records(void **state)
+{
+    (void)state;
+    perch_sink sink;
+    world w;
+    perch_live_query_opts o;
+    perch_live_query *q;
+    perch_live_query_opts_default(&o);
+    o.batch = 4096;
+    assert_int_equal(perch_live_query_create(&o, &q), 0);
+    perch_live_query_sink(q, &sink);
+    feed_entities(&sink, &w);
+    for (uint64_t i = 0; i < 10; i++) { /* fewer than a batch: still staged */
+        perch_sample_rec s = {1, 2000, 0, 0, 0, 0, T0 + i * 1000, 0, 0, 0, 1};
+        assert_int_equal(sink.sample(sink.ctx, &s), 0);
+    }
+    perch_proto_top_req req = {PERCH_TOP_THREADS, PERCH_ORDER_SAMPLES, 5, false, 0, {0, 0, 0}};
+    perch_live_top top;
+    assert_int_equal(perch_live_query_top(q, &req, &top), 0);
+    assert_int_equal(top.samples, 10);
+    assert_int_equal(top.row_count, 1);
+    assert_int_equal(top.rows[0].samples, 10);
+    perch_free(top.rows);
+    perch_live_query_destroy(q);
+}
+
 /* ---- concurrency -------------------------------------------------------------------------- */
 
 typedef struct race {
@@ -607,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_memory_cap),
         cmocka_unit_test(test_sweep_drops_ended_entities),
         cmocka_unit_test(test_slices_and_samples_queries),
+        cmocka_unit_test(test_readers_see_staged_records),
         cmocka_unit_test(test_readers_while_feeding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
