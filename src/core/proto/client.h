@@ -64,4 +64,11 @@ int perch_proto_client_stream(perch_proto_client *c, unsigned type, const void *
 int perch_proto_client_update(perch_proto_client *c, perch_proto_update *u, void **mem,
                               uint32_t timeout_ms, char *why, size_t why_len);
 
+/* Connects to the named pipe `name` (NULL: \\.\pipe\perch), waiting up to timeout_ms while
+ * every instance is busy, and fills *t. Implemented per platform (src/win/pipe_client.c;
+ * elsewhere PERCH_ENOTSUP). Returns 0, PERCH_ENOENT (nothing serves the pipe), PERCH_EACCES,
+ * PERCH_EBUSY, or the translated error, with a sentence in why. */
+int perch_pipe_connect(const char *name, uint32_t timeout_ms, perch_proto_transport *t, char *why,
+                       size_t why_len);
+
 #endif
