@@ -131,7 +131,7 @@ static int f_open(void *ctx, const char *name, perch_proto_source *src, perch_pr
         perch_proto_answer_fail(a, "'%s' is not a capture name (no directories)", name);
         return PERCH_EINVAL;
     }
-    if (strcmp(name, "a.perch") != 0)
+    if (strcmp(name, "a.perch") != 0 && strcmp(name, "rec-2.perch") != 0)
         return PERCH_ENOENT;
     open_memory(src, name);
     return 0;
