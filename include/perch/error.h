@@ -39,6 +39,7 @@ extern "C" {
     X(ENOTOWNER, -22, "session is not owned by Perch")                                         \
     X(ESTATE, -23, "operation not valid in the current state")                                 \
     X(EOVERRUN, -24, "compressed data overruns its output")                                    \
+    X(EISDIR, -25, "is a directory")                                                           \
     X(ESYSTEM, -99, "unmapped operating system error")
 
 typedef enum perch_errno {

@@ -27,6 +27,8 @@ static int from_errno(int e)
         return PERCH_ENOMEM;
     case EEXIST:
         return PERCH_EEXIST;
+    case EISDIR:
+        return PERCH_EISDIR;
     default:
         return PERCH_EIO;
     }
@@ -70,7 +72,7 @@ int perch_input_open_file(perch_input *in, const char *path)
     }
     if (S_ISDIR(st.st_mode)) {
         close(fd);
-        return PERCH_EINVAL;
+        return PERCH_EISDIR;
     }
     f = perch__alloc(sizeof *f);
     if (!f) {

@@ -5,6 +5,7 @@
  * FlushFileBuffers. Win32 errors are translated by src/win/error.c, the one place for that.
  */
 #include <windows.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -12,35 +13,31 @@
 #include "perch/io.h"
 #include "perch/win_error.h"
 #include "util/mem.h"
+#include "wstr.h"
 
 struct file_ctx {
     HANDLE h;
 };
 
-static wchar_t *utf8_to_wide(const char *s)
+static bool is_directory(const wchar_t *wpath)
 {
-    int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
-    wchar_t *w;
-    if (n <= 0)
-        return NULL;
-    w = perch__alloc((size_t)n * sizeof *w);
-    if (w != NULL && MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, w, n) != n) {
-        perch__free(w);
-        w = NULL;
-    }
-    return w;
+    DWORD attr = GetFileAttributesW(wpath);
+    return attr != INVALID_FILE_ATTRIBUTES && (attr & FILE_ATTRIBUTE_DIRECTORY) != 0;
 }
 
 static int open_handle(const char *path, DWORD access, DWORD disposition, HANDLE *out)
 {
-    wchar_t *wpath = utf8_to_wide(path);
+    wchar_t *wpath = perch__utf8_to_wide(path);
     HANDLE h;
     if (wpath == NULL)
         return PERCH_EINVAL;
-    h = CreateFileW(wpath, access, FILE_SHARE_READ | (access == GENERIC_READ ? FILE_SHARE_WRITE : 0),
-                    NULL, disposition, FILE_ATTRIBUTE_NORMAL, NULL);
+    h = CreateFileW(wpath, access,
+                    FILE_SHARE_READ | (access == GENERIC_READ ? FILE_SHARE_WRITE : 0), NULL,
+                    disposition, FILE_ATTRIBUTE_NORMAL, NULL);
     if (h == INVALID_HANDLE_VALUE) {
         int err = perch_win_last_error(); /* before perch__free(), which may touch the last error */
+        if (is_directory(wpath))          /* CreateFileW says only "access denied" for one */
+            err = PERCH_EISDIR;
         perch__free(wpath);
         return err;
     }

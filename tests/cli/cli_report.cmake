@@ -20,3 +20,20 @@ perch_cli_test(report_text_x64
 perch_cli_test(report_not_etl "perch report: .*not an .etl file" report ${PERCH_DATA_DIR}/README.md)
 perch_cli_test(report_bad_top "--top needs a number" report --top 0 x.etl)
 perch_cli_test(report_missing "perch: .*no such file" report /nonexistent.etl)
+
+# A trace without context switches estimates CPU time from its samples and says so: the x64
+# trace logged a 1 ms timer interval, so Test.x64.exe's 5129 samples are 5129 ms, marked "est.".
+perch_cli_test(report_text_cpu_estimate
+    "no context switches: CPU time estimated as timer samples x 1.0000 ms, the sample interval the trace logged.*pid name +samples +est. cpu ms.* 3676 Test.x64.exe +5129 +5129.000.*tid +process +thread +samples +est. cpu ms"
+    report --top 3 ${ETL}/perfview_net.4.5.2.x64.etl)
+# A synthetic trace has context switches: the column is measured, not estimated.
+set(cpu_perch "$<TARGET_FILE:perch>")
+if(CMAKE_CROSSCOMPILING_EMULATOR)
+    set(cpu_perch "${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:perch>")
+endif()
+add_test(NAME cli.report_text_cpu_measured
+         COMMAND ${CMAKE_COMMAND} "-DPERCH=${cpu_perch}"
+                 -DETL=${CMAKE_CURRENT_BINARY_DIR}/cpu_measured.etl
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/report_cpu_measured.cmake)
+set_tests_properties(cli.report_text_cpu_measured PROPERTIES LABELS cli
+                     PASS_REGULAR_EXPRESSION "cpu column measured")

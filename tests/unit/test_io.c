@@ -1,6 +1,7 @@
 /*
  * Tests for the I/O interfaces: memory input bounds, exact reads at the end, the memory
- * output's hard cap, and a file round trip through the platform backend.
+ * output's hard cap, a file round trip through the platform backend, and a directory refused
+ * as one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -75,12 +76,25 @@ static void test_file_round_trip(void **state)
     assert_int_equal(perch_input_open_file(&in, "no/such/file.etl"), PERCH_ENOENT);
 }
 
+/* A directory is not a file: both backends say so by name, for reading and for writing. */
+static void test_directory_is_not_a_file(void **state)
+{
+    perch_input in;
+    perch_output out;
+    memset(&in, 0, sizeof in);
+    assert_int_equal(perch_input_open_file(&in, "."), PERCH_EISDIR);
+    assert_null(in.read_at);
+    assert_int_equal(perch_output_open_file(&out, "."), PERCH_EISDIR);
+    assert_string_equal(perch_strerror(PERCH_EISDIR), "is a directory");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_input),
         cmocka_unit_test(test_memory_output_cap),
         cmocka_unit_test(test_file_round_trip),
+        cmocka_unit_test(test_directory_is_not_a_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,6 +87,16 @@ static int emit_stat(perch_model *m, const char *name, uint64_t value)
     return m->sink.stat(m->sink.ctx, &rec);
 }
 
+/* The profile source 0 is the timer (ProfileTime). SetInterval, CollectionStart and
+ * CollectionEnd all carry the interval in effect afterwards; the last one wins. */
+int perch__profile_interval(perch_model *m, const perch_event *ev, const perch_decoded *d)
+{
+    (void)ev;
+    if (d->profile_interval.source == 0 && d->profile_interval.new_interval != 0)
+        m->timer_interval = d->profile_interval.new_interval;
+    return 0;
+}
+
 int perch__model_emit_counters(perch_model *m)
 {
     int err = 0;
@@ -105,5 +115,7 @@ int perch__model_emit_counters(perch_model *m)
         snprintf(name, sizeof name, "kind.%s", perch_kind_name((perch_kind)k));
         err = emit_stat(m, name, m->by_kind[k]);
     }
+    if (err == 0 && m->timer_interval != 0)
+        err = emit_stat(m, "profile.timer_interval_100ns", m->timer_interval);
     return err;
 }

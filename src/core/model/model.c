@@ -28,6 +28,7 @@ static const handler_fn handlers[PERCH_DECODED_TYPE_COUNT] = {
     [PERCH_DECODED_IMAGE] = perch__image_event,
     [PERCH_DECODED_PROCESS] = perch__process_event,
     [PERCH_DECODED_DBG_ID_RSDS] = perch__dbg_id,
+    [PERCH_DECODED_PROFILE_INTERVAL] = perch__profile_interval,
 };
 
 int perch_model_create(const perch_sink *sink, const perch_trace_info *info,

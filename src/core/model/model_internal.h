@@ -238,6 +238,7 @@ struct perch_model {
 
     uint64_t counters[MC_COUNT];
     uint64_t by_kind[PERCH_KIND_COUNT];
+    uint32_t timer_interval; /* 100 ns units, from the last timer-source SetInterval; 0 unknown */
     named_count *extra; /* other ledger reasons (decode errors, producer losses) */
     uint32_t extra_count, extra_cap;
 
@@ -347,6 +348,9 @@ void perch__pdb_finish(perch_model *m);
 /* lbr (samples.c) */
 int perch__lbr(perch_model *m, const perch_event *ev, const perch_decoded *d);
 int perch__pmc_config(perch_model *m, const perch_event *ev, const perch_decoded *d);
+
+/* counters.c */
+int perch__profile_interval(perch_model *m, const perch_event *ev, const perch_decoded *d);
 
 static inline bool perch__is_kernel_addr(uint8_t pointer_size, uint64_t a)
 {

@@ -81,4 +81,11 @@ char *perch__report_lower_base(const char *path);
 const char *perch__report_thread_process(perch_report *r, const rthread *t, int64_t *pid);
 int perch__report_text_tables(perch_report *r, FILE *f);
 
+/* report_text.c: CPU time of a row. Measured from slices when the trace has context switches;
+ * otherwise estimated as timer samples x the sample interval (perch__report_cpu_estimated). */
+bool perch__report_cpu_estimated(const perch_report *r);
+double perch__report_cpu_ms(const perch_report *r, uint64_t ticks, uint64_t samples);
+/* The cpu column's heading: "cpu ms" or "est. cpu ms". */
+const char *perch__report_cpu_heading(const perch_report *r);
+
 #endif

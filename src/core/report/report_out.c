@@ -302,12 +302,10 @@ int perch__report_text_tables(perch_report *r, FILE *f)
         return PERCH_ENOMEM;
     }
     fprintf(f, "\nProcesses (top %u by samples)\n  %8s %-28s %10s %12s\n", r->top, "pid", "name",
-            "samples", "cpu ms");
+            "samples", perch__report_cpu_heading(r));
     for (uint32_t i = 0; i < np && i < r->top; i++)
         fprintf(f, "  %8" PRId64 " %-28s %10" PRIu64 " %12.3f\n", procs[i].pid, procs[i].name,
-                procs[i].samples,
-                r->info.perf_freq ? (double)procs[i].ticks * 1000.0 / (double)r->info.perf_freq
-                                  : 0.0);
+                procs[i].samples, perch__report_cpu_ms(r, procs[i].ticks, procs[i].samples));
     fprintf(f, "\nModules (top %u by samples at the IP)\n", r->top);
     for (uint32_t i = 0; i < nm && i < r->top; i++)
         fprintf(f, "  %-36s %10" PRIu64 "\n", mods[i].name, mods[i].samples);

@@ -10,9 +10,58 @@
 #include "perch/error.h"
 #include "report/report_internal.h"
 
+/* Windows' default timer profile interval, 1 ms in 100 ns units, for traces that never
+ * logged a SetInterval / CollectionStart event. */
+#define DEFAULT_TIMER_INTERVAL_100NS 10000u
+
 static double ms(const perch_report *r, uint64_t ticks)
 {
     return r->info.perf_freq ? (double)ticks * 1000.0 / (double)r->info.perf_freq : 0.0;
+}
+
+static uint64_t stat_of(const perch_report *r, const char *name)
+{
+    for (uint32_t i = 0; i < r->stat_count; i++)
+        if (strcmp(r->stats[i].name, name) == 0)
+            return r->stats[i].value;
+    return 0;
+}
+
+static uint64_t timer_interval_100ns(const perch_report *r, bool *from_trace)
+{
+    uint64_t v = stat_of(r, "profile.timer_interval_100ns");
+    *from_trace = v != 0;
+    return v != 0 ? v : DEFAULT_TIMER_INTERVAL_100NS;
+}
+
+bool perch__report_cpu_estimated(const perch_report *r)
+{
+    return r->slices == 0 && r->samples > 0;
+}
+
+double perch__report_cpu_ms(const perch_report *r, uint64_t ticks, uint64_t samples)
+{
+    bool from_trace;
+    if (!perch__report_cpu_estimated(r))
+        return ms(r, ticks);
+    return (double)samples * (double)timer_interval_100ns(r, &from_trace) / 10000.0;
+}
+
+const char *perch__report_cpu_heading(const perch_report *r)
+{
+    return perch__report_cpu_estimated(r) ? "est. cpu ms" : "cpu ms";
+}
+
+/* Says how the cpu column was estimated when the trace has no context switches. */
+static void print_cpu_note(const perch_report *r, FILE *f)
+{
+    bool from_trace;
+    if (!perch__report_cpu_estimated(r))
+        return;
+    uint64_t iv = timer_interval_100ns(r, &from_trace);
+    fprintf(f, "  (no context switches: CPU time estimated as timer samples x %.4f ms, the "
+               "sample interval %s)\n",
+            (double)iv / 10000.0, from_trace ? "the trace logged" : "Windows uses by default");
 }
 
 /* M5 order among ranges containing an address: highest base, then smallest size, then name. */
@@ -67,12 +116,13 @@ static void print_threads(perch_report *r, FILE *f)
     }
     qsort(v, n, sizeof *v, cmp_threads);
     fprintf(f, "\nThreads (top %u by samples)\n  %8s %8s %-24s %-20s %10s %12s\n", r->top, "pid",
-            "tid", "process", "thread", "samples", "cpu ms");
+            "tid", "process", "thread", "samples", perch__report_cpu_heading(r));
     for (uint32_t i = 0; i < n && i < r->top; i++) {
         int64_t pid;
         const char *pname = perch__report_thread_process(r, v[i], &pid);
         fprintf(f, "  %8" PRId64 " %8u %-24s %-20s %10" PRIu64 " %12.3f\n", pid, v[i]->tid,
-                pname, v[i]->name ? v[i]->name : "", v[i]->samples, ms(r, v[i]->cpu_ticks));
+                pname, v[i]->name ? v[i]->name : "", v[i]->samples,
+                perch__report_cpu_ms(r, v[i]->cpu_ticks, v[i]->samples));
     }
     perch__free(v);
 }
@@ -115,14 +165,6 @@ static void print_stacks(perch_report *r, FILE *f)
     perch__free(v);
 }
 
-static uint64_t stat_of(const perch_report *r, const char *name)
-{
-    for (uint32_t i = 0; i < r->stat_count; i++)
-        if (strcmp(r->stats[i].name, name) == 0)
-            return r->stats[i].value;
-    return 0;
-}
-
 static void print_summary(perch_report *r, FILE *f)
 {
     const perch_trace_info *h = &r->info;
@@ -155,6 +197,7 @@ static void print_summary(perch_report *r, FILE *f)
 int perch_report_write_text(perch_report *r, FILE *f)
 {
     print_summary(r, f);
+    print_cpu_note(r, f);
     int err = perch__report_text_tables(r, f);
     print_threads(r, f);
     print_stacks(r, f);

@@ -1,0 +1,117 @@
+/*
+ * The live engine: the model thread of perchd's live path (ARCHITECTURE.md, "The live path").
+ * It pops normalized records from a perch_event_queue (filled by the ETW callback with
+ * try_push), feeds them to perch_model_feed, and tees the model's records into any number of
+ * sinks (the rotating capture writer, the flight recorder, the pipe's live query state, ...).
+ *
+ * It also keeps the books of a live source: queue drops (`live.queue_full`,
+ * `live.queue_oversized`) and every loss counter the session reports go into the model's
+ * ledger as they grow; gaps (the session stopped from outside and restarted) are counted with
+ * their duration; events per second are averaged over the last few seconds. A sink that fails
+ * is switched off and reported; the model and the other sinks go on.
+ *
+ * Portable: it uses only include/perch/thread.h and the queue, so tests drive it natively from
+ * the .etl reader. One producer pushes into the queue; every function here may be called from
+ * any thread unless it says otherwise.
+ */
+#ifndef PERCH_LIVE_H
+#define PERCH_LIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perch/event_queue.h"
+#include "perch/model.h"
+#include "perch/records.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct perch_live perch_live;
+
+#define PERCH_LIVE_MAX_SINKS  8
+#define PERCH_LIVE_MAX_LOSSES 16 /* distinct loss reasons perch_live_set_loss accepts */
+
+typedef struct perch_live_options {
+    size_t sz;                        /* sizeof(perch_live_options) */
+    perch_event_queue *queue;         /* borrowed; must outlive the engine */
+    const perch_model_options *model; /* may be NULL */
+    uint32_t rate_window_s;           /* events/s is averaged over this many seconds; 0: 5 */
+    uint32_t tick_ms;                 /* housekeeping period on the model thread; 0: 200 */
+    /* Monotonic clock in ns for rates and ticks; NULL: perch_monotonic_ns. */
+    uint64_t (*now_ns)(void *clock_ctx);
+    void *clock_ctx;
+} perch_live_options;
+
+typedef struct perch_live_stats {
+    uint64_t events;           /* records fed to the model */
+    double events_per_second;  /* over the last rate window (whole seconds seen so far) */
+    uint64_t queue_dropped;    /* try_push found the queue full (live.queue_full) */
+    uint64_t queue_oversized;  /* records larger than the queue takes (live.queue_oversized) */
+    uint64_t queue_bytes_high; /* most bytes queued at once */
+    uint64_t queue_capacity;
+    uint64_t losses;         /* the sum of every reason given to perch_live_set_loss */
+    uint64_t gaps;           /* perch_live_note_gap calls */
+    uint64_t gap_ms;         /* their total duration */
+    uint64_t last_timestamp; /* raw timestamp of the last record fed (0 before any) */
+    uint32_t sinks;          /* sinks attached */
+    uint32_t failed_sinks;   /* of which switched off after an error */
+    int error;               /* the model's error (the engine then only drains), else 0 */
+    bool running;            /* the model thread runs */
+    bool finished;           /* the model was finished: every sink got its finish */
+} perch_live_stats;
+
+/* Creates an engine over o->queue. Returns 0, PERCH_EINVAL or PERCH_ENOMEM; *out untouched on
+ * error. */
+int perch_live_create(const perch_live_options *o, perch_live **out);
+
+/* Attaches a sink (copied; sink->ctx is borrowed and must outlive the engine) under a short
+ * name used in status and errors ("capture", "recorder", "query"). Only before start.
+ * PERCH_ESTATE after start, PERCH_ELIMIT past PERCH_LIVE_MAX_SINKS. */
+int perch_live_add_sink(perch_live *l, const char *name, const perch_sink *sink);
+
+/* Creates the model with *info (copied; every sink gets it as trace_info) and starts the
+ * model thread. Returns 0, PERCH_ESTATE (started before), or the model's or the thread's
+ * error. */
+int perch_live_start(perch_live *l, const perch_trace_info *info);
+
+/* A loss counter of the source, as a running total ("session.events_lost", ...; reason is
+ * copied). The model thread adds its increase since the last call to the model's ledger.
+ * A total lower than the last one (a new session started from zero) counts from there on.
+ * PERCH_ELIMIT past PERCH_LIVE_MAX_LOSSES reasons. */
+int perch_live_set_loss(perch_live *l, const char *reason, uint64_t total);
+
+/* The source stopped delivering for duration_ms (its session was stopped from outside and
+ * restarted): counted under live.session_gap and live.session_gap_ms in the ledger. */
+void perch_live_note_gap(perch_live *l, uint64_t duration_ms);
+
+/* Runs fn(ctx) on the model thread between two records (so no sink callback runs at the same
+ * time) and returns its result; before start or after the thread ended, runs it on the caller.
+ * Waits at most timeout_ms (PERCH_ETIMEDOUT: fn may still run later, so ctx must stay valid
+ * until the engine is destroyed). The way to change a sink's state while the engine runs. */
+int perch_live_call(perch_live *l, int (*fn)(void *ctx), void *ctx, uint32_t timeout_ms);
+
+/* Waits up to timeout_ms for the model thread to end: it ends once the producer has closed
+ * the queue (perch_event_queue_close) and every queued record is fed, after finishing the
+ * model (sinks get their ledger, stats and finish). Returns 0 when it ended (the model's
+ * error, if any, is in the stats), PERCH_ETIMEDOUT (call again) or PERCH_ESTATE when never
+ * started. */
+int perch_live_stop(perch_live *l, uint32_t timeout_ms);
+
+/* A snapshot of the counters. */
+void perch_live_get_stats(const perch_live *l, perch_live_stats *st);
+
+/* The name and error (0 while healthy) of sink i, for status; PERCH_ERANGE past the last. */
+int perch_live_sink_state(const perch_live *l, size_t i, const char **name, int *error);
+
+/* Frees the engine. If the model thread still runs, cancels the queue and waits for it.
+ * Accepts NULL. */
+void perch_live_destroy(perch_live *l);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

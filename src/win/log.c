@@ -1,0 +1,81 @@
+/*
+ * The process-wide log of perchd (src/win/log.h): formats one line per sentence with a UTC
+ * timestamp and level, and hands it to the rotating log file, the event log and the console
+ * echo under one lock, so lines from different threads never interleave.
+ */
+#include <windows.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "eventlog.h"
+#include "log.h"
+#include "logfile.h"
+
+static SRWLOCK lock = SRWLOCK_INIT;
+static perch_logfile *file = NULL;
+static bool event_log = false;
+static FILE *echo = NULL;
+static char file_path[1100];
+
+int perch_log_open(const perch_log_options *o)
+{
+    int err = 0;
+    AcquireSRWLockExclusive(&lock);
+    echo = o->echo;
+    event_log = o->event_log && perch__eventlog_open() == 0;
+    file_path[0] = '\0';
+    if (o->dir != NULL && file == NULL) {
+        err = perch__logfile_open(o->dir, "perchd", o->file_bytes, o->files, &file);
+        if (err == 0)
+            snprintf(file_path, sizeof file_path, "%s\\perchd.log", o->dir);
+    }
+    ReleaseSRWLockExclusive(&lock);
+    return err;
+}
+
+const char *perch_log_file_path(void)
+{
+    return file_path;
+}
+
+void perch_log(perch_log_level level, const char *fmt, ...)
+{
+    static const char *const names[] = {"info", "warning", "error"};
+    char msg[1024], line[1100];
+    SYSTEMTIME t;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    GetSystemTime(&t);
+    int n = snprintf(line, sizeof line, "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ %-7s %s\r\n", t.wYear,
+                     t.wMonth, t.wDay, t.wHour, t.wMinute, t.wSecond, t.wMilliseconds,
+                     names[(unsigned)level < 3 ? level : 2], msg);
+    if (n < 0)
+        return;
+    AcquireSRWLockExclusive(&lock);
+    if (file != NULL)
+        perch__logfile_write(file, line, strlen(line));
+    if (event_log)
+        perch__eventlog_report(level, msg);
+    if (echo != NULL) {
+        bool info = level == PERCH_LOG_INFO;
+        fprintf(echo, "perchd: %s%s%s\n", info ? "" : names[level], info ? "" : ": ", msg);
+        fflush(echo);
+    }
+    ReleaseSRWLockExclusive(&lock);
+}
+
+void perch_log_close(void)
+{
+    AcquireSRWLockExclusive(&lock);
+    perch__logfile_close(file);
+    file = NULL;
+    file_path[0] = '\0';
+    if (event_log)
+        perch__eventlog_close();
+    event_log = false;
+    echo = NULL;
+    ReleaseSRWLockExclusive(&lock);
+}

@@ -1,0 +1,251 @@
+/*
+ * Tests for the configuration table (src/core/config/config.c): every default parses and lies
+ * in its own range, every key round-trips through its canonical text, refusals name the key,
+ * the value and the range and leave the configuration unchanged, and each type's parser
+ * accepts and refuses what docs/service.md says.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "perch/config.h"
+#include "perch/error.h"
+
+static const perch_config_key *key(const char *name)
+{
+    const perch_config_key *k = perch_config_find(name);
+    assert_non_null(k);
+    return k;
+}
+
+static void test_defaults_parse_and_round_trip(void **state)
+{
+    perch_config c, again;
+    char text[PERCH_CONFIG_PATH_MAX], why[PERCH_CONFIG_WHY_MAX];
+    perch_config_defaults(&c);
+    assert_true(perch_config_key_count() >= 20);
+    for (size_t i = 0; i < perch_config_key_count(); i++) {
+        const perch_config_key *k = perch_config_key_at(i);
+        memset(&again, 0xa5, sizeof again);
+        /* the default is valid text for its key, so perch_config_defaults stored it */
+        assert_int_equal(perch_config_set(&again, k, k->def, why, sizeof why), 0);
+        assert_int_equal(perch_config_format(&c, k, text, sizeof text), 0);
+        assert_int_equal(perch_config_set(&again, k, text, why, sizeof why), 0);
+        assert_memory_equal((char *)&again + k->offset, (char *)&c + k->offset,
+                            k->type == PERCH_CONFIG_PATH || k->type == PERCH_CONFIG_NAMES
+                                ? strlen((char *)&c + k->offset) + 1
+                                : k->size);
+        if (perch_config_is_number(k)) {
+            uint32_t v = perch_config_number(&c, k);
+            assert_true(v >= k->min && v <= k->max);
+        }
+        assert_true(strlen(k->help) > 10);
+    }
+    assert_null(perch_config_key_at(perch_config_key_count()));
+}
+
+static void test_documented_defaults(void **state)
+{
+    perch_config c;
+    perch_config_defaults(&c);
+    assert_string_equal(c.capture_dir, "%ProgramData%\\Perch\\captures");
+    assert_int_equal(c.sample_interval_us, 1000);
+    assert_int_equal(key("SampleIntervalUs")->min, 125);
+    assert_int_equal(c.recorder_seconds, 60);
+    assert_int_equal(c.recorder_mb, 256);
+    assert_int_equal(c.session, PERCH_SESSION_AUTO);
+    assert_int_equal(c.event_groups, 0x3f);
+    assert_int_equal(c.stack_events, 0x0f);
+    assert_string_equal(c.pmc_sources, "");
+    assert_int_equal(c.lbr, 0);
+}
+
+static void test_find_is_case_insensitive(void **state)
+{
+    assert_ptr_equal(perch_config_find("sampleintervalus"), key("SampleIntervalUs"));
+    assert_null(perch_config_find("SampleInterval"));
+    assert_null(perch_config_find("SampleIntervalUsX"));
+    assert_null(perch_config_find(""));
+    assert_null(perch_config_find(NULL));
+}
+
+static void test_number_range_refusal(void **state)
+{
+    perch_config c, before;
+    char why[PERCH_CONFIG_WHY_MAX];
+    perch_config_defaults(&c);
+    before = c;
+    assert_int_equal(perch_config_set_named(&c, "SampleIntervalUs", "50", why, sizeof why),
+                     PERCH_ERANGE);
+    assert_memory_equal(&c, &before, sizeof c);
+    assert_non_null(strstr(why, "SampleIntervalUs"));
+    assert_non_null(strstr(why, "'50'"));
+    assert_non_null(strstr(why, "125 to 1000000 microseconds"));
+    assert_int_equal(perch_config_set_named(&c, "SampleIntervalUs", "1000001", why, sizeof why),
+                     PERCH_ERANGE);
+    assert_int_equal(perch_config_set_named(&c, "SampleIntervalUs", "99999999999", why, sizeof why),
+                     PERCH_ERANGE);
+    assert_int_equal(perch_config_set_named(&c, "SampleIntervalUs", "12a", why, sizeof why),
+                     PERCH_EINVAL);
+    assert_non_null(strstr(why, "not a number"));
+    assert_int_equal(perch_config_set_named(&c, "SampleIntervalUs", "-5", why, sizeof why),
+                     PERCH_EINVAL);
+    assert_int_equal(perch_config_set_named(&c, "SampleIntervalUs", "", why, sizeof why),
+                     PERCH_EINVAL);
+    assert_memory_equal(&c, &before, sizeof c);
+    assert_int_equal(perch_config_set_named(&c, "SampleIntervalUs", " 125 ", why, sizeof why), 0);
+    assert_int_equal(c.sample_interval_us, 125);
+    assert_int_equal(perch_config_set_named(&c, "QueueMb", "0x10", why, sizeof why), 0);
+    assert_int_equal(c.queue_mb, 16);
+}
+
+static void test_number_from_registry(void **state)
+{
+    perch_config c;
+    char why[PERCH_CONFIG_WHY_MAX];
+    perch_config_defaults(&c);
+    assert_int_equal(perch_config_set_number(&c, key("FlightRecorderSeconds"), 0, why, sizeof why),
+                     0);
+    assert_int_equal(c.recorder_seconds, 0);
+    assert_int_equal(
+        perch_config_set_number(&c, key("FlightRecorderSeconds"), 3601, why, sizeof why),
+        PERCH_ERANGE);
+    assert_non_null(strstr(why, "FlightRecorderSeconds: '3601'"));
+    assert_int_equal(perch_config_set_number(&c, key("Lbr"), 2, why, sizeof why), PERCH_EINVAL);
+    assert_int_equal(perch_config_set_number(&c, key("Lbr"), 1, why, sizeof why), 0);
+    assert_int_equal(c.lbr, 1);
+    assert_int_equal(perch_config_set_number(&c, key("Session"), 1, why, sizeof why), PERCH_EINVAL);
+}
+
+static void test_bool_and_enum(void **state)
+{
+    perch_config c;
+    char why[PERCH_CONFIG_WHY_MAX], text[32];
+    perch_config_defaults(&c);
+    assert_int_equal(perch_config_set_named(&c, "Lbr", "ON", why, sizeof why), 0);
+    assert_int_equal(c.lbr, 1);
+    assert_int_equal(perch_config_set_named(&c, "lbr", "no", why, sizeof why), 0);
+    assert_int_equal(c.lbr, 0);
+    assert_int_equal(perch_config_set_named(&c, "Lbr", "maybe", why, sizeof why), PERCH_EINVAL);
+    assert_non_null(strstr(why, "on or off"));
+    assert_int_equal(perch_config_set_named(&c, "Session", "Kernel-Logger", why, sizeof why), 0);
+    assert_int_equal(c.session, PERCH_SESSION_KERNEL_LOGGER);
+    assert_int_equal(perch_config_format(&c, key("Session"), text, sizeof text), 0);
+    assert_string_equal(text, "kernel-logger");
+    assert_int_equal(perch_config_set_named(&c, "Session", "kernel", why, sizeof why),
+                     PERCH_EINVAL);
+    assert_non_null(strstr(why, "one of auto, private, kernel-logger"));
+}
+
+static void test_flags(void **state)
+{
+    perch_config c;
+    char why[PERCH_CONFIG_WHY_MAX], text[128];
+    perch_config_defaults(&c);
+    assert_int_equal(perch_config_set_named(&c, "EventGroups", "cswitch, Process", why, sizeof why),
+                     0);
+    assert_int_equal(c.event_groups, PERCH_CFG_GROUP_CSWITCH | PERCH_CFG_GROUP_PROCESS);
+    assert_int_equal(perch_config_format(&c, key("EventGroups"), text, sizeof text), 0);
+    assert_string_equal(text, "process,cswitch");
+    assert_int_equal(perch_config_set_named(&c, "EventGroups", "none", why, sizeof why),
+                     PERCH_ERANGE);
+    assert_non_null(strstr(why, "is empty"));
+    assert_int_equal(perch_config_set_named(&c, "EventGroups", "process,disk", why, sizeof why),
+                     PERCH_EINVAL);
+    assert_int_equal(c.event_groups, PERCH_CFG_GROUP_CSWITCH | PERCH_CFG_GROUP_PROCESS);
+    assert_int_equal(perch_config_set_named(&c, "StackEvents", "none", why, sizeof why), 0);
+    assert_int_equal(c.stack_events, 0);
+    assert_int_equal(perch_config_format(&c, key("StackEvents"), text, sizeof text), 0);
+    assert_string_equal(text, "none");
+    assert_int_equal(
+        perch_config_set_named(&c, "StackEvents", "readythread,profile", why, sizeof why), 0);
+    assert_int_equal(c.stack_events, PERCH_CFG_STACK_PROFILE | PERCH_CFG_STACK_READYTHREAD);
+}
+
+static void test_names(void **state)
+{
+    perch_config c;
+    char why[PERCH_CONFIG_WHY_MAX], names[PERCH_CONFIG_MAX_NAMES][PERCH_CONFIG_NAME_LEN];
+    perch_config_defaults(&c);
+    assert_int_equal(perch_config_set_named(&c, "PmcSources",
+                                            " TotalIssues , BranchMispredictions,totalissues", why,
+                                            sizeof why),
+                     0);
+    assert_string_equal(c.pmc_sources, "TotalIssues,BranchMispredictions");
+    assert_int_equal(perch_config_split_names(c.pmc_sources, names, PERCH_CONFIG_MAX_NAMES), 2);
+    assert_string_equal(names[1], "BranchMispredictions");
+    assert_int_equal(perch_config_set_named(&c, "PmcSources", "a b", why, sizeof why),
+                     PERCH_EINVAL);
+    assert_int_equal(perch_config_set_named(&c, "PmcSources", "A,,B", why, sizeof why),
+                     PERCH_EINVAL);
+    assert_int_equal(
+        perch_config_set_named(&c, "CSwitchCounters", "a,b,c,d,e,f,g,h,i", why, sizeof why),
+        PERCH_ERANGE);
+    assert_non_null(strstr(why, "too many names"));
+    assert_int_equal(perch_config_set_named(&c, "PmcSources", "none", why, sizeof why), 0);
+    assert_string_equal(c.pmc_sources, "");
+    assert_int_equal(perch_config_split_names(c.pmc_sources, names, PERCH_CONFIG_MAX_NAMES), 0);
+}
+
+static void test_paths(void **state)
+{
+    perch_config c;
+    char why[PERCH_CONFIG_WHY_MAX], long_path[PERCH_CONFIG_PATH_MAX + 8];
+    perch_config_defaults(&c);
+    assert_int_equal(perch_config_set_named(&c, "CaptureDirectory", "D:\\traces", why, sizeof why),
+                     0);
+    assert_string_equal(c.capture_dir, "D:\\traces");
+    assert_int_equal(
+        perch_config_set_named(&c, "CaptureDirectory", "\\\\srv\\share", why, sizeof why), 0);
+    assert_int_equal(perch_config_set_named(&c, "DataDirectory", "%TEMP%\\p", why, sizeof why), 0);
+    assert_int_equal(perch_config_set_named(&c, "DataDirectory", "traces", why, sizeof why),
+                     PERCH_EINVAL);
+    assert_non_null(strstr(why, "not an absolute directory"));
+    assert_int_equal(perch_config_set_named(&c, "DataDirectory", "C:\\a|b", why, sizeof why),
+                     PERCH_EINVAL);
+    memset(long_path, 'a', sizeof long_path);
+    memcpy(long_path, "C:\\", 3);
+    long_path[sizeof long_path - 1] = '\0';
+    assert_int_equal(perch_config_set_named(&c, "DataDirectory", long_path, why, sizeof why),
+                     PERCH_ERANGE);
+    assert_non_null(strstr(why, "too long"));
+    assert_string_equal(c.data_dir, "%TEMP%\\p");
+}
+
+static void test_mask_and_unknown_key(void **state)
+{
+    perch_config c;
+    char why[PERCH_CONFIG_WHY_MAX], text[16];
+    perch_config_defaults(&c);
+    assert_int_equal(perch_config_set_named(&c, "LbrFilters", "0x21", why, sizeof why), 0);
+    assert_int_equal(perch_config_format(&c, key("LbrFilters"), text, sizeof text), 0);
+    assert_string_equal(text, "0x21");
+    assert_int_equal(perch_config_set_named(&c, "LbrFilters", "0x400", why, sizeof why),
+                     PERCH_ERANGE);
+    assert_non_null(strstr(why, "0x0 to 0x3ff"));
+    assert_int_equal(perch_config_set_named(&c, "Frobnicate", "1", why, sizeof why), PERCH_ENOENT);
+    assert_non_null(strstr(why, "'Frobnicate' is not a configuration key"));
+    assert_int_equal(perch_config_format(&c, key("LbrFilters"), text, 3), PERCH_ERANGE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_parse_and_round_trip),
+        cmocka_unit_test(test_documented_defaults),
+        cmocka_unit_test(test_find_is_case_insensitive),
+        cmocka_unit_test(test_number_range_refusal),
+        cmocka_unit_test(test_number_from_registry),
+        cmocka_unit_test(test_bool_and_enum),
+        cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_mask_and_unknown_key),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
