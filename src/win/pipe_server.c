@@ -144,7 +144,7 @@ void perch__pipe_close(pipe_client *c, const char *reason)
         snprintf(c->reason, sizeof c->reason, "%s", reason);
         snprintf(line, sizeof line, "pipe client pid %u (%s) disconnected by perchd: %s",
                  (unsigned)c->pid, c->image[0] ? c->image : "image unknown", reason);
-        log_line(s, PERCH_LOG_WARN, line);
+        log_line(s, PERCH_PROTO_LOG_WARN, line);
         s->stats.dropped++;
     }
     CancelIoEx(c->pipe, NULL);

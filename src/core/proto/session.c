@@ -180,7 +180,7 @@ static int failed(perch_proto_session *s, const perch_proto_header *h, perch_pro
         snprintf(a->message, sizeof a->message, "%s failed: %s%s", t, perch_strerror(err),
                  err == PERCH_ENOTSUP ? " (not available in this server)" : "");
     if (requests[h->type].logged)
-        perch__session_log(s, PERCH_LOG_WARN, "%s%s refused: %s", t, a->detail, a->message);
+        perch__session_log(s, PERCH_PROTO_LOG_WARN, "%s%s refused: %s", t, a->detail, a->message);
     return perch__session_error(s, h, err, a->message, reply);
 }
 
@@ -194,7 +194,7 @@ static int answered(perch_proto_session *s, const perch_proto_header *h, perch_p
         a->has_source = false;
     }
     if (err == 0 && requests[h->type].logged)
-        perch__session_log(s, PERCH_LOG_INFO, "%s%s done%s%s", perch__type_label(h->type),
+        perch__session_log(s, PERCH_PROTO_LOG_INFO, "%s%s done%s%s", perch__type_label(h->type),
                            a->detail, a->source.name[0] ? ": " : "", a->source.name);
     return err;
 }
@@ -222,7 +222,7 @@ static int run_request(perch_proto_session *s, const perch_proto_event *ev,
     a.request_id = ev->header.request_id;
     if (s->peer.role < rq->role) {
         if (rq->logged)
-            perch__session_log(s, PERCH_LOG_WARN, "%s refused: not an administrator", t);
+            perch__session_log(s, PERCH_PROTO_LOG_WARN, "%s refused: not an administrator", t);
         return perch__session_errorf(s, &ev->header, PERCH_EACCES, reply,
                                      "%s needs administrator rights: this client may only read "
                                      "status, captures and queries",

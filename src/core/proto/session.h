@@ -48,7 +48,7 @@ typedef struct perch_proto_source {
     char name[260];
 } perch_proto_source;
 
-enum { PERCH_LOG_INFO = 0, PERCH_LOG_WARN = 1, PERCH_LOG_ERROR = 2 };
+enum { PERCH_PROTO_LOG_INFO = 0, PERCH_PROTO_LOG_WARN = 1, PERCH_PROTO_LOG_ERROR = 2 };
 
 /* What the daemon offers. Every callback may be NULL (the request is then refused with
  * PERCH_ENOTSUP, "not available in this server"). A callback returns 0 after calling
