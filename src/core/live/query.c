@@ -55,7 +55,9 @@ int perch_live_query_create(const perch_live_query_opts *opts, perch_live_query 
         return PERCH_ENOMEM;
     q->o = o;
     q->nbuckets = o.span_ms / o.bucket_ms + 1;
+    q->ngroups = q->nbuckets / QGROUP + 2;
     q->ring = perch__calloc(q->nbuckets, sizeof *q->ring);
+    q->groups = perch__calloc(q->ngroups, sizeof *q->groups);
     for (q->stage_cap = 2; q->stage_cap < 2 * o.batch; q->stage_cap *= 2)
         ;
     q->stage = perch__alloc(sizeof *q->stage * q->stage_cap);
@@ -66,7 +68,7 @@ int perch_live_query_create(const perch_live_query_opts *opts, perch_live_query 
     perch__qtable_init(&q->mods, sizeof(perch_module_rec));
     perch__qtable_init(&q->stacks, sizeof(qstack));
     set_bucket_ticks(q, 0);
-    if (!q->ring || !q->stage || perch_mutex_create(&q->lock) < 0) {
+    if (!q->ring || !q->groups || !q->stage || perch_mutex_create(&q->lock) < 0) {
         perch_live_query_destroy(q);
         return PERCH_ENOMEM;
     }
@@ -74,8 +76,43 @@ int perch_live_query_create(const perch_live_query_opts *opts, perch_live_query 
     return 0;
 }
 
+static void totals_free(qtotals *t)
+{
+    perch__qagg_free(&t->threads);
+    perch__qagg_free(&t->stacks);
+    memset(t, 0, sizeof *t);
+}
+
+static void group_clear(perch_live_query *q, qgroup *g)
+{
+    q->bytes -= g->bytes;
+    totals_free(&g->t);
+    memset(g, 0, sizeof *g);
+}
+
+const qgroup *perch__q_group(const perch_live_query *q, uint64_t k)
+{
+    const qgroup *g = &q->groups[k / QGROUP % q->ngroups];
+    return g->used && g->index == k / QGROUP && !g->tainted ? g : NULL;
+}
+
+/* The group of bucket k, started afresh when its slot held an older group. */
+static qgroup *group_of(perch_live_query *q, uint64_t k)
+{
+    qgroup *g = &q->groups[k / QGROUP % q->ngroups];
+    if (!g->used || g->index != k / QGROUP) {
+        group_clear(q, g);
+        g->used = true;
+        g->index = k / QGROUP;
+    }
+    return g;
+}
+
 static void bucket_clear(perch_live_query *q, qbucket *b)
 {
+    qgroup *g = &q->groups[b->index / QGROUP % q->ngroups];
+    if (b->used && g->used && g->index == b->index / QGROUP)
+        g->tainted = true; /* its totals still hold what this bucket held */
     q->held_samples -= b->nsamples;
     q->held_slices -= b->nslices;
     q->bytes -= b->bytes;
@@ -83,8 +120,7 @@ static void bucket_clear(perch_live_query *q, qbucket *b)
     perch__free(b->slices);
     perch__free(b->pieces);
     perch__free(b->pmc);
-    perch__qagg_free(&b->threads);
-    perch__qagg_free(&b->stacks);
+    totals_free(&b->t);
     memset(b, 0, sizeof *b);
 }
 
@@ -94,6 +130,9 @@ void perch_live_query_destroy(perch_live_query *q)
         return;
     for (uint32_t i = 0; q->ring != NULL && i < q->nbuckets; i++)
         bucket_clear(q, &q->ring[i]);
+    for (uint32_t i = 0; q->groups != NULL && i < q->ngroups; i++)
+        group_clear(q, &q->groups[i]);
+    perch__free(q->groups);
     perch__q_free_entities(q);
     perch__free(q->ring);
     perch__free(q->stage);
@@ -167,13 +206,28 @@ static int grow(void **arr, size_t elem, uint32_t *cap, uint32_t need, qbucket *
     return err;
 }
 
-static int add_total(perch_live_query *q, qbucket *b, qagg *t, uint64_t key, uint64_t a,
+static int add_total(perch_live_query *q, size_t *owner_bytes, qagg *t, uint64_t key, uint64_t a,
                      uint64_t bval, bool first)
 {
     size_t grown = 0;
     int err = perch__qagg_add(t, key, a, bval, first, &grown);
-    b->bytes += grown;
+    *owner_bytes += grown;
     q->bytes += grown;
+    return err;
+}
+
+/* A timer sample into the totals of its bucket and of the bucket's group. */
+static int count_sample(perch_live_query *q, qbucket *b, const qsample *s)
+{
+    qgroup *g = group_of(q, b->index);
+    b->t.samples++;
+    g->t.samples++;
+    int err = add_total(q, &b->bytes, &b->t.threads, s->thread_key, 1, 0, false);
+    err = err < 0 ? err : add_total(q, &g->bytes, &g->t.threads, s->thread_key, 1, 0, false);
+    if (err == 0 && s->stack_id != 0)
+        err = add_total(q, &b->bytes, &b->t.stacks, s->stack_id, 1, s->thread_key, true);
+    if (err == 0 && s->stack_id != 0)
+        err = add_total(q, &g->bytes, &g->t.stacks, s->stack_id, 1, s->thread_key, true);
     return err;
 }
 
@@ -193,24 +247,22 @@ static int publish_sample(perch_live_query *q, const qsample *s)
     q->held_samples++;
     if (s->ts > q->newest_ts)
         q->newest_ts = s->ts;
-    if (s->kind != PERCH_SAMPLE_TIMER)
-        return 0;
-    b->samples_total++;
-    int err = add_total(q, b, &b->threads, s->thread_key, 1, 0, false);
-    if (err == 0 && s->stack_id != 0)
-        err = add_total(q, b, &b->stacks, s->stack_id, 1, s->thread_key, true);
-    return err;
+    return s->kind == PERCH_SAMPLE_TIMER ? count_sample(q, b, s) : 0;
 }
 
 /* CPU time of [lo, hi) of a slice into bucket b's totals. */
 static int slice_time(perch_live_query *q, qbucket *b, uint64_t key, uint32_t tid, uint64_t d)
 {
+    qgroup *g = group_of(q, b->index);
     if (tid == 0) {
-        b->idle_ticks += d;
+        b->t.idle_ticks += d;
+        g->t.idle_ticks += d;
         return 0;
     }
-    b->cpu_ticks += d;
-    return add_total(q, b, &b->threads, key, 0, d, false);
+    b->t.cpu_ticks += d;
+    g->t.cpu_ticks += d;
+    int err = add_total(q, &b->bytes, &b->t.threads, key, 0, d, false);
+    return err < 0 ? err : add_total(q, &g->bytes, &g->t.threads, key, 0, d, false);
 }
 
 /* The pieces of a slice in the buckets before its own. */

@@ -188,11 +188,11 @@ static void free_stack(perch_live_query *q, qstack *s)
 static void mark_stacks(perch_live_query *q)
 {
     for (uint32_t k = 0; k < q->nbuckets; k++) {
-        const qagg *a = &q->ring[k].stacks;
+        const qagg *a = &q->ring[k].t.stacks;
         if (!q->ring[k].used)
             continue;
-        for (uint32_t j = 0; j < a->cap; j++) {
-            qstack *s = a->used[j] ? perch__qtable_get(&q->stacks, a->keys[j]) : NULL;
+        for (uint32_t j = 0; j < a->count; j++) {
+            qstack *s = perch__qtable_get(&q->stacks, a->keys[j]);
             if (s != NULL)
                 s->mark = q->sweep_gen;
         }

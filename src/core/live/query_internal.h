@@ -15,12 +15,14 @@
 #include "model/hmap.h"
 #include "perch/thread.h"
 
-/* A small open-addressing total table: key -> (a, b). Never shrinks; freed with its bucket. */
+/* A small total table: key -> (a, b), entries dense in insertion order (keys[i], a[i], b[i]
+ * for i < count, so adding one table into another walks only its entries) behind an
+ * open-addressing index (slots hold entry + 1, 0 = empty). Never shrinks; freed whole. */
 typedef struct qagg {
     uint64_t *keys;
     uint64_t *a, *b;
-    uint8_t *used;
-    uint32_t cap, count;
+    uint32_t *slots;
+    uint32_t count, ecap, cap;
 } qagg;
 
 /* Adds (a, b) to key's totals; for stack totals b keeps the first non-zero value (the thread
@@ -61,6 +63,13 @@ typedef struct qpiece {
     uint32_t tid;
 } qpiece;
 
+/* The totals of a stretch of trace time. */
+typedef struct qtotals {
+    qagg threads; /* thread key -> (timer samples, cpu ticks) */
+    qagg stacks;  /* stack id -> (timer samples, thread key of one of them) */
+    uint64_t samples, cpu_ticks, idle_ticks;
+} qtotals;
+
 typedef struct qbucket {
     uint64_t index; /* absolute: ts / bucket_ticks */
     bool used;
@@ -69,11 +78,21 @@ typedef struct qbucket {
     qpiece *pieces;
     uint64_t *pmc;
     uint32_t nsamples, csamples, nslices, cslices, npieces, cpieces, npmc, cpmc;
-    qagg threads; /* thread key -> (timer samples, cpu ticks) */
-    qagg stacks;  /* stack id -> (timer samples, thread key of one of them) */
-    uint64_t samples_total, cpu_ticks, idle_ticks;
+    qtotals t;
     size_t bytes;
 } qbucket;
+
+/* The totals of QGROUP consecutive buckets (index = bucket index / QGROUP), kept beside the
+ * buckets' own so a long window adds up a few groups instead of many buckets. A group one of
+ * whose buckets was dropped is tainted: queries then add up its buckets instead. */
+#define QGROUP 16u
+
+typedef struct qgroup {
+    uint64_t index;
+    bool used, tainted;
+    qtotals t;
+    size_t bytes;
+} qgroup;
 
 /* A table of rows of row_size bytes indexed by key (swap-remove on delete). */
 typedef struct qtable {
@@ -98,8 +117,9 @@ struct perch_live_query {
     char *source, *session_config;
     bool have_info;
     uint64_t bucket_ticks;
-    uint32_t nbuckets;
+    uint32_t nbuckets, ngroups;
     qbucket *ring;
+    qgroup *groups;
     bool any;
     uint64_t newest_index, newest_ts, held_from_ts;
     uint64_t sweep_index; /* newest_index at the last sweep */
@@ -156,5 +176,7 @@ int perch__q_emit_info(const perch_live_query *q, const perch_sink *sink);
 uint64_t perch__q_oldest_index(const perch_live_query *q);
 /* The bucket holding absolute index k, or NULL (under the lock). */
 qbucket *perch__q_bucket(perch_live_query *q, uint64_t k);
+/* The untainted group holding bucket k (k a multiple of QGROUP), or NULL (under the lock). */
+const qgroup *perch__q_group(const perch_live_query *q, uint64_t k);
 
 #endif

@@ -15,60 +15,75 @@
 
 size_t perch__qagg_bytes(const qagg *t)
 {
-    return (size_t)t->cap * (3 * sizeof(uint64_t) + 1);
+    return (size_t)t->ecap * 3 * sizeof(uint64_t) + (size_t)t->cap * sizeof(uint32_t);
 }
 
-static int qagg_grow(qagg *t, size_t *bytes)
+static int grow_entries(qagg *t, size_t *bytes)
 {
-    qagg n = {NULL, NULL, NULL, NULL, t->cap ? t->cap * 2 : QAGG_MIN, 0};
-    n.keys = perch__alloc(sizeof *n.keys * n.cap);
-    n.a = perch__alloc(sizeof *n.a * n.cap);
-    n.b = perch__alloc(sizeof *n.b * n.cap);
-    n.used = perch__calloc(n.cap, 1);
-    if (!n.keys || !n.a || !n.b || !n.used) {
-        perch__qagg_free(&n);
+    uint32_t n = t->ecap ? t->ecap * 2 : QAGG_MIN / 2;
+    uint64_t *k = perch__realloc(t->keys, sizeof *k * n);
+    if (k == NULL)
         return PERCH_ENOMEM;
+    t->keys = k;
+    uint64_t *a = perch__realloc(t->a, sizeof *a * n);
+    if (a == NULL)
+        return PERCH_ENOMEM;
+    t->a = a;
+    uint64_t *b = perch__realloc(t->b, sizeof *b * n);
+    if (b == NULL)
+        return PERCH_ENOMEM;
+    t->b = b;
+    *bytes += (size_t)(n - t->ecap) * 3 * sizeof(uint64_t);
+    t->ecap = n;
+    return 0;
+}
+
+static int grow_slots(qagg *t, size_t *bytes)
+{
+    uint32_t n = t->cap ? t->cap * 2 : QAGG_MIN;
+    uint32_t *slots = perch__calloc(n, sizeof *slots);
+    if (slots == NULL)
+        return PERCH_ENOMEM;
+    for (uint32_t i = 0; i < t->count; i++) {
+        uint32_t j = (uint32_t)perch__mix64(t->keys[i]) & (n - 1);
+        while (slots[j])
+            j = (j + 1) & (n - 1);
+        slots[j] = i + 1;
     }
-    for (uint32_t i = 0; i < t->cap; i++) {
-        if (!t->used[i])
-            continue;
-        uint32_t j = (uint32_t)perch__mix64(t->keys[i]) & (n.cap - 1);
-        while (n.used[j])
-            j = (j + 1) & (n.cap - 1);
-        n.used[j] = 1;
-        n.keys[j] = t->keys[i];
-        n.a[j] = t->a[i];
-        n.b[j] = t->b[i];
-    }
-    n.count = t->count;
-    *bytes += perch__qagg_bytes(&n) - perch__qagg_bytes(t);
-    perch__qagg_free(t);
-    *t = n;
+    *bytes += (size_t)(n - t->cap) * sizeof *slots;
+    perch__free(t->slots);
+    t->slots = slots;
+    t->cap = n;
     return 0;
 }
 
 int perch__qagg_add(qagg *t, uint64_t key, uint64_t a, uint64_t b, bool keep_first_b, size_t *bytes)
 {
     if ((t->count + 1) * 2 > t->cap) {
-        int err = qagg_grow(t, bytes);
+        int err = grow_slots(t, bytes);
         if (err < 0)
             return err;
     }
     uint32_t j = (uint32_t)perch__mix64(key) & (t->cap - 1);
-    while (t->used[j] && t->keys[j] != key)
+    while (t->slots[j] && t->keys[t->slots[j] - 1] != key)
         j = (j + 1) & (t->cap - 1);
-    if (!t->used[j]) {
-        t->used[j] = 1;
-        t->keys[j] = key;
-        t->a[j] = 0;
-        t->b[j] = 0;
-        t->count++;
+    if (!t->slots[j]) {
+        if (t->count == t->ecap) {
+            int err = grow_entries(t, bytes);
+            if (err < 0)
+                return err;
+        }
+        t->keys[t->count] = key;
+        t->a[t->count] = 0;
+        t->b[t->count] = 0;
+        t->slots[j] = ++t->count;
     }
-    t->a[j] += a;
+    uint32_t e = t->slots[j] - 1;
+    t->a[e] += a;
     if (!keep_first_b)
-        t->b[j] += b;
-    else if (t->b[j] == 0)
-        t->b[j] = b;
+        t->b[e] += b;
+    else if (t->b[e] == 0)
+        t->b[e] = b;
     return 0;
 }
 
@@ -77,7 +92,7 @@ void perch__qagg_free(qagg *t)
     perch__free(t->keys);
     perch__free(t->a);
     perch__free(t->b);
-    perch__free(t->used);
+    perch__free(t->slots);
     memset(t, 0, sizeof *t);
 }
 

@@ -70,9 +70,8 @@ static void add(topq *t, uint64_t key, uint64_t a, uint64_t b, bool first)
 
 static void merge_totals(topq *t, const qagg *a, bool stacks)
 {
-    for (uint32_t j = 0; j < a->cap; j++)
-        if (a->used[j])
-            add(t, a->keys[j], a->a[j], a->b[j], stacks);
+    for (uint32_t j = 0; j < a->count; j++)
+        add(t, a->keys[j], a->a[j], a->b[j], stacks);
 }
 
 static void scan_time(topq *t, uint64_t key, uint32_t tid, uint64_t lo, uint64_t hi)
@@ -113,21 +112,33 @@ static void scan_bucket(perch_live_query *q, topq *t, const qbucket *b)
         scan_time(t, b->pieces[i].thread_key, b->pieces[i].tid, b->pieces[i].lo, b->pieces[i].hi);
 }
 
-static void add_bucket(perch_live_query *q, topq *t, uint64_t k)
+static void add_totals(topq *t, const qtotals *x)
 {
-    const qbucket *b = perch__q_bucket(q, k);
-    uint64_t lo = k * q->bucket_ticks, hi = lo + q->bucket_ticks;
     bool stacks = t->req->what == PERCH_TOP_STACKS;
-    if (b == NULL)
-        return;
-    if (t->from <= lo && t->to >= hi && !(stacks && t->req->has_pid)) {
-        merge_totals(t, stacks ? &b->stacks : &b->threads, stacks);
-        t->samples += b->samples_total;
-        t->cpu += b->cpu_ticks;
-        t->idle += b->idle_ticks;
-    } else {
-        scan_bucket(q, t, b);
+    merge_totals(t, stacks ? &x->stacks : &x->threads, stacks);
+    t->samples += x->samples;
+    t->cpu += x->cpu_ticks;
+    t->idle += x->idle_ticks;
+}
+
+/* Adds bucket k, or the whole group starting at k when it lies inside the window; returns
+ * how many buckets it covered. */
+static uint64_t add_span(perch_live_query *q, topq *t, uint64_t k)
+{
+    uint64_t lo = k * q->bucket_ticks, hi = lo + q->bucket_ticks;
+    bool totals_ok = !(t->req->what == PERCH_TOP_STACKS && t->req->has_pid);
+    const qgroup *g = k % QGROUP == 0 ? perch__q_group(q, k) : NULL;
+    if (g != NULL && totals_ok && t->from <= lo &&
+        (t->to == UINT64_MAX || t->to >= lo + QGROUP * q->bucket_ticks)) {
+        add_totals(t, &g->t);
+        return QGROUP;
     }
+    const qbucket *b = perch__q_bucket(q, k);
+    if (b != NULL && totals_ok && t->from <= lo && t->to >= hi)
+        add_totals(t, &b->t);
+    else if (b != NULL)
+        scan_bucket(q, t, b);
+    return 1;
 }
 
 static int cmp_rows(const void *pa, const void *pb, uint8_t order)
@@ -158,9 +169,7 @@ static int cmp_samples(const void *a, const void *b)
 static int fold_processes(perch_live_query *q, topq *t)
 {
     qagg procs = {0};
-    for (uint32_t j = 0; j < t->res.cap && t->err == 0; j++) {
-        if (!t->res.used[j])
-            continue;
+    for (uint32_t j = 0; j < t->res.count && t->err == 0; j++) {
         const perch_thread_rec *th = perch__q_thread_rec(q, t->res.keys[j]);
         uint64_t pk = th ? th->process_key : 0;
         t->err = perch__qagg_add(&procs, pk, t->res.a[j], t->res.b[j], false, &t->bytes);
@@ -178,9 +187,7 @@ static perch_proto_top_row *make_rows(perch_live_query *q, topq *t, uint32_t *n)
     *n = 0;
     if (rows == NULL)
         return NULL;
-    for (uint32_t j = 0; j < t->res.cap; j++) {
-        if (!t->res.used[j])
-            continue;
+    for (uint32_t j = 0; j < t->res.count; j++) {
         perch_proto_top_row row = {t->res.keys[j], 0, t->res.a[j], t->res.b[j]};
         if (r->what == PERCH_TOP_STACKS) {
             row.owner = t->res.b[j];
@@ -222,9 +229,9 @@ int perch_live_query_top(perch_live_query *q, const perch_proto_top_req *req, pe
         return err;
     t.from = span.from_ts;
     t.to = open ? UINT64_MAX : span.to_ts;
-    for (uint64_t k = k0; any && k <= k1 && t.err == 0; k++) {
+    for (uint64_t k = k0; any && k <= k1 && t.err == 0;) {
         perch_mutex_lock(q->lock);
-        add_bucket(q, &t, k);
+        k += add_span(q, &t, k);
         perch_mutex_unlock(q->lock);
     }
     uint32_t n = 0;
