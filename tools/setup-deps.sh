@@ -3,6 +3,10 @@
 # dependency Debian does not package for mingw-w64: cmocka, from Debian's own source package,
 # into build/deps/cmocka-mingw (static, outside the source tree, never committed).
 #
+# Then the viewer checks' tools: Debian's chromium (and Node.js with npm when the machine has
+# none), and the npm packages pinned in tests/viewers/package-lock.json (npm ci into
+# build/viewers, tests/viewers/install.sh).
+#
 # Safe to run again: packages already installed and a cmocka already built are left alone.
 # Uses apt-get directly as root (CI) or through sudo otherwise.
 set -euo pipefail
@@ -18,7 +22,10 @@ PACKAGES=(
     mingw-w64 wine wine64
     dpkg-dev xz-utils patch ca-certificates
     golang-go python3
+    chromium
 )
+# Node.js: the machine's own when it has one (an image may ship a newer one than Debian's).
+command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then
@@ -136,3 +143,4 @@ build_cmocka_mingw() {
 
 install_packages
 build_cmocka_mingw
+"$ROOT/tests/viewers/install.sh"

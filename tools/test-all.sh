@@ -5,6 +5,10 @@
 # Two more presets are built but not run (mingw-release, clang-release): every build type
 # must compile warning-free with both compilers, and -O3 finds warnings -O2 does not.
 #
+# Then the viewer checks (tests/viewers/run.sh): the exports and the HTML report opened in the
+# real tools (headless Chromium with speedscope and the DevTools Performance panel,
+# profiler-cli, go tool pprof), on the linux build.
+#
 # Each run prints ctest's own summary; at the end one line per preset and a total. Exits
 # non-zero if any build fails, any test fails, or any preset ran no test at all.
 set -euo pipefail
@@ -84,6 +88,31 @@ done
 for preset in "${BUILD_ONLY[@]}"; do
     build_only "$preset"
 done
+
+# run_viewers: the viewer checks on the linux build; a missing tool fails them.
+run_viewers() {
+    local log="$LOGS/viewers.log" rc=0 line
+    PASSED[viewers]=0
+    FAILED[viewers]=0
+    echo "==================== viewers ===================="
+    if [ "${STATUS[linux]}" != ok ]; then
+        STATUS[viewers]="not run (the linux preset failed)"
+        return
+    fi
+    "$ROOT/tests/viewers/run.sh" "$ROOT/build/linux" 2>&1 | tee "$log" || rc=$?
+    line="$(grep -E '^viewers: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1 || true)"
+    if [ -n "$line" ]; then
+        PASSED[viewers]="$(sed -E 's/viewers: ([0-9]+) passed.*/\1/' <<<"$line")"
+        FAILED[viewers]="$(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"$line")"
+    fi
+    if [ "$rc" -eq 0 ] && [ "${FAILED[viewers]}" -eq 0 ] && [ "${PASSED[viewers]}" -gt 0 ]; then
+        STATUS[viewers]="ok"
+    else
+        STATUS[viewers]="failed (see $log)"
+    fi
+}
+run_viewers
+PRESETS+=(viewers)
 
 echo "==================== summary ===================="
 total_passed=0

@@ -12,8 +12,10 @@
  *
  * A push copies the record, its payload and its extended data into the queue's own ring of
  * bytes, so the producer's buffers may be reused as soon as push returns. A popped record (and
- * the bytes it points to) stays valid until the next pop or release by the consumer. Memory is
- * fixed at create time: nothing is allocated per record.
+ * the bytes it points to) stays valid until the next pop or perch_event_queue_release by the
+ * consumer. Memory is fixed at create time: nothing is allocated per record. The
+ * implementation (src/core/pipeline/event_queue.c) is lock-free on both fast paths; a lock is
+ * taken only to sleep or to wake a sleeping side.
  *
  * Exactly one thread may push and exactly one thread may pop; close and the statistics may be
  * called from any thread.
@@ -61,25 +63,34 @@ int perch_event_queue_push(perch_event_queue *q, const perch_event *ev);
 void perch_event_queue_close(perch_event_queue *q, int status);
 
 /* Consumer side: stop the producer (a blocked push returns PERCH_ECANCELED, later pushes
- * PERCH_ESTATE). Used when the model failed and the reader must not wait forever. */
+ * PERCH_ESTATE). Used when the model failed and the reader must not wait forever. After a
+ * cancel, pop returns PERCH_ECANCELED; the producer should still close (its status then says
+ * how it stopped). */
 void perch_event_queue_cancel(perch_event_queue *q);
 
-/* Consumer: the next record into *ev (borrowed until the next pop). Waits up to timeout_ms
- * (0: do not wait; UINT32_MAX: forever). Returns 0, PERCH_ETIMEDOUT, or PERCH_EOF once the
- * producer closed the queue and every record was popped. */
+/* Consumer: the next record into *ev (borrowed until the next pop or release). Waits up to
+ * timeout_ms (0: do not wait; UINT32_MAX: forever). Returns 0, PERCH_ETIMEDOUT, PERCH_EOF
+ * once the producer closed the queue and every record was popped, or PERCH_ECANCELED after
+ * perch_event_queue_cancel. *ev is untouched unless 0 is returned. */
 int perch_event_queue_pop(perch_event_queue *q, perch_event *ev, uint32_t timeout_ms);
+
+/* Consumer: gives the record popped last back to the producer before the next pop (when the
+ * consumer is done with its bytes but will not pop again soon). No effect when nothing is
+ * held. */
+void perch_event_queue_release(perch_event_queue *q);
 
 /* The status given to perch_event_queue_close (0 until closed). */
 int perch_event_queue_close_status(const perch_event_queue *q);
 
 typedef struct perch_event_queue_stats {
-    uint64_t pushed;      /* records accepted */
+    uint64_t pushed; /* records accepted */
     uint64_t popped;
-    uint64_t dropped;     /* try_push found the queue full */
-    uint64_t oversized;   /* refused: larger than a quarter of the ring */
-    uint64_t bytes_high;  /* most bytes ever queued at once */
-    uint64_t capacity;    /* ring bytes */
-    uint64_t push_waits;  /* blocking pushes that had to wait */
+    uint64_t dropped;    /* try_push found the queue full */
+    uint64_t oversized;  /* refused: larger than a quarter of the ring */
+    uint64_t bytes_high; /* most bytes ever queued at once, as the producer saw it (it may
+                          * overstate by what the consumer had just released) */
+    uint64_t capacity;   /* ring bytes */
+    uint64_t push_waits; /* blocking pushes that had to wait */
 } perch_event_queue_stats;
 
 /* A consistent-enough snapshot of the counters (each read atomically), from any thread. */

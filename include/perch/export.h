@@ -46,6 +46,11 @@ typedef struct perch_export_options {
     bool folded_process;         /* folded: prefix each stack with "process (pid)" */
     bool folded_thread;          /* folded: prefix each stack with "thread (tid)" */
     uint64_t gecko_max_markers;  /* gecko: most slices kept as markers; 0 = 1,000,000 */
+    uint64_t gecko_max_samples;  /* gecko: most samples kept at their own times; past it
+                                    one sample per distinct stack; 0 = 20,000,000 */
+    bool folded_pmc;             /* folded: the PMC samples of folded_pmc_source instead of
+                                    the timer samples (the default) */
+    uint16_t folded_pmc_source;  /* folded: the PMC profile source with folded_pmc */
 } perch_export_options;
 
 /* Fills opt with the defaults (and opt->size). */

@@ -1,14 +1,17 @@
 /*
  * Chrome Trace Event export over the synthetic stream (two passes): valid JSON in the object
  * form with the documented fields, metadata naming processes and threads (pids learnt from
- * late records in pass 1), per-thread sample instants, slice complete events whose ts/dur are
- * exact microseconds from raw ticks and perf_freq, args with PMC deltas under the counter
- * names, and the optional per-CPU tracks. Also the exact tick -> time conversion.
+ * late records in pass 1), timer samples as per-thread CPU profiles (Profile/ProfileChunk:
+ * nodes, samples, time deltas, gap samples, a span for sample-only threads), PMC samples as
+ * instants, slice complete events whose ts/dur are exact microseconds from raw ticks and
+ * perf_freq, args with PMC deltas under the counter names, the optional per-CPU tracks in CPU
+ * order. Also the exact tick -> time conversion and the profile's reordering of late samples.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cmocka.h>
 
@@ -16,7 +19,7 @@
 #include "export_fixture.h"
 #include "json_check.h"
 
-static char *export_chrome(struct jdoc *d, bool cpu_tracks)
+static char *export_chrome_opt(struct jdoc *d, bool cpu_tracks, uint64_t interval_ns)
 {
     perch_export_options opt;
     size_t len;
@@ -24,10 +27,16 @@ static char *export_chrome(struct jdoc *d, bool cpu_tracks)
     char *text;
     perch_export_options_init(&opt);
     opt.cpu_tracks = cpu_tracks;
+    opt.sample_interval_ns = interval_ns;
     text = fx_export(PERCH_EXPORT_CHROME, &opt, &len, &err);
     assert_int_equal(err, 0);
     assert_true(jparse(d, text));
     return text;
+}
+
+static char *export_chrome(struct jdoc *d, bool cpu_tracks)
+{
+    return export_chrome_opt(d, cpu_tracks, 0);
 }
 
 /* The n-th event (0-based) with ph and tid (tid < 0: any), or -1. */
@@ -61,7 +70,8 @@ static void test_document(void **state)
     (void)state;
     assert_true(jstreq(&d, jget(&d, 0, "displayTimeUnit"), "ns"));
     assert_true(jnum(&d, jget(&d, other, "perf_freq")) == 1e7);
-    assert_true(jnum(&d, jget(&d, other, "samples")) == 17);
+    assert_true(jnum(&d, jget(&d, other, "samples")) == 15); /* timer sample records */
+    assert_true(jnum(&d, jget(&d, other, "pmc_samples")) == 2);
     assert_true(jnum(&d, jget(&d, other, "slices")) == 4);
     for (long i = 0; i < jlen(&d, events); i++) {
         long e = jat(&d, events, i);
@@ -74,44 +84,189 @@ static void test_document(void **state)
             assert_true(jstreq(&d, jget(&d, e, "s"), "t"));
     }
     /* 4 process/thread names + the unknown process (T4 has no thread record) + one idle
-     * track per CPU */
-    assert_int_equal(count_events(&d, "M", -1, -1), 7);
-    assert_true(jstreq(&d, jget(&d, jget(&d, find_event(&d, "M", 1234, 1001, 0), "args"), "name"),
-                       "main"));
-    assert_true(jstreq(&d, jget(&d, jget(&d, find_event(&d, "M", 5678, 0, 0), "args"), "name"),
-                       "svc.exe"));
+     * track per CPU, with its sort index */
+    assert_int_equal(count_events(&d, "M", -1, -1), 9);
+    assert_true(
+        jstreq(&d, jget(&d, jget(&d, find_event(&d, "M", 1234, 1001, 0), "args"), "name"), "main"));
+    assert_true(
+        jstreq(&d, jget(&d, jget(&d, find_event(&d, "M", 5678, 0, 0), "args"), "name"), "svc.exe"));
     jfree(&d);
     free(text);
+}
+
+/* The CPU profile of track (pid, tid) as a viewer rebuilds it: sample times (start + the sum
+ * of time deltas), node ids, and the name of each sampled node. */
+struct prof {
+    long profiles, chunks, n; /* n: samples, gap samples (the root) included */
+    double us[64];
+    long node[64];
+    char leaf[64][64];
+};
+
+static void node_name(const struct jdoc *d, long nodes, long id, char *out)
+{
+    for (long i = 0; i < jlen(d, nodes); i++) {
+        long nd = jat(d, nodes, i);
+        if (jnum(d, jget(d, nd, "id")) == (double)id) {
+            long fn = jget(d, jget(d, nd, "callFrame"), "functionName");
+            snprintf(out, 64, "%.*s", (int)d->n[fn].slen, d->n[fn].s);
+        }
+    }
+}
+
+static void read_profile(const struct jdoc *d, double pid, double tid, struct prof *p)
+{
+    long events = jget(d, 0, "traceEvents"), all_nodes[8];
+    double t = 0;
+    memset(p, 0, sizeof *p);
+    for (long i = 0; i < jlen(d, events); i++) {
+        long e = jat(d, events, i), data = jget(d, jget(d, e, "args"), "data");
+        if (!jstreq(d, jget(d, e, "ph"), "P") || jnum(d, jget(d, e, "pid")) != pid ||
+            jnum(d, jget(d, e, "tid")) != tid)
+            continue;
+        if (jstreq(d, jget(d, e, "name"), "Profile")) {
+            p->profiles++;
+            t = jnum(d, jget(d, data, "startTime"));
+            assert_true(jnum(d, jget(d, e, "ts")) == t);
+            continue;
+        }
+        assert_true(jstreq(d, jget(d, e, "name"), "ProfileChunk"));
+        assert_true(p->chunks < 8);
+        long cpu = jget(d, data, "cpuProfile"), samples = jget(d, cpu, "samples");
+        long deltas = jget(d, data, "timeDeltas");
+        all_nodes[p->chunks++] = jget(d, cpu, "nodes");
+        assert_int_equal(jlen(d, samples), jlen(d, deltas));
+        for (long k = 0; k < jlen(d, samples); k++) {
+            assert_true(p->n < 64);
+            assert_true(jnum(d, jat(d, deltas, k)) >= 0);
+            t += jnum(d, jat(d, deltas, k));
+            p->us[p->n] = t;
+            p->node[p->n] = (long)jnum(d, jat(d, samples, k));
+            p->leaf[p->n][0] = 0;
+            for (long c = 0; c < p->chunks; c++)
+                node_name(d, all_nodes[c], p->node[p->n], p->leaf[p->n]);
+            p->n++;
+        }
+    }
+}
+
+static long real_samples(const struct prof *p)
+{
+    long n = 0;
+    for (long i = 0; i < p->n; i++)
+        n += p->node[i] != 1;
+    return n;
 }
 
 static void test_samples(void **state)
 {
     struct jdoc d;
     char *text = export_chrome(&d, false);
+    struct prof p;
     long e;
     (void)state;
-    /* per-thread sample events: T1 5 timer + 2 PMC, T2 4 (pid from its process record),
-     * T3 5, T4 1 under the unknown-process pid */
-    assert_int_equal(count_events(&d, "i", 1234, 1001), 7);
-    assert_int_equal(count_events(&d, "i", 1234, 1002), 4);
-    assert_int_equal(count_events(&d, "i", 5678, 2001), 5);
-    assert_int_equal(count_events(&d, "i", 2147483646, 3001), 1);
-    assert_int_equal(count_events(&d, "i", -1, -1), 17);
-    /* sample 0: T1, S1 at 100 us, leaf frame named */
+    /* timer samples: T1 5, T2 4 (pid from its process record), T3 6 (one sample has Count 2),
+     * T4 1 under the unknown-process pid; each closed by one gap sample (the root) */
+    read_profile(&d, 1234, 1001, &p);
+    assert_int_equal(p.profiles, 1);
+    assert_int_equal(real_samples(&p), 5);
+    assert_int_equal(p.n, 6);
+    assert_true(p.us[0] == 100.0); /* sample 0: T1, S1 at 100 us, its leaf frame */
+    assert_string_equal(p.leaf[0], "ntoskrnl.exe!+0x1000");
+    assert_string_equal(p.leaf[1], "app.exe!+0x200");
+    assert_true(p.node[5] == 1 && p.us[5] == p.us[4] + 1000.0);
+    read_profile(&d, 1234, 1002, &p);
+    assert_int_equal(real_samples(&p), 4);
+    assert_true(p.us[2] == 450.0); /* T2's stackless sample at app+0x400 (sample 7) */
+    assert_string_equal(p.leaf[2], "app.exe!+0x400");
+    read_profile(&d, 5678, 2001, &p);
+    assert_int_equal(real_samples(&p), 6);
+    assert_true(p.us[1] == p.us[2]);                /* the Count 2 sample twice at one time */
+    assert_string_equal(p.leaf[3], "?!0x12345678"); /* S5 at 550 us (sample 9) */
+    read_profile(&d, 2147483646, 3001, &p);
+    assert_int_equal(real_samples(&p), 1);
+    assert_string_equal(p.leaf[0], "ntoskrnl.exe!+0x5000");
+    /* PMC samples stay instants: T1's two, at 500 and 850 us (samples 8 and 15) */
+    assert_int_equal(count_events(&d, "i", -1, -1), 2);
     e = find_event(&d, "i", 1234, 1001, 0);
-    assert_true(jstreq(&d, jget(&d, e, "name"), "ntoskrnl.exe!+0x1000"));
-    assert_true(jnum(&d, jget(&d, e, "ts")) == 100.0);
-    assert_true(jnum(&d, jget(&d, jget(&d, e, "args"), "stack_id")) == 1);
-    /* T2's stackless sample at app+0x400 (sample 7 at 450 us) */
-    e = find_event(&d, "i", 1234, 1002, 2);
-    assert_true(jstreq(&d, jget(&d, e, "name"), "app.exe!+0x400"));
-    assert_true(jnum(&d, jget(&d, e, "ts")) == 450.0);
-    assert_true(jnum(&d, jget(&d, jget(&d, e, "args"), "stack_id")) == 0);
-    /* a PMC sample: T1's fourth event (samples 0, 2, 5, then 8 at 500 us) */
-    e = find_event(&d, "i", 1234, 1001, 3);
     assert_true(jstreq(&d, jget(&d, e, "cat"), "pmc_sample"));
     assert_true(jnum(&d, jget(&d, e, "ts")) == 500.0);
     assert_true(jnum(&d, jget(&d, jget(&d, e, "args"), "pmc_source")) == 2);
+    /* threads with samples and no slices (T2, T4) get a "CPU samples" span */
+    e = find_event(&d, "X", 1234, 1002, 0);
+    assert_true(jstreq(&d, jget(&d, e, "name"), "CPU samples"));
+    assert_true(jnum(&d, jget(&d, e, "ts")) == 150.0);
+    assert_true(jnum(&d, jget(&d, e, "dur")) == 650.0 - 150.0 + 1000.0);
+    jfree(&d);
+    free(text);
+}
+
+/* With a 100 us interval, a sample not followed within 150 us gets a gap sample 100 us
+ * after it, so the flame chart shows T1 busy for 100 us per sample, not across the gap. */
+static void test_sample_gaps(void **state)
+{
+    static const double want_us[] = {100, 200, 350, 450, 600, 700, 800, 900};
+    static const long want_root[] = {0, 0, 0, 1, 0, 1, 0, 1};
+    struct jdoc d;
+    char *text = export_chrome_opt(&d, false, 100000);
+    struct prof p;
+    (void)state;
+    read_profile(&d, 1234, 1001, &p);
+    assert_int_equal(p.n, 8);
+    for (long i = 0; i < 8; i++) {
+        assert_true(p.us[i] == want_us[i]);
+        assert_int_equal(p.node[i] == 1, want_root[i]);
+    }
+    jfree(&d);
+    free(text);
+}
+
+/* Samples of one thread that arrive out of time order (a stack waiting for its user half)
+ * are written sorted, with no negative delta; one older than what was written is clamped. */
+static void test_profile_order(void **state)
+{
+    static const uint64_t ip = 0x1000;
+    perch__budget b = {1u << 24, 0};
+    perch__entities e;
+    perch__profiles p;
+    perch_json w;
+    perch_memory_out mem;
+    perch_output out;
+    char *text;
+    size_t len = 0;
+    static const uint64_t times[] = {300, 100, 200};
+    struct jdoc d;
+    struct prof pr;
+    (void)state;
+    perch_output_memory(&out, &mem, 1u << 20);
+    perch__entities_init(&e, &b);
+    memset(&p, 0, sizeof p);
+    p.budget = &b;
+    p.ents = &e;
+    p.w = &w;
+    p.interval_us = 1000;
+    perch_json_init(&w, perch__json_output_sink, &out);
+    perch_json_begin_object(&w);
+    perch_json_key(&w, "traceEvents");
+    perch_json_begin_array(&w);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(perch__profiles_sample(&p, 7, 8, 0, 0, &ip, 1, true, times[i], 1, true),
+                         0);
+    assert_int_equal(perch__profiles_finish(&p), 0);
+    perch_json_end_array(&w);
+    perch_json_end_object(&w);
+    perch_json_newline(&w);
+    assert_int_equal(perch_json_flush(&w), 0);
+    assert_int_equal(out.write(out.ctx, "", 1), 0); /* NUL-terminated for the parser */
+    text = (char *)perch_output_memory_take(&mem, &len);
+    assert_true(jparse(&d, text));
+    read_profile(&d, 7, 8, &pr);
+    assert_int_equal(pr.n, 4);
+    assert_true(pr.us[0] == 100 && pr.us[1] == 200 && pr.us[2] == 300 && pr.us[3] == 1300);
+    assert_int_equal(p.samples, 3);
+    perch__profiles_free(&p);
+    perch__entities_free(&e);
+    assert_int_equal(b.used, 0);
     jfree(&d);
     free(text);
 }
@@ -122,7 +277,7 @@ static void test_slices(void **state)
     char *text = export_chrome(&d, false);
     long e, args;
     (void)state;
-    assert_int_equal(count_events(&d, "X", -1, -1), 4);
+    assert_int_equal(count_events(&d, "X", -1, -1), 6); /* 4 slices, 2 "CPU samples" spans */
     /* T1 [200, 1200) us ready at 150 */
     e = find_event(&d, "X", 1234, 1001, 0);
     args = jget(&d, e, "args");
@@ -158,11 +313,14 @@ static void test_cpu_tracks(void **state)
     (void)state;
     assert_int_equal(count_events(&d, "X", 2147483647, -1), 4);
     e = find_event(&d, "X", 2147483647, 1, 0);
-    assert_true(jstreq(&d, jget(&d, e, "name"), "svc.exe (5678) (2001)"));
+    assert_true(jstreq(&d, jget(&d, e, "name"), "svc.exe (5678) thread 2001"));
     assert_true(jnum(&d, jget(&d, e, "dur")) == 250.0);
-    assert_true(jstreq(&d, jget(&d, jget(&d, find_event(&d, "M", 2147483647, 1, 0), "args"),
-                                "name"),
-                       "CPU 1"));
+    e = find_event(&d, "M", 2147483647, 1, 0);
+    assert_true(jstreq(&d, jget(&d, e, "name"), "thread_name"));
+    assert_true(jstreq(&d, jget(&d, jget(&d, e, "args"), "name"), "CPU 1"));
+    e = find_event(&d, "M", 2147483647, 1, 1); /* CPU tracks in CPU order */
+    assert_true(jstreq(&d, jget(&d, e, "name"), "thread_sort_index"));
+    assert_true(jnum(&d, jget(&d, jget(&d, e, "args"), "sort_index")) == 1);
     jfree(&d);
     free(text);
 }
@@ -179,8 +337,8 @@ static void test_idle_tracks(void **state)
     assert_true(jstreq(&d, jget(&d, e0, "name"), "idle"));
     assert_true(jnum(&d, jget(&d, e0, "dur")) == 200.0);
     assert_true(jnum(&d, jget(&d, e1, "dur")) == 300.0);
-    assert_true(jstreq(&d, jget(&d, jget(&d, find_event(&d, "M", 0, 2147418113.0, 0), "args"),
-                                "name"),
+    assert_true(jstreq(&d,
+                       jget(&d, jget(&d, find_event(&d, "M", 0, 2147418113.0, 0), "args"), "name"),
                        "Idle (CPU 1)"));
     jfree(&d);
     free(text);
@@ -201,12 +359,10 @@ static void test_tick_conversion(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_document),
-        cmocka_unit_test(test_samples),
-        cmocka_unit_test(test_slices),
-        cmocka_unit_test(test_cpu_tracks),
-        cmocka_unit_test(test_idle_tracks),
-        cmocka_unit_test(test_tick_conversion),
+        cmocka_unit_test(test_document),    cmocka_unit_test(test_samples),
+        cmocka_unit_test(test_sample_gaps), cmocka_unit_test(test_profile_order),
+        cmocka_unit_test(test_slices),      cmocka_unit_test(test_cpu_tracks),
+        cmocka_unit_test(test_idle_tracks), cmocka_unit_test(test_tick_conversion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

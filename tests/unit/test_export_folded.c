@@ -13,7 +13,7 @@
 
 #include "export_fixture.h"
 
-static char *export_folded(bool process, bool thread)
+static char *export_folded_pmc(bool process, bool thread, bool pmc, uint16_t source)
 {
     perch_export_options opt;
     size_t len;
@@ -22,6 +22,8 @@ static char *export_folded(bool process, bool thread)
     perch_export_options_init(&opt);
     opt.folded_process = process;
     opt.folded_thread = thread;
+    opt.folded_pmc = pmc;
+    opt.folded_pmc_source = source;
     text = fx_export(PERCH_EXPORT_FOLDED, &opt, &len, &err);
     assert_int_equal(err, 0);
     assert_non_null(text);
@@ -29,7 +31,13 @@ static char *export_folded(bool process, bool thread)
     return text;
 }
 
-/* Sorted lines: '?' (0x3f) sorts before letters, "app" before "ntdll"... */
+static char *export_folded(bool process, bool thread)
+{
+    return export_folded_pmc(process, thread, false, 0);
+}
+
+/* Sorted lines: '?' (0x3f) sorts before letters, "app" before "ntdll"... Timer samples only:
+ * the PMC samples (source 2) are a file of their own. */
 static const char expected_plain[] =
     "?!0x12345678 1\n"
     "app.exe!+0x400 1\n"
@@ -37,8 +45,7 @@ static const char expected_plain[] =
     "ntdll.dll!+0x50;app.exe!+0x200 2\n"
     "ntdll.dll!+0x60;svc.exe!+0x300 5\n"
     "ntoskrnl.exe!+0x3000;hal.dll!+0x10 2\n"
-    "ntoskrnl.exe!+0x5000 1\n"
-    "pmc:2;ntdll.dll!+0x50;app.exe!+0x200 2\n";
+    "ntoskrnl.exe!+0x5000 1\n";
 
 static void test_plain_lines(void **state)
 {
@@ -70,13 +77,25 @@ static void test_prefixed_lines(void **state)
     /* T2's record has no pid: it comes from its process record. */
     assert_non_null(strstr(text, "app.exe (1234);worker (1002);ntdll.dll!+0x50;app.exe!+0x100;"
                                  "ntoskrnl.exe!+0x2000;ntoskrnl.exe!+0x1000 1\n"));
-    assert_non_null(strstr(text, "svc.exe (5678);thread (2001);ntdll.dll!+0x60;svc.exe!+0x300 5\n"));
+    assert_non_null(strstr(text, "svc.exe (5678);thread 2001;ntdll.dll!+0x60;svc.exe!+0x300 5\n"));
     /* T4 never got a thread record: unknown process, kernel address still resolves. */
-    assert_non_null(strstr(text, "? (?);thread (3001);ntoskrnl.exe!+0x5000 1\n"));
-    assert_non_null(strstr(text, "pmc:2;app.exe (1234);main (1001);ntdll.dll!+0x50;"
-                                 "app.exe!+0x200 2\n"));
-    assert_int_equal(fx_count(text, "\n"), 9); /* T1 3, T2 3, T3 2, T4 1 rows */
-    assert_int_equal(sum_counts(text), 16 + 2);
+    assert_non_null(strstr(text, "? (?);thread 3001;ntoskrnl.exe!+0x5000 1\n"));
+    assert_null(strstr(text, "pmc"));
+    assert_int_equal(fx_count(text, "\n"), 8); /* T1 2, T2 3, T3 2, T4 1 timer rows */
+    assert_int_equal(sum_counts(text), 16);
+    free(text);
+}
+
+/* --folded-pmc 2: only the PMC samples of source 2, never added to the timer samples; a
+ * source with no samples gives an empty file. */
+static void test_pmc_source(void **state)
+{
+    char *text = export_folded_pmc(false, true, true, 2);
+    (void)state;
+    assert_string_equal(text, "main (1001);ntdll.dll!+0x50;app.exe!+0x200 2\n");
+    free(text);
+    text = export_folded_pmc(false, false, true, 19);
+    assert_string_equal(text, "");
     free(text);
 }
 
@@ -128,6 +147,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain_lines),
         cmocka_unit_test(test_prefixed_lines),
+        cmocka_unit_test(test_pmc_source),
         cmocka_unit_test(test_format_table),
         cmocka_unit_test(test_pass_order_and_limits),
     };

@@ -45,7 +45,15 @@ static void test_meta(void **state)
     /* start_filetime 133000000000000000 -> ms since 1970 */
     assert_true(jnum(&d, jget(&d, meta, "startTime")) ==
                 (double)((133000000000000000ull - 116444736000000000ull) / 10000));
-    assert_int_equal(jlen(&d, jget(&d, meta, "categories")), 3);
+    assert_int_equal(jlen(&d, jget(&d, meta, "categories")), 4);
+    assert_true(jstreq(&d, jget(&d, jat(&d, jget(&d, meta, "categories"), 3), "name"), "Idle"));
+    assert_true(jstreq(&d, jget(&d, meta, "oscpu"), "Windows")); /* the fixture has no build */
+    assert_true(jstreq(&d, jget(&d, jget(&d, meta, "sampleUnits"), "time"), "ms"));
+    assert_int_equal(jtype_of(&d, jget(&d, jget(&d, meta, "sampleUnits"), "threadCPUDelta")),
+                     J_STR);
+    assert_true(jstreq(
+        &d, jget(&d, jat(&d, jget(&d, jat(&d, jget(&d, meta, "extra"), 0), "entries"), 0), "label"),
+        "Samples"));
     assert_int_equal(jtype_of(&d, jget(&d, 0, "libs")), J_ARR);
     /* libs used: ntdll (P1), app, ntoskrnl, hal, ntdll (P2), svc */
     assert_int_equal(jlen(&d, jget(&d, 0, "libs")), 6);
@@ -103,17 +111,30 @@ static double weight_sum(const struct jdoc *d, long t)
     return sum;
 }
 
+static double cpu_delta_sum(const struct jdoc *d, long t)
+{
+    long w = jget(d, jget(d, t, "samples"), "threadCPUDelta");
+    double sum = 0;
+    for (long i = 0; i < jlen(d, w); i++)
+        sum += jnum(d, jat(d, w, i));
+    return sum;
+}
+
+/* Every sample at its own time, after one leading empty sample (weight 0, no stack) that
+ * makes the first sample's threadCPUDelta count; CPU = count x 1 ms, none for PMC. */
 static void test_threads(void **state)
 {
     static const struct {
         const char *name, *pid;
         double tid;
         long samples;
-        double weight;
+        double weight, cpu_us;
     } expect[] = {
-        {"main", "1234", 1001, 2, 5},           {"main pmc source 2", "1234", 1001, 1, 2},
-        {"worker", "1234", 1002, 3, 4},         {"thread", "5678", 2001, 2, 6},
-        {"thread", "?", 3001, 1, 1},
+        {"main (1001)", "1234", 1001, 1 + 5, 5, 5000},
+        {"main (1001) pmc source 2", "1234", 1001, 1 + 2, 2, 0},
+        {"worker (1002)", "1234", 1002, 1 + 4, 4, 4000},
+        {"thread 2001", "5678", 2001, 1 + 5, 6, 6000},
+        {"thread 3001", "?", 3001, 1 + 1, 1, 1000},
     };
     struct jdoc d;
     char *text = export_gecko(&d);
@@ -128,7 +149,36 @@ static void test_threads(void **state)
         assert_true(jnum(&d, jget(&d, t, "tid")) == expect[i].tid);
         assert_int_equal(jnum(&d, jget(&d, jget(&d, t, "samples"), "length")), expect[i].samples);
         assert_true(weight_sum(&d, t) == expect[i].weight);
+        assert_true(cpu_delta_sum(&d, t) == expect[i].cpu_us);
+        assert_int_equal(jtype_of(&d, jat(&d, jget(&d, jget(&d, t, "samples"), "stack"), 0)),
+                         J_NULL);
     }
+    /* T1's timer samples at 0.1, 0.2, 0.35, 0.6, 0.8 ms (samples 0, 2, 5, 10, 14) */
+    long time = jget(&d, jget(&d, jat(&d, threads, 0), "samples"), "time");
+    assert_true(jnum(&d, jat(&d, time, 0)) == 0.1 - 1.0);
+    assert_true(jnum(&d, jat(&d, time, 3)) == 0.35);
+    assert_true(jnum(&d, jat(&d, time, 5)) == 0.8);
+    jfree(&d);
+    free(text);
+}
+
+/* Past gecko_max_samples: one sample per distinct stack at its first time, weighted, and
+ * meta.extra says so; totals unchanged. */
+static void test_sample_fallback(void **state)
+{
+    perch_export_options opt;
+    struct jdoc d;
+    char *text;
+    long t;
+    (void)state;
+    perch_export_options_init(&opt);
+    opt.gecko_max_samples = 3;
+    text = export_gecko_opt(&d, &opt);
+    t = jat(&d, jget(&d, 0, "threads"), 0);
+    assert_int_equal(jnum(&d, jget(&d, jget(&d, t, "samples"), "length")), 1 + 2); /* S1, S2 */
+    assert_true(weight_sum(&d, t) == 5);
+    assert_true(cpu_delta_sum(&d, t) == 5000);
+    assert_non_null(strstr(text, "one sample per distinct stack"));
     jfree(&d);
     free(text);
 }
@@ -141,22 +191,34 @@ static bool frame_is(const struct jdoc *d, long t, long f, const char *s)
     return jstreq(d, jat(d, jget(d, t, "stringArray"), name), s);
 }
 
+/* The resource (module) name of frame f's function in thread t, compared with s. */
+static bool resource_is(const struct jdoc *d, long t, long f, const char *s)
+{
+    long func = (long)jnum(d, jat(d, jget(d, jget(d, t, "frameTable"), "func"), f));
+    long res = (long)jnum(d, jat(d, jget(d, jget(d, t, "funcTable"), "resource"), func));
+    long name = (long)jnum(d, jat(d, jget(d, jget(d, t, "resourceTable"), "name"), res));
+    return jstreq(d, jat(d, jget(d, t, "stringArray"), name), s);
+}
+
 static void test_stack_walk(void **state)
 {
-    static const char *const leaf_to_root[] = {"ntoskrnl.exe!+0x1000", "ntoskrnl.exe!+0x2000",
-                                               "app.exe!+0x100", "ntdll.dll!+0x50"};
+    /* the function is named inside its module, the module is its resource: the profiler
+     * shows "ntoskrnl.exe!+0x1000", not the module twice */
+    static const char *const leaf_to_root[] = {"+0x1000", "+0x2000", "+0x100", "+0x50"};
+    static const char *const modules[] = {"ntoskrnl.exe", "ntoskrnl.exe", "app.exe", "ntdll.dll"};
     static const double offsets[] = {0x1000, 0x2000, 0x100, 0x50};
     struct jdoc d;
     char *text = export_gecko(&d);
     long t = jat(&d, jget(&d, 0, "threads"), 0);
     long stacks = jget(&d, t, "stackTable"), frames = jget(&d, t, "frameTable");
-    long s = (long)jnum(&d, jat(&d, jget(&d, jget(&d, t, "samples"), "stack"), 0));
+    long s = (long)jnum(&d, jat(&d, jget(&d, jget(&d, t, "samples"), "stack"), 1));
     (void)state;
-    /* T1's first sample: S1 at 0.1 ms with weight 3; kernel frames in category 1 */
-    assert_true(jnum(&d, jat(&d, jget(&d, jget(&d, t, "samples"), "time"), 0)) == 0.1);
+    /* T1's first sample: S1 at 0.1 ms; kernel frames in category 1 */
+    assert_true(jnum(&d, jat(&d, jget(&d, jget(&d, t, "samples"), "time"), 1)) == 0.1);
     for (int i = 0; i < 4; i++) {
         long f = (long)jnum(&d, jat(&d, jget(&d, stacks, "frame"), s));
         assert_true(frame_is(&d, t, f, leaf_to_root[i]));
+        assert_true(resource_is(&d, t, f, modules[i]));
         assert_true(jnum(&d, jat(&d, jget(&d, frames, "category"), f)) == (i < 2 ? 1 : 0));
         assert_true(jnum(&d, jat(&d, jget(&d, frames, "address"), f)) == offsets[i]);
         if (i == 3) /* the root has no prefix */
@@ -182,16 +244,18 @@ static void test_markers(void **state)
     long t0 = jat(&d, jget(&d, 0, "threads"), 0);
     (void)state;
     assert_true(jstreq(&d, jget(&d, schema, "name"), "CSwitch"));
-    assert_true(jstreq(&d, jget(&d, jat(&d, jget(&d, schema, "data"), 4), "label"),
-                       "InstructionRetired"));
+    assert_int_equal(jtype_of(&d, jget(&d, schema, "tableLabel")), J_STR);
+    assert_int_equal(jtype_of(&d, jget(&d, schema, "chartLabel")), J_STR);
+    assert_true(
+        jstreq(&d, jget(&d, jat(&d, jget(&d, schema, "data"), 4), "label"), "InstructionRetired"));
     /* T1: one slice [200, 1200) us = [0.2, 1.2] ms, ready 50 us before */
     assert_int_equal(jnum(&d, jget(&d, m, "length")), 1);
     assert_true(jnum(&d, jat(&d, jget(&d, m, "startTime"), 0)) == 0.2);
     assert_true(jnum(&d, jat(&d, jget(&d, m, "endTime"), 0)) == 1.2);
     assert_true(jnum(&d, jat(&d, jget(&d, m, "phase"), 0)) == 1);
-    assert_true(jstreq(&d, jat(&d, jget(&d, t0, "stringArray"),
-                               (long)jnum(&d, jat(&d, jget(&d, m, "name"), 0))),
-                       "Running"));
+    assert_true(jstreq(
+        &d, jat(&d, jget(&d, t0, "stringArray"), (long)jnum(&d, jat(&d, jget(&d, m, "name"), 0))),
+        "Running"));
     data = jat(&d, jget(&d, m, "data"), 0);
     assert_true(jstreq(&d, jget(&d, data, "type"), "CSwitch"));
     assert_true(jnum(&d, jget(&d, data, "cpu")) == 0);
@@ -231,6 +295,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_meta),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_sample_fallback),
         cmocka_unit_test(test_stack_walk),
         cmocka_unit_test(test_markers),
         cmocka_unit_test(test_marker_cap),

@@ -300,7 +300,8 @@ static uint64_t track_of(uint64_t tid)
     return tid >= IDLE_TRACK ? 0 : tid;
 }
 
-/* Chrome samples per track; also checks the documented top-level and per-event fields. */
+/* Chrome samples per track (the non-root samples of its CPU profile chunks); also checks
+ * the documented top-level and per-event fields. */
 static void chrome_thread_counts(const char *json, struct counts *c)
 {
     struct jdoc d;
@@ -313,10 +314,12 @@ static void chrome_thread_counts(const char *json, struct counts *c)
     for (long e = d.n[ev].first; e >= 0; e = d.n[e].next) { /* jat() is linear */
         assert_int_equal(jtype_of(&d, jget(&d, e, "ph")), J_STR);
         assert_int_equal(jtype_of(&d, jget(&d, e, "pid")), J_NUM);
-        if (!jstreq(&d, jget(&d, e, "cat"), "sample"))
+        if (!jstreq(&d, jget(&d, e, "name"), "ProfileChunk"))
             continue;
-        assert_true(jstreq(&d, jget(&d, e, "ph"), "i"));
-        assert_int_equal(jtype_of(&d, jget(&d, e, "ts")), J_NUM);
+        assert_true(jstreq(&d, jget(&d, e, "ph"), "P"));
+        long data = jget(&d, jget(&d, e, "args"), "data");
+        long samples = jget(&d, jget(&d, data, "cpuProfile"), "samples");
+        assert_int_equal(jlen(&d, samples), jlen(&d, jget(&d, data, "timeDeltas")));
         uint64_t tid = (uint64_t)jnum(&d, jget(&d, e, "tid"));
         size_t j = 0;
         while (j < k && tids[j] != tid)
@@ -325,11 +328,33 @@ static void chrome_thread_counts(const char *json, struct counts *c)
             assert_true(k < 4096);
             tids[k] = tid, n[k++] = 0;
         }
-        n[j]++;
+        for (long s = d.n[samples].first; s >= 0; s = d.n[s].next)
+            n[j] += jnum(&d, s) != 1.0; /* node 1, the root, is a gap */
     }
     for (size_t j = 0; j < k; j++)
         counts_add(c, track_of(tids[j]), n[j]);
     jfree(&d);
+}
+
+/* The tid in a speedscope profile name: "image (pid) name (tid)", "image (pid) thread tid",
+ * "Idle (CPU n)" (tid 0). */
+static uint64_t profile_tid(const char *s, size_t n)
+{
+    const char *open = NULL, *space = NULL;
+    if (n >= 4 && memcmp(s, "Idle", 4) == 0)
+        return 0;
+    for (size_t j = 0; j < n; j++) {
+        if (s[j] == '(')
+            open = s + j;
+        if (s[j] == ' ')
+            space = s + j;
+    }
+    if (s[n - 1] == ')') {
+        assert_non_null(open);
+        return strtoull(open + 1, NULL, 10);
+    }
+    assert_non_null(space);
+    return strtoull(space + 1, NULL, 10);
 }
 
 /* Speedscope: one sampled profile per thread named "image (pid) thread (tid)", weights in ns
@@ -351,12 +376,7 @@ static void speedscope_thread_counts(const char *json, struct counts *c)
         for (long j = d.n[w].first; j >= 0; j = d.n[j].next)
             sum += jnum(&d, j);
         assert_true(sum == jnum(&d, jget(&d, p, "endValue")));
-        const char *open = NULL;
-        for (size_t j = 0; j < d.n[name].slen; j++)
-            if (d.n[name].s[j] == '(')
-                open = d.n[name].s + j;
-        assert_non_null(open);
-        counts_add(c, strtoull(open + 1, NULL, 10), (uint64_t)(sum / 1e6));
+        counts_add(c, profile_tid(d.n[name].s, d.n[name].slen), (uint64_t)(sum / 1e6));
     }
     jfree(&d);
 }
@@ -435,8 +455,8 @@ static void chrome_slices(const char *json, struct slice_log *out)
     assert_true(jparse(&d, json));
     long ev = jget(&d, 0, "traceEvents");
     for (long e = d.n[ev].first; e >= 0; e = d.n[e].next) { /* jat() is linear */
-        if (!jstreq(&d, jget(&d, e, "ph"), "X"))
-            continue;
+        if (!jstreq(&d, jget(&d, e, "ph"), "X") || jstreq(&d, jget(&d, e, "cat"), "sample"))
+            continue; /* "CPU samples" spans of sample-only threads are not slices */
         assert_true(jstreq(&d, jget(&d, e, "cat"), "cpu"));
         perch_slice_rec r = {0};
         r.tid = (uint32_t)jnum(&d, jget(&d, e, "tid"));

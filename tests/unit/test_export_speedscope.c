@@ -26,8 +26,8 @@ static char *export_speedscope(struct jdoc *d)
 
 static void test_json_checker_rejects(void **state)
 {
-    static const char *const bad[] = {"{", "[1,]", "{\"a\" 1}", "01", "\"\x01\"", "[1] 2",
-                                      "{\"a\":1,}", "nul", "[\"\\x\"]", "1.", "-"};
+    static const char *const bad[] = {"{",          "[1,]", "{\"a\" 1}", "01", "\"\x01\"", "[1] 2",
+                                      "{\"a\":1,}", "nul",  "[\"\\x\"]", "1.", "-"};
     struct jdoc d;
     (void)state;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
@@ -44,8 +44,8 @@ static void test_schema_fields(void **state)
     char *text = export_speedscope(&d);
     long frames = jget(&d, jget(&d, 0, "shared"), "frames");
     (void)state;
-    assert_true(jstreq(&d, jget(&d, 0, "$schema"),
-                       "https://www.speedscope.app/file-format-schema.json"));
+    assert_true(
+        jstreq(&d, jget(&d, 0, "$schema"), "https://www.speedscope.app/file-format-schema.json"));
     assert_true(jstreq(&d, jget(&d, 0, "exporter"), "perch"));
     assert_int_equal(jtype_of(&d, jget(&d, 0, "name")), J_STR);
     /* distinct frame names: S1 4, app+0x200, hal, ntos+0x3000, app+0x400, svc+0x300,
@@ -95,7 +95,7 @@ static void test_profiles(void **state)
     assert_true(jstreq(&d, jget(&d, jat(&d, profiles, 0), "name"), "app.exe (1234) main (1001)"));
     assert_true(jstreq(&d, jget(&d, jat(&d, profiles, 1), "name"),
                        "app.exe (1234) main (1001) pmc source 2"));
-    assert_true(jstreq(&d, jget(&d, jat(&d, profiles, 4), "name"), "? (?) (3001)"));
+    assert_true(jstreq(&d, jget(&d, jat(&d, profiles, 4), "name"), "? (?) thread 3001"));
     {
         /* T1's first sample is S1 (3 samples), root first */
         long p = jat(&d, profiles, 0);

@@ -37,7 +37,11 @@ static void usage(FILE *out)
                  "  --cpu-tracks          chrome: also one track per CPU\n"
                  "  --folded-process      folded: prefix stacks with the process\n"
                  "  --folded-thread       folded: prefix stacks with the thread\n"
+                 "  --folded-pmc SOURCE   folded: the PMC samples of profile source SOURCE\n"
+                 "                        instead of the timer samples (never both in one file)\n"
                  "  --gecko-max-markers N gecko: most slices kept as markers (default 1000000)\n"
+                 "  --gecko-max-samples N gecko: most samples kept at their own times; past it,\n"
+                 "                        one sample per distinct stack (default 20000000)\n"
                  "  --memory-limit-mb N   memory the exporter may hold (default 1024)\n");
 }
 
@@ -90,6 +94,19 @@ static int parse_option(int argc, char **argv, int *i, struct export_args *a)
         if (parse_number(value_of(argc, argv, i, arg), &n) || n == 0)
             return -1;
         a->opt.gecko_max_markers = n;
+        return 0;
+    }
+    if (is_opt(arg, NULL, "--gecko-max-samples")) {
+        if (parse_number(value_of(argc, argv, i, arg), &n) || n == 0)
+            return -1;
+        a->opt.gecko_max_samples = n;
+        return 0;
+    }
+    if (is_opt(arg, NULL, "--folded-pmc")) {
+        if (parse_number(value_of(argc, argv, i, arg), &n) || n > UINT16_MAX)
+            return -1;
+        a->opt.folded_pmc = true;
+        a->opt.folded_pmc_source = (uint16_t)n;
         return 0;
     }
     if (strcmp(arg, "--cpu-tracks") == 0)

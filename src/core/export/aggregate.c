@@ -42,9 +42,9 @@ static uint64_t row_hash(const perch__agg_row *r)
 
 /* A slot holds the row index + 1 (low 32 bits, 0 = empty) and the upper half of the key's
  * hash, so a probe only touches a row when the tags match. */
-#define SLOT(row, h) ((uint64_t)((row) + 1) | ((h) & 0xffffffff00000000ull))
-#define SLOT_ROW(v) ((uint32_t)(v) - 1u)
-#define SLOT_TAG(v) ((v) & 0xffffffff00000000ull)
+#define SLOT(row, h) ((uint64_t)((row) + 1) | ((h)&0xffffffff00000000ull))
+#define SLOT_ROW(v)  ((uint32_t)(v)-1u)
+#define SLOT_TAG(v)  ((v)&0xffffffff00000000ull)
 
 static int rehash(perch__agg *a, perch__budget *b)
 {
@@ -90,12 +90,13 @@ static int new_row(perch__agg *a, perch__budget *b, const perch_sample_rec *s, s
     r->module_key = s->module_key;
     r->first_ts = s->ts;
     r->last_ts = s->ts;
+    r->seq = (uint32_t)a->count;
     a->slots[slot] = SLOT(a->count, h);
     a->count++;
     return 0;
 }
 
-int perch__agg_add(perch__agg *a, perch__budget *b, const perch_sample_rec *s)
+int perch__agg_add(perch__agg *a, perch__budget *b, const perch_sample_rec *s, uint32_t *seq)
 {
     perch__agg_row *r;
     uint64_t h;
@@ -116,6 +117,8 @@ int perch__agg_add(perch__agg *a, perch__budget *b, const perch_sample_rec *s)
             return err;
     }
     r = &a->rows[SLOT_ROW(a->slots[i])];
+    if (seq)
+        *seq = r->seq;
     r->count += s->count ? s->count : 1;
     if (s->ts < r->first_ts)
         r->first_ts = s->ts;
@@ -158,8 +161,7 @@ void perch__agg_free(perch__agg *a, perch__budget *b)
     a->count = 0;
 }
 
-const uint64_t *perch__agg_frames(const perch__stacks *s, const perch__agg_row *r,
-                                  uint32_t *count)
+const uint64_t *perch__agg_frames(const perch__stacks *s, const perch__agg_row *r, uint32_t *count)
 {
     const uint64_t *f = NULL;
     if (r->stack_id)

@@ -7,10 +7,12 @@
  *
  * One track per thread (pid = process id, tid = thread id, process_name / thread_name
  * metadata events), slices as complete events ("X") with cpu, priority, wait reason, ready
- * latency and PMC deltas in args, samples as thread-scoped instant events ("i", "s":"t") named
- * by their leaf frame with the stack id in args; optionally the slices again on one track per
- * CPU. Times are microseconds from the trace start (start_raw), computed exactly from raw
- * ticks and perf_freq and written with 3 decimals (nanosecond resolution).
+ * latency and PMC deltas in args, timer samples as the thread's CPU profile ("Profile" and
+ * "ProfileChunk" events, chrome_profile.c: a flame chart in DevTools and Perfetto), PMC
+ * samples as thread-scoped instant events ("i") named by their leaf frame; optionally the
+ * slices again on one track per CPU, in CPU order (thread_sort_index). Times are microseconds
+ * from the trace start (start_raw), computed exactly from raw ticks and perf_freq and written
+ * with 3 decimals (nanosecond resolution); profile samples are whole microseconds.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,8 +24,8 @@
 #include "util/mem.h"
 
 #define UNKNOWN_PID 2147483646u /* threads whose process is unknown */
-#define CPU_PID 2147483647u     /* the per-CPU tracks */
-#define IDLE_TID 2147418112u    /* 0x7fff0000 + cpu: the idle thread (tid 0) of each CPU */
+#define CPU_PID     2147483647u /* the per-CPU tracks */
+#define IDLE_TID    2147418112u /* 0x7fff0000 + cpu: the idle thread (tid 0) of each CPU */
 
 /* The idle thread is tid 0 on every CPU at once: one track per CPU keeps its slices from
  * overlapping on one track (which trace viewers reject as bad nesting). */
@@ -35,10 +37,12 @@ static uint32_t track_tid(uint32_t tid, uint16_t cpu)
 struct chrome {
     perch__collect base; /* first: pass 1 binds the base's callbacks with ctx = &c->base */
     perch_json w;
+    perch__profiles prof; /* timer samples as CPU profiles */
+    perch__map sliced;    /* thread keys with slices (pass 1) */
     uint32_t pmc_names[PERCH_MAX_PMC];
     uint32_t pmc_name_count;
     bool header_done;
-    uint64_t slices, samples;
+    uint64_t slices, samples, pmc_samples;
 };
 
 static uint32_t pid_of(const struct chrome *c, uint64_t thread_key)
@@ -68,10 +72,41 @@ static void meta_event(struct chrome *c, const char *what, uint32_t pid, uint32_
     perch_json_end_object(&c->w);
 }
 
+static void sort_event(struct chrome *c, const char *what, uint32_t pid, uint32_t tid,
+                       uint64_t index)
+{
+    perch_json_begin_object(&c->w);
+    perch_json_key(&c->w, "name");
+    perch_json_string(&c->w, what);
+    perch_json_key(&c->w, "ph");
+    perch_json_string(&c->w, "M");
+    perch_json_key(&c->w, "pid");
+    perch_json_uint(&c->w, pid);
+    perch_json_key(&c->w, "tid");
+    perch_json_uint(&c->w, tid);
+    perch_json_key(&c->w, "args");
+    perch_json_begin_object(&c->w);
+    perch_json_key(&c->w, "sort_index");
+    perch_json_uint(&c->w, index);
+    perch_json_end_object(&c->w);
+    perch_json_end_object(&c->w);
+}
+
+/* Tracks named per CPU ("Idle (CPU n)", "CPU n"), sorted by CPU number: viewers otherwise
+ * order them by tid as text or by first event. */
+static void cpu_track_names(struct chrome *c, uint32_t pid, uint32_t base, const char *prefix)
+{
+    char buf[64];
+    for (uint32_t cpu = 0; cpu < c->base.ents.info.cpu_count && cpu < 4096; cpu++) {
+        snprintf(buf, sizeof buf, "%s%" PRIu32 "%s", prefix, cpu, *prefix == 'I' ? ")" : "");
+        meta_event(c, "thread_name", pid, base + cpu, buf);
+        sort_event(c, "thread_sort_index", pid, base + cpu, cpu);
+    }
+}
+
 static void write_metadata(struct chrome *c)
 {
     const perch__entities *e = &c->base.ents;
-    char buf[64];
     bool unknown = false, idle = false;
     uint32_t idle_pid = 0;
     for (size_t i = 0; i < e->process_count; i++) {
@@ -92,17 +127,13 @@ static void write_metadata(struct chrome *c)
     }
     if (unknown)
         meta_event(c, "process_name", UNKNOWN_PID, 0, "unknown process");
-    for (uint32_t cpu = 0; idle && cpu < e->info.cpu_count && cpu < 4096; cpu++) {
-        snprintf(buf, sizeof buf, "Idle (CPU %" PRIu32 ")", cpu);
-        meta_event(c, "thread_name", idle_pid, IDLE_TID + cpu, buf);
-    }
+    if (idle)
+        cpu_track_names(c, idle_pid, IDLE_TID, "Idle (CPU ");
     if (!c->base.opt.cpu_tracks)
         return;
     meta_event(c, "process_name", CPU_PID, 0, "CPUs");
-    for (uint32_t cpu = 0; cpu < e->info.cpu_count && cpu < 4096; cpu++) {
-        snprintf(buf, sizeof buf, "CPU %" PRIu32, cpu);
-        meta_event(c, "thread_name", CPU_PID, cpu, buf);
-    }
+    sort_event(c, "process_sort_index", CPU_PID, 0, 0);
+    cpu_track_names(c, CPU_PID, 0, "CPU ");
 }
 
 static void ensure_header(struct chrome *c)
@@ -167,8 +198,8 @@ static void slice_args(struct chrome *c, const perch_slice_rec *r)
     perch_json_end_object(&c->w);
 }
 
-static void slice_event(struct chrome *c, const perch_slice_rec *r, const char *name,
-                        uint32_t pid, uint32_t tid)
+static void slice_event(struct chrome *c, const perch_slice_rec *r, const char *name, uint32_t pid,
+                        uint32_t tid)
 {
     event_head(c, name, "cpu", "X", r->start_ts, pid, tid);
     perch_json_key(&c->w, "dur");
@@ -194,19 +225,16 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
     return c->w.error;
 }
 
-static int on_sample(void *ctx, const perch_sample_rec *r)
+/* A PMC sample counts events, not time: an instant event named by its leaf frame. */
+static int pmc_sample(struct chrome *c, const perch_sample_rec *r, const uint64_t *frames)
 {
-    struct chrome *c = ctx;
     char name[PERCH_FRAME_NAME_MAX];
-    uint32_t count;
-    const uint64_t *frames = perch__stacks_get(&c->base.stacks, r->stack_id, &count);
     uint64_t leaf = frames ? frames[0] : r->ip;
     const perch__module *m =
         perch__resolve_frame(&c->base.ents, r->thread_key, r->module_key, leaf, leaf == r->ip);
-    ensure_header(c);
     perch__frame_name(&c->base.ents, m, leaf, name, sizeof name);
-    event_head(c, name, r->kind == PERCH_SAMPLE_PMC ? "pmc_sample" : "sample", "i", r->ts,
-               pid_of(c, r->thread_key), track_tid(r->tid, r->cpu));
+    event_head(c, name, "pmc_sample", "i", r->ts, pid_of(c, r->thread_key),
+               track_tid(r->tid, r->cpu));
     perch_json_key(&c->w, "s");
     perch_json_string(&c->w, "t");
     perch_json_key(&c->w, "args");
@@ -219,14 +247,39 @@ static int on_sample(void *ctx, const perch_sample_rec *r)
         perch_json_key(&c->w, "count");
         perch_json_uint(&c->w, r->count);
     }
-    if (r->kind == PERCH_SAMPLE_PMC) {
-        perch_json_key(&c->w, "pmc_source");
-        perch_json_uint(&c->w, r->profile_source);
-    }
+    perch_json_key(&c->w, "pmc_source");
+    perch_json_uint(&c->w, r->profile_source);
     perch_json_end_object(&c->w);
     perch_json_end_object(&c->w);
-    c->samples++;
     return c->w.error;
+}
+
+static int on_sample(void *ctx, const perch_sample_rec *r)
+{
+    struct chrome *c = ctx;
+    const perch_trace_info *info = &c->base.ents.info;
+    uint32_t count;
+    const uint64_t *frames = perch__stacks_get(&c->base.stacks, r->stack_id, &count);
+    uint32_t unused;
+    uint64_t us;
+    bool span;
+    ensure_header(c);
+    if (r->kind == PERCH_SAMPLE_PMC) {
+        c->pmc_samples++;
+        return pmc_sample(c, r, frames);
+    }
+    us = r->ts > info->start_raw
+             ? perch__ticks_to_ns(r->ts - info->start_raw, info->perf_freq) / 1000
+             : 0;
+    c->samples++;
+    span = !perch__map_get(&c->sliced, r->thread_key, &unused);
+    if (!frames)
+        return perch__profiles_sample(&c->prof, pid_of(c, r->thread_key), track_tid(r->tid, r->cpu),
+                                      r->thread_key, r->module_key, &r->ip, 1, true, us, r->count,
+                                      span);
+    return perch__profiles_sample(&c->prof, pid_of(c, r->thread_key), track_tid(r->tid, r->cpu),
+                                  r->thread_key, r->module_key, frames, count, false, us, r->count,
+                                  span);
 }
 
 static int on_stack(void *ctx, const perch_stack_rec *rec)
@@ -260,13 +313,21 @@ static void write_other_data(struct chrome *c)
     perch_json_uint(&c->w, c->slices);
     perch_json_key(&c->w, "samples");
     perch_json_uint(&c->w, c->samples);
+    perch_json_key(&c->w, "pmc_samples");
+    perch_json_uint(&c->w, c->pmc_samples);
+    perch_json_key(&c->w, "sample_interval_us");
+    perch_json_uint(&c->w, c->prof.interval_us);
     perch_json_end_object(&c->w);
 }
 
 static int on_finish2(void *ctx)
 {
     struct chrome *c = ctx;
+    int err;
     ensure_header(c);
+    err = perch__profiles_finish(&c->prof);
+    if (err)
+        return err;
     perch_json_end_array(&c->w);
     write_other_data(c);
     perch_json_end_object(&c->w);
@@ -292,14 +353,17 @@ static int on_sample1(void *ctx, const perch_sample_rec *r)
 {
     struct chrome *c = ctx;
     uint32_t idx;
-    return perch__entities_touch_thread(&c->base.ents, r->thread_key, r->tid, &idx);
+    return perch__entities_touch_thread(&c->base.ents, r->thread_key, r->tid, r->cpu, &idx);
 }
 
 static int on_slice1(void *ctx, const perch_slice_rec *r)
 {
     struct chrome *c = ctx;
     uint32_t idx;
-    return perch__entities_touch_thread(&c->base.ents, r->thread_key, r->tid, &idx);
+    int err = perch__entities_touch_thread(&c->base.ents, r->thread_key, r->tid, r->cpu, &idx);
+    if (!err && r->thread_key)
+        err = perch__map_put(&c->sliced, &c->base.budget, r->thread_key, 1);
+    return err;
 }
 
 static int on_finish1(void *ctx)
@@ -337,6 +401,12 @@ static int chrome_create(const perch_export_options *opt, perch_output *out, voi
         return PERCH_ENOMEM;
     perch__collect_init(&c->base, opt, out);
     perch_json_init(&c->w, perch__json_output_sink, out);
+    c->prof.budget = &c->base.budget;
+    c->prof.ents = &c->base.ents;
+    c->prof.w = &c->w;
+    c->prof.interval_us = perch__interval_ns(&c->base.opt) / 1000;
+    if (c->prof.interval_us == 0)
+        c->prof.interval_us = 1;
     *state = c;
     return 0;
 }
@@ -346,11 +416,14 @@ static void chrome_destroy(void *state)
     struct chrome *c = state;
     if (!c)
         return;
+    perch__profiles_free(&c->prof);
+    perch__map_free(&c->sliced, &c->base.budget);
     perch__collect_free(&c->base);
     perch__free(c);
 }
 
 const perch__format perch__format_chrome = {
-    "chrome", "Perfetto UI (ui.perfetto.dev), chrome://tracing", 2, chrome_create,
+    "chrome",    "Perfetto UI (ui.perfetto.dev), chrome://tracing",
+    2,           chrome_create,
     chrome_bind, chrome_destroy,
 };

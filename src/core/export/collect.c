@@ -19,13 +19,12 @@ uint64_t perch__interval_ns(const perch_export_options *opt)
 
 double perch__ts_ns(const perch_trace_info *info, uint64_t ts)
 {
-    double d = ts >= info->start_raw ? (double)(ts - info->start_raw)
-                                     : -(double)(info->start_raw - ts);
+    double d =
+        ts >= info->start_raw ? (double)(ts - info->start_raw) : -(double)(info->start_raw - ts);
     return d * 1e9 / (double)info->perf_freq;
 }
 
-void perch__collect_init(perch__collect *c, const perch_export_options *opt,
-                         perch_output *out)
+void perch__collect_init(perch__collect *c, const perch_export_options *opt, perch_output *out)
 {
     memset(c, 0, sizeof *c);
     c->opt = *opt;
@@ -51,8 +50,8 @@ static int on_sample(void *ctx, const perch_sample_rec *rec)
 {
     perch__collect *c = ctx;
     uint32_t idx;
-    int err = perch__entities_touch_thread(&c->ents, rec->thread_key, rec->tid, &idx);
-    return err ? err : perch__agg_add(&c->agg, &c->budget, rec);
+    int err = perch__entities_touch_thread(&c->ents, rec->thread_key, rec->tid, rec->cpu, &idx);
+    return err ? err : perch__agg_add(&c->agg, &c->budget, rec, NULL);
 }
 
 static int on_finish(void *ctx)
@@ -145,29 +144,52 @@ void perch__agg_group(const perch__collect *c, size_t begin, perch__group *g)
     g->thread = perch__entities_thread_at(&c->ents, first->thread_key);
 }
 
+static size_t clamp_len(int n, size_t cap)
+{
+    if (n < 0)
+        return 0;
+    return (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+size_t perch__thread_short_name(const perch__entities *e, const perch__thread *t, uint32_t tid,
+                                char *buf, size_t cap)
+{
+    const char *name = t ? perch__str(&e->strings, t->name) : "";
+    if (t)
+        tid = t->tid;
+    if (tid == 0)
+        return clamp_len(t && t->cpu >= 0 ? snprintf(buf, cap, "Idle (CPU %" PRId32 ")", t->cpu)
+                                          : snprintf(buf, cap, "Idle"),
+                         cap);
+    if (tid == UINT32_MAX) /* no thread entity and no tid: the model's "unknown" thread */
+        return clamp_len(snprintf(buf, cap, "thread ?"), cap);
+    if (*name)
+        return clamp_len(snprintf(buf, cap, "%.100s (%" PRIu32 ")", name, tid), cap);
+    return clamp_len(snprintf(buf, cap, "thread %" PRIu32, tid), cap);
+}
+
 size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uint32_t tid,
                            char *buf, size_t cap)
 {
     const char *proc = t ? perch__thread_process_name(e, t) : "";
-    const char *name = t ? perch__str(&e->strings, t->name) : "";
     uint32_t pid = t ? perch__thread_pid(e, t) : UINT32_MAX;
     char pidtxt[16] = "?";
-    int n;
+    size_t n;
+    if ((t ? t->tid : tid) == 0) /* the idle "process" is the CPUs themselves */
+        return perch__thread_short_name(e, t, tid, buf, cap);
     if (pid != UINT32_MAX)
         snprintf(pidtxt, sizeof pidtxt, "%" PRIu32, pid);
-    n = snprintf(buf, cap, "%.100s (%s) %.100s%s(%" PRIu32 ")", *proc ? proc : "?", pidtxt, name,
-                 *name ? " " : "", t ? t->tid : tid);
-    if (n < 0)
-        n = 0;
-    return (size_t)n < cap ? (size_t)n : cap - 1;
+    n = clamp_len(snprintf(buf, cap, "%.100s (%s) ", *proc ? proc : "?", pidtxt), cap);
+    return n + perch__thread_short_name(e, t, tid, buf + n, cap - n);
 }
 
 uint64_t perch__ticks_to_ns(uint64_t ticks, uint64_t freq)
 {
     uint64_t whole = ticks / freq, rest = ticks % freq;
     /* rest < freq; rest * 1e9 fits in 64 bits while freq < 1.8e10 (18 GHz) */
-    return whole * 1000000000u + (freq < 18000000000ull ? rest * 1000000000u / freq
-                                                         : (uint64_t)((double)rest * 1e9 / (double)freq));
+    return whole * 1000000000u + (freq < 18000000000ull
+                                      ? rest * 1000000000u / freq
+                                      : (uint64_t)((double)rest * 1e9 / (double)freq));
 }
 
 void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms)

@@ -54,11 +54,10 @@ int perch__entities_process(perch__entities *e, const perch_process_rec *rec)
     if (rec->key == 0)
         return 0;
     if (!perch__map_get(&e->process_map, rec->key, &idx)) {
-        err = perch__grow(e->budget, (void **)&e->processes, &e->process_cap,
-                          e->process_count + 1, sizeof *e->processes);
+        err = perch__grow(e->budget, (void **)&e->processes, &e->process_cap, e->process_count + 1,
+                          sizeof *e->processes);
         if (!err)
-            err = perch__map_put(&e->process_map, e->budget, rec->key,
-                                 (uint32_t)e->process_count);
+            err = perch__map_put(&e->process_map, e->budget, rec->key, (uint32_t)e->process_count);
         if (err)
             return err;
         idx = (uint32_t)e->process_count++;
@@ -68,7 +67,7 @@ int perch__entities_process(perch__entities *e, const perch_process_rec *rec)
     return add_string(e, rec->image_name, &e->processes[idx].image);
 }
 
-int perch__entities_touch_thread(perch__entities *e, uint64_t key, uint32_t tid,
+int perch__entities_touch_thread(perch__entities *e, uint64_t key, uint32_t tid, uint16_t cpu,
                                  uint32_t *index)
 {
     perch__thread *t;
@@ -76,8 +75,12 @@ int perch__entities_touch_thread(perch__entities *e, uint64_t key, uint32_t tid,
     *index = UINT32_MAX;
     if (key == 0) /* "unknown": no entry (lookups of key 0 find nothing) */
         return 0;
-    if (perch__map_get(&e->thread_map, key, index))
+    if (perch__map_get(&e->thread_map, key, index)) {
+        t = &e->threads[*index];
+        if (tid == 0 && t->tid == 0 && t->cpu < 0)
+            t->cpu = cpu;
         return 0;
+    }
     err = perch__grow(e->budget, (void **)&e->threads, &e->thread_cap, e->thread_count + 1,
                       sizeof *e->threads);
     if (!err)
@@ -89,6 +92,7 @@ int perch__entities_touch_thread(perch__entities *e, uint64_t key, uint32_t tid,
     t->key = key;
     t->tid = tid;
     t->pid = UINT32_MAX;
+    t->cpu = tid == 0 && cpu != UINT16_MAX ? cpu : -1;
     err = add_string(e, "", &t->name);
     if (err)
         return err;
@@ -103,7 +107,7 @@ int perch__entities_thread(perch__entities *e, const perch_thread_rec *rec)
     int err;
     if (rec->key == 0)
         return 0;
-    err = perch__entities_touch_thread(e, rec->key, rec->tid, &idx);
+    err = perch__entities_touch_thread(e, rec->key, rec->tid, UINT16_MAX, &idx);
     if (err)
         return err;
     t = &e->threads[idx];

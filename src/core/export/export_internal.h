@@ -76,8 +76,8 @@ void perch__interner_free(perch__interner *t, perch__budget *b);
 /* ---- location table: dense indices for distinct (owner, address) pairs --------------- */
 typedef struct perch__loc {
     uint64_t addr;
-    uint64_t owner;  /* pprof, gecko: module index + 1 (0 = none); name cache: process key */
-    uint32_t extra;  /* free for the user (pprof: function id, gecko: resource + 1) */
+    uint64_t owner; /* pprof, gecko: module index + 1 (0 = none); name cache: process key */
+    uint32_t extra; /* free for the user (pprof: function id, gecko: resource + 1) */
 } perch__loc;
 
 typedef struct perch__loctab {
@@ -94,8 +94,8 @@ void perch__loctab_free(perch__loctab *t, perch__budget *b);
 /* ---- frame names cached per (process, address): each distinct frame is resolved and
  * formatted once, then reused by every row (folded, speedscope) ---------------------------- */
 typedef struct perch__name_cache {
-    perch__loctab seen;     /* (process key or 0 for kernel, addr) -> extra = name index */
-    perch__interner names;  /* the frame names, dense */
+    perch__loctab seen;    /* (process key or 0 for kernel, addr) -> extra = name index */
+    perch__interner names; /* the frame names, dense */
 } perch__name_cache;
 
 /* ---- protobuf encoding (pprof) ---------------------------------------------------------- */
@@ -121,8 +121,9 @@ typedef struct perch__thread {
     uint64_t key;
     uint64_t process_key;
     uint32_t tid;
-    uint32_t pid; /* UINT32_MAX when unknown */
-    uint32_t name;  /* offset in strings */
+    uint32_t pid;  /* UINT32_MAX when unknown */
+    uint32_t name; /* offset in strings */
+    int32_t cpu;   /* the idle thread (tid 0, one key per CPU): its CPU; -1 otherwise */
     bool seen_record;
 } perch__thread;
 
@@ -152,7 +153,7 @@ typedef struct perch__entities {
     perch__module *modules;
     size_t module_count, module_cap;
     perch__map thread_map, process_map, module_map; /* key -> index */
-    uint32_t *order;  /* module indices sorted by (process_key, base, size desc, name desc) */
+    uint32_t *order; /* module indices sorted by (process_key, base, size desc, name desc) */
     size_t order_cap;
     uint64_t max_size; /* largest module size, bounds the backward scan */
     bool sorted;
@@ -164,9 +165,10 @@ int perch__entities_info(perch__entities *e, const perch_trace_info *info);
 int perch__entities_process(perch__entities *e, const perch_process_rec *rec);
 int perch__entities_thread(perch__entities *e, const perch_thread_rec *rec);
 int perch__entities_module(perch__entities *e, const perch_module_rec *rec);
-/* The thread with key, created (from what a sample or slice says) when no record came yet.
- * Key 0 (unknown) gets no entry: *index = UINT32_MAX. */
-int perch__entities_touch_thread(perch__entities *e, uint64_t key, uint32_t tid,
+/* The thread with key, created (from what a sample or slice on cpu says) when no record came
+ * yet. Key 0 (unknown) gets no entry: *index = UINT32_MAX. The first CPU an idle thread
+ * (tid 0) is seen on names it. */
+int perch__entities_touch_thread(perch__entities *e, uint64_t key, uint32_t tid, uint16_t cpu,
                                  uint32_t *index);
 
 const perch__thread *perch__entities_thread_at(const perch__entities *e, uint64_t key);
@@ -181,12 +183,16 @@ int perch__entities_seal(perch__entities *e);
 bool perch__is_kernel_address(const perch__entities *e, uint64_t addr);
 /* The module containing addr for a thread of process_key (kernel modules for kernel
  * addresses): highest base wins, then smallest size, then name. NULL when none. */
-const perch__module *perch__resolve(const perch__entities *e, uint64_t process_key,
-                                    uint64_t addr);
+const perch__module *perch__resolve(const perch__entities *e, uint64_t process_key, uint64_t addr);
 const perch__module *perch__module_by_key(const perch__entities *e, uint64_t key);
 
 #define PERCH_FRAME_NAME_MAX 160
-/* "ntoskrnl.exe!+0x1a2b3", or "?!0xfffff80012345678" when mod is NULL. Returns the length. */
+/* Frame naming, in this one place (frames.c) for every format and the report:
+ * perch__frame_func names the code inside its module ("+0x1a2b3" until symbols exist) and
+ * perch__frame_name the whole frame, "module!function": "ntoskrnl.exe!+0x1a2b3", or
+ * "?!0xfffff80012345678" when mod is NULL. Both return the length written. */
+size_t perch__frame_func(const perch__entities *e, const perch__module *mod, uint64_t addr,
+                         char *buf, size_t cap);
 size_t perch__frame_name(const perch__entities *e, const perch__module *mod, uint64_t addr,
                          char *buf, size_t cap);
 /* The lower-case base name of a module path into buf. */
@@ -208,14 +214,15 @@ void perch__stacks_free(perch__stacks *s, perch__budget *b);
 /* ---- sample aggregate: one row per (thread, stack, ip when no stack, kind, source) ------- */
 typedef struct perch__agg_row {
     uint64_t thread_key;
-    uint64_t ip;        /* used when stack_id == 0 */
+    uint64_t ip; /* used when stack_id == 0 */
     uint64_t module_key;
     uint32_t stack_id;
     uint16_t kind;
     uint16_t profile_source;
-    uint64_t count;     /* sum of sample counts */
+    uint64_t count; /* sum of sample counts */
     uint64_t first_ts;
     uint64_t last_ts;
+    uint32_t seq; /* the row's index before perch__agg_sort (creation order) */
 } perch__agg_row;
 
 typedef struct perch__agg {
@@ -227,15 +234,15 @@ typedef struct perch__agg {
     uint64_t total;   /* sum of counts */
 } perch__agg;
 
-int perch__agg_add(perch__agg *a, perch__budget *b, const perch_sample_rec *rec);
+/* Adds a sample to its row; *seq (may be NULL) receives the row's creation index. */
+int perch__agg_add(perch__agg *a, perch__budget *b, const perch_sample_rec *rec, uint32_t *seq);
 void perch__agg_free(perch__agg *a, perch__budget *b);
 /* Sorts rows by thread key, kind, PMC source, then first timestamp, so each (thread, kind,
  * source) group is contiguous. No perch__agg_add after a sort. */
 void perch__agg_sort(perch__agg *a);
 
 /* The frames of a row innermost first: its stack, or just its ip. */
-const uint64_t *perch__agg_frames(const perch__stacks *s, const perch__agg_row *r,
-                                  uint32_t *count);
+const uint64_t *perch__agg_frames(const perch__stacks *s, const perch__agg_row *r, uint32_t *count);
 /* The module of a frame of a thread's sample: for the sample's own ip (is_ip) the sample's
  * module_key when it contains addr, else the resolver with the thread's process. */
 const perch__module *perch__resolve_frame(const perch__entities *e, uint64_t thread_key,
@@ -244,8 +251,7 @@ const perch__module *perch__resolve_frame(const perch__entities *e, uint64_t thr
 uint64_t perch__row_process(const perch__entities *e, const perch__agg_row *r);
 /* The index in nc->names of the name of frame addr of row r (pk = perch__row_process). */
 int perch__frame_name_index(perch__name_cache *nc, perch__budget *b, const perch__entities *e,
-                            const perch__agg_row *r, uint64_t pk, uint64_t addr,
-                            uint32_t *index);
+                            const perch__agg_row *r, uint64_t pk, uint64_t addr, uint32_t *index);
 void perch__name_cache_free(perch__name_cache *nc, perch__budget *b);
 /* perch__resolve_frame for a frame of an aggregate row. */
 const perch__module *perch__frame_module(const perch__entities *e, const perch__agg_row *r,
@@ -276,8 +282,7 @@ typedef struct perch__collect {
     int (*write)(struct perch__collect *c); /* the format's writer, called at finish */
 } perch__collect;
 
-void perch__collect_init(perch__collect *c, const perch_export_options *opt,
-                         perch_output *out);
+void perch__collect_init(perch__collect *c, const perch_export_options *opt, perch_output *out);
 void perch__collect_free(perch__collect *c);
 /* Binds every callback; finish seals the entities, sorts the aggregate and calls c->write. */
 void perch__collect_bind(perch__collect *c, perch_sink *sink);
@@ -321,9 +326,14 @@ typedef struct perch__group {
 
 /* The group starting at row `begin` (< agg.count). */
 void perch__agg_group(const perch__collect *c, size_t begin, perch__group *g);
-/* "app.exe (1234) main (1001)": a human name for a thread ("?" parts when unknown). */
+/* A human name for a thread, the same in every format: "app.exe (1234) main (1001)",
+ * "app.exe (1234) thread 1001" when unnamed, "Idle (CPU 3)" for the idle thread of a CPU
+ * ("?" parts when unknown). t may be NULL (then tid is used; UINT32_MAX: "thread ?"). */
 size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uint32_t tid,
                            char *buf, size_t cap);
+/* The thread's own name without the process: "main", "thread 1001", "Idle (CPU 3)". */
+size_t perch__thread_short_name(const perch__entities *e, const perch__thread *t, uint32_t tid,
+                                char *buf, size_t cap);
 
 /* ---- gecko markers: a bounded log of slices ------------------------------------------- */
 typedef struct perch__mark {
@@ -339,8 +349,8 @@ typedef struct perch__mark {
 typedef struct perch__slice_log {
     perch__mark *marks;
     size_t count, cap;
-    uint64_t limit;   /* most marks kept */
-    uint64_t dropped; /* slices past the limit or the budget */
+    uint64_t limit;                    /* most marks kept */
+    uint64_t dropped;                  /* slices past the limit or the budget */
     uint32_t pmc_names[PERCH_MAX_PMC]; /* offsets in the entities' strings */
     uint32_t pmc_name_count;
 } perch__slice_log;
@@ -353,13 +363,89 @@ void perch__slice_log_range(const perch__slice_log *l, uint64_t thread_key, size
                             size_t *end);
 void perch__slice_log_free(perch__slice_log *l, perch__budget *b);
 /* The meta.markerSchema array (the "CSwitch" schema). */
-void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l,
-                                const perch__entities *e);
+void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l, const perch__entities *e);
 /* A thread's markers table for marks [begin, end): interval markers named by string index
  * name, in category. */
-void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l, size_t begin,
-                               size_t end, const perch_trace_info *info, uint32_t name,
-                               uint32_t category);
+void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l, size_t begin, size_t end,
+                               const perch_trace_info *info, uint32_t name, uint32_t category);
+
+/* ---- chrome: timer samples as CPU-profile trace events ("Profile" + "ProfileChunk", the
+ * events V8 writes and the DevTools Performance panel and Perfetto import) ---------------- */
+typedef struct perch__pnode {
+    uint32_t parent; /* node id (1 = the root) */
+    uint32_t module; /* module index, UINT32_MAX = none */
+    uint64_t addr;
+} perch__pnode;
+
+typedef struct perch__psample {
+    uint64_t us;   /* microseconds from the trace start */
+    uint32_t node; /* node id */
+    uint32_t seq;  /* arrival order, so sorting by time is stable */
+} perch__psample;
+
+typedef struct perch__ptrack {
+    uint32_t pid, tid;
+    perch__pnode *nodes; /* node id = index + 2 (the root is 1) */
+    size_t node_count, node_cap, nodes_written;
+    perch__psample *pend; /* real samples not written yet */
+    size_t pend_count, pend_cap;
+    uint32_t seq;
+    uint64_t first_us;     /* the first sample written (the profile's start) */
+    uint64_t last_us;      /* the last sample written: the base of the next delta */
+    uint64_t last_real_us; /* the last real (not gap) sample written */
+    bool started;          /* the "Profile" event is out */
+    bool open;             /* the last sample written is a real one (not a gap) */
+    bool span;             /* write a complete event over the profile (no slices here) */
+} perch__ptrack;
+
+typedef struct perch__profiles {
+    perch__budget *budget;
+    const perch__entities *ents;
+    perch_json *w;
+    uint64_t interval_us; /* a sample stands for this much time; longer gaps close it */
+    perch__ptrack *tracks;
+    size_t count, cap;
+    perch__map track_map;   /* (pid << 32 | tid) + 1 -> track index */
+    perch__loctab node_map; /* (track << 32 | parent, addr) -> extra = node id */
+    perch__psample *out;    /* the samples of the chunk being written, gaps included */
+    size_t out_count, out_cap;
+    uint64_t samples; /* samples written (each count of a sample once) */
+} perch__profiles;
+
+/* Queues one timer sample of a track (pid, tid) at us (microseconds from the trace start):
+ * frames innermost first (is_ip: frames is the sample's own ip, resolved with module_key),
+ * repeated `weight` times. span: the track has no slices, so the profile gets a complete
+ * event of its own ("CPU samples"), without which DevTools shows neither the thread nor a
+ * time range. Writes a chunk when enough are queued. */
+int perch__profiles_sample(perch__profiles *p, uint32_t pid, uint32_t tid, uint64_t thread_key,
+                           uint64_t module_key, const uint64_t *frames, uint32_t count, bool is_ip,
+                           uint64_t us, uint32_t weight, bool span);
+/* Closes every track (a last gap sample one interval after its last sample), writes what is
+ * queued and the spans. */
+int perch__profiles_finish(perch__profiles *p);
+void perch__profiles_free(perch__profiles *p);
+
+/* ---- gecko: the timer and PMC samples at their own times ------------------------------ */
+typedef struct perch__gsample {
+    uint64_t ts;
+    uint32_t row;   /* aggregate row: its seq until perch__gsample_log_sort, then its index */
+    uint32_t count; /* the sample's Count */
+} perch__gsample;
+
+typedef struct perch__gsample_log {
+    perch__gsample *v;
+    size_t count, cap;
+    uint64_t limit; /* most samples kept */
+    bool overflow;  /* past the limit or the budget: the profile falls back to aggregates */
+} perch__gsample_log;
+
+/* Keeps one sample of aggregate row seq (or marks the log overflowed). */
+int perch__gsample_log_add(perch__gsample_log *l, perch__budget *b, const perch_sample_rec *r,
+                           uint32_t seq);
+/* After perch__agg_sort: maps each entry to its row's new index and sorts the log by
+ * (group of the row, time), so each group's samples are one run in time order. */
+int perch__gsample_log_sort(perch__gsample_log *l, perch__budget *b, const perch__collect *c);
+void perch__gsample_log_free(perch__gsample_log *l, perch__budget *b);
 
 /* Shared create/destroy for the one-pass aggregate formats. */
 int perch__collect_create(const perch_export_options *opt, perch_output *out, void **state,

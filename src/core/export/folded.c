@@ -1,9 +1,10 @@
 /*
  * Folded stacks ("collapsed" format of flamegraph.pl and inferno): one line per distinct
  * stack, frames root first separated by ';', then a space and the sample count. Optionally
- * prefixed by "process (pid)" and/or "thread (tid)" frames; PMC samples get a root frame
- * "pmc:<source>" so they never mix with CPU time. Lines are merged by text (two threads with
- * the same stack make one line without the thread prefix) and written sorted.
+ * prefixed by "process (pid)" and/or "thread (tid)" frames. One kind of sample per file, so
+ * events never add up with CPU time: the timer samples by default, or the PMC samples of one
+ * profile source (folded_pmc). Lines are merged by text (two threads with the same stack make
+ * one line without the thread prefix) and written sorted.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,7 +26,7 @@ struct folded {
     perch__interner lines; /* distinct line texts */
     uint64_t *counts;      /* per line */
     size_t count_cap;
-    char *buf;             /* the line being built */
+    char *buf; /* the line being built */
     size_t buf_len, buf_cap;
 };
 
@@ -48,24 +49,17 @@ static int put_prefix(struct folded *f, const perch__agg_row *r)
     const perch__thread *t = perch__entities_thread_at(e, r->thread_key);
     char tmp[PERCH_FRAME_NAME_MAX + 32];
     int n, err = 0;
-    if (r->kind == PERCH_SAMPLE_PMC) {
-        n = snprintf(tmp, sizeof tmp, "pmc:%u", (unsigned)r->profile_source);
-        err = put_frame(f, tmp, (size_t)n);
-    }
-    if (!err && f->c->opt.folded_process) {
+    if (f->c->opt.folded_process) {
         const char *name = t ? perch__thread_process_name(e, t) : "";
         uint32_t pid = t ? perch__thread_pid(e, t) : UINT32_MAX;
-        n = pid == UINT32_MAX ? snprintf(tmp, sizeof tmp, "%.120s (?)", *name ? name : "?")
-                              : snprintf(tmp, sizeof tmp, "%.120s (%" PRIu32 ")",
-                                         *name ? name : "?", pid);
+        n = pid == UINT32_MAX
+                ? snprintf(tmp, sizeof tmp, "%.120s (?)", *name ? name : "?")
+                : snprintf(tmp, sizeof tmp, "%.120s (%" PRIu32 ")", *name ? name : "?", pid);
         err = put_frame(f, tmp, (size_t)n);
     }
-    if (!err && f->c->opt.folded_thread) {
-        const char *name = t ? perch__str(&e->strings, t->name) : "";
-        n = snprintf(tmp, sizeof tmp, "%.120s (%" PRIu32 ")", *name ? name : "thread",
-                     t ? t->tid : 0);
-        err = put_frame(f, tmp, (size_t)n);
-    }
+    if (!err && f->c->opt.folded_thread)
+        err = put_frame(f, tmp,
+                        perch__thread_short_name(e, t, t ? t->tid : UINT32_MAX, tmp, sizeof tmp));
     return err;
 }
 
@@ -78,8 +72,7 @@ static int build_line(struct folded *f, const perch__agg_row *r)
     f->buf_len = 0;
     err = put_prefix(f, r);
     for (uint32_t i = count; !err && i-- > 0;) {
-        const perch__module *m =
-            perch__frame_module(&f->c->ents, r, frames[i], r->stack_id == 0);
+        const perch__module *m = perch__frame_module(&f->c->ents, r, frames[i], r->stack_id == 0);
         err = put_frame(f, name, perch__frame_name(&f->c->ents, m, frames[i], name, sizeof name));
     }
     return err;
@@ -123,8 +116,8 @@ static int write_lines(struct folded *f)
         return err ? err : PERCH_ENOMEM;
     }
     for (size_t i = 0; i < n; i++)
-        sorted[i] = (struct line){perch__interned(&f->lines, (uint32_t)i), f->lines.len[i],
-                                  f->counts[i]};
+        sorted[i] =
+            (struct line){perch__interned(&f->lines, (uint32_t)i), f->lines.len[i], f->counts[i]};
     qsort(sorted, n, sizeof *sorted, cmp_line);
     perch__writer_init(w, f->c->out);
     for (size_t i = 0; i < n && !w->error; i++) {
@@ -138,6 +131,14 @@ static int write_lines(struct folded *f)
     return err;
 }
 
+/* The kind of samples this file holds: timer samples, or one PMC source. */
+static bool wanted(const perch__collect *c, const perch__agg_row *r)
+{
+    if (!c->opt.folded_pmc)
+        return r->kind == PERCH_SAMPLE_TIMER;
+    return r->kind == PERCH_SAMPLE_PMC && r->profile_source == c->opt.folded_pmc_source;
+}
+
 static int folded_write(perch__collect *c)
 {
     struct folded f;
@@ -145,6 +146,8 @@ static int folded_write(perch__collect *c)
     memset(&f, 0, sizeof f);
     f.c = c;
     for (size_t i = 0; i < c->agg.count && !err; i++) {
+        if (!wanted(c, &c->agg.rows[i]))
+            continue;
         err = build_line(&f, &c->agg.rows[i]);
         if (!err)
             err = add_line(&f, c->agg.rows[i].count);
@@ -163,6 +166,10 @@ static int folded_create(const perch_export_options *opt, perch_output *out, voi
 }
 
 const perch__format perch__format_folded = {
-    "folded", "flamegraph.pl, inferno-flamegraph, speedscope (collapsed stacks)", 1,
-    folded_create, perch__collect_bind_pass, perch__collect_destroy,
+    "folded",
+    "flamegraph.pl, inferno-flamegraph, speedscope (collapsed stacks)",
+    1,
+    folded_create,
+    perch__collect_bind_pass,
+    perch__collect_destroy,
 };

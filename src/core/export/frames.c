@@ -111,8 +111,7 @@ static const perch__module *lookup(const perch__entities *e, uint64_t pk, uint64
     return NULL;
 }
 
-const perch__module *perch__resolve(const perch__entities *e, uint64_t process_key,
-                                    uint64_t addr)
+const perch__module *perch__resolve(const perch__entities *e, uint64_t process_key, uint64_t addr)
 {
     if (!e->sorted || e->module_count == 0)
         return NULL;
@@ -123,18 +122,28 @@ const perch__module *perch__resolve(const perch__entities *e, uint64_t process_k
     return lookup(e, process_key, addr);
 }
 
+static size_t clamp(int n, size_t cap)
+{
+    if (n < 0)
+        return 0;
+    return (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+size_t perch__frame_func(const perch__entities *e, const perch__module *mod, uint64_t addr,
+                         char *buf, size_t cap)
+{
+    (void)e; /* symbols will name the function here */
+    if (!mod)
+        return clamp(snprintf(buf, cap, "0x%" PRIx64, addr), cap);
+    return clamp(snprintf(buf, cap, "+0x%" PRIx64, addr - mod->base), cap);
+}
+
 size_t perch__frame_name(const perch__entities *e, const perch__module *mod, uint64_t addr,
                          char *buf, size_t cap)
 {
-    int n;
-    if (mod)
-        n = snprintf(buf, cap, "%s!+0x%" PRIx64, perch__str(&e->strings, mod->name),
-                     addr - mod->base);
-    else
-        n = snprintf(buf, cap, "?!0x%" PRIx64, addr);
-    if (n < 0)
-        n = 0;
-    return (size_t)n < cap ? (size_t)n : cap - 1;
+    size_t n =
+        clamp(snprintf(buf, cap, "%s!", mod ? perch__str(&e->strings, mod->name) : "?"), cap);
+    return n + perch__frame_func(e, mod, addr, buf + n, cap - n);
 }
 
 const perch__module *perch__resolve_frame(const perch__entities *e, uint64_t thread_key,
@@ -164,8 +173,7 @@ uint64_t perch__row_process(const perch__entities *e, const perch__agg_row *r)
 }
 
 int perch__frame_name_index(perch__name_cache *nc, perch__budget *b, const perch__entities *e,
-                            const perch__agg_row *r, uint64_t pk, uint64_t addr,
-                            uint32_t *index)
+                            const perch__agg_row *r, uint64_t pk, uint64_t addr, uint32_t *index)
 {
     char name[PERCH_FRAME_NAME_MAX];
     const perch__module *m;

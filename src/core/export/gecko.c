@@ -22,34 +22,38 @@
 #include "perch/error.h"
 #include "util/mem.h"
 
-#define MAX_FRAMES 4096
+#define MAX_FRAMES          4096
 #define FILETIME_UNIX_EPOCH 116444736000000000ull
-enum { CAT_USER = 0, CAT_KERNEL = 1, CAT_OTHER = 2 };
+enum { CAT_USER = 0, CAT_KERNEL = 1, CAT_OTHER = 2, CAT_IDLE = 3 };
 
 /* The exporter's state: the common base (first, so the base's callbacks get it as ctx) and
  * the bounded slice log. */
 struct gecko_state {
     perch__collect base;
     perch__slice_log log;
+    perch__gsample_log samples;
 };
 
 struct gecko {
     perch__collect *c;
     perch__slice_log *log;
+    perch__gsample_log *samples;
+    size_t sample_cursor; /* first log entry of the group being written */
+    bool idle;            /* the group being written is an idle thread */
     perch_json *w;
-    uint32_t *lib_of;      /* per module index: lib index + 1, 0 = none yet */
+    uint32_t *lib_of; /* per module index: lib index + 1, 0 = none yet */
     size_t lib_of_cap;
     uint32_t *lib_modules; /* per lib: module index */
     size_t lib_count, lib_cap;
     /* per thread */
     perch__interner strings;
-    perch__loctab frames;  /* extra = resource index + 1 */
-    perch__map stack_map;  /* (prefix + 1) << 32 | frame, + 1 -> stack index */
+    perch__loctab frames;                 /* extra = resource index + 1 */
+    perch__map stack_map;                 /* (prefix + 1) << 32 | frame, + 1 -> stack index */
     uint32_t *stack_frame, *stack_prefix; /* prefix UINT32_MAX = none */
     size_t stack_count, stack_frame_cap, stack_prefix_cap;
-    uint32_t *res_module;  /* per resource: module index */
+    uint32_t *res_module; /* per resource: module index */
     size_t res_count, res_cap;
-    perch__map res_map;    /* module index + 1 -> resource index */
+    perch__map res_map;     /* module index + 1 -> resource index */
     uint32_t *sample_stack; /* per row of the group */
     size_t sample_cap;
     uint32_t idx[MAX_FRAMES];
@@ -213,11 +217,60 @@ static void category(perch_json *w, const char *name, const char *color)
     perch_json_end_object(w);
 }
 
+/* meta.oscpu as Firefox writes it ("Windows NT 10.0; Win64; x64"), from the build number:
+ * the profiler turns it into the OS line ("Windows 10"). */
+static void oscpu_of(const perch_trace_info *info, char *buf, size_t cap)
+{
+    static const struct {
+        uint32_t build;
+        const char *nt;
+    } versions[] = {
+        {10240, "10.0"}, {9600, "6.3"}, {9200, "6.2"}, {7600, "6.1"}, {6000, "6.0"}, {2600, "5.1"},
+    };
+    const char *nt = NULL;
+    for (size_t i = 0; i < sizeof versions / sizeof versions[0] && !nt; i++)
+        if (info->os_build >= versions[i].build)
+            nt = versions[i].nt;
+    snprintf(buf, cap, "Windows NT %s%s", nt ? nt : "",
+             info->pointer_size == 8 ? "; Win64; x64" : "");
+    if (!nt)
+        snprintf(buf, cap, "Windows");
+}
+
+/* meta.extra: what a reader of the profile should know about how it was made. */
+static void extra_json(struct gecko *g)
+{
+    perch_json *w = g->w;
+    perch_json_begin_array(w);
+    perch_json_begin_object(w);
+    perch_json_key(w, "label");
+    perch_json_string(w, "Perch");
+    perch_json_key(w, "entries");
+    perch_json_begin_array(w);
+    perch_json_begin_object(w);
+    perch_json_key(w, "label");
+    perch_json_string(w, "Samples");
+    perch_json_key(w, "format");
+    perch_json_string(w, "string");
+    perch_json_key(w, "value");
+    perch_json_string(w, g->samples->overflow
+                             ? "one sample per distinct stack at its first time, weighted by "
+                               "its count (more samples than --gecko-max-samples or the memory "
+                               "limit): totals are exact, the timeline is not"
+                             : "every sample at its own time; CPU time = samples x interval");
+    perch_json_end_object(w);
+    perch_json_end_array(w);
+    perch_json_end_object(w);
+    perch_json_end_array(w);
+}
+
 static void gecko_meta_json(struct gecko *g)
 {
     const perch_trace_info *info = &g->c->ents.info;
     perch_json *w = g->w;
+    char oscpu[64];
     double start = 0;
+    oscpu_of(info, oscpu, sizeof oscpu);
     if (info->start_filetime > FILETIME_UNIX_EPOCH)
         start = (double)((info->start_filetime - FILETIME_UNIX_EPOCH) / 10000u);
     perch_json_key(w, "meta");
@@ -242,6 +295,12 @@ static void gecko_meta_json(struct gecko *g)
     perch_json_bool(w, true);
     perch_json_key(w, "platform");
     perch_json_string(w, "Windows");
+    perch_json_key(w, "oscpu");
+    perch_json_string(w, oscpu);
+    perch_json_key(w, "sampleUnits");
+    perch_json_raw(w, "{\"time\":\"ms\",\"eventDelay\":\"ms\",\"threadCPUDelta\":\"\u00b5s\"}");
+    perch_json_key(w, "extra");
+    extra_json(g);
     perch_json_key(w, "logicalCPUs");
     perch_json_uint(w, info->cpu_count);
     perch_json_key(w, "markerSchema");
@@ -252,9 +311,10 @@ static void gecko_meta_json(struct gecko *g)
     perch_json_raw(w, "{\"id\":[],\"name\":[],\"baseURL\":[],\"length\":0}");
     perch_json_key(w, "categories");
     perch_json_begin_array(w);
-    category(w, "User", "yellow"); /* CAT_USER */
-    category(w, "Kernel", "orange"); /* CAT_KERNEL */
-    category(w, "Other", "grey"); /* CAT_OTHER */
+    category(w, "User", "yellow");      /* CAT_USER */
+    category(w, "Kernel", "orange");    /* CAT_KERNEL */
+    category(w, "Other", "grey");       /* CAT_OTHER */
+    category(w, "Idle", "transparent"); /* CAT_IDLE: the profiler's name for not running */
     perch_json_end_array(w);
     perch_json_end_object(w);
     perch_json_key(w, "pages");
@@ -291,33 +351,69 @@ static void gecko_libs_json(struct gecko *g)
     perch_json_end_array(w);
 }
 
+/* The group's samples at their own times (the log), or one per distinct stack. */
 static void samples_json(struct gecko *g, const perch__group *grp)
 {
     const perch_trace_info *info = &g->c->ents.info;
-    size_t n = grp->end - grp->begin;
+    const perch__gsample_log *l = g->samples;
+    const perch__agg_row *rows = g->c->agg.rows;
+    bool real = !l->overflow;
+    size_t begin = g->sample_cursor, end = begin, n;
+    uint64_t cpu_us = perch__interval_ns(&g->c->opt) / 1000;
     perch_json *w = g->w;
+    if (real)
+        while (end < l->count && l->v[end].row >= grp->begin && l->v[end].row < grp->end)
+            end++;
+    g->sample_cursor = end;
+    n = real ? end - begin : grp->end - grp->begin;
     perch_json_key(w, "samples");
     perch_json_begin_object(w);
     perch_json_key(w, "weightType");
     perch_json_string(w, "samples");
-    key_uints(w, "stack", g->sample_stack, n);
+    /* A leading empty sample (no stack, weight 0) one interval before the first: the profiler
+     * reads threadCPUDelta[i] as the CPU used since sample i - 1, so the first real sample's
+     * CPU time counts only with a sample before it. */
+    perch_json_key(w, "stack");
+    perch_json_begin_array(w);
+    perch_json_null(w);
+    for (size_t i = 0; i < n; i++)
+        perch_json_uint(
+            w, g->sample_stack[(real ? l->v[begin + i].row : grp->begin + i) - grp->begin]);
+    perch_json_end_array(w);
     perch_json_key(w, "time");
     perch_json_begin_array(w);
-    for (size_t i = grp->begin; i < grp->end; i++)
-        perch__json_time(w, (int64_t)(g->c->agg.rows[i].first_ts - info->start_raw),
-                         info->perf_freq, true);
+    for (size_t i = 0; i <= n; i++) {
+        size_t k = i ? i - 1 : 0;
+        uint64_t ts = real ? l->v[begin + k].ts : rows[grp->begin + k].first_ts;
+        int64_t rel = (int64_t)(ts - info->start_raw);
+        if (i == 0)
+            rel -= (int64_t)(perch__interval_ns(&g->c->opt) * info->perf_freq / 1000000000u);
+        perch__json_time(w, rel, info->perf_freq, true);
+    }
     perch_json_end_array(w);
     perch_json_key(w, "weight");
     perch_json_begin_array(w);
-    for (size_t i = grp->begin; i < grp->end; i++)
-        perch_json_uint(w, g->c->agg.rows[i].count);
+    perch_json_uint(w, 0);
+    for (size_t i = 0; i < n; i++)
+        perch_json_uint(w, real ? l->v[begin + i].count : rows[grp->begin + i].count);
     perch_json_end_array(w);
-    key_length(w, n);
+    perch_json_key(w, "threadCPUDelta"); /* us of CPU each sample stands for */
+    perch_json_begin_array(w);
+    perch_json_uint(w, 0);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = real ? l->v[begin + i].count : rows[grp->begin + i].count;
+        bool pmc = rows[grp->begin].kind == PERCH_SAMPLE_PMC;
+        perch_json_uint(w, pmc || g->idle ? 0 : k * cpu_us);
+    }
+    perch_json_end_array(w);
+    key_length(w, n + 1);
     perch_json_end_object(w);
 }
 
 static uint32_t frame_category(const struct gecko *g, size_t frame)
 {
+    if (g->idle) /* the profiler does not count Idle samples as running */
+        return CAT_IDLE;
     return perch__is_kernel_address(&g->c->ents, g->frames.locs[frame].addr) ? CAT_KERNEL
                                                                              : CAT_USER;
 }
@@ -377,7 +473,8 @@ static void frame_table_json(struct gecko *g)
     perch_json_end_object(w);
 }
 
-/* funcTable: one function per frame, named module!+0xoffset (names go to the stringArray). */
+/* funcTable: one function per frame, named by its offset in its module (the resource) or
+ * ?!0xaddress outside every module (names go to the stringArray). */
 static int func_table_json(struct gecko *g)
 {
     char name[PERCH_FRAME_NAME_MAX];
@@ -391,7 +488,9 @@ static int func_table_json(struct gecko *g)
     for (size_t i = 0; i < n && !err; i++) {
         const perch__loc *l = &g->frames.locs[i];
         const perch__module *m = l->owner ? &g->c->ents.modules[l->owner - 1] : NULL;
-        size_t len = perch__frame_name(&g->c->ents, m, l->addr, name, sizeof name);
+        /* the module is the function's resource (shown as "module!function"): not twice */
+        size_t len = m ? perch__frame_func(&g->c->ents, m, l->addr, name, sizeof name)
+                       : perch__frame_name(&g->c->ents, m, l->addr, name, sizeof name);
         uint32_t s;
         err = perch__intern(&g->strings, &g->c->budget, name, len, &s);
         perch_json_uint(w, s);
@@ -428,8 +527,8 @@ static int resource_table_json(struct gecko *g)
     for (size_t i = 0; i < g->res_count && !err; i++) {
         const perch__module *m = &g->c->ents.modules[g->res_module[i]];
         uint32_t s;
-        err = perch__intern_str(&g->strings, &g->c->budget, perch__str(&g->c->ents.strings, m->name),
-                                &s);
+        err = perch__intern_str(&g->strings, &g->c->budget,
+                                perch__str(&g->c->ents.strings, m->name), &s);
         perch_json_uint(w, s);
     }
     perch_json_end_array(w);
@@ -449,12 +548,9 @@ static void thread_head_json(struct gecko *g, const perch__group *grp)
     const char *proc = t ? perch__thread_process_name(e, t) : "";
     char name[200], pidtxt[16] = "?";
     perch_json *w = g->w;
-    snprintf(name, sizeof name, "%.100s", t && *perch__str(&e->strings, t->name)
-                                              ? perch__str(&e->strings, t->name)
-                                              : "thread");
+    size_t n = perch__thread_short_name(e, t, t ? t->tid : UINT32_MAX, name, sizeof name - 40);
     if (first->kind == PERCH_SAMPLE_PMC)
-        snprintf(name + strlen(name), sizeof name - strlen(name), " pmc source %u",
-                 (unsigned)first->profile_source);
+        snprintf(name + n, sizeof name - n, " pmc source %u", (unsigned)first->profile_source);
     if (pid != UINT32_MAX)
         snprintf(pidtxt, sizeof pidtxt, "%" PRIu32, pid);
     perch_json_key(w, "processType");
@@ -525,6 +621,7 @@ static int gecko_thread_json(struct gecko *g, const perch__group *grp)
 
 static int write_group(struct gecko *g, const perch__group *grp)
 {
+    g->idle = grp->thread && grp->thread->tid == 0;
     int err = perch__grow(&g->c->budget, (void **)&g->sample_stack, &g->sample_cap,
                           grp->end - grp->begin + 1, sizeof *g->sample_stack);
     reset_thread(g);
@@ -546,7 +643,9 @@ static int gecko_write(perch__collect *c)
     }
     g->c = c;
     g->log = &((struct gecko_state *)c)->log; /* c is the first member of the state */
+    g->samples = &((struct gecko_state *)c)->samples;
     perch__slice_log_sort(g->log);
+    err = perch__gsample_log_sort(g->samples, &c->budget, c);
     perch_json_init(g->w, perch__json_output_sink, c->out);
     perch_json_begin_object(g->w);
     gecko_meta_json(g);
@@ -574,6 +673,19 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
     return perch__slice_log_add(&st->log, &st->base.budget, r);
 }
 
+static int on_sample(void *ctx, const perch_sample_rec *rec)
+{
+    struct gecko_state *st = ctx;
+    uint32_t idx, seq;
+    int err =
+        perch__entities_touch_thread(&st->base.ents, rec->thread_key, rec->tid, rec->cpu, &idx);
+    if (!err)
+        err = perch__agg_add(&st->base.agg, &st->base.budget, rec, &seq);
+    if (!err)
+        err = perch__gsample_log_add(&st->samples, &st->base.budget, rec, seq);
+    return err;
+}
+
 static int on_counters(void *ctx, const perch_counters_rec *rec)
 {
     struct gecko_state *st = ctx;
@@ -586,6 +698,7 @@ static void gecko_bind(void *state, unsigned pass, perch_sink *sink)
     (void)pass;
     perch__collect_bind(&st->base, sink); /* ctx = &st->base == st */
     sink->slice = on_slice;
+    sink->sample = on_sample;
     sink->counters = on_counters;
 }
 
@@ -597,6 +710,7 @@ static int gecko_create(const perch_export_options *opt, perch_output *out, void
     perch__collect_init(&st->base, opt, out);
     st->base.write = gecko_write;
     st->log.limit = opt->gecko_max_markers ? opt->gecko_max_markers : 1000000;
+    st->samples.limit = opt->gecko_max_samples ? opt->gecko_max_samples : 20000000;
     *state = st;
     return 0;
 }
@@ -607,11 +721,13 @@ static void gecko_destroy(void *state)
     if (!st)
         return;
     perch__slice_log_free(&st->log, &st->base.budget);
+    perch__gsample_log_free(&st->samples, &st->base.budget);
     perch__collect_free(&st->base);
     perch__free(st);
 }
 
 const perch__format perch__format_gecko = {
-    "gecko", "profiler.firefox.com (Firefox Profiler: load the file)", 1, gecko_create,
+    "gecko",    "profiler.firefox.com (Firefox Profiler: load the file)",
+    1,          gecko_create,
     gecko_bind, gecko_destroy,
 };

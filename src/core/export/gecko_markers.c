@@ -87,8 +87,7 @@ static void field(perch_json *w, const char *key, const char *label, const char 
     perch_json_end_object(w);
 }
 
-void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l,
-                                const perch__entities *e)
+void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l, const perch__entities *e)
 {
     char key[8];
     perch_json_begin_array(w);
@@ -97,6 +96,11 @@ void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l,
     perch_json_string(w, "CSwitch");
     perch_json_key(w, "tooltipLabel");
     perch_json_string(w, "Running on CPU {marker.data.cpu}");
+    perch_json_key(w, "tableLabel");
+    perch_json_string(w, "CPU {marker.data.cpu}, priority {marker.data.priority}, wait reason "
+                         "{marker.data.waitReason}");
+    perch_json_key(w, "chartLabel");
+    perch_json_string(w, "CPU {marker.data.cpu}");
     perch_json_key(w, "display");
     perch_json_raw(w, "[\"marker-chart\",\"marker-table\",\"timeline-overview\"]");
     perch_json_key(w, "data");
@@ -114,8 +118,7 @@ void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l,
     perch_json_end_array(w);
 }
 
-static void mark_data(perch_json *w, const perch__slice_log *l, const perch__mark *m,
-                      uint64_t freq)
+static void mark_data(perch_json *w, const perch__slice_log *l, const perch__mark *m, uint64_t freq)
 {
     char key[8];
     perch_json_begin_object(w);
@@ -153,9 +156,8 @@ static void times(perch_json *w, const perch__slice_log *l, size_t begin, size_t
     perch_json_end_array(w);
 }
 
-void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l, size_t begin,
-                               size_t end, const perch_trace_info *info, uint32_t name,
-                               uint32_t category)
+void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l, size_t begin, size_t end,
+                               const perch_trace_info *info, uint32_t name, uint32_t category)
 {
     size_t n = end - begin;
     perch_json_begin_object(w);

@@ -15,22 +15,31 @@
 #include "perch/error.h"
 #include "util/mem.h"
 
-enum { PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
-       PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9,
-       PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
-       PROFILE_DEFAULT_SAMPLE_TYPE = 14 };
+enum {
+    PROFILE_SAMPLE_TYPE = 1,
+    PROFILE_SAMPLE = 2,
+    PROFILE_MAPPING = 3,
+    PROFILE_LOCATION = 4,
+    PROFILE_FUNCTION = 5,
+    PROFILE_STRING_TABLE = 6,
+    PROFILE_TIME_NANOS = 9,
+    PROFILE_DURATION_NANOS = 10,
+    PROFILE_PERIOD_TYPE = 11,
+    PROFILE_PERIOD = 12,
+    PROFILE_DEFAULT_SAMPLE_TYPE = 14
+};
 
 #define FILETIME_UNIX_EPOCH 116444736000000000ull /* 1970-01-01 in 100 ns since 1601 */
-#define MAX_FRAMES 4096
+#define MAX_FRAMES          4096
 
 struct pprof {
     perch__collect *c;
     perch__interner strings;
-    perch__loctab locs;    /* extra = function id */
-    perch__map func_map;   /* name string index + 1 -> function id */
-    uint32_t *func_names;  /* per function id - 1: name string index */
+    perch__loctab locs;   /* extra = function id */
+    perch__map func_map;  /* name string index + 1 -> function id */
+    uint32_t *func_names; /* per function id - 1: name string index */
     size_t func_count, func_cap;
-    uint32_t *mapping_of;  /* per module index: mapping id, 0 = none yet */
+    uint32_t *mapping_of; /* per module index: mapping id, 0 = none yet */
     size_t mapping_of_cap;
     uint32_t *mapping_modules; /* per mapping id - 1: module index */
     size_t mapping_count, mapping_cap;
@@ -38,6 +47,18 @@ struct pprof {
     perch__pb top, sub, sub2;
     perch__writer *w;
 };
+
+/* ASCII case-insensitive equality (module names are lower case, images as logged). */
+static bool same_name_ci(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a;
+        char y = *b >= 'A' && *b <= 'Z' ? (char)(*b + 32) : *b;
+        if (x != y)
+            return false;
+    }
+    return *a == *b;
+}
 
 static int str(struct pprof *p, const char *s, uint32_t *idx)
 {
@@ -125,21 +146,29 @@ static int label(struct pprof *p, const char *key, const char *s, int64_t num)
     return p->sub2.error;
 }
 
+/* Every sample is labelled with its pid and tid, as strings: pprof drops a numeric label
+ * whose value is 0 (profile/encode.go keeps num only when num or num_unit is set), and the
+ * idle thread is pid 0, tid 0. "?" when unknown. */
 static int sample_labels(struct pprof *p, const perch__agg_row *r)
 {
     const perch__entities *e = &p->c->ents;
     const perch__thread *t = perch__entities_thread_at(e, r->thread_key);
     uint32_t pid = t ? perch__thread_pid(e, t) : UINT32_MAX;
     const char *proc = t ? perch__thread_process_name(e, t) : "";
-    int err = 0;
-    if (t && *perch__str(&e->strings, t->name))
-        err = label(p, "thread", perch__str(&e->strings, t->name), 0);
-    if (!err && t)
-        err = label(p, "tid", NULL, t->tid);
-    if (!err && pid != UINT32_MAX)
-        err = label(p, "pid", NULL, pid);
-    if (!err && *proc)
-        err = label(p, "process", proc, 0);
+    char pidtxt[16] = "?", tidtxt[16] = "?", name[200];
+    int err;
+    if (pid != UINT32_MAX)
+        snprintf(pidtxt, sizeof pidtxt, "%" PRIu32, pid);
+    if (t)
+        snprintf(tidtxt, sizeof tidtxt, "%" PRIu32, t->tid);
+    perch__thread_short_name(e, t, t ? t->tid : UINT32_MAX, name, sizeof name);
+    err = label(p, "thread", name, 0);
+    if (!err)
+        err = label(p, "tid", tidtxt, 0);
+    if (!err)
+        err = label(p, "pid", pidtxt, 0);
+    if (!err && (*proc || (t && t->tid == 0)))
+        err = label(p, "process", *proc ? proc : "Idle", 0);
     if (!err && r->kind == PERCH_SAMPLE_PMC)
         err = label(p, "pmc_source", NULL, r->profile_source);
     return err;
@@ -185,8 +214,8 @@ static void value_type(struct pprof *p, uint32_t field, uint32_t type, uint32_t 
 static int write_header(struct pprof *p, uint32_t *cpu)
 {
     uint32_t s[7];
-    static const char *const names[7] = {"", "samples", "count", "cpu", "nanoseconds", "pmc",
-                                         "events"};
+    static const char *const names[7] = {"",    "samples", "count", "cpu", "nanoseconds",
+                                         "pmc", "events"};
     for (int i = 0; i < 7; i++) {
         int err = str(p, names[i], &s[i]);
         if (err)
@@ -276,13 +305,71 @@ static void pprof_free(struct pprof *p)
     perch__map_free(&p->func_map, b);
     perch__release(b, (void **)&p->func_names, &p->func_cap, sizeof *p->func_names);
     perch__release(b, (void **)&p->mapping_of, &p->mapping_of_cap, sizeof *p->mapping_of);
-    perch__release(b, (void **)&p->mapping_modules, &p->mapping_cap,
-                   sizeof *p->mapping_modules);
+    perch__release(b, (void **)&p->mapping_modules, &p->mapping_cap, sizeof *p->mapping_modules);
     perch__pb_free(&p->top);
     perch__pb_free(&p->sub);
     perch__pb_free(&p->sub2);
     perch__free(p->w);
     perch__free(p);
+}
+
+/* The process key with the most timer samples, not counting Idle (pid 0) and threads of
+ * unknown processes; 0 when none. Ties go to the smaller key. */
+static int busiest_process(struct pprof *p, uint64_t *best)
+{
+    const perch__entities *e = &p->c->ents;
+    perch__budget *b = &p->c->budget;
+    perch__map index = {0};
+    uint64_t *counts = NULL, best_count = 0;
+    size_t cap = 0, n = 0;
+    int err = 0;
+    *best = 0;
+    for (size_t i = 0; i < p->c->agg.count && !err; i++) {
+        const perch__agg_row *r = &p->c->agg.rows[i];
+        const perch__thread *t = perch__entities_thread_at(e, r->thread_key);
+        uint32_t k;
+        if (!t || t->tid == 0 || t->process_key == 0 || perch__thread_pid(e, t) == 0 ||
+            r->kind != PERCH_SAMPLE_TIMER)
+            continue;
+        if (!perch__map_get(&index, t->process_key, &k)) {
+            err = perch__grow(b, (void **)&counts, &cap, n + 1, sizeof *counts);
+            if (!err)
+                err = perch__map_put(&index, b, t->process_key, (uint32_t)n);
+            k = (uint32_t)n;
+            if (!err)
+                counts[n++] = 0;
+        }
+        if (err)
+            break;
+        counts[k] += r->count;
+        if (counts[k] > best_count || (counts[k] == best_count && t->process_key < *best)) {
+            best_count = counts[k];
+            *best = t->process_key;
+        }
+    }
+    perch__release(b, (void **)&counts, &cap, sizeof *counts);
+    perch__map_free(&index, b);
+    return err;
+}
+
+/* pprof names the first mapping in its header ("File:"): make it the main image of the
+ * busiest process (the module of that process named like its image), not a kernel module. */
+static int main_image_first(struct pprof *p)
+{
+    const perch__entities *e = &p->c->ents;
+    const perch__process *proc;
+    uint64_t pk;
+    uint32_t unused;
+    int err = busiest_process(p, &pk);
+    if (err || !(proc = perch__entities_process_at(e, pk)))
+        return err;
+    for (size_t i = 0; i < e->module_count; i++) {
+        const perch__module *m = &e->modules[i];
+        if (m->process_key == pk &&
+            same_name_ci(perch__str(&e->strings, m->name), perch__str(&e->strings, proc->image)))
+            return mapping_for(p, m, &unused);
+    }
+    return 0;
 }
 
 static int pprof_write(perch__collect *c)
@@ -298,6 +385,8 @@ static int pprof_write(perch__collect *c)
     p->top.budget = p->sub.budget = p->sub2.budget = &c->budget;
     perch__writer_init(p->w, c->out);
     err = write_header(p, &cpu);
+    if (!err)
+        err = main_image_first(p);
     for (size_t i = 0; !err && i < c->agg.count; i++)
         err = write_sample(p, &c->agg.rows[i]);
     if (!err) {
@@ -318,6 +407,10 @@ static int pprof_create(const perch_export_options *opt, perch_output *out, void
 }
 
 const perch__format perch__format_pprof = {
-    "pprof", "go tool pprof (-top, -http=:8080, ...)", 1, pprof_create,
-    perch__collect_bind_pass, perch__collect_destroy,
+    "pprof",
+    "go tool pprof (-top, -http=:8080, ...)",
+    1,
+    pprof_create,
+    perch__collect_bind_pass,
+    perch__collect_destroy,
 };

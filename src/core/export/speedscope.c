@@ -52,7 +52,8 @@ static int write_profile(struct speedscope *s, const perch__group *g)
     const perch__agg_row *first = &s->c->agg.rows[g->begin];
     bool pmc = first->kind == PERCH_SAMPLE_PMC;
     char name[300];
-    size_t n = perch__thread_label(&s->c->ents, g->thread, 0, name, sizeof name - 40);
+    uint32_t tid = g->thread ? g->thread->tid : UINT32_MAX;
+    size_t n = perch__thread_label(&s->c->ents, g->thread, tid, name, sizeof name - 40);
     int err = 0;
     if (pmc)
         snprintf(name + n, sizeof name - n, " pmc source %u", (unsigned)first->profile_source);
@@ -81,7 +82,8 @@ static int write_profile(struct speedscope *s, const perch__group *g)
     return err;
 }
 
-/* Writes every profile; *active receives the index of the heaviest timer profile. */
+/* Writes every profile; *active receives the index of the busiest thread's timer profile,
+ * not counting the idle threads (speedscope opens on it). */
 static int write_profiles(struct speedscope *s, uint64_t *active)
 {
     perch__group g;
@@ -92,7 +94,8 @@ static int write_profiles(struct speedscope *s, uint64_t *active)
     perch_json_begin_array(s->w);
     for (size_t i = 0; i < s->c->agg.count && !err; i = g.end, index++) {
         perch__agg_group(s->c, i, &g);
-        if (s->c->agg.rows[i].kind != PERCH_SAMPLE_PMC && g.count > best) {
+        bool idle = g.thread ? g.thread->tid == 0 : false;
+        if (s->c->agg.rows[i].kind != PERCH_SAMPLE_PMC && !idle && g.count > best) {
             best = g.count;
             *active = index;
         }
@@ -157,6 +160,10 @@ static int speedscope_create(const perch_export_options *opt, perch_output *out,
 }
 
 const perch__format perch__format_speedscope = {
-    "speedscope", "speedscope.app (drop the file on the page)", 1,
-    speedscope_create, perch__collect_bind_pass, perch__collect_destroy,
+    "speedscope",
+    "speedscope.app (drop the file on the page)",
+    1,
+    speedscope_create,
+    perch__collect_bind_pass,
+    perch__collect_destroy,
 };

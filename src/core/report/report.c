@@ -77,9 +77,12 @@ static int on_process(void *ctx, const perch_process_rec *rec)
 static int on_thread(void *ctx, const perch_thread_rec *rec)
 {
     perch_report *r = ctx;
+    bool is_new = !perch__hmap_get(&r->threads.index, rec->key, &(uint32_t){0});
     rthread *t = perch__rtable_get(&r->threads, rec->key, sizeof *t, true);
     if (t == NULL)
         return PERCH_ENOMEM;
+    if (is_new)
+        t->cpu = -1;
     t->key = rec->key;
     t->process_key = rec->process_key;
     t->tid = rec->tid;
@@ -131,6 +134,22 @@ static int on_stack(void *ctx, const perch_stack_rec *rec)
     return 0;
 }
 
+/* The thread row of a sample or slice (a placeholder until its record comes); the first CPU
+ * an idle thread is seen on names it. */
+static rthread *thread_row(perch_report *r, uint64_t key, uint32_t tid, uint16_t cpu)
+{
+    bool is_new = !perch__hmap_get(&r->threads.index, key, &(uint32_t){0});
+    rthread *t = perch__rtable_get(&r->threads, key, sizeof *t, true);
+    if (t == NULL)
+        return NULL;
+    t->key = key;
+    if (is_new)
+        t->cpu = -1;
+    if (tid == 0 && t->cpu < 0)
+        t->cpu = cpu;
+    return t;
+}
+
 static int on_sample(void *ctx, const perch_sample_rec *rec)
 {
     perch_report *r = ctx;
@@ -138,11 +157,10 @@ static int on_sample(void *ctx, const perch_sample_rec *rec)
         r->samples_pmc++;
         return 0;
     }
-    rthread *t = perch__rtable_get(&r->threads, rec->thread_key, sizeof *t, true);
+    rthread *t = thread_row(r, rec->thread_key, rec->tid, rec->cpu);
     rmod *md = perch__rtable_get(&r->mods, rec->module_key, sizeof *md, true);
     if (t == NULL || md == NULL)
         return PERCH_ENOMEM;
-    t->key = rec->thread_key;
     t->samples++;
     md->key = rec->module_key;
     md->samples++;
@@ -172,10 +190,9 @@ static int on_slice(void *ctx, const perch_slice_rec *rec)
         r->idle_ticks += d;
     } else {
         r->run_ticks += d;
-        rthread *t = perch__rtable_get(&r->threads, rec->thread_key, sizeof *t, true);
+        rthread *t = thread_row(r, rec->thread_key, rec->tid, rec->cpu);
         if (t == NULL)
             return PERCH_ENOMEM;
-        t->key = rec->thread_key;
         t->cpu_ticks += d;
     }
     for (unsigned b = 0; b < 4; b++)

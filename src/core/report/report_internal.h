@@ -17,6 +17,7 @@ typedef struct rthread {
     uint32_t tid, pid;
     char *name;
     uint64_t samples, cpu_ticks;
+    int32_t cpu; /* the idle thread (tid 0, a key per CPU): its CPU; -1 otherwise */
     bool known;
 } rthread;
 
@@ -78,6 +79,9 @@ void *perch__rtable_get(rtable *t, uint64_t key, size_t row_size, bool create);
 char *perch__report_lower_base(const char *path);
 
 /* report_out.c helpers */
+/* The threads with samples or CPU time, by samples then CPU time descending, then pid and tid
+ * (malloc'd with perch__alloc; *n their count). NULL when out of memory. */
+rthread **perch__report_sorted_threads(perch_report *r, uint32_t *n);
 const char *perch__report_thread_process(perch_report *r, const rthread *t, int64_t *pid);
 int perch__report_text_tables(perch_report *r, FILE *f);
 

@@ -192,6 +192,69 @@ static void write_rows(perch_json *w, const char *key, const row *rows, uint32_t
     perch_json_end_array(w);
 }
 
+static int cmp_threads(const void *a, const void *b)
+{
+    const rthread *x = *(const rthread *const *)a, *y = *(const rthread *const *)b;
+    if (x->samples != y->samples)
+        return x->samples > y->samples ? -1 : 1;
+    if (x->cpu_ticks != y->cpu_ticks)
+        return x->cpu_ticks > y->cpu_ticks ? -1 : 1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+rthread **perch__report_sorted_threads(perch_report *r, uint32_t *n)
+{
+    rthread **v = perch__alloc(sizeof *v * (r->threads.count + 1));
+    *n = 0;
+    if (v == NULL)
+        return NULL;
+    for (uint32_t i = 0; i < r->threads.count; i++) {
+        rthread *t = (rthread *)r->threads.rows + i;
+        if (t->samples > 0 || t->cpu_ticks > 0)
+            v[(*n)++] = t;
+    }
+    qsort(v, *n, sizeof *v, cmp_threads);
+    return v;
+}
+
+static void kv(perch_json *w, const char *k, uint64_t v);
+
+/* top_threads: [{cpu (idle threads), name, pid, process, run_ticks, samples, tid}]. */
+static int write_threads(perch_report *r, perch_json *w)
+{
+    uint32_t n = 0;
+    rthread **v = perch__report_sorted_threads(r, &n);
+    if (v == NULL)
+        return PERCH_ENOMEM;
+    perch_json_key(w, "top_threads");
+    perch_json_begin_array(w);
+    for (uint32_t i = 0; i < n && i < r->top; i++) {
+        int64_t pid;
+        const char *proc = perch__report_thread_process(r, v[i], &pid);
+        perch_json_begin_object(w);
+        if (v[i]->known && v[i]->tid == 0 && v[i]->cpu >= 0)
+            kv(w, "cpu", (uint64_t)v[i]->cpu);
+        perch_json_key(w, "name");
+        perch_json_string(w, v[i]->name ? v[i]->name : "");
+        perch_json_key(w, "pid");
+        perch_json_int(w, pid);
+        perch_json_key(w, "process");
+        perch_json_string(w, proc);
+        kv(w, "run_ticks", v[i]->cpu_ticks);
+        kv(w, "samples", v[i]->samples);
+        perch_json_key(w, "tid");
+        perch_json_int(w, v[i]->known ? (int64_t)v[i]->tid : -1);
+        perch_json_end_object(w);
+    }
+    perch_json_end_array(w);
+    perch__free(v);
+    return 0;
+}
+
 static void kv(perch_json *w, const char *k, uint64_t v)
 {
     perch_json_key(w, k);
@@ -283,9 +346,11 @@ int perch_report_write_json(perch_report *r, perch_json *w)
         write_named(w, "stats", r->stats, r->stat_count, NULL);
         write_rows(w, "top_modules", mods, nm, r->top, false);
         write_rows(w, "top_processes", procs, np, r->top, true);
+        err = write_threads(r, w);
         perch_json_end_object(w);
         perch_json_newline(w);
-        err = perch_json_flush(w);
+        if (err == 0)
+            err = perch_json_flush(w);
     }
     perch__free(procs);
     perch__free(mods);

@@ -95,26 +95,12 @@ static const rmod *module_at(perch_report *r, uint64_t addr, uint64_t process_ke
     return best;
 }
 
-static int cmp_threads(const void *a, const void *b)
-{
-    const rthread *x = *(const rthread *const *)a, *y = *(const rthread *const *)b;
-    if (x->samples != y->samples)
-        return x->samples > y->samples ? -1 : 1;
-    return x->cpu_ticks > y->cpu_ticks ? -1 : x->cpu_ticks < y->cpu_ticks;
-}
-
 static void print_threads(perch_report *r, FILE *f)
 {
-    rthread **v = perch__alloc(sizeof *v * (r->threads.count + 1));
     uint32_t n = 0;
+    rthread **v = perch__report_sorted_threads(r, &n);
     if (v == NULL)
         return;
-    for (uint32_t i = 0; i < r->threads.count; i++) {
-        rthread *t = (rthread *)r->threads.rows + i;
-        if (t->samples > 0 || t->cpu_ticks > 0)
-            v[n++] = t;
-    }
-    qsort(v, n, sizeof *v, cmp_threads);
     fprintf(f, "\nThreads (top %u by samples)\n  %8s %8s %-24s %-20s %10s %12s\n", r->top, "pid",
             "tid", "process", "thread", "samples", perch__report_cpu_heading(r));
     for (uint32_t i = 0; i < n && i < r->top; i++) {

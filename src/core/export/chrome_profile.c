@@ -1,0 +1,332 @@
+/*
+ * Timer samples of the chrome export as CPU profiles: per track (pid, tid) one "Profile"
+ * event (ph "P", its ts = the profile's start) and "ProfileChunk" events carrying the call
+ * tree nodes first seen since the last chunk ({id, parent, callFrame}) and the samples as node
+ * ids with time deltas in microseconds. This is what V8 writes into Chrome traces; the
+ * DevTools Performance panel draws it as a flame chart under the thread and Perfetto imports
+ * it as that thread's CPU samples. Instant events ("ph":"i") are drawn by neither.
+ *
+ * A profile sample lasts until the next one, so a thread sampled at 0 ms and then at 500 ms
+ * would look busy for 500 ms. A sample of the root node ends the frames without starting
+ * any (DevTools skips root samples), so one is queued one sampling interval after every real
+ * sample that is not followed by another within 1.5 intervals, and after the last one.
+ *
+ * The model emits a sample when its stack is complete, so a thread's samples arrive slightly
+ * out of time order (a sample waiting for its user half comes after later kernel-only ones).
+ * Each track keeps up to 2 x CHUNK samples, sorts them by time and writes the older half: an
+ * order error within CHUNK samples of one thread is repaired; an older one is written at the
+ * time of the last sample written (a delta of 0), never as a negative delta.
+ *
+ * A thread with samples and no slices gets a complete event over its profile ("CPU
+ * samples"): DevTools builds thread tracks and the trace's time range from complete events
+ * only.
+ *
+ * Memory: the distinct call-tree nodes of each track and up to 2 x CHUNK queued samples per
+ * track; every byte charged to the exporter's budget.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export_internal.h"
+#include "perch/error.h"
+
+#define CHUNK      1024
+#define MAX_WEIGHT 1000
+#define ROOT_ID    1u
+
+static int track_for(perch__profiles *p, uint32_t pid, uint32_t tid, perch__ptrack **out)
+{
+    uint64_t key = ((uint64_t)pid << 32 | tid) + 1;
+    uint32_t idx;
+    int err;
+    if (!perch__map_get(&p->track_map, key, &idx)) {
+        err = perch__grow(p->budget, (void **)&p->tracks, &p->cap, p->count + 1, sizeof *p->tracks);
+        if (!err)
+            err = perch__map_put(&p->track_map, p->budget, key, (uint32_t)p->count);
+        if (err)
+            return err;
+        idx = (uint32_t)p->count++;
+        memset(&p->tracks[idx], 0, sizeof p->tracks[idx]);
+        p->tracks[idx].pid = pid;
+        p->tracks[idx].tid = tid;
+    }
+    *out = &p->tracks[idx];
+    return 0;
+}
+
+/* The node id of (parent, addr) in track t, created when new. */
+static int node_for(perch__profiles *p, perch__ptrack *t, uint32_t parent, uint64_t addr,
+                    const perch__module *m, uint32_t *id)
+{
+    uint64_t owner = (uint64_t)(t - p->tracks) << 32 | parent;
+    uint32_t slot;
+    bool is_new;
+    int err = perch__loctab_get(&p->node_map, p->budget, owner, addr, &slot, &is_new);
+    if (err)
+        return err;
+    if (is_new) {
+        err = perch__grow(p->budget, (void **)&t->nodes, &t->node_cap, t->node_count + 1,
+                          sizeof *t->nodes);
+        if (err)
+            return err; /* the export stops: the half-added entry is never read */
+        t->nodes[t->node_count].parent = parent;
+        t->nodes[t->node_count].addr = addr;
+        t->nodes[t->node_count].module = m ? (uint32_t)(m - p->ents->modules) : UINT32_MAX;
+        p->node_map.locs[slot].extra = (uint32_t)(t->node_count + 2);
+        t->node_count++;
+    }
+    *id = p->node_map.locs[slot].extra;
+    return 0;
+}
+
+static int queue(perch__profiles *p, perch__ptrack *t, uint32_t node, uint64_t us)
+{
+    int err =
+        perch__grow(p->budget, (void **)&t->pend, &t->pend_cap, t->pend_count + 1, sizeof *t->pend);
+    if (err)
+        return err;
+    t->pend[t->pend_count++] = (perch__psample){us, node, t->seq++};
+    return 0;
+}
+
+static int out_add(perch__profiles *p, uint32_t node, uint64_t us)
+{
+    int err =
+        perch__grow(p->budget, (void **)&p->out, &p->out_cap, p->out_count + 1, sizeof *p->out);
+    if (!err)
+        p->out[p->out_count++] = (perch__psample){us, node, 0};
+    return err;
+}
+
+static int cmp_psample(const void *x, const void *y)
+{
+    const perch__psample *a = x, *b = y;
+    if (a->us != b->us)
+        return a->us < b->us ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* The first n sorted pending samples of t as written: a gap sample (the root) one interval
+ * after a real sample that the next one does not follow within 1.5 intervals; times never
+ * before the last one written; with close, a last gap sample after the last real one. */
+static int build_out(perch__profiles *p, perch__ptrack *t, size_t n, bool close)
+{
+    uint64_t last = t->started ? t->last_us : 0;
+    int err = 0;
+    p->out_count = 0;
+    for (size_t i = 0; i < n && !err; i++) {
+        uint64_t us = t->pend[i].us;
+        if (t->open && us > t->last_real_us + p->interval_us * 3 / 2) {
+            err = out_add(p, ROOT_ID, t->last_real_us + p->interval_us);
+            last = t->last_real_us + p->interval_us;
+        }
+        if (us < last && (t->started || p->out_count))
+            us = last;
+        if (!err)
+            err = out_add(p, t->pend[i].node, us);
+        last = us;
+        t->last_real_us = us;
+        t->open = true;
+    }
+    if (!err && close && t->open) {
+        err = out_add(p, ROOT_ID, t->last_real_us + p->interval_us);
+        t->open = false;
+    }
+    return err;
+}
+
+static void call_frame(perch__profiles *p, const perch__pnode *n)
+{
+    char name[PERCH_FRAME_NAME_MAX];
+    const perch__module *m = n->module == UINT32_MAX ? NULL : &p->ents->modules[n->module];
+    perch_json *w = p->w;
+    perch_json_key(w, "callFrame");
+    perch_json_begin_object(w);
+    perch_json_key(w, "functionName");
+    perch_json_string_n(w, name, perch__frame_name(p->ents, m, n->addr, name, sizeof name));
+    perch_json_key(w, "url");
+    perch_json_string(w, "");
+    perch_json_key(w, "scriptId");
+    perch_json_uint(w, 0);
+    perch_json_key(w, "lineNumber");
+    perch_json_int(w, -1);
+    perch_json_key(w, "columnNumber");
+    perch_json_int(w, -1);
+    perch_json_end_object(w);
+}
+
+static void nodes_json(perch__profiles *p, perch__ptrack *t)
+{
+    perch_json *w = p->w;
+    perch_json_key(w, "nodes");
+    perch_json_begin_array(w);
+    if (t->nodes_written == 0 && !t->started) {
+        perch_json_raw(w, "{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\",\"url\":\"\","
+                          "\"scriptId\":0,\"lineNumber\":-1,\"columnNumber\":-1}}");
+    }
+    for (size_t i = t->nodes_written; i < t->node_count; i++) {
+        perch_json_begin_object(w);
+        perch_json_key(w, "id");
+        perch_json_uint(w, i + 2);
+        perch_json_key(w, "parent");
+        perch_json_uint(w, t->nodes[i].parent);
+        call_frame(p, &t->nodes[i]);
+        perch_json_end_object(w);
+    }
+    perch_json_end_array(w);
+    t->nodes_written = t->node_count;
+}
+
+static void event_head(perch__profiles *p, const perch__ptrack *t, const char *name, uint64_t us)
+{
+    char id[24];
+    perch_json *w = p->w;
+    snprintf(id, sizeof id, "0x%zx", (size_t)(t - p->tracks) + 1);
+    perch_json_begin_object(w);
+    perch_json_key(w, "name");
+    perch_json_string(w, name);
+    perch_json_key(w, "cat");
+    perch_json_string(w, "disabled-by-default-v8.cpu_profiler");
+    perch_json_key(w, "ph");
+    perch_json_string(w, "P");
+    perch_json_key(w, "id");
+    perch_json_string(w, id);
+    perch_json_key(w, "pid");
+    perch_json_uint(w, t->pid);
+    perch_json_key(w, "tid");
+    perch_json_uint(w, t->tid);
+    perch_json_key(w, "ts");
+    perch_json_uint(w, us);
+}
+
+/* The "Profile" event: the profile of this track starts at its first sample. */
+static void profile_json(perch__profiles *p, perch__ptrack *t, uint64_t us)
+{
+    perch_json *w = p->w;
+    event_head(p, t, "Profile", us);
+    perch_json_key(w, "args");
+    perch_json_begin_object(w);
+    perch_json_key(w, "data");
+    perch_json_begin_object(w);
+    perch_json_key(w, "startTime");
+    perch_json_uint(w, us);
+    perch_json_end_object(w);
+    perch_json_end_object(w);
+    perch_json_end_object(w);
+    t->first_us = t->last_us = us;
+}
+
+/* Writes the oldest n of t's pending samples (sorted) as one chunk. */
+static int write_chunk(perch__profiles *p, perch__ptrack *t, size_t n, bool close)
+{
+    perch_json *w = p->w;
+    int err;
+    qsort(t->pend, t->pend_count, sizeof *t->pend, cmp_psample);
+    err = build_out(p, t, n, close);
+    if (err || p->out_count == 0)
+        return err;
+    if (!t->started)
+        profile_json(p, t, p->out[0].us);
+    event_head(p, t, "ProfileChunk", p->out[0].us);
+    perch_json_key(w, "args");
+    perch_json_begin_object(w);
+    perch_json_key(w, "data");
+    perch_json_begin_object(w);
+    perch_json_key(w, "cpuProfile");
+    perch_json_begin_object(w);
+    nodes_json(p, t);
+    t->started = true;
+    perch_json_key(w, "samples");
+    perch_json_begin_array(w);
+    for (size_t i = 0; i < p->out_count; i++)
+        perch_json_uint(w, p->out[i].node);
+    perch_json_end_array(w);
+    perch_json_end_object(w);
+    perch_json_key(w, "timeDeltas");
+    perch_json_begin_array(w);
+    for (size_t i = 0; i < p->out_count; i++) {
+        perch_json_uint(w, p->out[i].us - t->last_us);
+        t->last_us = p->out[i].us;
+    }
+    perch_json_end_array(w);
+    perch_json_end_object(w);
+    perch_json_end_object(w);
+    perch_json_end_object(w);
+    memmove(t->pend, t->pend + n, (t->pend_count - n) * sizeof *t->pend);
+    t->pend_count -= n;
+    return w->error;
+}
+
+/* The complete event over a sample-only track's profile. */
+static void span_json(perch__profiles *p, const perch__ptrack *t)
+{
+    perch_json *w = p->w;
+    perch_json_begin_object(w);
+    perch_json_key(w, "name");
+    perch_json_string(w, "CPU samples");
+    perch_json_key(w, "cat");
+    perch_json_string(w, "sample");
+    perch_json_key(w, "ph");
+    perch_json_string(w, "X");
+    perch_json_key(w, "pid");
+    perch_json_uint(w, t->pid);
+    perch_json_key(w, "tid");
+    perch_json_uint(w, t->tid);
+    perch_json_key(w, "ts");
+    perch_json_uint(w, t->first_us);
+    perch_json_key(w, "dur");
+    perch_json_uint(w, t->last_us - t->first_us);
+    perch_json_end_object(w);
+}
+
+int perch__profiles_sample(perch__profiles *p, uint32_t pid, uint32_t tid, uint64_t thread_key,
+                           uint64_t module_key, const uint64_t *frames, uint32_t count, bool is_ip,
+                           uint64_t us, uint32_t weight, bool span)
+{
+    perch__ptrack *t;
+    uint32_t node = ROOT_ID;
+    int err = track_for(p, pid, tid, &t);
+    for (uint32_t i = count; !err && i-- > 0;) { /* root first */
+        const perch__module *m =
+            perch__resolve_frame(p->ents, thread_key, module_key, frames[i], is_ip);
+        err = node_for(p, t, node, frames[i], m, &node);
+    }
+    if (weight == 0)
+        weight = 1;
+    for (uint32_t i = 0; !err && i < weight && i < MAX_WEIGHT; i++) {
+        err = queue(p, t, node, us);
+        p->samples++;
+    }
+    if (err)
+        return err;
+    t->span = span;
+    return t->pend_count >= 2 * CHUNK ? write_chunk(p, t, CHUNK, false) : 0;
+}
+
+int perch__profiles_finish(perch__profiles *p)
+{
+    int err = 0;
+    for (size_t i = 0; i < p->count && !err; i++) {
+        perch__ptrack *t = &p->tracks[i];
+        err = write_chunk(p, t, t->pend_count, true);
+        if (!err && t->span && t->started)
+            span_json(p, t);
+    }
+    return err ? err : p->w->error;
+}
+
+void perch__profiles_free(perch__profiles *p)
+{
+    for (size_t i = 0; i < p->count; i++) {
+        perch__ptrack *t = &p->tracks[i];
+        perch__release(p->budget, (void **)&t->nodes, &t->node_cap, sizeof *t->nodes);
+        perch__release(p->budget, (void **)&t->pend, &t->pend_cap, sizeof *t->pend);
+    }
+    perch__release(p->budget, (void **)&p->out, &p->out_cap, sizeof *p->out);
+    perch__release(p->budget, (void **)&p->tracks, &p->cap, sizeof *p->tracks);
+    perch__map_free(&p->track_map, p->budget);
+    perch__loctab_free(&p->node_map, p->budget);
+    p->count = 0;
+}
