@@ -16,6 +16,26 @@
 #include "proto/client.h"
 #include "proto/session.h"
 
+/* A byte string of frames built by a test (free p). */
+typedef struct frames {
+    uint8_t *p;
+    size_t len;
+} frames;
+
+/* Appends one frame; aborts when it cannot be built. */
+static inline void frames_add(frames *b, uint16_t version, uint16_t type, uint32_t id,
+                              uint32_t flags, const void *payload, size_t len)
+{
+    uint8_t *f;
+    size_t n;
+    if (perch_proto_frame(version, type, id, flags, payload, len, &f, &n) != 0)
+        abort();
+    b->p = realloc(b->p, b->len + n);
+    memcpy(b->p + b->len, f, n);
+    b->len += n;
+    perch_free(f);
+}
+
 typedef struct loop {
     perch_proto_reader *reader;
     perch_proto_session *session;

@@ -18,6 +18,7 @@
 #include "bytes.h"
 #include "perch/error.h"
 #include "perch/proto.h"
+#include "proto_loop.h"
 
 static void test_header_bytes(void **state)
 {
@@ -85,24 +86,6 @@ static void test_header_refusals(void **state)
     }
 }
 
-/* A stream of frames built for the reader tests. */
-typedef struct bytes {
-    uint8_t *p;
-    size_t len;
-} bytes;
-
-static void add_frame(bytes *b, uint16_t version, uint16_t type, uint32_t id, uint32_t flags,
-                      const void *payload, size_t len)
-{
-    uint8_t *f;
-    size_t n;
-    assert_int_equal(perch_proto_frame(version, type, id, flags, payload, len, &f, &n), 0);
-    b->p = realloc(b->p, b->len + n);
-    memcpy(b->p + b->len, f, n);
-    b->len += n;
-    perch_free(f);
-}
-
 typedef struct got {
     perch_proto_event ev[16];
     uint8_t *payload[16];
@@ -110,7 +93,7 @@ typedef struct got {
 } got;
 
 /* Feeds b to r in pieces of `piece` bytes (0: random pieces), collecting every event. */
-static void feed(perch_proto_reader *r, const bytes *b, size_t piece, got *g)
+static void feed(perch_proto_reader *r, const frames *b, size_t piece, got *g)
 {
     size_t off = 0;
     unsigned seed = 7;
@@ -144,17 +127,17 @@ static void test_reader_joins_and_splits(void **state)
 {
     (void)state;
     static const size_t pieces[] = {0, 1, 3, 31, 32, 33, 4096, 1u << 22};
-    bytes b = {NULL, 0};
+    frames b = {NULL, 0};
     uint8_t big[3000];
     for (size_t i = 0; i < sizeof big; i++)
         big[i] = (uint8_t)(i * 7 + 1);
-    add_frame(&b, 1, PERCH_MSG_HELLO, 1, 0, "hi", 2);
-    add_frame(&b, 1, PERCH_MSG_STATUS, 2, PERCH_PROTO_FLAG_MORE, big, 1000);
-    add_frame(&b, 1, PERCH_MSG_STATUS, 2, PERCH_PROTO_FLAG_MORE, big + 1000, 0);
-    add_frame(&b, 1, PERCH_MSG_STATUS, 2, 0, big + 1000, 2000);
-    add_frame(&b, 1, PERCH_MSG_DATA, 3, PERCH_PROTO_FLAG_MORE | 1, big, 10);
-    add_frame(&b, 1, PERCH_MSG_DATA, 3, 1, big + 10, 20);
-    add_frame(&b, 1, PERCH_MSG_PING, 4, 0, NULL, 0);
+    frames_add(&b, 1, PERCH_MSG_HELLO, 1, 0, "hi", 2);
+    frames_add(&b, 1, PERCH_MSG_STATUS, 2, PERCH_PROTO_FLAG_MORE, big, 1000);
+    frames_add(&b, 1, PERCH_MSG_STATUS, 2, PERCH_PROTO_FLAG_MORE, big + 1000, 0);
+    frames_add(&b, 1, PERCH_MSG_STATUS, 2, 0, big + 1000, 2000);
+    frames_add(&b, 1, PERCH_MSG_DATA, 3, PERCH_PROTO_FLAG_MORE | 1, big, 10);
+    frames_add(&b, 1, PERCH_MSG_DATA, 3, 1, big + 10, 20);
+    frames_add(&b, 1, PERCH_MSG_PING, 4, 0, NULL, 0);
     for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++) {
         perch_proto_reader *r;
         got g = {0};
@@ -186,18 +169,18 @@ static void test_reader_joins_and_splits(void **state)
 static void test_reader_skips_and_closes(void **state)
 {
     (void)state;
-    bytes b = {NULL, 0};
+    frames b = {NULL, 0};
     perch_proto_reader *r;
     got g = {0};
     uint8_t pay[100] = {0};
     assert_int_equal(perch_proto_reader_create(64, &r), 0);
     perch_proto_reader_set_version(r, 1);
-    add_frame(&b, 2, PERCH_MSG_STATUS, 1, 0, pay, 10); /* wrong version: skipped */
-    add_frame(&b, 1, PERCH_MSG_TOP, 2, 0, pay, 100);   /* over the 64-byte cap: skipped */
-    add_frame(&b, 1, PERCH_MSG_PING, 3, 0, NULL, 0);   /* fine */
-    add_frame(&b, 1, PERCH_MSG_TOP, 4, PERCH_PROTO_FLAG_MORE, pay, 40);
-    add_frame(&b, 1, PERCH_MSG_STATUS, 5, 0, pay, 1); /* interrupts a split message: fatal */
-    add_frame(&b, 1, PERCH_MSG_PING, 6, 0, NULL, 0);  /* never read */
+    frames_add(&b, 2, PERCH_MSG_STATUS, 1, 0, pay, 10); /* wrong version: skipped */
+    frames_add(&b, 1, PERCH_MSG_TOP, 2, 0, pay, 100);   /* over the 64-byte cap: skipped */
+    frames_add(&b, 1, PERCH_MSG_PING, 3, 0, NULL, 0);   /* fine */
+    frames_add(&b, 1, PERCH_MSG_TOP, 4, PERCH_PROTO_FLAG_MORE, pay, 40);
+    frames_add(&b, 1, PERCH_MSG_STATUS, 5, 0, pay, 1); /* interrupts a split message: fatal */
+    frames_add(&b, 1, PERCH_MSG_PING, 6, 0, NULL, 0);  /* never read */
     feed(r, &b, 0, &g);
     assert_int_equal(g.n, 4);
     assert_int_equal(g.ev[0].fault, PERCH_PROTO_SKIP);
@@ -239,9 +222,9 @@ static void test_reader_garbage_and_memory(void **state)
     perch_proto_reader_destroy(r);
 
     /* A large message is held only while it is being read. */
-    bytes b = {NULL, 0};
+    frames b = {NULL, 0};
     uint8_t *big = calloc(1, PERCH_PROTO_MAX_PAYLOAD);
-    add_frame(&b, 1, PERCH_MSG_STATUS, 1, 0, big, PERCH_PROTO_MAX_PAYLOAD);
+    frames_add(&b, 1, PERCH_MSG_STATUS, 1, 0, big, PERCH_PROTO_MAX_PAYLOAD);
     assert_int_equal(perch_proto_reader_create(0, &r), 0);
     perch_proto_reader_push(r, b.p, b.len, &used);
     assert_int_equal(used, b.len);

@@ -109,30 +109,13 @@ static void raw_exchange(const perch_proto_peer *peer, const uint8_t *bytes, siz
     loop_free(&l);
 }
 
-typedef struct fb {
-    uint8_t *p;
-    size_t len;
-} fb;
-
-static void frame(fb *b, uint16_t version, uint16_t type, uint32_t id, uint32_t flags,
-                  const void *payload, size_t len)
-{
-    uint8_t *f;
-    size_t n;
-    assert_int_equal(perch_proto_frame(version, type, id, flags, payload, len, &f, &n), 0);
-    b->p = realloc(b->p, b->len + n);
-    memcpy(b->p + b->len, f, n);
-    b->len += n;
-    perch_free(f);
-}
-
-static void hello_frame(fb *b, uint32_t lo, uint32_t hi)
+static void hello_frame(frames *b, uint32_t lo, uint32_t hi)
 {
     perch_proto_hello_req h = {lo, hi, 1, "raw"};
     uint8_t *p;
     size_t n;
     assert_int_equal(perch_proto_encode(PERCH_MSG_HELLO, false, &h, &p, &n), 0);
-    frame(b, 1, PERCH_MSG_HELLO, 1, 0, p, n);
+    frames_add(b, 1, PERCH_MSG_HELLO, 1, 0, p, n);
     perch_free(p);
 }
 
@@ -156,8 +139,8 @@ static void test_handshake(void **state)
     loop_free(&l);
 
     raw_out o;
-    fb b = {NULL, 0};
-    frame(&b, 1, PERCH_MSG_STATUS, 5, 0, NULL, 0);
+    frames b = {NULL, 0};
+    frames_add(&b, 1, PERCH_MSG_STATUS, 5, 0, NULL, 0);
     hello_frame(&b, 1, 1);
     hello_frame(&b, 1, 1);
     raw_exchange(&admin, b.p, b.len, &o);
@@ -170,9 +153,9 @@ static void test_handshake(void **state)
     assert_false(o.closed);
     free(b.p);
 
-    b = (fb){NULL, 0};
+    b = (frames){NULL, 0};
     hello_frame(&b, 5, 7);
-    frame(&b, 1, PERCH_MSG_PING, 2, 0, NULL, 0); /* never read: the connection closes */
+    frames_add(&b, 1, PERCH_MSG_PING, 2, 0, NULL, 0); /* never read: the connection closes */
     raw_exchange(&admin, b.p, b.len, &o);
     assert_int_equal(o.n, 1);
     assert_int_equal(o.e[0].code, PERCH_EVERSION);
@@ -185,16 +168,16 @@ static void test_hostile_frames(void **state)
 {
     (void)state;
     raw_out o;
-    fb b = {NULL, 0};
+    frames b = {NULL, 0};
     uint8_t *big = calloc(1, PERCH_PROTO_MAX_REQUEST + 1);
     hello_frame(&b, 1, 1);
-    frame(&b, 1, 77, 2, 0, NULL, 0);
-    frame(&b, 1, PERCH_MSG_DATA, 3, 0, "x", 1);
-    frame(&b, 2, PERCH_MSG_STATUS, 4, 0, NULL, 0);
-    frame(&b, 1, PERCH_MSG_STATUS, 5, PERCH_PROTO_FLAG_REPLY, NULL, 0);
-    frame(&b, 1, PERCH_MSG_TOP, 6, 0, big, PERCH_PROTO_MAX_REQUEST + 1);
-    frame(&b, 1, PERCH_MSG_TOP, 7, 0, "\x05", 1);
-    frame(&b, 1, PERCH_MSG_PING, 8, 0, NULL, 0);
+    frames_add(&b, 1, 77, 2, 0, NULL, 0);
+    frames_add(&b, 1, PERCH_MSG_DATA, 3, 0, "x", 1);
+    frames_add(&b, 2, PERCH_MSG_STATUS, 4, 0, NULL, 0);
+    frames_add(&b, 1, PERCH_MSG_STATUS, 5, PERCH_PROTO_FLAG_REPLY, NULL, 0);
+    frames_add(&b, 1, PERCH_MSG_TOP, 6, 0, big, PERCH_PROTO_MAX_REQUEST + 1);
+    frames_add(&b, 1, PERCH_MSG_TOP, 7, 0, "\x05", 1);
+    frames_add(&b, 1, PERCH_MSG_PING, 8, 0, NULL, 0);
     raw_exchange(&admin, b.p, b.len, &o);
     assert_int_equal(o.n, 6);
     assert_int_equal(o.e[0].code, PERCH_ENOTSUP);
@@ -218,7 +201,7 @@ static void test_hostile_frames(void **state)
     assert_int_equal(o.e[0].code, PERCH_EFORMAT);
     assert_non_null(strstr(o.msg[0], "not a Perch frame"));
     assert_true(o.closed);
-    b = (fb){NULL, 0};
+    b = (frames){NULL, 0};
     hello_frame(&b, 1, 1);
     uint8_t hdr[PERCH_PROTO_HEADER_SIZE];
     perch_proto_header h = {PERCH_PROTO_MAGIC, 1, PERCH_MSG_STATUS, 9, 0, 64u << 20, {0, 0, 0}};

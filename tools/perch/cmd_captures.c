@@ -42,27 +42,20 @@ static void print_json(const perch_proto_captures_rep *r)
     perch_json w;
     perch_cli_json(&w);
     perch_json_begin_object(&w);
-    perch_json_key(&w, "directory");
-    perch_json_string(&w, r->directory);
+    perch_cli_json_s(&w, "directory", r->directory);
     perch_json_key(&w, "captures");
     perch_json_begin_array(&w);
     for (uint32_t i = 0; i < r->count; i++) {
         const perch_proto_capture *c = &r->captures[i];
         perch_json_begin_object(&w);
-        perch_json_key(&w, "name");
-        perch_json_string(&w, c->name);
-        perch_json_key(&w, "bytes");
-        perch_json_uint(&w, c->bytes);
-        perch_json_key(&w, "start_filetime");
-        perch_json_uint(&w, c->start_filetime);
-        perch_json_key(&w, "state");
-        perch_json_string(&w, states[c->state]);
+        perch_cli_json_s(&w, "name", c->name);
+        perch_cli_json_u(&w, "bytes", c->bytes);
+        perch_cli_json_u(&w, "start_filetime", c->start_filetime);
+        perch_cli_json_s(&w, "state", states[c->state]);
         perch_json_end_object(&w);
     }
     perch_json_end_array(&w);
-    perch_json_end_object(&w);
-    perch_json_newline(&w);
-    perch_json_flush(&w);
+    perch_cli_json_done(&w);
 }
 
 int perch_cmd_captures(int argc, char **argv)

@@ -149,15 +149,10 @@ static void print_started(const struct record_args *a, const perch_proto_record_
         perch_json w;
         perch_cli_json(&w);
         perch_json_begin_object(&w);
-        perch_json_key(&w, "name");
-        perch_json_string(&w, rep->name);
-        perch_json_key(&w, "path");
-        perch_json_string(&w, rep->path);
-        perch_json_key(&w, "duration_ms");
-        perch_json_uint(&w, a->req.duration_ms);
-        perch_json_end_object(&w);
-        perch_json_newline(&w);
-        perch_json_flush(&w);
+        perch_cli_json_s(&w, "name", rep->name);
+        perch_cli_json_s(&w, "path", rep->path);
+        perch_cli_json_u(&w, "duration_ms", a->req.duration_ms);
+        perch_cli_json_done(&w);
     } else if (a->req.duration_ms == 0) {
         printf("recording to %s (%s); stop it with 'perch stop'\n", rep->name, rep->path);
     } else {

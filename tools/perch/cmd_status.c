@@ -63,74 +63,60 @@ static void print_text(const perch_proto_status *st, const perch_proto_hello_rep
            st->clients_dropped, st->pipe_state[0] ? "; " : "", st->pipe_state);
 }
 
-static void kv(perch_json *w, const char *k, uint64_t v)
-{
-    perch_json_key(w, k);
-    perch_json_uint(w, v);
-}
-
-static void ks(perch_json *w, const char *k, const char *v)
-{
-    perch_json_key(w, k);
-    perch_json_string(w, v);
-}
-
 static void print_json(const perch_proto_status *st, const perch_proto_hello_rep *h)
 {
     perch_json w;
     perch_cli_json(&w);
     perch_json_begin_object(&w);
-    ks(&w, "server", st->server);
-    kv(&w, "pid", h->pid);
-    ks(&w, "role", h->role == PERCH_ROLE_ADMIN ? "admin" : "read-only");
-    kv(&w, "uptime_ms", st->uptime_ms);
-    ks(&w, "session_state", states[st->session_state]);
-    ks(&w, "session_kind", kinds[st->session_kind]);
-    ks(&w, "session_name", st->session_name);
-    ks(&w, "degraded", st->degraded);
+    perch_cli_json_s(&w, "server", st->server);
+    perch_cli_json_u(&w, "pid", h->pid);
+    perch_cli_json_s(&w, "role", h->role == PERCH_ROLE_ADMIN ? "admin" : "read-only");
+    perch_cli_json_u(&w, "uptime_ms", st->uptime_ms);
+    perch_cli_json_s(&w, "session_state", states[st->session_state]);
+    perch_cli_json_s(&w, "session_kind", kinds[st->session_kind]);
+    perch_cli_json_s(&w, "session_name", st->session_name);
+    perch_cli_json_s(&w, "degraded", st->degraded);
     perch_json_key(&w, "features");
     perch_json_begin_array(&w);
     for (uint32_t i = 0; i < st->feature_count; i++) {
         perch_json_begin_object(&w);
-        ks(&w, "name", st->features[i].name);
+        perch_cli_json_s(&w, "name", st->features[i].name);
         perch_json_key(&w, "enabled");
         perch_json_bool(&w, st->features[i].enabled);
-        ks(&w, "reason", st->features[i].reason);
+        perch_cli_json_s(&w, "reason", st->features[i].reason);
         perch_json_end_object(&w);
     }
     perch_json_end_array(&w);
-    kv(&w, "events_total", st->events_total);
-    kv(&w, "events_per_sec", st->events_per_sec);
-    kv(&w, "rate_window_ms", st->rate_window_ms);
+    perch_cli_json_u(&w, "events_total", st->events_total);
+    perch_cli_json_u(&w, "events_per_sec", st->events_per_sec);
+    perch_cli_json_u(&w, "rate_window_ms", st->rate_window_ms);
     perch_json_key(&w, "losses");
     perch_json_begin_object(&w);
     for (uint32_t i = 0; i < st->loss_count; i++)
-        kv(&w, st->losses[i].name, st->losses[i].count);
+        perch_cli_json_u(&w, st->losses[i].name, st->losses[i].count);
     perch_json_end_object(&w);
     perch_json_key(&w, "recordings");
     perch_json_begin_array(&w);
     for (uint32_t i = 0; i < st->recording_count; i++) {
         perch_json_begin_object(&w);
-        ks(&w, "name", st->recordings[i].name);
-        kv(&w, "bytes", st->recordings[i].bytes);
-        kv(&w, "elapsed_ms", st->recordings[i].elapsed_ms);
-        kv(&w, "duration_ms", st->recordings[i].duration_ms);
+        perch_cli_json_s(&w, "name", st->recordings[i].name);
+        perch_cli_json_u(&w, "bytes", st->recordings[i].bytes);
+        perch_cli_json_u(&w, "elapsed_ms", st->recordings[i].elapsed_ms);
+        perch_cli_json_u(&w, "duration_ms", st->recordings[i].duration_ms);
         perch_json_end_object(&w);
     }
     perch_json_end_array(&w);
-    kv(&w, "recorder_span_ms", st->recorder_span_ms);
-    kv(&w, "recorder_bytes", st->recorder_bytes);
-    kv(&w, "recorder_cap_bytes", st->recorder_cap_bytes);
-    kv(&w, "recorder_dropped", st->recorder_dropped);
-    kv(&w, "window_span_ms", st->window_span_ms);
-    kv(&w, "window_bytes", st->window_bytes);
-    kv(&w, "window_dropped", st->window_dropped);
-    kv(&w, "clients", st->clients);
-    kv(&w, "clients_dropped", st->clients_dropped);
-    ks(&w, "pipe_state", st->pipe_state);
-    perch_json_end_object(&w);
-    perch_json_newline(&w);
-    perch_json_flush(&w);
+    perch_cli_json_u(&w, "recorder_span_ms", st->recorder_span_ms);
+    perch_cli_json_u(&w, "recorder_bytes", st->recorder_bytes);
+    perch_cli_json_u(&w, "recorder_cap_bytes", st->recorder_cap_bytes);
+    perch_cli_json_u(&w, "recorder_dropped", st->recorder_dropped);
+    perch_cli_json_u(&w, "window_span_ms", st->window_span_ms);
+    perch_cli_json_u(&w, "window_bytes", st->window_bytes);
+    perch_cli_json_u(&w, "window_dropped", st->window_dropped);
+    perch_cli_json_u(&w, "clients", st->clients);
+    perch_cli_json_u(&w, "clients_dropped", st->clients_dropped);
+    perch_cli_json_s(&w, "pipe_state", st->pipe_state);
+    perch_cli_json_done(&w);
 }
 
 int perch_cmd_status(int argc, char **argv)

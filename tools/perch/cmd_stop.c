@@ -53,15 +53,10 @@ int perch_cmd_stop(int argc, char **argv)
         perch_json w;
         perch_cli_json(&w);
         perch_json_begin_object(&w);
-        perch_json_key(&w, "name");
-        perch_json_string(&w, rep.name);
-        perch_json_key(&w, "bytes");
-        perch_json_uint(&w, rep.bytes);
-        perch_json_key(&w, "duration_ms");
-        perch_json_uint(&w, rep.duration_ms);
-        perch_json_end_object(&w);
-        perch_json_newline(&w);
-        perch_json_flush(&w);
+        perch_cli_json_s(&w, "name", rep.name);
+        perch_cli_json_u(&w, "bytes", rep.bytes);
+        perch_cli_json_u(&w, "duration_ms", rep.duration_ms);
+        perch_cli_json_done(&w);
     } else {
         printf("stopped %s: %" PRIu64 " bytes, %.1f s (fetch it with 'perch fetch %s -o "
                "FILE')\n",

@@ -72,22 +72,15 @@ static int show(const perch_proto_update *u, const perch_proto_top_rep *top, boo
         perch_json w;
         perch_cli_json(&w);
         perch_json_begin_object(&w);
-        perch_json_key(&w, "seq");
-        perch_json_uint(&w, u->seq);
-        perch_json_key(&w, "events_total");
-        perch_json_uint(&w, u->events_total);
-        perch_json_key(&w, "events_per_sec");
-        perch_json_uint(&w, u->events_per_sec);
-        perch_json_key(&w, "lost_total");
-        perch_json_uint(&w, u->lost_total);
-        perch_json_key(&w, "skipped");
-        perch_json_uint(&w, u->skipped);
+        perch_cli_json_u(&w, "seq", u->seq);
+        perch_cli_json_u(&w, "events_total", u->events_total);
+        perch_cli_json_u(&w, "events_per_sec", u->events_per_sec);
+        perch_cli_json_u(&w, "lost_total", u->lost_total);
+        perch_cli_json_u(&w, "skipped", u->skipped);
         perch_json_key(&w, "top");
         int rc = top ? perch_cli_json_top("watch", top, PERCH_TOP_THREADS, PERCH_ORDER_CPU, &w)
                      : (perch_json_null(&w), 0);
-        perch_json_end_object(&w);
-        perch_json_newline(&w);
-        perch_json_flush(&w);
+        perch_cli_json_done(&w);
         fflush(stdout);
         return rc;
     }

@@ -130,6 +130,25 @@ void perch_cli_json(perch_json *w)
     perch_json_init(w, stdout_sink, NULL);
 }
 
+void perch_cli_json_u(perch_json *w, const char *key, uint64_t v)
+{
+    perch_json_key(w, key);
+    perch_json_uint(w, v);
+}
+
+void perch_cli_json_s(perch_json *w, const char *key, const char *v)
+{
+    perch_json_key(w, key);
+    perch_json_string(w, v);
+}
+
+void perch_cli_json_done(perch_json *w)
+{
+    perch_json_end_object(w);
+    perch_json_newline(w);
+    perch_json_flush(w);
+}
+
 static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig)
@@ -193,15 +212,10 @@ int perch_cli_stream_to_file(const char *cmd, perch_proto_client *c, unsigned ty
         perch_json w;
         perch_cli_json(&w);
         perch_json_begin_object(&w);
-        perch_json_key(&w, "name");
-        perch_json_string(&w, hdr.name);
-        perch_json_key(&w, "bytes");
-        perch_json_uint(&w, hdr.size);
-        perch_json_key(&w, "file");
-        perch_json_string(&w, path);
-        perch_json_end_object(&w);
-        perch_json_newline(&w);
-        perch_json_flush(&w);
+        perch_cli_json_s(&w, "name", hdr.name);
+        perch_cli_json_u(&w, "bytes", hdr.size);
+        perch_cli_json_s(&w, "file", path);
+        perch_cli_json_done(&w);
     } else {
         printf("wrote %s: %" PRIu64 " bytes of %s\n", path, hdr.size, hdr.name);
     }

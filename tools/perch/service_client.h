@@ -72,6 +72,10 @@ double perch_cli_ms(uint64_t ticks, uint64_t freq);
 
 /* A perch_json writer on stdout. */
 void perch_cli_json(perch_json *w);
+/* "key": value members, and the end of a top-level object (newline, flush). */
+void perch_cli_json_u(perch_json *w, const char *key, uint64_t v);
+void perch_cli_json_s(perch_json *w, const char *key, const char *v);
+void perch_cli_json_done(perch_json *w);
 
 /* FETCH or SNAPSHOT req into the file at path (created or replaced; removed again when the
  * stream fails), with a progress line on stderr when it is a terminal. Prints what was

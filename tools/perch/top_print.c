@@ -103,18 +103,15 @@ static void json_row(perch_json *w, const perch_cli_names *n, const perch_proto_
     perch_json_begin_object(w);
     perch_json_key(w, "pid");
     perch_json_int(w, x.pid);
-    perch_json_key(w, "process");
-    perch_json_string(w, x.process);
+    perch_cli_json_s(w, "process", x.process);
     if (what != PERCH_TOP_PROCESSES) {
         perch_json_key(w, "tid");
         perch_json_int(w, x.tid);
-        perch_json_key(w, "thread");
-        perch_json_string(w, x.thread);
+        perch_cli_json_s(w, "thread", x.thread);
     }
     perch_json_key(w, "cpu_ms");
     perch_json_double(w, perch_cli_ms(r->cpu_ticks, freq));
-    perch_json_key(w, "samples");
-    perch_json_uint(w, r->samples);
+    perch_cli_json_u(w, "samples", r->samples);
     if (what == PERCH_TOP_STACKS) {
         const perch_stack_rec *s = perch_cli_stack(n, (uint32_t)r->key);
         perch_json_key(w, "frames");
@@ -136,20 +133,14 @@ int perch_cli_json_top(const char *cmd, const perch_proto_top_rep *top, uint8_t 
     if (n == NULL)
         return 1;
     perch_json_begin_object(w);
-    perch_json_key(w, "what");
-    perch_json_string(w, whats[what]);
-    perch_json_key(w, "by");
-    perch_json_string(w, orders[order]);
-    perch_json_key(w, "from_ts");
-    perch_json_uint(w, top->from_ts);
-    perch_json_key(w, "to_ts");
-    perch_json_uint(w, top->to_ts);
-    perch_json_key(w, "perf_freq");
-    perch_json_uint(w, top->perf_freq);
+    perch_cli_json_s(w, "what", whats[what]);
+    perch_cli_json_s(w, "by", orders[order]);
+    perch_cli_json_u(w, "from_ts", top->from_ts);
+    perch_cli_json_u(w, "to_ts", top->to_ts);
+    perch_cli_json_u(w, "perf_freq", top->perf_freq);
     perch_json_key(w, "complete");
     perch_json_bool(w, top->complete);
-    perch_json_key(w, "samples");
-    perch_json_uint(w, top->samples);
+    perch_cli_json_u(w, "samples", top->samples);
     perch_json_key(w, "cpu_ms");
     perch_json_double(w, perch_cli_ms(top->cpu_ticks, top->perf_freq));
     perch_json_key(w, "idle_ms");

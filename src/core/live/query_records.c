@@ -68,8 +68,9 @@ static void finish_info(const recq *r, perch_live_records *info)
 
 /* ---- slices ------------------------------------------------------------------------------ */
 
-static void copy_slices(recq *r, const qbucket *b, uint32_t tid)
+static void copy_slices(perch_live_query *q, recq *r, const qbucket *b, uint32_t tid)
 {
+    (void)q;
     for (uint32_t i = 0; i < b->nslices; i++) {
         const qslice *s = &b->slices[i];
         if (s->tid != tid || s->start_ts >= r->span.to_ts || s->end_ts <= r->span.from_ts)
@@ -114,35 +115,15 @@ static int emit_tid(const perch_live_query *q, uint32_t tid, const perch_sink *s
     return err;
 }
 
-int perch_live_query_slices(perch_live_query *q, uint32_t tid, const perch_proto_window *w,
-                            uint32_t max, const perch_sink *sink, perch_live_records *info)
+static int tid_entities(const perch_live_query *q, recq *r, uint32_t tid, const perch_sink *s)
 {
-    recq r;
-    int err = begin(q, w, max, true, &r);
-    for (uint64_t k = r.k0; err == 0 && k <= r.k1 && r.err == 0; k++) {
-        perch_mutex_lock(q->lock);
-        const qbucket *b = perch__q_bucket(q, k);
-        if (b != NULL)
-            copy_slices(&r, b, tid);
-        perch_mutex_unlock(q->lock);
-    }
-    err = err < 0 ? err : r.err;
-    if (err == 0) {
-        perch_mutex_lock(q->lock);
-        err = perch__q_emit_info(q, sink);
-        err = err < 0 ? err : emit_tid(q, tid, sink);
-        r.span.complete = r.span.complete && r.span.from_ts >= q->held_from_ts;
-        perch_mutex_unlock(q->lock);
-    }
-    const perch_slice_rec *s = r.rows;
-    for (uint32_t i = 0; err == 0 && i < r.n && sink->slice; i++)
-        err = sink->slice(sink->ctx, &s[i]);
-    if (err == 0 && sink->finish)
-        err = sink->finish(sink->ctx);
-    if (err == 0)
-        finish_info(&r, info);
-    perch__free(r.rows);
-    return err;
+    (void)r;
+    return emit_tid(q, tid, s);
+}
+
+static int play_slice(const perch_sink *s, const void *rec)
+{
+    return s->slice ? s->slice(s->ctx, rec) : 0;
 }
 
 /* ---- samples ----------------------------------------------------------------------------- */
@@ -216,34 +197,72 @@ static int emit_stacks(const perch_live_query *q, perch_sample_rec *s, uint32_t 
     return err;
 }
 
-int perch_live_query_samples(perch_live_query *q, uint32_t pid, const perch_proto_window *w,
-                             uint32_t max, const perch_sink *sink, perch_live_records *info)
+static int pid_entities(const perch_live_query *q, recq *r, uint32_t pid, const perch_sink *s)
+{
+    int err = emit_pid(q, pid, s);
+    return err < 0 ? err : emit_stacks(q, r->rows, r->n, s);
+}
+
+static int play_sample(const perch_sink *s, const void *rec)
+{
+    return s->sample ? s->sample(s->ctx, rec) : 0;
+}
+
+/* ---- one way to run both ------------------------------------------------------------------ */
+
+typedef struct recq_kind {
+    bool to_end; /* records may end after the window (slices) */
+    size_t elem;
+    void (*copy)(perch_live_query *q, recq *r, const qbucket *b, uint32_t id);
+    int (*entities)(const perch_live_query *q, recq *r, uint32_t id, const perch_sink *s);
+    int (*play)(const perch_sink *s, const void *rec);
+} recq_kind;
+
+static const recq_kind slices_kind = {true, sizeof(perch_slice_rec), copy_slices, tid_entities,
+                                      play_slice};
+static const recq_kind samples_kind = {false, sizeof(perch_sample_rec), copy_samples, pid_entities,
+                                       play_sample};
+
+/* Copies the matching records bucket by bucket, then plays trace_info, the entities and the
+ * records into sink, then finish. */
+static int run(perch_live_query *q, const recq_kind *kind, uint32_t id, const perch_proto_window *w,
+               uint32_t max, const perch_sink *sink, perch_live_records *info)
 {
     recq r;
-    int err = begin(q, w, max, false, &r);
+    int err = begin(q, w, max, kind->to_end, &r);
     for (uint64_t k = r.k0; err == 0 && k <= r.k1 && r.err == 0; k++) {
         perch_mutex_lock(q->lock);
         const qbucket *b = perch__q_bucket(q, k);
         if (b != NULL)
-            copy_samples(q, &r, b, pid);
+            kind->copy(q, &r, b, id);
         perch_mutex_unlock(q->lock);
     }
     err = err < 0 ? err : r.err;
     if (err == 0) {
         perch_mutex_lock(q->lock);
         err = perch__q_emit_info(q, sink);
-        err = err < 0 ? err : emit_pid(q, pid, sink);
-        err = err < 0 ? err : emit_stacks(q, r.rows, r.n, sink);
+        err = err < 0 ? err : kind->entities(q, &r, id, sink);
         r.span.complete = r.span.complete && r.span.from_ts >= q->held_from_ts;
         perch_mutex_unlock(q->lock);
     }
-    const perch_sample_rec *s = r.rows;
-    for (uint32_t i = 0; err == 0 && i < r.n && sink->sample; i++)
-        err = sink->sample(sink->ctx, &s[i]);
+    for (uint32_t i = 0; err == 0 && i < r.n; i++)
+        err = kind->play(sink, (const char *)r.rows + (size_t)i * kind->elem);
     if (err == 0 && sink->finish)
         err = sink->finish(sink->ctx);
     if (err == 0)
         finish_info(&r, info);
     perch__free(r.rows);
     return err;
+}
+
+int perch_live_query_slices(perch_live_query *q, uint32_t tid, const perch_proto_window *w,
+                            uint32_t max, const perch_sink *sink, perch_live_records *info)
+{
+    return run(q, &slices_kind, tid, w, max, sink, info);
+}
+
+int perch_live_query_samples(perch_live_query *q, uint32_t pid, const perch_proto_window *w,
+                             uint32_t max, const perch_sink *sink, perch_live_records *info)
+{
+    return run(q, &samples_kind, pid, w, max, sink, info);
 }
