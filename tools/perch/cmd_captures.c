@@ -58,44 +58,34 @@ static void print_json(const perch_proto_captures_rep *r)
     perch_cli_json_done(&w);
 }
 
+static void print_text(const perch_proto_captures_rep *rep)
+{
+    printf("%u capture(s) in %s\n", (unsigned)rep->count, rep->directory);
+    for (uint32_t i = 0; i < rep->count; i++) {
+        char when[40];
+        utc(rep->captures[i].start_filetime, when, sizeof when);
+        printf("  %-40s %12" PRIu64 " bytes  %-23s  %s\n", rep->captures[i].name,
+               rep->captures[i].bytes, when, states[rep->captures[i].state]);
+    }
+}
+
 int perch_cmd_captures(int argc, char **argv)
 {
     bool json = false;
     perch_proto_client *c;
     perch_proto_captures_rep rep;
     void *mem = NULL;
-    char why[400] = "";
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            json = true;
-        } else {
-            fprintf(stderr, "perch captures: unknown argument '%s'\n\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
-    }
-    int rc = perch_cli_connect("captures", &c);
+    int rc = perch_cli_json_only("captures", argc, argv, usage, &json);
+    if (rc >= 0)
+        return rc;
+    rc = perch_cli_request("captures", PERCH_MSG_CAPTURES, NULL, &rep, sizeof rep, &mem, &c);
     if (rc != 0)
         return rc;
-    int err = perch_proto_client_call(c, PERCH_MSG_CAPTURES, NULL, &rep, sizeof rep, &mem,
-                                      PERCH_CLI_TIMEOUT_MS, why, sizeof why);
-    if (err < 0) {
-        rc = perch_cli_request_failed("captures", err, why);
-    } else if (json) {
+    if (json)
         print_json(&rep);
-    } else {
-        printf("%u capture(s) in %s\n", (unsigned)rep.count, rep.directory);
-        for (uint32_t i = 0; i < rep.count; i++) {
-            char when[40];
-            utc(rep.captures[i].start_filetime, when, sizeof when);
-            printf("  %-40s %12" PRIu64 " bytes  %-23s  %s\n", rep.captures[i].name,
-                   rep.captures[i].bytes, when, states[rep.captures[i].state]);
-        }
-    }
+    else
+        print_text(&rep);
     perch_free(mem);
     perch_proto_client_close(c);
-    return rc;
+    return 0;
 }

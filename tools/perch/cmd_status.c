@@ -125,31 +125,16 @@ int perch_cmd_status(int argc, char **argv)
     perch_proto_client *c;
     perch_proto_status st;
     void *mem = NULL;
-    char why[400] = "";
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            json = true;
-        } else {
-            fprintf(stderr, "perch status: unknown argument '%s'\n\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
-    }
-    int rc = perch_cli_connect("status", &c);
-    if (rc != 0)
+    int rc = perch_cli_json_only("status", argc, argv, usage, &json);
+    if (rc >= 0)
         return rc;
-    int err = perch_proto_client_call(c, PERCH_MSG_STATUS, NULL, &st, sizeof st, &mem,
-                                      PERCH_CLI_TIMEOUT_MS, why, sizeof why);
-    if (err < 0)
-        rc = perch_cli_request_failed("status", err, why);
-    else if (json)
+    if ((rc = perch_cli_request("status", PERCH_MSG_STATUS, NULL, &st, sizeof st, &mem, &c)))
+        return rc;
+    if (json)
         print_json(&st, perch_proto_client_hello(c));
     else
         print_text(&st, perch_proto_client_hello(c));
     perch_free(mem);
     perch_proto_client_close(c);
-    return rc;
+    return 0;
 }

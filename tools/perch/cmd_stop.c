@@ -27,7 +27,6 @@ int perch_cmd_stop(int argc, char **argv)
     perch_proto_client *c;
     bool json = false;
     void *mem = NULL;
-    char why[400] = "";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -42,14 +41,10 @@ int perch_cmd_stop(int argc, char **argv)
             return 2;
         }
     }
-    int rc = perch_cli_connect("stop", &c);
+    int rc = perch_cli_request("stop", PERCH_MSG_STOP, &req, &rep, sizeof rep, &mem, &c);
     if (rc != 0)
         return rc;
-    int err = perch_proto_client_call(c, PERCH_MSG_STOP, &req, &rep, sizeof rep, &mem,
-                                      PERCH_CLI_TIMEOUT_MS, why, sizeof why);
-    if (err < 0) {
-        rc = perch_cli_request_failed("stop", err, why);
-    } else if (json) {
+    if (json) {
         perch_json w;
         perch_cli_json(&w);
         perch_json_begin_object(&w);

@@ -74,17 +74,12 @@ int perch_cmd_top(int argc, char **argv)
     perch_proto_client *c;
     bool json = false;
     void *mem = NULL;
-    char why[400] = "";
     int rc = parse(argc, argv, &req, &json);
     if (rc >= 0)
         return rc;
-    if ((rc = perch_cli_connect("top", &c)) != 0)
+    if ((rc = perch_cli_request("top", PERCH_MSG_TOP, &req, &rep, sizeof rep, &mem, &c)) != 0)
         return rc;
-    int err = perch_proto_client_call(c, PERCH_MSG_TOP, &req, &rep, sizeof rep, &mem,
-                                      PERCH_CLI_TIMEOUT_MS, why, sizeof why);
-    if (err < 0) {
-        rc = perch_cli_request_failed("top", err, why);
-    } else if (json) {
+    if (json) {
         perch_json w;
         perch_cli_json(&w);
         rc = perch_cli_json_top("top", &rep, req.what, req.order, &w);

@@ -80,6 +80,39 @@ int perch_cli_request_failed(const char *cmd, int err, const char *why)
     return 1;
 }
 
+int perch_cli_request(const char *cmd, unsigned type, const void *req, void *rep, size_t rep_size,
+                      void **mem, perch_proto_client **c)
+{
+    char why[400] = "";
+    int rc = perch_cli_connect(cmd, c);
+    if (rc != 0)
+        return rc;
+    int err = perch_proto_client_call(*c, type, req, rep, rep_size, mem, PERCH_CLI_TIMEOUT_MS, why,
+                                      sizeof why);
+    if (err == 0)
+        return 0;
+    perch_proto_client_close(*c);
+    *c = NULL;
+    return perch_cli_request_failed(cmd, err, why);
+}
+
+int perch_cli_json_only(const char *cmd, int argc, char **argv, void (*usage)(FILE *), bool *json)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            *json = true;
+        } else {
+            fprintf(stderr, "perch %s: unknown argument '%s'\n\n", cmd, argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    return -1;
+}
+
 int perch_cli_parse_uint(const char *s, uint64_t max, uint64_t *v)
 {
     char *end;

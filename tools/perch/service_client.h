@@ -35,6 +35,16 @@ enum {
  * returns the exit status; 0 and *out on success. */
 int perch_cli_connect(const char *cmd, perch_proto_client **out);
 
+/* Connects, sends one request of `type` and decodes its reply into *rep (memory in *mem,
+ * perch_free; the connection in *c, to close). Returns 0, or the exit status after printing
+ * why (nothing to free then). */
+int perch_cli_request(const char *cmd, unsigned type, const void *req, void *rep, size_t rep_size,
+                      void **mem, perch_proto_client **c);
+
+/* Parses the arguments of a command whose only option is --json. Returns -1 to go on, else
+ * the exit status (after --help or a usage error). */
+int perch_cli_json_only(const char *cmd, int argc, char **argv, void (*usage)(FILE *), bool *json);
+
 /* Prints "perch <cmd>: <why>" for a failed request and returns its exit status. */
 int perch_cli_request_failed(const char *cmd, int err, const char *why);
 
