@@ -233,11 +233,15 @@ static void step(perch_pipe_server *s, pipe_client *c)
         finalize(s, c);
         return;
     }
+    /* Requests are read and handled only while the client reads its replies: one that sends
+     * without reading fills its queue to out_high, is not read any more, and is dropped
+     * after stall_ms. */
+    bool room = c->queued < s->o.out_high;
     if (c->pending != NULL && c->queued < s->o.out_high / 2)
         perch__pipe_post(s, c, JOB_PUMP);
-    else if (c->pending == NULL && c->have_bytes)
+    else if (c->pending == NULL && c->have_bytes && room)
         perch__pipe_post(s, c, JOB_HANDLE);
-    else if (c->pending == NULL && !c->read_pending && !c->close_after)
+    else if (c->pending == NULL && !c->read_pending && !c->close_after && room)
         start_read(s, c);
 }
 

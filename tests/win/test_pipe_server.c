@@ -478,6 +478,49 @@ static void test_slow_client_dropped(void **state)
     perch_pipe_server_stop(s);
 }
 
+typedef struct flood {
+    HANDLE h;
+    int sent;
+} flood;
+
+/* Sends STATUS requests until the pipe breaks (the server drops the client). */
+static int flood_writer(void *arg)
+{
+    flood *f = arg;
+    uint8_t *frame;
+    size_t n;
+    assert_int_equal(perch_proto_frame(1, PERCH_MSG_STATUS, 7, 0, NULL, 0, &frame, &n), 0);
+    for (; f->sent < 20000; f->sent++) {
+        DWORD w = 0;
+        if (!WriteFile(f->h, frame, (DWORD)n, &w, NULL) || w != n)
+            break;
+    }
+    perch_free(frame);
+    return 0;
+}
+
+static void test_request_flood_bounded(void **state)
+{
+    (void)state;
+    perch_pipe_server *s = start(64, 6000, 5000); /* time enough to fill the queue */
+    perch_pipe_server_stats st;
+    perch_thread *t;
+    flood f = {raw(), 0};
+    raw_hello(f.h);
+    /* 20,000 requests whose replies it never reads: about 6 MB of replies if all were made */
+    assert_int_equal(perch_thread_start(flood_writer, &f, "flood", &t), 0);
+    wait_for(s, dropped_at_least, 1);
+    assert_int_equal(perch_thread_join(t, NULL), 0);
+    perch_pipe_server_get_stats(s, &st);
+    printf("flood: %d requests written before the drop; the queue held at most %llu bytes\n",
+           f.sent, (unsigned long long)st.queued_high);
+    assert_true(st.queued_high >= (1u << 20) - 4096); /* it did fill up */
+    assert_true(st.queued_high <= (1u << 20) + 4096); /* and no further */
+    assert_true(st.requests < 20000);
+    CloseHandle(f.h);
+    perch_pipe_server_stop(s);
+}
+
 static void test_connect_cycles_memory(void **state)
 {
     (void)state;
@@ -606,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_read_only_role),
         cmocka_unit_test(test_hostile_clients),
         cmocka_unit_test(test_slow_client_dropped),
+        cmocka_unit_test(test_request_flood_bounded),
         cmocka_unit_test(test_connect_cycles_memory),
         cmocka_unit_test(test_32_clients),
         cmocka_unit_test(test_busy_and_subscribe),
