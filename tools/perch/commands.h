@@ -24,6 +24,7 @@ int perch_cmd_import(int argc, char **argv);
 int perch_cmd_info(int argc, char **argv);
 int perch_cmd_report(int argc, char **argv);
 int perch_cmd_export(int argc, char **argv);
+int perch_cmd_resolve(int argc, char **argv);
 /* The commands that talk to perchd over the pipe (service_client.h). */
 int perch_cmd_status(int argc, char **argv);
 int perch_cmd_record(int argc, char **argv);

@@ -17,6 +17,7 @@ static const struct perch_command commands[] = {
     {"info", perch_cmd_info, "describe a capture file"},
     {"report", perch_cmd_report, "summarize where the CPU went (text or --json)"},
     {"export", perch_cmd_export, "convert a capture to chrome, gecko, pprof, speedscope or folded"},
+    {"resolve", perch_cmd_resolve, "name the functions at RVAs of an image or PDB (addr2line)"},
     {"status", perch_cmd_status, "what the running perchd is doing (session, rates, losses)"},
     {"record", perch_cmd_record, "make perchd record a capture (for a duration, or until stop)"},
     {"stop", perch_cmd_stop, "stop perchd's recording"},
