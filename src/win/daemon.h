@@ -48,7 +48,8 @@ const char *perch_daemon_state_name(uint32_t state);
 
 /* One session feature (event group, stacks, sample interval, PMC, LBR, ...). */
 typedef struct perch_daemon_feature {
-    char name[32];    /* "cswitch", "stacks", "sample-interval", "pmc-sources", "lbr", ... */
+    char name[32];    /* "groups", "stacks", "sample_interval", "pmc_sources", "lbr", ... */
+    bool requested;   /* the configuration asks for it */
     bool enabled;     /* the OS accepted it */
     char detail[160]; /* "1000 us", or why it is off ("the OS refused it: access denied") */
 } perch_daemon_feature;
