@@ -193,6 +193,7 @@ int perch_daemon_start(perch_daemon *d)
     AcquireSRWLockExclusive(&d->lock);
     d->state = PERCH_DAEMON_RUNNING;
     ReleaseSRWLockExclusive(&d->lock);
+    perch__daemon_pipe_start(d);
     perch__daemon_write_status(d);
     perch_daemon_status *st = perch__alloc(sizeof *st);
     if (st != NULL) {
@@ -234,6 +235,7 @@ int perch_daemon_stop(perch_daemon *d)
         CloseHandle(d->supervisor);
         d->supervisor = NULL;
     }
+    perch__daemon_pipe_stop(d);
     perch__daemon_write_status(d); /* "stopping", while the engine drains */
     AcquireSRWLockExclusive(&d->ctl);
     int err = perch__daemon_session_stop(d);

@@ -90,6 +90,9 @@ typedef struct perch_daemon_options {
     perch_config config; /* the configuration to run with (copied) */
     bool console;        /* console mode: log lines are echoed to stderr */
     bool no_privileges;  /* behave as if not elevated (tests of the degraded start) */
+    /* The named pipe the daemon serves (pipe_daemon.h): NULL for \\.\pipe\perch, "" for
+     * none. */
+    const char *pipe_name;
     /* Sentences about the configuration (values refused at load), logged at start. */
     const char *const *issues;
     size_t issue_count;

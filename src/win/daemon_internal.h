@@ -19,12 +19,13 @@
 struct perch_daemon_live {
     perch_event_queue *queue;
     perch_live *engine;
-    SRWLOCK etw_lock;           /* guards etw: the supervisor, the stop and the model thread */
-    perch_etw_live *etw;        /* NULL while no session runs */
-    perch_etw_start_report rep; /* of the last start attempt (d->lock) */
-    int start_error;            /* of the last start attempt, 0 when it runs (d->lock) */
-    uint64_t session_up_ms;     /* GetTickCount64 when it last (re)started */
-    uint64_t retry_at_ms;       /* when to try again after a failed start */
+    struct perch_live_query *query; /* the pipe's live window, a sink of the engine */
+    SRWLOCK etw_lock;               /* guards etw: the supervisor, the stop and the model thread */
+    perch_etw_live *etw;            /* NULL while no session runs */
+    perch_etw_start_report rep;     /* of the last start attempt (d->lock) */
+    int start_error;                /* of the last start attempt, 0 when it runs (d->lock) */
+    uint64_t session_up_ms;         /* GetTickCount64 when it last (re)started */
+    uint64_t retry_at_ms;           /* when to try again after a failed start */
     uint32_t backoff_ms;
     perch_etw_poll poll;   /* the last poll (d->lock) */
     char info_source[160]; /* the trace info handed to the model (owned here) */
@@ -58,6 +59,7 @@ struct perch_daemon {
     SRWLOCK ctl;                /* serializes recording, snapshot and stop requests */
     perch_live_stats last_live; /* the engine's last figures, once it is gone (lock) */
     struct perch_daemon_live live;
+    struct perch_pipe_daemon *pipe; /* NULL when not served */
 };
 
 /* Reports a new wait hint to the runner (SCM checkpoints). */
@@ -72,6 +74,10 @@ void perch__daemon_write_status(perch_daemon *d);
 /* Starts the kernel session, its consumer and the engine as far as the privileges and the
  * OS allow; every refusal is logged and lands in the summary and features. */
 void perch__daemon_session_start(perch_daemon *d);
+
+/* Serves the pipe once the daemon runs (a failure is logged: the daemon runs without it). */
+void perch__daemon_pipe_start(perch_daemon *d);
+void perch__daemon_pipe_stop(perch_daemon *d);
 
 /* Stops the session first, then drains the consumer and the engine. */
 int perch__daemon_session_stop(perch_daemon *d);

@@ -15,7 +15,9 @@
 #include <string.h>
 
 #include "daemon_internal.h"
+#include "live/query.h"
 #include "log.h"
+#include "pipe_daemon.h"
 #include "perch/error.h"
 #include "perch/platform.h"
 
@@ -164,6 +166,12 @@ static void try_start(perch_daemon *d)
                   perch_strerror(err), v->backoff_ms / 1000);
 }
 
+/* The engine's idle call: publish what the live window staged. */
+static void flush_query(void *sink_ctx)
+{
+    perch_live_query_flush(sink_ctx);
+}
+
 static int create_engine(perch_daemon *d)
 {
     struct perch_daemon_live *v = &d->live;
@@ -177,7 +185,35 @@ static int create_engine(perch_daemon *d)
     o.attachable = true; /* recordings start and stop while it runs */
     o.trace_info = trace_info_now;
     o.info_ctx = d;
-    return perch_live_create(&o, &v->engine);
+    err = perch_live_create(&o, &v->engine);
+    err = err ? err : perch_live_query_create(NULL, &v->query);
+    if (err == 0) {
+        perch_sink sink;
+        perch_live_query_sink(v->query, &sink);
+        err = perch_live_add_sink(v->engine, "query", &sink, flush_query);
+    }
+    return err;
+}
+
+void perch__daemon_pipe_start(perch_daemon *d)
+{
+    char why[400];
+    if (d->o.pipe_name != NULL && d->o.pipe_name[0] == '\0')
+        return;
+    int err = perch_pipe_daemon_start(d, d->live.query, d->o.pipe_name, &d->pipe, why, sizeof why);
+    if (err < 0)
+        perch_log(PERCH_LOG_WARNING,
+                  "Degraded: the pipe is not served, so 'perch' cannot reach "
+                  "this perchd: %s.",
+                  why);
+    else
+        perch_log(PERCH_LOG_INFO, "Serving %s.", d->o.pipe_name ? d->o.pipe_name : PERCH_PIPE_NAME);
+}
+
+void perch__daemon_pipe_stop(perch_daemon *d)
+{
+    perch_pipe_daemon_stop(d->pipe); /* before the engine goes: it reads the live window */
+    d->pipe = NULL;
 }
 
 void perch__daemon_session_start(perch_daemon *d)
@@ -281,6 +317,8 @@ int perch__daemon_session_stop(perch_daemon *d)
     v->engine = NULL;
     ReleaseSRWLockExclusive(&d->lock);
     perch_live_destroy(engine);
+    perch_live_query_destroy(v->query); /* the engine, its only writer, is gone */
+    v->query = NULL;
     perch_event_queue_destroy(v->queue);
     v->queue = NULL;
     return err < 0 ? err : st.error;

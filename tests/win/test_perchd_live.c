@@ -5,7 +5,8 @@
  * capture `perchd run` records live equals, by `perch report --json` (its "source" aside), the
  * capture `perch import` makes from the same file; no Perch session is left after a normal stop,
  * a failed start, a failed consumer, or a killed service started again (the stale session is
- * recognised and restarted); the service under the SCM records the same capture; a session
+ * recognised and restarted); the service under the SCM records the same capture and answers
+ * `perch status` over its pipe; a session
  * stopped from outside is restarted and its gap is in the ledger. And with Wine's own stub ETW
  * (the real perchd.exe), `perchd run` neither hangs nor crashes and its status says in a
  * sentence why no kernel data arrives.
@@ -235,6 +236,14 @@ static void test_service_records_live(void **state)
     assert_int_equal(perch_fake_etw_count("Perch"), 1);
     assert_int_equal(harness_run("status", out, sizeof out, 30000), 0);
     assert_contains(out, "Recording kernel events from the private system logger session");
+    /* the same daemon over its pipe, as a client sees it */
+    assert_int_equal(harness_run_with("PERCH_EXE", "status", out, sizeof out, 30000), 0);
+    assert_contains(out, "session: running, private system logger \"Perch Kernel Session\"");
+    perch_fake_etw_session_info info;
+    char events[64];
+    assert_true(perch_fake_etw_session(SESSION, &info));
+    snprintf(events, sizeof events, "events: %u total", info.delivered); /* all of them */
+    assert_contains(out, events);
     service_control(SERVICE_CONTROL_STOP);
     SERVICE_STATUS_PROCESS sp = harness_wait_state(SERVICE_STOPPED, 60000);
     assert_int_equal(sp.dwWin32ExitCode, 0);
