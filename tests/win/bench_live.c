@@ -186,7 +186,6 @@ int main(int argc, char **argv)
     printf("live (fake ETW): %.3f s  %12.0f events/s  capture %" PRIu64 " bytes, %" PRIu64
            " fed, %" PRIu64 " dropped\n",
            best_live, (double)fed / best_live, live_bytes, fed, dropped);
-    printf("live / offline rate: %.2f\n",
-           ((double)fed / best_live) / ((double)events / best_off));
+    printf("live / offline rate: %.2f\n", ((double)fed / best_live) / ((double)events / best_off));
     return dropped != 0 || fed != events ? 1 : 0;
 }

@@ -184,6 +184,14 @@ static inline char *harness_read_text(const char *path)
     return buf;
 }
 
+/* Reads dir\file (see harness_read_text). */
+static inline char *harness_read_in(const char *dir, const char *file)
+{
+    char path[MAX_PATH * 2];
+    snprintf(path, sizeof path, "%s\\%s", dir, file);
+    return harness_read_text(path);
+}
+
 /* Waits until dir\status.txt contains needle; false after timeout_ms. */
 static inline int harness_wait_status(const char *dir, const char *needle, DWORD timeout_ms)
 {

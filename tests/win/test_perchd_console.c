@@ -20,13 +20,6 @@ static void spawn_run(const char *name, const char *extra, DWORD flags, struct h
     harness_spawn(args, flags, c);
 }
 
-static char *read_in_dir(const char *file)
-{
-    char path[MAX_PATH * 2];
-    snprintf(path, sizeof path, "%s\\%s", dir, file);
-    return harness_read_text(path);
-}
-
 static void test_timed_run(void **state)
 {
     struct harness_child c;
@@ -36,12 +29,12 @@ static void test_timed_run(void **state)
     assert_contains(out, "Running in this console: Ctrl+C stops");
     assert_contains(out, "The requested duration (1000 ms) is over.");
     assert_contains(out, "perchd stopped.");
-    char *status = read_in_dir("status.txt");
+    char *status = harness_read_in(dir, "status.txt");
     assert_contains(status, "state: stopped");
     assert_contains(status, "mode: console (perchd run)");
     assert_contains(status, "never on a Windows machine");
     free(status);
-    char *log = read_in_dir("perchd.log");
+    char *log = harness_read_in(dir, "perchd.log");
     assert_contains(log, "is starting in a console");
     assert_contains(log, "perchd stopped.");
     free(log);
@@ -53,7 +46,7 @@ static void test_unprivileged_run_is_degraded(void **state)
     spawn_run("con_noprivs", "--duration 1 --no-privileges", 0, &c);
     assert_int_equal(harness_finish(&c, out, sizeof out, 30000), 0);
     assert_contains(out, "Degraded:");
-    char *status = read_in_dir("status.txt");
+    char *status = harness_read_in(dir, "status.txt");
     assert_contains(status, "state: stopped (degraded)");
     assert_contains(status, "perchd was told to run as if it were not an administrator");
     assert_contains(status, "no kernel data is recorded.");
@@ -72,7 +65,7 @@ static void run_until_ctrl(const char *name, DWORD event)
     assert_int_equal(harness_finish(&c, out, sizeof out, 30000), 0);
     assert_lacks(out, "The requested duration");
     assert_contains(out, "perchd stopped.");
-    char *status = read_in_dir("status.txt");
+    char *status = harness_read_in(dir, "status.txt");
     assert_contains(status, "state: stopped");
     free(status);
 }

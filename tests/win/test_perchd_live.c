@@ -138,13 +138,6 @@ static void test_synth_traces_live_equal_import(void **state)
 
 /* ---- no Perch session is ever left behind -------------------------------------------------- */
 
-static char *read_in_dir(const char *file)
-{
-    char path[MAX_PATH * 2];
-    snprintf(path, sizeof path, "%s\\%s", dir, file);
-    return harness_read_text(path);
-}
-
 static void test_failed_start_leaves_no_session(void **state)
 {
     struct harness_child c;
@@ -152,7 +145,7 @@ static void test_failed_start_leaves_no_session(void **state)
     assert_int_equal(perch_fake_etw_set_multi("Refuse", "StartTrace=5\0"), 0);
     spawn_fake_run("live_refused", "", &c);
     assert_int_equal(perch_fake_etw_count("Perch"), 0);
-    char *status = read_in_dir("status.txt");
+    char *status = harness_read_in(dir, "status.txt");
     assert_contains(status, "state: running (degraded)");
     assert_contains(status, "the kernel session could not start");
     free(status);
@@ -166,7 +159,7 @@ static void test_failed_consumer_leaves_no_session(void **state)
     assert_int_equal(perch_fake_etw_set_multi("Refuse", "OpenTrace=5\0"), 0);
     spawn_fake_run("live_no_consumer", "", &c);
     assert_int_equal(perch_fake_etw_count("Perch"), 0); /* the session was stopped again */
-    char *status = read_in_dir("status.txt");
+    char *status = harness_read_in(dir, "status.txt");
     assert_contains(status, "the kernel session could not start");
     assert_contains(status, "OpenTraceW");
     free(status);
@@ -192,7 +185,7 @@ static void test_outside_stop_is_a_gap(void **state)
     char *live = report_of(capture);
     assert_contains(live, "\"live.session_gap\":");
     free(live);
-    char *log = read_in_dir("perchd.log");
+    char *log = harness_read_in(dir, "perchd.log");
     assert_contains(log, "Session:");
     free(log);
 }
@@ -286,7 +279,7 @@ static void test_killed_service_restarts_its_stale_session(void **state)
     service_control(SERVICE_CONTROL_STOP);
     harness_wait_state(SERVICE_STOPPED, 60000);
     assert_int_equal(perch_fake_etw_count("Perch"), 0);
-    char *log = read_in_dir("perchd.log");
+    char *log = harness_read_in(dir, "perchd.log");
     assert_contains(log, "stale");
     free(log);
     harness_clean_service();
@@ -302,7 +295,7 @@ static void test_wine_stub_etw(void **state)
     snprintf(args, sizeof args, "run --defaults --data-dir \"%s\" --duration 7", dir);
     harness_spawn(args, 0, &c); /* the real perchd.exe: Wine's advapi32 */
     assert_int_equal(harness_finish(&c, out, sizeof out, 60000), 0);
-    char *status = read_in_dir("status.txt");
+    char *status = harness_read_in(dir, "status.txt");
     assert_contains(status, "state: stopped");
     /* one sentence: the session started but no events arrive, or why it could not start */
     if (strstr(status, "started, but no events have arrived") == NULL)
