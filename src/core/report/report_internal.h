@@ -110,9 +110,10 @@ int perch__report_functions(perch_report *r, rfunc **rows, uint32_t *n);
 /* The stacks with samples, most samples first (perch__free; *n their count); NULL when out
  * of memory. */
 rstack **perch__report_sorted_stacks(perch_report *r, uint32_t *n);
-/* --json: "top_functions" (when the stream has symbol records) and "top_stacks" with every
- * frame named. */
-int perch__report_write_names_json(perch_report *r, perch_json *w);
+/* --json, only when the stream has symbol records (else nothing, so the JSON of an unnamed
+ * stream is unchanged): "top_functions", and "top_stacks" with every frame named. */
+int perch__report_write_functions_json(perch_report *r, perch_json *w);
+int perch__report_write_stacks_json(perch_report *r, perch_json *w);
 char *perch__report_lower_base(const char *path);
 
 /* report_text.c: the timer sample interval (from the trace, else Windows' 1 ms default) */

@@ -178,9 +178,11 @@ static void write_frame(perch_report *r, perch_json *w, uint64_t addr, uint64_t 
     perch_json_end_object(w);
 }
 
-static int write_stacks(perch_report *r, perch_json *w)
+int perch__report_write_stacks_json(perch_report *r, perch_json *w)
 {
     uint32_t n = 0;
+    if (!r->named)
+        return 0; /* the JSON of a stream without names stays what it was */
     rstack **v = perch__report_sorted_stacks(r, &n);
     if (v == NULL)
         return PERCH_ENOMEM;
@@ -206,7 +208,7 @@ static int write_stacks(perch_report *r, perch_json *w)
     return 0;
 }
 
-int perch__report_write_names_json(perch_report *r, perch_json *w)
+int perch__report_write_functions_json(perch_report *r, perch_json *w)
 {
     rfunc *v = NULL;
     uint32_t n = 0;
@@ -229,5 +231,5 @@ int perch__report_write_names_json(perch_report *r, perch_json *w)
         perch_json_end_array(w);
     }
     perch__free(v);
-    return write_stacks(r, w);
+    return 0;
 }

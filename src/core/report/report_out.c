@@ -344,9 +344,10 @@ int perch_report_write_json(perch_report *r, perch_json *w)
         kv(w, "stacks_merged", r->merged);
         kv(w, "stacks_user_only", r->user_only);
         write_named(w, "stats", r->stats, r->stat_count, NULL);
+        err = perch__report_write_functions_json(r, w);
         write_rows(w, "top_modules", mods, nm, r->top, false);
         write_rows(w, "top_processes", procs, np, r->top, true);
-        err = perch__report_write_names_json(r, w);
+        err = err ? err : perch__report_write_stacks_json(r, w);
         if (err == 0)
             err = write_threads(r, w);
         perch_json_end_object(w);
