@@ -403,8 +403,11 @@ int perch_symworker_create(const perch_symworker_options *o, perch_symworker **o
 /* Stops the thread (what is queued is dropped) and frees everything. Accepts NULL. */
 void perch_symworker_destroy(perch_symworker *w);
 
-/* The model thread's sink: modules, threads, stacks and samples (finish does nothing). */
+/* The model thread's sink (ctx is w): modules, threads, stacks and samples. */
 void perch_symworker_sink(perch_symworker *w, perch_sink *sink);
+/* A perch_live_idle_fn for that sink: perch_symworker_pump (cheap when nothing is new); an
+ * error is kept, not returned (the addresses since are queued at the next pump). */
+void perch_symworker_idle(void *sink_ctx);
 /* On the model thread: queues the addresses the records since the last pump hit that were
  * never queued before (call it when the engine is idle). 0, PERCH_ENOMEM or PERCH_ELIMIT. */
 int perch_symworker_pump(perch_symworker *w);
@@ -414,9 +417,12 @@ int perch_symworker_wait(perch_symworker *w, uint32_t timeout_ms);
 void perch_symworker_get_stats(perch_symworker *w, perch_symworker_stats *st);
 
 /* A tap in front of inner (a capture writer's sink, borrowed): every record goes to inner;
- * the worker's symbol records go too, each once, at every perch_symworker_tap_flush and
- * before inner's first ledger or stat record and its finish (which first pumps and waits up
- * to finish_wait_ms for the worker). All on the model thread. */
+ * the worker's symbol records go too, each once, at every perch_symworker_tap_flush and at
+ * the stream's end: before inner's first ledger or stat record, or its finish, the tap pumps
+ * the worker and waits up to finish_wait_ms for it, once. Each is written for a module key of its
+ * identity that went through this tap (the first one), so a file that starts late, or holds only
+ * some processes, names its own modules; a name for an identity the tap never saw is not written.
+ * The worker's sink must be fed before or with the tap. All on the model thread. */
 typedef struct perch_symworker_tap perch_symworker_tap;
 int perch_symworker_tap_create(perch_symworker *w, const perch_sink *inner,
                                perch_symworker_tap **out);

@@ -65,12 +65,19 @@ static int open_recording(perch_daemon *d)
         return err;
     }
     perch_capture_writer_sink(v->rec_writer, &v->rec_sink);
-    return 0;
+    err = perch__daemon_symbols_tap(d, &v->rec_sink); /* names into the file */
+    if (err < 0) {
+        perch_capture_writer_destroy(v->rec_writer);
+        v->rec_writer = NULL;
+        v->rec_out.close(v->rec_out.ctx);
+    }
+    return err;
 }
 
 static void close_recording(perch_daemon *d)
 {
     struct perch_daemon_live *v = &d->live;
+    perch__daemon_symbols_untap(d);
     perch_capture_writer_destroy(v->rec_writer);
     v->rec_writer = NULL;
     if (v->rec_out.close != NULL)
@@ -122,7 +129,7 @@ int perch_daemon_record_stop(perch_daemon *d)
     struct perch_daemon_live *v = &d->live;
     int err = PERCH_ESTATE;
     if (v->recording && v->engine != NULL) {
-        err = perch_live_detach(v->engine, v->rec_writer, true);
+        err = perch_live_detach(v->engine, v->rec_sink.ctx, true);
         close_recording(d);
         AcquireSRWLockExclusive(&d->lock);
         v->recording = false;

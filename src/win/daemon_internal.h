@@ -12,6 +12,7 @@
 #include "perch/capture.h"
 #include "perch/event_queue.h"
 #include "perch/live.h"
+#include "perch/sym.h"
 #include "privilege.h"
 
 /* The live path: queue, session, engine (daemon_session.c) and the recording
@@ -36,6 +37,11 @@ struct perch_daemon_live {
     perch_capture_writer *rec_writer;
     perch_sink rec_sink;
     char rec_path[PERCH_CONFIG_PATH_MAX];
+    /* function names (daemon_symbols.c): the DbgHelp worker, a sink of the engine (NULL when
+     * it could not start), and the tap in front of the recording's writer */
+    perch_symworker *symbols;
+    perch_symbackend sym_backend;
+    perch_symworker_tap *rec_tap;
 };
 
 struct perch_daemon {
@@ -98,5 +104,17 @@ int perch__daemon_record_start_locked(perch_daemon *d, char *file, size_t len);
 
 /* Closes the recording's file after the engine finished it (at stop). Caller holds ctl. */
 void perch__daemon_record_close(perch_daemon *d);
+
+/* daemon_symbols.c: the symbol worker as a sink of the engine (before it starts); on failure
+ * it logs and the daemon records without names. */
+void perch__daemon_symbols_add(perch_daemon *d);
+
+/* Puts the worker's tap in front of *sink (the recording's writer), replacing *sink; nothing
+ * without a worker. 0 or PERCH_ENOMEM. */
+int perch__daemon_symbols_tap(perch_daemon *d, perch_sink *sink);
+void perch__daemon_symbols_untap(perch_daemon *d);
+
+/* Once the engine is gone. */
+void perch__daemon_symbols_destroy(perch_daemon *d);
 
 #endif

@@ -192,6 +192,8 @@ static int create_engine(perch_daemon *d)
         perch_live_query_sink(v->query, &sink);
         err = perch_live_add_sink(v->engine, "query", &sink, flush_query);
     }
+    if (err == 0)
+        perch__daemon_symbols_add(d); /* names are optional: it logs and goes on */
     return err;
 }
 
@@ -319,6 +321,7 @@ int perch__daemon_session_stop(perch_daemon *d)
     perch_live_destroy(engine);
     perch_live_query_destroy(v->query); /* the engine, its only writer, is gone */
     v->query = NULL;
+    perch__daemon_symbols_destroy(d);
     perch_event_queue_destroy(v->queue);
     v->queue = NULL;
     return err < 0 ? err : st.error;

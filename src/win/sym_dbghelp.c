@@ -10,6 +10,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "perch/io.h"
 #include "perch/error.h"
 #include "perch/sym.h"
 #include "perch/win_error.h"
@@ -209,6 +210,28 @@ struct dbghelp_backend {
     uint32_t n;
 };
 
+/* The file at path is the image rec describes (its TimeDateStamp and SizeOfImage, read by
+ * Perch's PE reader, equal the logged ones where those are known): DbgHelp itself would load
+ * any file at the base given, and a file replaced since the trace would name wrong code. */
+static int same_image(const char *path, const perch_module_rec *rec)
+{
+    perch_input in;
+    perch_pe *pe = NULL;
+    const char *why;
+    int err = perch_input_open_file(&in, path);
+    if (err < 0)
+        return err;
+    err = perch_pe_read(&in, &pe, &why);
+    perch_input_close(&in);
+    if (err < 0)
+        return err;
+    const perch_pe_info *pi = perch_pe_get_info(pe);
+    bool same = (rec->time_date_stamp == 0 || pi->time_date_stamp == rec->time_date_stamp) &&
+                (rec->size == 0 || pi->size_of_image == rec->size);
+    perch_pe_destroy(pe);
+    return same ? 0 : PERCH_ENOENT;
+}
+
 static int db_load(void *ctx, uint32_t ident, const perch_module_rec *rec)
 {
     struct dbghelp_backend *b = ctx;
@@ -226,6 +249,8 @@ static int db_load(void *ctx, uint32_t ident, const perch_module_rec *rec)
     int err = perch_dbghelp_dos_path(rec->path ? rec->path : "", wpath, 1024);
     if (!err)
         err = perch__wide_to_utf8(wpath, path, sizeof path);
+    if (!err)
+        err = same_image(path, rec);
     if (!err)
         err = perch_dbghelp_load(b->d, path, rec->base,
                                  rec->size > UINT32_MAX ? 0 : (uint32_t)rec->size, &info);

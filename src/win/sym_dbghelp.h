@@ -49,7 +49,8 @@ bool perch_dbghelp_lookup(perch_dbghelp *d, uint64_t base, uint64_t addr, perch_
 /* The symbol worker's backend on Windows (include/perch/sym.h): DbgHelp started with
  * symbol_path (as perch_dbghelp_create), each identity loaded from its module record's path
  * (an NT path as logged, \Device\HarddiskVolumeN\..., \SystemRoot\... or \??\..., is
- * turned into a drive path first), base and size. A function DbgHelp gives no size names the
+ * turned into a drive path first), base and size, once Perch's PE reader has seen that the file
+ * is the logged image (TimeDateStamp, SizeOfImage). A function DbgHelp gives no size names the
  * run from its start to the address asked about. */
 int perch_dbghelp_backend_create(const char *symbol_path, perch_symbackend *out);
 void perch_dbghelp_backend_destroy(perch_symbackend *b);

@@ -5,6 +5,7 @@
  * model thread, the tap writes the records into the capture (and its finish waits for the
  * worker), and the capture read back names the frames as Perch's own resolver does. A queue
  * of one address, while the worker is held in its first load, drops the rest and counts them.
+ * A tap made late writes the names for the module keys it saw.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +31,52 @@ static int on_symbol(void *ctx, const perch_symbol_rec *rec)
 static int on_module(void *ctx, const perch_module_rec *rec)
 {
     return perch_symnames_module(ctx, rec);
+}
+
+struct keys_seen {
+    uint64_t key[8];
+    int n;
+};
+
+static int count_symbol(void *ctx, const perch_symbol_rec *rec)
+{
+    struct keys_seen *k = ctx;
+    if (k->n < 8)
+        k->key[k->n] = rec->module_key;
+    k->n++;
+    return 0;
+}
+
+/* A tap made late that sees only another process's copy of the image (module key 21) gets
+ * the names under that key; one that saw no module of it gets none. */
+static void late_taps(perch_symworker *w, const perch_sink *ws, const char *path,
+                      const perch_pe_info *pi)
+{
+    struct keys_seen late = {{0}, 0}, blind = {{0}, 0};
+    perch_sink a, b, ta, tb;
+    perch_symworker_tap *t1 = NULL, *t2 = NULL;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    a.ctx = &late, a.symbol = count_symbol;
+    b.ctx = &blind, b.symbol = count_symbol;
+    assert_int_equal(perch_symworker_tap_create(w, &a, &t1), 0);
+    assert_int_equal(perch_symworker_tap_create(w, &b, &t2), 0);
+    perch_symworker_tap_sink(t1, &ta);
+    perch_symworker_tap_sink(t2, &tb);
+    perch_module_rec m = {
+        21,   2,    2000,         SYM_FIXTURE_BASE, pi->size_of_image, 0, 0, 0, pi->time_date_stamp,
+        path, true, pi->pdb_guid, pi->pdb_age,      pi->pdb_path};
+    assert_int_equal(ws->module(ws->ctx, &m), 0);
+    assert_int_equal(ta.module(ta.ctx, &m), 0);
+    assert_int_equal(perch_symworker_tap_flush(t1), 0);
+    assert_int_equal(perch_symworker_tap_flush(t2), 0);
+    assert_int_equal(perch_symworker_tap_flush(t1), 0); /* each once */
+    assert_int_equal(late.n, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(late.key[i], 21);
+    assert_int_equal(blind.n, 0);
+    perch_symworker_tap_destroy(t1);
+    perch_symworker_tap_destroy(t2);
 }
 
 static void test_worker(void **state)
@@ -109,6 +156,7 @@ static void test_worker(void **state)
     }
     perch_symnames_destroy(n);
     perch_free(bytes);
+    late_taps(w, &ws, path, pi);
     perch_resolver_destroy(ref);
     perch_symworker_tap_destroy(tap);
     perch_symworker_destroy(w);

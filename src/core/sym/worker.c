@@ -31,7 +31,7 @@ static int keep(perch_symworker *w, uint32_t ident, uint64_t key, const perch_sy
     uint32_t v;
     if (perch__hmap_get(&w->spans, k, &v))
         return 0;
-    perch_symbol_rec *rec = perch__alloc(sizeof *rec);
+    struct perch__sw_result *rec = perch__alloc(sizeof *rec);
     char *name = dup_str(f->name);
     int err = rec && name ? perch__hmap_put(&w->spans, k, 1) : PERCH_ENOMEM;
     perch_mutex_lock(w->lock);
@@ -39,7 +39,9 @@ static int keep(perch_symworker *w, uint32_t ident, uint64_t key, const perch_sy
         err = perch__grow_array((void **)&w->results, sizeof *w->results, &w->cap_results,
                                 w->nresults + 1, MAX_RESULTS);
     if (!err) {
-        *rec = (perch_symbol_rec){key, f->span_rva, f->span_size, f->rva, f->size, f->source, name};
+        rec->rec =
+            (perch_symbol_rec){key, f->span_rva, f->span_size, f->rva, f->size, f->source, name};
+        rec->ident = ident;
         w->results[w->nresults++] = rec;
         w->st.records++;
         rec = NULL;
@@ -147,7 +149,7 @@ void perch_symworker_destroy(perch_symworker *w)
             perch__free(w->ids[i]);
         }
     for (uint32_t i = 0; i < w->nresults; i++) {
-        perch__free((char *)w->results[i]->name);
+        perch__free((char *)w->results[i]->rec.name);
         perch__free(w->results[i]);
     }
     perch__free(w->ids);
@@ -162,10 +164,45 @@ void perch_symworker_destroy(perch_symworker *w)
     perch__free(w);
 }
 
+#define FORWARD(name, type)                                                                        \
+    static int ws_##name(void *ctx, const type *rec)                                               \
+    {                                                                                              \
+        perch_symworker *w = ctx;                                                                  \
+        return w->hits_sink.name ? w->hits_sink.name(w->hits_sink.ctx, rec) : 0;                   \
+    }
+FORWARD(trace_info, perch_trace_info)
+FORWARD(thread, perch_thread_rec)
+FORWARD(module, perch_module_rec)
+FORWARD(stack, perch_stack_rec)
+FORWARD(sample, perch_sample_rec)
+
 void perch_symworker_sink(perch_symworker *w, perch_sink *sink)
 {
-    perch_symhits_sink(w->hits, sink);
-    sink->symbol = NULL; /* the worker makes names, it does not take them */
+    perch_symhits_sink(w->hits, &w->hits_sink);
+    memset(sink, 0, sizeof *sink); /* the worker makes names, it does not take them */
+    sink->ctx = w;
+    sink->trace_info = ws_trace_info;
+    sink->thread = ws_thread;
+    sink->module = ws_module;
+    sink->stack = ws_stack;
+    sink->sample = ws_sample;
+}
+
+void perch_symworker_idle(void *sink_ctx)
+{
+    perch_symworker *w = sink_ctx;
+    int err = perch_symworker_pump(w);
+    if (err)
+        w->pump_error = err;
+}
+
+bool perch__symworker_ident_of(const perch_symworker *w, uint64_t module_key, uint32_t *ident)
+{
+    uint32_t at;
+    if (!perch__hmap_get(&w->hits->mod_by_key, module_key, &at))
+        return false;
+    *ident = w->hits->mods[at].ident;
+    return true;
 }
 
 /* Model thread: the identity's first module record, shared with the worker (under lock). */
@@ -231,6 +268,8 @@ static int enqueue(void *ctx, uint32_t ident, uint32_t rva)
 
 int perch_symworker_pump(perch_symworker *w)
 {
+    if (w->pair_done == w->hits->npair && w->ip_done == w->hits->nip)
+        return 0; /* nothing new since the last pump (the idle call is frequent) */
     int err = perch__symhits_credit(w->hits, w->pair_done, w->ip_done, enqueue, w);
     if (!err) {
         w->pair_done = w->hits->npair;
@@ -256,10 +295,10 @@ void perch_symworker_get_stats(perch_symworker *w, perch_symworker_stats *st)
     perch_mutex_unlock(w->lock);
 }
 
-const perch_symbol_rec *perch__symworker_result(perch_symworker *w, uint32_t i)
+const struct perch__sw_result *perch__symworker_result(perch_symworker *w, uint32_t i)
 {
     perch_mutex_lock(w->lock);
-    const perch_symbol_rec *r = i < w->nresults ? w->results[i] : NULL;
+    const struct perch__sw_result *r = i < w->nresults ? w->results[i] : NULL;
     perch_mutex_unlock(w->lock);
     return r;
 }

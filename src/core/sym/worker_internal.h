@@ -17,6 +17,13 @@ struct perch__sw_request {
     uint32_t ident, rva;
 };
 
+/* A symbol record the worker made, for the identity it names (a tap writes it for a module key
+ * of that identity its own file holds). */
+struct perch__sw_result {
+    perch_symbol_rec rec; /* name owned */
+    uint32_t ident;
+};
+
 /* An identity the worker was asked about: its first module record (strings owned). */
 struct perch__sw_ident {
     perch_module_rec rec;
@@ -29,6 +36,8 @@ struct perch_symworker {
     perch_symhits *hits;
     uint32_t pair_done, ip_done;
     perch__hmap seen; /* ident << 32 | rva */
+    perch_sink hits_sink;
+    int pump_error; /* the last idle pump's, 0 when fine */
     /* shared, under lock */
     perch_mutex *lock;
     perch_cond *wake, *idle;
@@ -36,7 +45,7 @@ struct perch_symworker {
     uint32_t head, count;
     struct perch__sw_ident **ids; /* by identity number; NULL until asked about */
     uint32_t nids;
-    perch_symbol_rec **results; /* each allocated once and kept (names owned) */
+    struct perch__sw_result **results; /* each allocated once and kept */
     uint32_t nresults, cap_results;
     bool stop, busy;
     perch_symworker_stats st;
@@ -47,6 +56,9 @@ struct perch_symworker {
 
 /* Result i (any thread), or NULL past the last one. A result is never freed or moved before
  * the worker is destroyed. */
-const perch_symbol_rec *perch__symworker_result(perch_symworker *w, uint32_t i);
+const struct perch__sw_result *perch__symworker_result(perch_symworker *w, uint32_t i);
+
+/* Model thread: the identity of module key, false when the worker's sink never saw it. */
+bool perch__symworker_ident_of(const perch_symworker *w, uint64_t module_key, uint32_t *ident);
 
 #endif

@@ -1,0 +1,86 @@
+/*
+ * perchd's function names (src/win/daemon_internal.h): the symbol worker of
+ * include/perch/sym.h with the DbgHelp backend (sym_dbghelp.h), a sink of the live engine
+ * that queues the addresses samples and stacks hit when the engine is idle, and a tap in
+ * front of the recording's capture writer that writes the names the worker found into the
+ * file (a symbol chunk), so a recording names its frames on any machine. DbgHelp's path is
+ * PERCH_SYMBOL_PATH when set, else its own default (_NT_SYMBOL_PATH, _NT_ALTERNATE_SYMBOL_PATH).
+ * Names are optional: when DbgHelp cannot start, perchd logs it and records without them.
+ */
+#include <windows.h>
+
+#include "daemon_internal.h"
+#include "log.h"
+#include "perch/error.h"
+#include "sym_dbghelp.h"
+#include "wstr.h"
+
+/* How long a recording's end waits for the worker to name what was queued (on the model
+ * thread, so the queue fills meanwhile; the live queue holds seconds of events). */
+#define FINISH_WAIT_MS 2000u
+
+/* PERCH_SYMBOL_PATH in UTF-8 into path; false when unset, empty or too long. */
+static bool symbol_path(char *path, size_t len)
+{
+    wchar_t w[4096];
+    DWORD n = GetEnvironmentVariableW(L"PERCH_SYMBOL_PATH", w, sizeof w / sizeof w[0]);
+    return n > 0 && n < sizeof w / sizeof w[0] && perch__wide_to_utf8(w, path, len) == 0;
+}
+
+void perch__daemon_symbols_add(perch_daemon *d)
+{
+    struct perch_daemon_live *v = &d->live;
+    char path[8192];
+    perch_symworker_options o = {sizeof o, 0, FINISH_WAIT_MS, {0}};
+    perch_sink sink;
+    bool have = symbol_path(path, sizeof path);
+    int err = perch_dbghelp_backend_create(have ? path : NULL, &v->sym_backend);
+    if (err == 0) {
+        o.backend = v->sym_backend;
+        err = perch_symworker_create(&o, &v->symbols);
+    }
+    if (err == 0) {
+        perch_symworker_sink(v->symbols, &sink);
+        err = perch_live_add_sink(v->engine, "symbols", &sink, perch_symworker_idle);
+    }
+    if (err != 0) {
+        perch_log(PERCH_LOG_WARNING,
+                  "Recordings carry no function names: the symbol worker could not start (%s).",
+                  perch_strerror(err));
+        perch__daemon_symbols_destroy(d);
+    }
+}
+
+int perch__daemon_symbols_tap(perch_daemon *d, perch_sink *sink)
+{
+    struct perch_daemon_live *v = &d->live;
+    if (v->symbols == NULL)
+        return 0;
+    int err = perch_symworker_tap_create(v->symbols, sink, &v->rec_tap);
+    if (err == 0)
+        perch_symworker_tap_sink(v->rec_tap, sink);
+    return err;
+}
+
+void perch__daemon_symbols_untap(perch_daemon *d)
+{
+    perch_symworker_tap_destroy(d->live.rec_tap);
+    d->live.rec_tap = NULL;
+}
+
+void perch__daemon_symbols_destroy(perch_daemon *d)
+{
+    struct perch_daemon_live *v = &d->live;
+    if (v->symbols != NULL) {
+        perch_symworker_stats st;
+        perch_symworker_get_stats(v->symbols, &st);
+        perch_log(PERCH_LOG_INFO,
+                  "Function names: %llu addresses looked up, %llu named, %llu dropped (queue "
+                  "full); %u modules loaded, %u not found or not matching.",
+                  (unsigned long long)st.looked_up, (unsigned long long)st.named,
+                  (unsigned long long)st.dropped, st.modules_loaded, st.modules_failed);
+    }
+    perch_symworker_destroy(v->symbols);
+    v->symbols = NULL;
+    perch_dbghelp_backend_destroy(&v->sym_backend);
+}
