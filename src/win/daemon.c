@@ -16,6 +16,7 @@
 #include "logfile.h"
 #include "perch/error.h"
 #include "perch/win_error.h"
+#include "pipe_daemon.h"
 #include "util/mem.h"
 #include "wstr.h"
 
@@ -148,6 +149,21 @@ static void check_privileges(perch_daemon *d)
     }
 }
 
+/* Serves the pipe; a squatter on its name (or any failure) is logged and said in the status,
+ * and perchd goes on without clients. */
+static void serve_pipe(perch_daemon *d)
+{
+    char why[400] = "", sentence[PERCH_DAEMON_TEXT];
+    int err = perch_pipe_daemon_start(d, NULL, NULL, &d->pipe, why, sizeof why);
+    if (err == 0)
+        return;
+    d->pipe = NULL;
+    snprintf(sentence, sizeof sentence, "perch cannot reach this perchd: %s.",
+             why[0] ? why : perch_strerror(err));
+    perch_log(PERCH_LOG_ERROR, "%s", sentence);
+    perch__daemon_set_summary(d, true, sentence);
+}
+
 int perch_daemon_start(perch_daemon *d)
 {
     char problem[2 * PERCH_CONFIG_PATH_MAX + 200];
@@ -175,6 +191,7 @@ int perch_daemon_start(perch_daemon *d)
     check_privileges(d);
     perch__daemon_progress(d, 10000);
     perch__daemon_session_start(d);
+    serve_pipe(d);
     d->supervisor = CreateThread(NULL, 0, supervise, d, 0, NULL);
     AcquireSRWLockExclusive(&d->lock);
     d->state = PERCH_DAEMON_RUNNING;
@@ -194,6 +211,8 @@ int perch_daemon_stop(perch_daemon *d)
     ReleaseSRWLockExclusive(&d->lock);
     perch_log(PERCH_LOG_INFO, "perchd is stopping.");
     perch__daemon_progress(d, 5000);
+    perch_pipe_daemon_stop(d->pipe); /* no client may call in while the session goes */
+    d->pipe = NULL;
     int err = perch__daemon_session_stop(d);
     d->quit = 1;
     SetEvent(d->wake);

@@ -28,6 +28,8 @@ struct perch_daemon {
     volatile LONG quit;
     uint32_t feature_count;
     perch_daemon_feature features[PERCH_DAEMON_MAX_FEATURES];
+    struct perch_pipe_daemon *pipe; /* \\.\pipe\perch (src/win/pipe_daemon.h), NULL when not
+                                       served */
 };
 
 /* Reports a new wait hint to the runner (SCM checkpoints). */
