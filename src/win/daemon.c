@@ -153,15 +153,19 @@ static void check_privileges(perch_daemon *d)
  * and perchd goes on without clients. */
 static void serve_pipe(perch_daemon *d)
 {
-    char why[400] = "", sentence[PERCH_DAEMON_TEXT];
+    char why[400] = "", before[PERCH_DAEMON_TEXT], sentence[2 * PERCH_DAEMON_TEXT];
     int err = perch_pipe_daemon_start(d, NULL, NULL, &d->pipe, why, sizeof why);
     if (err == 0)
         return;
     d->pipe = NULL;
-    snprintf(sentence, sizeof sentence, "perch cannot reach this perchd: %s.",
-             why[0] ? why : perch_strerror(err));
-    perch_log(PERCH_LOG_ERROR, "%s", sentence);
-    perch__daemon_set_summary(d, true, sentence);
+    AcquireSRWLockShared(&d->lock);
+    snprintf(before, sizeof before, "%s", d->summary);
+    ReleaseSRWLockShared(&d->lock);
+    perch_log(PERCH_LOG_ERROR, "perch cannot reach this perchd: %s.",
+              why[0] ? why : perch_strerror(err));
+    snprintf(sentence, sizeof sentence, "%s%sperch cannot reach this perchd: %s.", before,
+             before[0] ? " " : "", why[0] ? why : perch_strerror(err));
+    perch__daemon_set_summary(d, true, sentence); /* the summary keeps what it can */
 }
 
 int perch_daemon_start(perch_daemon *d)

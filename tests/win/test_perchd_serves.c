@@ -76,10 +76,43 @@ static void test_perch_talks_to_perchd(void **state)
     assert_contains(r.err, "perchd is not running");
 }
 
+/* A process that holds the pipe name first: perchd refuses to serve it, logs why and says
+ * so in its status. */
+static void test_squatter_refused(void **state)
+{
+    (void)state;
+    struct harness_child c;
+    char args[MAX_PATH * 3], want[64], path[MAX_PATH * 2];
+    wchar_t w[96];
+    snprintf(pipe_name, sizeof pipe_name, "\\\\.\\pipe\\perchd-squat-%lu",
+             (unsigned long)GetCurrentProcessId());
+    SetEnvironmentVariableA("PERCH_PIPE", pipe_name);
+    MultiByteToWideChar(CP_UTF8, 0, pipe_name, -1, w, 96);
+    HANDLE squat = CreateNamedPipeW(w, PIPE_ACCESS_DUPLEX, PIPE_TYPE_BYTE, 4, 4096, 4096, 0, NULL);
+    assert_true(squat != INVALID_HANDLE_VALUE);
+    harness_fresh_dir("squat", dir, sizeof dir);
+    snprintf(args, sizeof args,
+             "run --defaults --data-dir \"%s\" --capture-dir \"%s\\cap\" --duration 2", dir, dir);
+    harness_spawn(args, 0, &c);
+    assert_int_equal(harness_finish(&c, out, sizeof out, 60000), 0);
+    CloseHandle(squat);
+    snprintf(want, sizeof want, "served by pid %lu", (unsigned long)GetCurrentProcessId());
+    assert_contains(out, "perch cannot reach this perchd: the pipe name is already served");
+    snprintf(path, sizeof path, "%s\\perchd.log", dir);
+    char *log = harness_read_text(path);
+    assert_contains(log, want);
+    free(log);
+    snprintf(path, sizeof path, "%s\\status.txt", dir);
+    char *status = harness_read_text(path);
+    assert_contains(status, "perch cannot reach this perchd");
+    free(status);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_perch_talks_to_perchd),
+        cmocka_unit_test(test_squatter_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
