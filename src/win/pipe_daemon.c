@@ -8,7 +8,6 @@
 #include <windows.h>
 
 #include <math.h>
-#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -346,7 +345,7 @@ int perch_pipe_daemon_start(perch_daemon *d, perch_live_query *query, const char
                                        b_stop,     b_snapshot,     b_open,
                                        b_counters, b_log,          query};
     perch_pipe_server_opts_default(&o);
-    o.name = name ? name : getenv("PERCH_PIPE"); /* tests and a second perchd name another */
+    o.name = name;
     o.backend = &p->backend;
     int err = perch_pipe_server_start(&o, &p->server, why, why_len);
     if (err < 0) {

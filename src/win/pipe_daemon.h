@@ -16,8 +16,7 @@
 typedef struct perch_pipe_daemon perch_pipe_daemon;
 
 /* Serves d (and query, which may be NULL: live queries are then refused with a sentence) on
- * the pipe `name` (NULL: the one the PERCH_PIPE environment variable names, else
- * \\.\pipe\perch). d and query are borrowed and must outlive the
+ * the pipe `name` (NULL: \\.\pipe\perch). d and query are borrowed and must outlive the
  * pipe. Returns 0 or perch_pipe_server_start's error (PERCH_EEXIST for a squatter) with one
  * sentence in why. */
 int perch_pipe_daemon_start(perch_daemon *d, perch_live_query *query, const char *name,
