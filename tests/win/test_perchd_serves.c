@@ -2,8 +2,8 @@
  * perchd serves its pipe: `perch` commands against a `perchd run` in a console under Wine (no
  * ETW session in this test: Wine's is a stub and the daemon degrades). perch status reaches
  * that process (its pid) and reports the daemon's own degraded sentence; a state-changing
- * request lands in perchd's log with the pid of the perch process that sent it; what the
- * daemon cannot do yet is refused with a sentence; when perchd stops, the pipe is gone and
+ * request lands in perchd's log with the pid of the perch process that sent it; perch top
+ * reads the (empty) live window; when perchd stops, the pipe is gone and
  * perch says perchd is not running. (A second server on a served name: test_perchd_pipe.c.)
  */
 #include "perch_cli_harness.h"
@@ -54,9 +54,9 @@ static void test_perch_talks_to_perchd(void **state)
 
     perch_cli_run("record", &r); /* done or refused: either way logged with its pid */
     DWORD record_pid = r.pid;
-    perch_cli_run("top", &r);
-    assert_int_not_equal(r.code, 0);
-    assert_contains(r.err, "perch top: ");
+    perch_cli_run("top", &r); /* the live window, empty: no kernel events under Wine's ETW */
+    assert_int_equal(r.code, 0);
+    assert_contains(r.out, "top processes by cpu over 0.0 s: 0 samples");
 
     perch_cli_run("captures", &r);
     assert_true(r.code == 0 || strstr(r.err, "not available") != NULL);
@@ -94,7 +94,9 @@ static void test_squatter_refused(void **state)
     snprintf(args, sizeof args,
              "run --defaults --data-dir \"%s\" --capture-dir \"%s\\cap\" --duration 2", dir, dir);
     harness_spawn(args, 0, &c);
-    assert_int_equal(harness_finish(&c, out, sizeof out, 60000), 0);
+    DWORD code = harness_finish(&c, out, sizeof out, 60000);
+    if (code != 0)
+        fail_msg("perchd exit %lu:\n%s", (unsigned long)code, out);
     CloseHandle(squat);
     snprintf(want, sizeof want, "served by pid %lu", (unsigned long)GetCurrentProcessId());
     assert_contains(out, "perch cannot reach this perchd: the pipe name is already served");
