@@ -295,7 +295,7 @@ static int b_snapshot(void *ctx, const perch_proto_peer *peer, const perch_proto
     int err =
         perch_daemon_snapshot(p->d, s > UINT32_MAX ? UINT32_MAX : (uint32_t)s, path, sizeof path);
     if (err == PERCH_ESTATE)
-        perch_proto_answer_fail(a, "the flight recorder is off");
+        perch_proto_answer_fail(a, "the flight recorder is off or holds no event yet");
     if (err == 0 && (err = perch_input_open_file(&src->in, path)) < 0)
         perch_proto_answer_fail(a, "the snapshot was written but cannot be read back: %s",
                                 perch_strerror(err));
