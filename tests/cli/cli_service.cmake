@@ -8,7 +8,7 @@ foreach(cmd status record stop captures top watch)
         perch_cli_test(service_${cmd}_not_running
                        "perch ${cmd}: (the Perch service is not installed|perchd is not running)"
                        ${cmd})
-        # a perchd test may serve \\.\pipe\perch meanwhile: not at the same time
+        # perchd's own tests serve \\.\pipe\perch in the same Wine prefix: not at the same time.
         set_tests_properties(cli.service_${cmd}_not_running PROPERTIES RESOURCE_LOCK perchd)
     else()
         perch_cli_test(service_${cmd}_not_here
