@@ -56,27 +56,9 @@ static void run_trace(const perch_sink *sink)
     assert_int_equal(perch_pipeline_etl(&in, "etl:test", sink, NULL, NULL), 0);
 }
 
-/* perch report --json (every thread row) of the trace restricted to [from, to). */
-static char *report_over(uint64_t from, uint64_t to)
-{
-    perch_report_options ro = {sizeof ro, 100000};
-    perch_report *rep;
-    perch_sink rs, ws;
-    window_filter wf;
-    perch_test_text text = {NULL, 0, 0};
-    perch_json w;
-    assert_int_equal(perch_report_create(&ro, &rep), 0);
-    perch_report_sink(rep, &rs);
-    window_filter_sink(&wf, &rs, from, to, &ws);
-    run_trace(&ws);
-    perch_json_init(&w, perch_test_text_sink, &text);
-    assert_int_equal(perch_report_write_json(rep, &w), 0);
-    perch_report_destroy(rep);
-    return text.data;
-}
-
-/* perch report --json of the capture file `path` restricted to [from, to). */
-static char *capture_report_over(const char *path, uint64_t from, uint64_t to)
+/* perch report --json (every thread row) of the trace, or of the capture file `capture`
+ * when not NULL, restricted to [from, to). */
+static char *report_over(const char *capture, uint64_t from, uint64_t to)
 {
     perch_report_options ro = {sizeof ro, 100000};
     perch_report *rep;
@@ -89,9 +71,13 @@ static char *capture_report_over(const char *path, uint64_t from, uint64_t to)
     assert_int_equal(perch_report_create(&ro, &rep), 0);
     perch_report_sink(rep, &rs);
     window_filter_sink(&wf, &rs, from, to, &ws);
-    assert_int_equal(perch_input_open_file(&in, path), 0);
-    assert_int_equal(perch_capture_replay(&in, &ws, &cs), 0);
-    perch_input_close(&in);
+    if (capture == NULL) {
+        run_trace(&ws);
+    } else {
+        assert_int_equal(perch_input_open_file(&in, capture), 0);
+        assert_int_equal(perch_capture_replay(&in, &ws, &cs), 0);
+        perch_input_close(&in);
+    }
     perch_json_init(&w, perch_test_text_sink, &text);
     assert_int_equal(perch_report_write_json(rep, &w), 0);
     perch_report_destroy(rep);
@@ -103,7 +89,7 @@ static void check_snapshot_agrees(const char *snapshot, uint64_t from, uint64_t 
 {
     static const char *const fields[] = {"pid", "tid", "samples", "run_ticks"};
     struct jdoc a, b;
-    char *x = capture_report_over(snapshot, from, to), *y = report_over(from, to);
+    char *x = report_over(snapshot, from, to), *y = report_over(NULL, from, to);
     assert_true(jparse(&a, x));
     assert_true(jparse(&b, y));
     long ra = jget(&a, 0, "top_threads"), rb = jget(&b, 0, "top_threads");
@@ -222,7 +208,7 @@ static void check_top_agrees(perch_proto_client *c, uint64_t from, uint64_t to)
     memset(&l, 0, sizeof l);
     live_top(c, PERCH_ORDER_SAMPLES, from, to, &l);
     live_top(c, PERCH_ORDER_CPU, from, to, &l);
-    char *json = report_over(from, to);
+    char *json = report_over(NULL, from, to);
     assert_true(jparse(&d, json));
     long rows = jget(&d, 0, "top_threads"), slices = jget(&d, 0, "slices");
     uint64_t idle = 0, matched = 0;
