@@ -278,6 +278,17 @@ static void cli(const char *args, DWORD want)
                  (unsigned long)want, r.out, r.err);
 }
 
+/* Runs perch with args (its --json output names a capture in perchd's directory) and checks
+ * that the file `local` it wrote is byte for byte that capture. */
+static void check_same_as_kept(const char *args, const char *local)
+{
+    char name[MAX_PATH], kept_path[MAX_PATH * 2];
+    cli(args, 0);
+    json_string_of(r.out, "name", name, sizeof name);
+    snprintf(kept_path, sizeof kept_path, "%s\\cap\\%s", dir, name);
+    assert_same_file(kept_path, local);
+}
+
 /* ---- the test ------------------------------------------------------------------------------ */
 
 static void start_perchd(struct harness_child *c)
@@ -322,7 +333,7 @@ static void wait_consumed(perch_proto_client *c)
 static void test_perch_against_a_live_perchd(void **state)
 {
     (void)state;
-    char name[MAX_PATH], file[MAX_PATH * 2], fetched[MAX_PATH * 2], args[MAX_PATH * 3];
+    char name[MAX_PATH], local[MAX_PATH * 2], args[MAX_PATH * 3];
     range g = {UINT64_MAX, 0};
     perch_sink rs;
     memset(&rs, 0, sizeof rs);
@@ -341,13 +352,10 @@ static void test_perch_against_a_live_perchd(void **state)
 
     /* the flight recorder while the session runs: the snapshot perch writes is the one perchd
      * kept, and over a window that ends well before the newest records, the trace */
-    snprintf(fetched, sizeof fetched, "%s\\snapshot.perch", dir);
-    snprintf(args, sizeof args, "snapshot -o \"%s\" --json", fetched);
-    cli(args, 0);
-    json_string_of(r.out, "name", name, sizeof name);
-    snprintf(file, sizeof file, "%s\\cap\\%s", dir, name);
-    assert_same_file(file, fetched);
-    check_snapshot_agrees(fetched, g.lo + len / 8, g.lo + len / 3);
+    snprintf(local, sizeof local, "%s\\snapshot.perch", dir);
+    snprintf(args, sizeof args, "snapshot -o \"%s\" --json", local);
+    check_same_as_kept(args, local);
+    check_snapshot_agrees(local, g.lo + len / 8, g.lo + len / 3);
 
     cli("status --json", 0);
     assert_contains(r.out, "\"session_state\":\"running\"");
@@ -360,21 +368,16 @@ static void test_perch_against_a_live_perchd(void **state)
     /* the recording perchd started with: stopped and fetched over the pipe */
     cli("captures --json", 0);
     assert_contains(r.out, "\"state\":\"recording\"");
-    json_string_of(r.out, "name", name, sizeof name);
     cli("stop --json", 0);
-    snprintf(fetched, sizeof fetched, "%s\\fetched.perch", dir);
-    snprintf(args, sizeof args, "fetch %s -o \"%s\"", name, fetched);
-    cli(args, 0);
-    snprintf(file, sizeof file, "%s\\cap\\%s", dir, name);
-    assert_same_file(file, fetched);
+    json_string_of(r.out, "name", name, sizeof name);
+    snprintf(local, sizeof local, "%s\\fetched.perch", dir);
+    snprintf(args, sizeof args, "fetch %s -o \"%s\" --json", name, local);
+    check_same_as_kept(args, local);
 
     /* one `perch record` starts, waits for and fetches */
-    snprintf(fetched, sizeof fetched, "%s\\recorded.perch", dir);
-    snprintf(args, sizeof args, "record --duration 1s -o \"%s\" --json", fetched);
-    cli(args, 0);
-    json_string_of(r.out, "name", name, sizeof name);
-    snprintf(file, sizeof file, "%s\\cap\\%s", dir, name);
-    assert_same_file(file, fetched);
+    snprintf(local, sizeof local, "%s\\recorded.perch", dir);
+    snprintf(args, sizeof args, "record --duration 1s -o \"%s\" --json", local);
+    check_same_as_kept(args, local);
 
     harness_send_ctrl(&child, CTRL_C_EVENT);
     DWORD code = harness_finish(&child, out, sizeof out, 120000);
