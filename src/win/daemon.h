@@ -78,6 +78,7 @@ typedef struct perch_daemon_status {
     bool recorder_on;        /* the flight recorder keeps history */
     double recorder_seconds; /* history it holds now */
     uint64_t recorder_bytes;
+    uint64_t recorder_cap_bytes;             /* FlightRecorderMb */
     uint64_t recorder_dropped;               /* chunks dropped for the memory cap */
     char data_dir[PERCH_CONFIG_PATH_MAX];    /* expanded */
     char capture_dir[PERCH_CONFIG_PATH_MAX]; /* expanded */

@@ -429,6 +429,7 @@ void perch__daemon_session_status(perch_daemon *d, perch_daemon_status *st)
                                    ? (double)(rs.newest_ts - rs.oldest_ts) / (double)v->info_freq
                                    : 0.0;
         st->recorder_bytes = rs.bytes;
+        st->recorder_cap_bytes = (uint64_t)d->o.config.recorder_mb << 20;
         st->recorder_dropped = rs.dropped_by_cap;
     }
     summarize(d, st);

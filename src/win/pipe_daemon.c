@@ -108,6 +108,7 @@ static void fill_status(perch_pipe_daemon *p, const perch_daemon_status *ds, per
     }
     st->recorder_span_ms = (uint64_t)llround(ds->recorder_seconds * 1000.0);
     st->recorder_bytes = ds->recorder_bytes;
+    st->recorder_cap_bytes = ds->recorder_cap_bytes;
     st->recorder_dropped = ds->recorder_dropped;
     st->window_span_ms = qs.perf_freq ? qs.span_ticks * 1000 / qs.perf_freq : 0;
     st->window_bytes = qs.bytes;

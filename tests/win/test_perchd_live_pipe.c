@@ -359,6 +359,8 @@ static void test_perch_against_a_live_perchd(void **state)
 
     cli("status --json", 0);
     assert_contains(r.out, "\"session_state\":\"running\"");
+    assert_contains(r.out, "\"recorder_cap_bytes\":268435456"); /* FlightRecorderMb 256 */
+    assert_lacks(r.out, "\"recorder_span_ms\":0,");
     cli("top --threads --window 30s --json", 0);
     assert_contains(r.out, "\"rows\":[{\"pid\":");
     cli("top --stacks --limit 3", 0);
