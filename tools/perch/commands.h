@@ -25,6 +25,15 @@ int perch_cmd_info(int argc, char **argv);
 int perch_cmd_report(int argc, char **argv);
 int perch_cmd_export(int argc, char **argv);
 int perch_cmd_resolve(int argc, char **argv);
+/* The commands that talk to perchd over the pipe (service_client.h). */
+int perch_cmd_status(int argc, char **argv);
+int perch_cmd_record(int argc, char **argv);
+int perch_cmd_stop(int argc, char **argv);
+int perch_cmd_snapshot(int argc, char **argv);
+int perch_cmd_captures(int argc, char **argv);
+int perch_cmd_fetch(int argc, char **argv);
+int perch_cmd_top(int argc, char **argv);
+int perch_cmd_watch(int argc, char **argv);
 
 /* Prints "perch: <what>: <reason>" to stderr; returns 1 for use as an exit status. */
 int perch_cli_error(const char *what, int err);
