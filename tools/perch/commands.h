@@ -8,7 +8,15 @@
 
 #include <stdio.h>
 
-/* argv[0] is the command name. Returns the process exit status (0 ok, 1 failure, 2 usage). */
+/* Exit statuses of every perch command (also in `perch --help` and docs/README.md). */
+#define PERCH_EXIT_OK      0
+#define PERCH_EXIT_FAILURE 1
+#define PERCH_EXIT_USAGE   2
+/* The input was cut or damaged: the output covers everything readable before that point and
+ * one warning line on stderr says where the input stopped and how much was not used. */
+#define PERCH_EXIT_PARTIAL 3
+
+/* argv[0] is the command name. Returns the process exit status (PERCH_EXIT_*). */
 typedef int (*perch_command_fn)(int argc, char **argv);
 
 struct perch_command {

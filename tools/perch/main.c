@@ -41,9 +41,12 @@ static void print_usage(FILE *out)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nstatus, record, stop, snapshot, captures, fetch, top and watch talk to perchd\n"
                  "over \\\\.\\pipe\\perch (Windows; PERCH_PIPE names another pipe).\n"
-                 "\nExit status: 0 success, 1 failure, 2 usage error; for the commands that talk\n"
-                 "to perchd also 4 not on Windows, 5 the service is not installed, 6 perchd is\n"
-                 "not running, 7 access denied, 8 perchd did not answer (busy, timed out).\n"
+                 "\nExit status: 0 success; 1 failure; 2 usage error; 3 partial input (a cut or\n"
+                 "damaged capture or .etl: the output covers everything readable before the\n"
+                 "damage, and one warning on stderr says where it stopped and what was lost);\n"
+                 "for the commands that talk to perchd also 4 not on Windows, 5 the service is\n"
+                 "not installed, 6 perchd is not running, 7 access denied, 8 perchd did not\n"
+                 "answer (busy, timed out).\n"
                  "\nRun 'perch <command> --help' for a command's options.\n");
 }
 
