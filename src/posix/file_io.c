@@ -129,7 +129,7 @@ static int scratch_write_at(void *ctx, uint64_t off, const void *buf, size_t len
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return n < 0 ? from_errno(errno) : PERCH_EIO;
+            return n < 0 ? perch__posix_error(errno) : PERCH_EIO;
         p += n;
         off += (uint64_t)n;
         len -= (size_t)n;
@@ -169,7 +169,7 @@ int perch_scratch_open_file(perch_scratch *s, const char *dir)
     memcpy(path + n, "/perch-scratch-XXXXXX", sizeof "/perch-scratch-XXXXXX");
     fd = mkstemp(path);
     if (fd < 0) {
-        err = from_errno(errno);
+        err = perch__posix_error(errno);
         goto out_free;
     }
     unlink(path); /* gone with the last descriptor, even if the process dies */

@@ -69,7 +69,8 @@ static size_t sort_held(perch__extsort *s)
     size_t out = 0;
     for (size_t i = 0; i < s->count; i++)
         s->refs[i].p = s->arena + s->refs[i].off;
-    qsort(s->refs, s->count, sizeof *s->refs, cmp_ref);
+    if (s->count > 1) /* refs is NULL while nothing is held */
+        qsort(s->refs, s->count, sizeof *s->refs, cmp_ref);
     for (size_t i = 0; i < s->count; i++) {
         if (out > 0 && cmp_rec(s->refs[out - 1].p, s->refs[i].p) == 0) {
             const uint8_t *a = s->refs[out - 1].p, *b = s->refs[i].p;
@@ -196,9 +197,11 @@ static int cursor_fill(perch__extsort *s, cursor *c, size_t need)
 {
     if (c->len - c->at >= need)
         return 0;
-    memmove(c->buf, c->buf + c->at, c->len - c->at);
-    c->len -= c->at;
-    c->at = 0;
+    if (c->at > 0) { /* buf is NULL before the first fill */
+        memmove(c->buf, c->buf + c->at, c->len - c->at);
+        c->len -= c->at;
+        c->at = 0;
+    }
     if (need > c->cap) {
         int err = grow((void **)&c->buf, &c->cap, need, 1);
         if (err)
