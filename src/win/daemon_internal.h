@@ -12,6 +12,7 @@
 #include "perch/capture.h"
 #include "perch/event_queue.h"
 #include "perch/live.h"
+#include "perch/recorder.h"
 #include "privilege.h"
 
 /* The live path: queue, session, engine (daemon_session.c) and the recording
@@ -36,6 +37,10 @@ struct perch_daemon_live {
     perch_capture_writer *rec_writer;
     perch_sink rec_sink;
     char rec_path[PERCH_CONFIG_PATH_MAX];
+    /* the flight recorder, a sink of the engine (NULL when FlightRecorderSeconds is 0);
+     * created with the engine, destroyed after it under ctl and d->lock */
+    perch_recorder *recorder;
+    volatile LONG64 perf_freq; /* of the trace info the engine got, for the status's seconds */
 };
 
 struct perch_daemon {
@@ -89,7 +94,15 @@ void perch__daemon_session_poll(perch_daemon *d);
 /* Fills the session, engine and feature fields of *st and the summary sentence. */
 void perch__daemon_session_status(perch_daemon *d, perch_daemon_status *st);
 
-/* daemon_captures.c: the recording's part of the status (ctl not needed: under d->lock). */
+/* daemon_captures.c: creates the flight recorder and adds it to the engine (before it starts),
+ * when the configuration keeps one. */
+int perch__daemon_recorder_add(perch_daemon *d);
+
+/* Frees the flight recorder once the engine is gone. Caller holds ctl. */
+void perch__daemon_recorder_destroy(perch_daemon *d);
+
+/* daemon_captures.c: the recording's and the flight recorder's part of the status (ctl not
+ * needed: under d->lock). */
 void perch__daemon_record_status(perch_daemon *d, perch_daemon_status *st);
 
 /* Starts a recording before the engine starts (RecordOnStart) or while it runs. Caller holds

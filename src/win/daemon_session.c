@@ -101,6 +101,7 @@ static void trace_info_now(void *ctx, perch_trace_info *info)
         info->pointer_size = sizeof(void *);
         info->cpu_count = si.dwNumberOfProcessors;
     }
+    InterlockedExchange64(&v->perf_freq, (LONG64)info->perf_freq);
     info->source = v->info_source;
     info->session_config = v->session_config[0] ? v->session_config : NULL;
 }
@@ -192,7 +193,7 @@ static int create_engine(perch_daemon *d)
         perch_live_query_sink(v->query, &sink);
         err = perch_live_add_sink(v->engine, "query", &sink, flush_query);
     }
-    return err;
+    return err ? err : perch__daemon_recorder_add(d);
 }
 
 void perch__daemon_pipe_start(perch_daemon *d)
@@ -317,6 +318,7 @@ int perch__daemon_session_stop(perch_daemon *d)
     v->engine = NULL;
     ReleaseSRWLockExclusive(&d->lock);
     perch_live_destroy(engine);
+    perch__daemon_recorder_destroy(d);
     perch_live_query_destroy(v->query); /* the engine, its only writer, is gone */
     v->query = NULL;
     perch_event_queue_destroy(v->queue);

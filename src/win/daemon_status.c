@@ -108,7 +108,7 @@ static void put_outputs(struct text *t, const perch_daemon_status *st)
     else
         put(t, "recording: off\n");
     if (st->recorder_on)
-        put(t, "flight recorder: %.1f s held, %.1f MiB, %llu chunk(s) dropped for the cap\n",
+        put(t, "flight recorder: %.1f s held, %.1f MiB, %llu segment(s) dropped (age or cap)\n",
             st->recorder_seconds, (double)st->recorder_bytes / 1048576.0,
             (unsigned long long)st->recorder_dropped);
     else

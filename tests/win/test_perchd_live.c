@@ -7,7 +7,8 @@
  * a failed start, a failed consumer, or a killed service started again (the stale session is
  * recognised and restarted); the service under the SCM records the same capture and answers
  * `perch status` over its pipe; a session
- * stopped from outside is restarted and its gap is in the ledger. And with Wine's own stub ETW
+ * stopped from outside is restarted and its gap is in the ledger; Ctrl+Break writes a snapshot
+ * of the flight recorder, a capture of the replayed trace's samples. And with Wine's own stub ETW
  * (the real perchd.exe), `perchd run` neither hangs nor crashes and its status says in a
  * sentence why no kernel data arrives.
  */
@@ -190,6 +191,48 @@ static void test_outside_stop_is_a_gap(void **state)
     free(log);
 }
 
+/* The number after "key": in a report's JSON (the first one). */
+static unsigned long long json_count(const char *json, const char *key)
+{
+    const char *p = strstr(json, key);
+    if (p == NULL)
+        fail_msg("no %s in %s", key, json);
+    return strtoull(p + strlen(key), NULL, 10);
+}
+
+static void test_ctrl_break_writes_a_snapshot(void **state)
+{
+    struct harness_child c;
+    char etl[MAX_PATH * 2], pattern[MAX_PATH * 2], snap[MAX_PATH * 2];
+    WIN32_FIND_DATAA fd;
+    harness_win_path(perch_test_require_data("etl/perfview_net.4.5.2.x64.etl"), etl, sizeof etl);
+    fake_scenario(etl);
+    spawn_fake_run("live_snapshot", "--set FlightRecorderSeconds=3600", &c);
+    assert_true(perch_fake_etw_wait_replay(SESSION, 120000));
+    assert_true(harness_wait_status(dir, " s held, ", 10000)); /* the status shows it */
+    harness_send_ctrl(&c, CTRL_BREAK_EVENT);
+    assert_int_equal(harness_finish(&c, out, sizeof out, 120000), 0);
+    assert_int_equal(perch_fake_etw_count("Perch"), 0);
+    assert_contains(out, "Snapshot of the flight recorder written to");
+    snprintf(pattern, sizeof pattern, "%s\\cap\\perch-snapshot-*.perch", dir);
+    HANDLE h = FindFirstFileA(pattern, &fd);
+    if (h == INVALID_HANDLE_VALUE)
+        fail_msg("no snapshot in %s\\cap:\n%s", dir, out);
+    FindClose(h);
+    snprintf(snap, sizeof snap, "%s\\cap\\%s", dir, fd.cFileName);
+    /* a complete capture of the trace's samples, bar the ones still in the recorder's open
+     * segment (recorder.h) */
+    char *snapshot = report_of(snap), *imported = import_report(etl);
+    unsigned long long got = json_count(snapshot, ",\"samples\":");
+    unsigned long long all = json_count(imported, ",\"samples\":");
+    assert_true(got > 0 && got <= all);
+    assert_true(got >= all / 2);
+    free(snapshot);
+    free(imported);
+    snprintf(pattern, sizeof pattern, "info \"%s\"", snap);
+    assert_int_equal(harness_run_with("PERCH_EXE", pattern, out, sizeof out, 60000), 0);
+}
+
 /* ---- the service under the SCM, with the fake -------------------------------------------- */
 
 static void fake_service_install(const char *name)
@@ -313,6 +356,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_failed_start_leaves_no_session),
         cmocka_unit_test(test_failed_consumer_leaves_no_session),
         cmocka_unit_test(test_outside_stop_is_a_gap),
+        cmocka_unit_test(test_ctrl_break_writes_a_snapshot),
         cmocka_unit_test(test_service_records_live),
         cmocka_unit_test(test_killed_service_restarts_its_stale_session),
         cmocka_unit_test(test_wine_stub_etw),
