@@ -8,7 +8,9 @@
  * recognised and restarted); the service under the SCM records the same capture and answers
  * `perch status` over its pipe; a session
  * stopped from outside is restarted and its gap is in the ledger; Ctrl+Break writes a snapshot
- * of the flight recorder, a capture of the replayed trace's samples. And with Wine's own stub ETW
+ * of the flight recorder, a capture of the replayed trace's samples; a feature the OS refuses
+ * is named with its reason in the status and in the capture, and the rest keeps recording. And
+ * with Wine's own stub ETW
  * (the real perchd.exe), `perchd run` neither hangs nor crashes and its status says in a
  * sentence why no kernel data arrives.
  */
@@ -233,6 +235,31 @@ static void test_ctrl_break_writes_a_snapshot(void **state)
     assert_int_equal(harness_run_with("PERCH_EXE", pattern, out, sizeof out, 60000), 0);
 }
 
+static void test_refused_feature_named_in_status_and_capture(void **state)
+{
+    struct harness_child c;
+    char etl[MAX_PATH * 2], capture[MAX_PATH * 3];
+    harness_win_path(perch_test_require_data("etl/perfview_net.4.5.2.x64.etl"), etl, sizeof etl);
+    fake_scenario(etl);
+    assert_int_equal(perch_fake_etw_set_multi("Refuse", "TraceStackTracingInfo=5\0"), 0);
+    spawn_fake_run("live_refused_stacks", "", &c);
+    assert_true(perch_fake_etw_wait_replay(SESSION, 120000));
+    char *status = harness_read_in(dir, "status.txt");
+    assert_contains(status, "some features refused");
+    assert_contains(status, "feature stacks: refused (");
+    assert_contains(status, "feature groups: on");
+    free(status);
+    stop_run(&c);
+    the_capture(capture, sizeof capture);
+    char args[MAX_PATH * 4];
+    snprintf(args, sizeof args, "info \"%s\"", capture);
+    assert_int_equal(harness_run_with("PERCH_EXE", args, out, sizeof out, 60000), 0);
+    assert_contains(out, "stacks: refused: ");
+    char *live = report_of(capture); /* the rest was recorded */
+    assert_true(json_count(live, ",\"samples\":") > 0);
+    free(live);
+}
+
 /* ---- the service under the SCM, with the fake -------------------------------------------- */
 
 static void fake_service_install(const char *name)
@@ -357,6 +384,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_failed_consumer_leaves_no_session),
         cmocka_unit_test(test_outside_stop_is_a_gap),
         cmocka_unit_test(test_ctrl_break_writes_a_snapshot),
+        cmocka_unit_test(test_refused_feature_named_in_status_and_capture),
         cmocka_unit_test(test_service_records_live),
         cmocka_unit_test(test_killed_service_restarts_its_stale_session),
         cmocka_unit_test(test_wine_stub_etw),
