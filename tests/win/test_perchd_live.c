@@ -5,14 +5,13 @@
  * capture `perchd run` records live equals, by `perch report --json` (its "source" aside), the
  * capture `perch import` makes from the same file; no Perch session is left after a normal stop,
  * a failed start, a failed consumer, or a killed service started again (the stale session is
- * recognised and restarted); the service under the SCM records the same capture and answers
- * `perch status` over its pipe; a session
- * stopped from outside is restarted and its gap is in the ledger; Ctrl+Break writes a snapshot
- * of the flight recorder, a capture of the replayed trace's samples; a feature the OS refuses
- * is named with its reason in the status and in the capture, and the rest keeps recording. And
- * with Wine's own stub ETW
- * (the real perchd.exe), `perchd run` neither hangs nor crashes and its status says in a
- * sentence why no kernel data arrives.
+ * recognised and restarted); the service under the SCM records the same capture, answers
+ * `perch status` over its pipe and writes a flight-recorder snapshot for `perch snapshot`; a
+ * session stopped from outside is restarted and its gap is in the ledger; Ctrl+Break writes a
+ * snapshot of the flight recorder, a capture of the replayed trace's samples; a feature the OS
+ * refuses is named with its reason in the status and in the capture, and the rest keeps recording.
+ * And with Wine's own stub ETW (the real perchd.exe), `perchd run` neither hangs nor crashes and
+ * its status says in a sentence why no kernel data arrives.
  */
 #include "etw_fake.h"
 #include "perchd_harness.h"
@@ -47,18 +46,24 @@ static char *import_report(const char *etl)
     return report_of(capture);
 }
 
-/* The one capture file in dir\cap, into path. */
+/* The one recording in dir\cap (snapshots aside), into path. */
 static void the_capture(char *path, size_t len)
 {
     char pattern[MAX_PATH * 2];
     WIN32_FIND_DATAA fd;
+    int found = 0;
     snprintf(pattern, sizeof pattern, "%s\\cap\\*.perch", dir);
     HANDLE h = FindFirstFileA(pattern, &fd);
     if (h == INVALID_HANDLE_VALUE)
         fail_msg("no capture in %s\\cap", dir);
-    snprintf(path, len, "%s\\cap\\%s", dir, fd.cFileName);
-    assert_false(FindNextFileA(h, &fd)); /* one file: the rotation never rotated */
+    do {
+        if (strncmp(fd.cFileName, "perch-snapshot-", 15) == 0)
+            continue;
+        snprintf(path, len, "%s\\cap\\%s", dir, fd.cFileName);
+        found++;
+    } while (FindNextFileA(h, &fd));
     FindClose(h);
+    assert_int_equal(found, 1); /* one file: the recording never rotated */
 }
 
 static void fake_scenario(const char *replay)
@@ -307,6 +312,14 @@ static void test_service_records_live(void **state)
     assert_true(perch_fake_etw_session(SESSION, &info));
     snprintf(events, sizeof events, "events: %u total", info.delivered); /* all of them */
     assert_contains(out, events);
+    /* a snapshot of the service's flight recorder, over the pipe */
+    char args[MAX_PATH * 3];
+    snprintf(args, sizeof args, "snapshot -o \"%s\\snap.perch\"", dir);
+    assert_int_equal(harness_run_with("PERCH_EXE", args, out, sizeof out, 60000), 0);
+    snprintf(args, sizeof args, "%s\\snap.perch", dir);
+    char *snapshot = report_of(args);
+    assert_true(json_count(snapshot, ",\"samples\":") > 0);
+    free(snapshot);
     service_control(SERVICE_CONTROL_STOP);
     SERVICE_STATUS_PROCESS sp = harness_wait_state(SERVICE_STOPPED, 60000);
     assert_int_equal(sp.dwWin32ExitCode, 0);
