@@ -78,7 +78,8 @@ typedef struct perch_daemon_status {
     bool recorder_on;        /* the flight recorder keeps history */
     double recorder_seconds; /* history it holds now */
     uint64_t recorder_bytes;
-    uint64_t recorder_dropped;               /* segments dropped (by age or the memory cap) */
+    uint64_t recorder_cap_bytes;             /* FlightRecorderMb */
+    uint64_t recorder_dropped;               /* chunks dropped for the memory cap */
     char data_dir[PERCH_CONFIG_PATH_MAX];    /* expanded */
     char capture_dir[PERCH_CONFIG_PATH_MAX]; /* expanded */
     char log_file[PERCH_CONFIG_PATH_MAX];
@@ -143,10 +144,10 @@ int perch_daemon_record_start(perch_daemon *d, char *file, size_t len);
 int perch_daemon_record_stop(perch_daemon *d);
 
 /* Writes the flight recorder's last last_seconds (0: all it holds) as a self-contained
- * capture perch-snapshot-YYYYMMDD-HHMMSS.perch in the capture directory, without pausing the
- * session, and logs it; the full path goes into path (may be NULL). PERCH_ESTATE when the
- * recorder is off (FlightRecorderSeconds 0, or perchd stopped), PERCH_ENOENT when it holds
- * nothing yet (no event arrived), or the error of writing the file. */
+ * capture in the capture directory, without pausing the session; the full path goes into
+ * path (snapshot-YYYYMMDD-HHMMSS.perch). PERCH_ESTATE when the recorder is off
+ * (FlightRecorderSeconds 0) or holds no event yet, PERCH_ENOENT without a capture
+ * directory, or the write's error (no file is left then). */
 int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, size_t len);
 
 typedef struct perch_daemon_capture {

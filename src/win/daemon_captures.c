@@ -3,10 +3,9 @@
  * file in the capture directory, perch-YYYYMMDD-HHMMSS.perch (UTC), written by the capture
  * writer as a sink of the live engine; one started while the engine runs is attached there
  * and brought up to date first, so the file names every entity and stack its records use.
- * (The rotating writer of include/perch/capture_rotate.h is not wired yet: one file per
- * recording.) The flight recorder (include/perch/recorder.h) is another sink of the engine,
- * there from its start; a snapshot writes what it holds as perch-snapshot-YYYYMMDD-HHMMSS.perch
- * from the caller's thread while the model thread keeps feeding it.
+ * A snapshot is snapshot-YYYYMMDD-HHMMSS.perch there, written from the flight recorder
+ * (include/perch/recorder.h), a sink of the engine. (The rotating writer of
+ * include/perch/capture_rotate.h replaces the single recording file when it lands.)
  */
 #include <windows.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include "log.h"
 #include "perch/error.h"
 #include "perch/platform.h"
+#include "perch/recorder.h"
 #include "perch/win_error.h"
 #include "util/mem.h"
 #include "wstr.h"
@@ -29,8 +29,9 @@ static uint64_t writer_clock(void *ctx)
     return perch_monotonic_ns();
 }
 
-/* A new file name in the capture directory (UTC time; a counter when the second repeats). */
-static void new_path(perch_daemon *d, const char *prefix, char *out, size_t len)
+/* A new file name in the capture directory, kind-YYYYMMDD-HHMMSS.perch (UTC time; a counter
+ * when the second repeats). */
+static void new_path(perch_daemon *d, const char *kind, char *out, size_t len)
 {
     SYSTEMTIME t;
     GetSystemTime(&t);
@@ -38,7 +39,7 @@ static void new_path(perch_daemon *d, const char *prefix, char *out, size_t len)
         char suffix[8] = "";
         if (n > 0)
             snprintf(suffix, sizeof suffix, "-%u", n);
-        snprintf(out, len, "%s\\%s-%04u%02u%02u-%02u%02u%02u%s.perch", d->capture_dir, prefix,
+        snprintf(out, len, "%s\\%s-%04u%02u%02u-%02u%02u%02u%s.perch", d->capture_dir, kind,
                  t.wYear, t.wMonth, t.wDay, t.wHour, t.wMinute, t.wSecond, suffix);
         wchar_t *w = perch__utf8_to_wide(out);
         DWORD attr = w ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
@@ -163,93 +164,43 @@ void perch__daemon_record_status(perch_daemon *d, perch_daemon_status *st)
         st->recording_bytes = ws.bytes;
         st->recording_files = 1;
     }
-    st->recorder_on = v->recorder != NULL;
-    if (v->recorder != NULL) {
-        perch_recorder_stats rs;
-        perch_recorder_get_stats(v->recorder, &rs);
-        LONG64 freq = InterlockedCompareExchange64((volatile LONG64 *)&v->perf_freq, 0, 0);
-        st->recorder_seconds = freq > 0 && rs.newest_ts > rs.oldest_ts
-                                   ? (double)(rs.newest_ts - rs.oldest_ts) / (double)freq
-                                   : 0.0;
-        st->recorder_bytes = rs.bytes;
-        st->recorder_dropped = rs.segments_dropped;
-    }
 }
 
-/* ---- the flight recorder ------------------------------------------------------------------ */
-
-int perch__daemon_recorder_add(perch_daemon *d)
-{
-    struct perch_daemon_live *v = &d->live;
-    perch_recorder_opts ro;
-    perch_sink sink;
-    if (d->o.config.recorder_seconds == 0)
-        return 0;
-    perch_recorder_opts_default(&ro);
-    ro.window_ms = d->o.config.recorder_seconds * 1000u;
-    ro.max_bytes = (uint64_t)d->o.config.recorder_mb << 20;
-    int err = perch_recorder_create(&ro, &v->recorder);
-    if (err < 0)
-        return err;
-    perch_recorder_sink(v->recorder, &sink);
-    err = perch_live_add_sink(v->engine, "flight recorder", &sink, NULL);
-    if (err < 0) {
-        perch_recorder_destroy(v->recorder);
-        v->recorder = NULL;
-        return err;
-    }
-    perch_log(PERCH_LOG_INFO, "The flight recorder keeps the last %u s (at most %u MiB).",
-              d->o.config.recorder_seconds, d->o.config.recorder_mb);
-    return 0;
-}
-
-void perch__daemon_recorder_destroy(perch_daemon *d)
-{
-    AcquireSRWLockExclusive(&d->lock); /* the status reads it under d->lock */
-    perch_recorder *rec = d->live.recorder;
-    d->live.recorder = NULL;
-    ReleaseSRWLockExclusive(&d->lock);
-    perch_recorder_destroy(rec);
-}
-
-static int write_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, size_t len)
+static int write_snapshot(perch_daemon *d, uint32_t last_seconds, const char *path)
 {
     perch_output out;
-    new_path(d, "perch-snapshot", path, len);
     int err = perch_output_open_file(&out, path);
     if (err < 0)
         return err;
-    err = perch_recorder_snapshot(d->live.recorder, (double)last_seconds, &out);
-    int cerr = out.close(out.ctx);
-    err = err < 0 ? err : cerr;
-    if (err == PERCH_ESTATE) { /* no trace info yet: nothing to write */
+    err = perch_recorder_snapshot(d->live.recorder, last_seconds, &out);
+    int closed = out.close(out.ctx);
+    err = err < 0 ? err : closed;
+    if (err < 0) {
         wchar_t *w = perch__utf8_to_wide(path);
         if (w != NULL)
-            DeleteFileW(w);
+            DeleteFileW(w); /* no half snapshot among the captures */
         perch__free(w);
-        return PERCH_ENOENT;
     }
     return err;
 }
 
 int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, size_t len)
 {
-    char p[PERCH_CONFIG_PATH_MAX];
+    char file[PERCH_CONFIG_PATH_MAX] = "";
     if (d == NULL)
         return PERCH_EINVAL;
-    AcquireSRWLockExclusive(&d->ctl); /* the recorder lives until a stop, which takes ctl */
-    int err = PERCH_ESTATE;
-    if (d->live.recorder != NULL && d->capture_dir[0] != '\0')
-        err = write_snapshot(d, last_seconds, p, sizeof p);
-    ReleaseSRWLockExclusive(&d->ctl);
-    if (err < 0 && err != PERCH_ESTATE && err != PERCH_ENOENT)
-        perch_log(PERCH_LOG_ERROR, "The snapshot %s could not be written: %s.", p,
-                  perch_strerror(err));
+    AcquireSRWLockExclusive(&d->ctl); /* the recorder lives until the session stops (ctl) */
+    int err = d->live.recorder == NULL ? PERCH_ESTATE : d->capture_dir[0] ? 0 : PERCH_ENOENT;
     if (err == 0) {
-        perch_log(PERCH_LOG_INFO, "Snapshot of the flight recorder written to %s.", p);
-        if (path != NULL)
-            snprintf(path, len, "%s", p);
+        new_path(d, "snapshot", file, sizeof file);
+        err = write_snapshot(d, last_seconds, file);
     }
+    ReleaseSRWLockExclusive(&d->ctl);
+    if (err == 0 && path != NULL)
+        snprintf(path, len, "%s", file);
+    if (err < 0 && err != PERCH_ESTATE)
+        perch_log(PERCH_LOG_ERROR, "The snapshot could not be written (%s): %s.",
+                  err == PERCH_ENOENT ? "no capture directory" : file, perch_strerror(err));
     return err;
 }
 

@@ -57,7 +57,7 @@ static void the_capture(char *path, size_t len)
     if (h == INVALID_HANDLE_VALUE)
         fail_msg("no capture in %s\\cap", dir);
     do {
-        if (strncmp(fd.cFileName, "perch-snapshot-", 15) == 0)
+        if (strncmp(fd.cFileName, "snapshot-", 9) == 0)
             continue;
         snprintf(path, len, "%s\\cap\\%s", dir, fd.cFileName);
         found++;
@@ -221,7 +221,7 @@ static void test_ctrl_break_writes_a_snapshot(void **state)
     assert_int_equal(harness_finish(&c, out, sizeof out, 120000), 0);
     assert_int_equal(perch_fake_etw_count("Perch"), 0);
     assert_contains(out, "Snapshot of the flight recorder written to");
-    snprintf(pattern, sizeof pattern, "%s\\cap\\perch-snapshot-*.perch", dir);
+    snprintf(pattern, sizeof pattern, "%s\\cap\\snapshot-*.perch", dir);
     HANDLE h = FindFirstFileA(pattern, &fd);
     if (h == INVALID_HANDLE_VALUE)
         fail_msg("no snapshot in %s\\cap:\n%s", dir, out);
