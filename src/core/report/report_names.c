@@ -131,26 +131,6 @@ int perch__report_functions(perch_report *r, rfunc **rows, uint32_t *n)
     return 0;
 }
 
-static int cmp_stacks(const void *a, const void *b)
-{
-    const rstack *x = *(const rstack *const *)a, *y = *(const rstack *const *)b;
-    return x->samples > y->samples ? -1 : x->samples < y->samples;
-}
-
-rstack **perch__report_sorted_stacks(perch_report *r, uint32_t *n)
-{
-    rstack **v = perch__alloc(sizeof *v * (r->stack_count + 1));
-    *n = 0;
-    if (v == NULL)
-        return NULL;
-    for (uint32_t i = 0; i < r->stack_count; i++)
-        if (r->stacks[i].samples > 0)
-            v[(*n)++] = &r->stacks[i];
-    if (*n > 0)
-        qsort(v, *n, sizeof *v, cmp_stacks);
-    return v;
-}
-
 static void write_frame(perch_report *r, perch_json *w, uint64_t addr, uint64_t pkey)
 {
     char name[256], hex[24];
@@ -180,32 +160,38 @@ static void write_frame(perch_report *r, perch_json *w, uint64_t addr, uint64_t 
 
 int perch__report_write_stacks_json(perch_report *r, perch_json *w)
 {
-    uint32_t n = 0;
+    rstack_ref *v = NULL;
+    uint64_t *frames = NULL;
+    uint32_t n = 0, distinct = 0, cap = 0;
     if (!r->named)
         return 0; /* the JSON of a stream without names stays what it was */
-    rstack **v = perch__report_sorted_stacks(r, &n);
-    if (v == NULL)
-        return PERCH_ENOMEM;
+    int err = perch__rstacks_top(&r->stacks, r->top, &v, &n, &distinct);
+    if (err)
+        return err;
     perch_json_key(w, "top_stacks");
     perch_json_begin_array(w);
-    for (uint32_t i = 0; i < n && i < r->top; i++) {
-        const rthread *t = perch__rtable_get(&r->threads, v[i]->thread_key, sizeof *t, false);
+    for (uint32_t i = 0; i < n && err == 0; i++) {
+        const rthread *t = perch__rtable_get(&r->threads, v[i].e.thread_key, sizeof *t, false);
         uint64_t pkey = t != NULL && t->known ? t->process_key : 0;
+        err = perch__rstacks_frames(&r->stacks, &v[i].e, &frames, &cap);
+        if (err)
+            break;
         perch_json_begin_object(w);
         perch_json_key(w, "frames");
         perch_json_begin_array(w);
-        for (uint32_t k = 0; k < v[i]->count; k++)
-            write_frame(r, w, v[i]->frames[k], pkey);
+        for (uint32_t k = 0; k < v[i].e.count; k++)
+            write_frame(r, w, frames[k], pkey);
         perch_json_end_array(w);
         perch_json_key(w, "kernel_frames");
-        perch_json_uint(w, v[i]->kernel);
+        perch_json_uint(w, v[i].e.kernel);
         perch_json_key(w, "samples");
-        perch_json_uint(w, v[i]->samples);
+        perch_json_uint(w, v[i].e.samples);
         perch_json_end_object(w);
     }
     perch_json_end_array(w);
+    perch__free(frames);
     perch__free(v);
-    return 0;
+    return err;
 }
 
 int perch__report_write_functions_json(perch_report *r, perch_json *w)

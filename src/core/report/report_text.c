@@ -91,7 +91,7 @@ static void print_threads(perch_report *r, FILE *f)
     perch__free(v);
 }
 
-static void print_stack(perch_report *r, FILE *f, const rstack *s)
+static void print_stack(perch_report *r, FILE *f, const rstack *s, const uint64_t *frames)
 {
     rthread *t = perch__rtable_get(&r->threads, s->thread_key, sizeof *t, false);
     uint64_t pkey = t != NULL && t->known ? t->process_key : 0;
@@ -100,8 +100,8 @@ static void print_stack(perch_report *r, FILE *f, const rstack *s)
         perch_sym_func fn;
         int64_t off;
         bool named;
-        const rmod *md = perch__report_module_at(r, s->frames[i], pkey);
-        perch__report_frame(r, md, s->frames[i], name, sizeof name, &fn, &off, &named);
+        const rmod *md = perch__report_module_at(r, frames[i], pkey);
+        perch__report_frame(r, md, frames[i], name, sizeof name, &fn, &off, &named);
         fprintf(f, "      %s\n", name);
     }
 }
@@ -124,19 +124,25 @@ static int print_functions(perch_report *r, FILE *f)
     return 0;
 }
 
-static void print_stacks(perch_report *r, FILE *f)
+static int print_stacks(perch_report *r, FILE *f)
 {
-    uint32_t n = 0;
-    rstack **v = perch__report_sorted_stacks(r, &n);
-    if (v == NULL)
-        return;
-    fprintf(f, "\nTop stacks (%u distinct; innermost frame first)\n", n);
-    for (uint32_t i = 0; i < n && i < r->top; i++) {
-        fprintf(f, "  #%u: %" PRIu64 " samples, %u frames (%u kernel)\n", i + 1, v[i]->samples,
-                v[i]->count, v[i]->kernel);
-        print_stack(r, f, v[i]);
+    rstack_ref *v = NULL;
+    uint64_t *frames = NULL;
+    uint32_t n = 0, distinct = 0, cap = 0;
+    int err = perch__rstacks_top(&r->stacks, r->top, &v, &n, &distinct);
+    if (err)
+        return err;
+    fprintf(f, "\nTop stacks (%u distinct; innermost frame first)\n", distinct);
+    for (uint32_t i = 0; i < n && err == 0; i++) {
+        fprintf(f, "  #%u: %" PRIu64 " samples, %u frames (%u kernel)\n", i + 1, v[i].e.samples,
+                v[i].e.count, v[i].e.kernel);
+        err = perch__rstacks_frames(&r->stacks, &v[i].e, &frames, &cap);
+        if (err == 0)
+            print_stack(r, f, &v[i].e, frames);
     }
+    perch__free(frames);
     perch__free(v);
+    return err;
 }
 
 static void print_summary(perch_report *r, FILE *f)
@@ -179,11 +185,14 @@ int perch_report_write_text(perch_report *r, FILE *f)
     print_threads(r, f);
     if (!err)
         err = print_functions(r, f);
-    print_stacks(r, f);
+    if (err == 0)
+        err = print_stacks(r, f);
     fprintf(f, "\nLedger (not turned into model data)\n");
     for (uint32_t i = 0; i < r->ledger_count; i++)
         fprintf(f, "  %-36s %12" PRIu64 "\n", r->ledger[i].name, r->ledger[i].value);
     if (r->ledger_count == 0)
         fprintf(f, "  (empty)\n");
-    return err == 0 && !ferror(f) ? 0 : PERCH_EIO;
+    if (err == 0 && ferror(f))
+        err = PERCH_EIO;
+    return err;
 }
