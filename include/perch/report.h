@@ -45,7 +45,8 @@ int perch_report_write_json(perch_report *r, perch_json *w);
  * records. 0, PERCH_EINVAL (not enabled), PERCH_ENOMEM or PERCH_ELIMIT, or PERCH_EIO. */
 int perch_report_write_html(perch_report *r, FILE *f);
 
-/* Writes the text summary to f. 0 or PERCH_EIO. */
+/* Writes the text summary to f. 0, PERCH_ENOMEM (the sorted tables; the text written so far
+ * stops before the table that failed) or PERCH_EIO. */
 int perch_report_write_text(perch_report *r, FILE *f);
 
 /* Frees the report. Accepts NULL. */

@@ -102,12 +102,12 @@ static const rmod *module_at(perch_report *r, uint64_t addr, uint64_t process_ke
     return best;
 }
 
-static void print_threads(perch_report *r, FILE *f)
+static int print_threads(perch_report *r, FILE *f)
 {
     uint32_t n = 0;
     rthread **v = perch__report_sorted_threads(r, &n);
     if (v == NULL)
-        return;
+        return PERCH_ENOMEM;
     fprintf(f, "\nThreads (top %u by samples)\n  %8s %8s %-24s %-20s %10s %12s\n", r->top, "pid",
             "tid", "process", "thread", "samples", perch__report_cpu_heading(r));
     for (uint32_t i = 0; i < n && i < r->top; i++) {
@@ -118,6 +118,7 @@ static void print_threads(perch_report *r, FILE *f)
                 perch__report_cpu_ms(r, v[i]->cpu_ticks, v[i]->samples));
     }
     perch__free(v);
+    return 0;
 }
 
 static int cmp_stacks(const void *a, const void *b)
@@ -139,12 +140,12 @@ static void print_stack(perch_report *r, FILE *f, const rstack *s)
     }
 }
 
-static void print_stacks(perch_report *r, FILE *f)
+static int print_stacks(perch_report *r, FILE *f)
 {
     rstack **v = perch__alloc(sizeof *v * (r->stack_count + 1));
     uint32_t n = 0;
     if (v == NULL)
-        return;
+        return PERCH_ENOMEM;
     for (uint32_t i = 0; i < r->stack_count; i++)
         if (r->stacks[i].samples > 0)
             v[n++] = &r->stacks[i];
@@ -156,6 +157,7 @@ static void print_stacks(perch_report *r, FILE *f)
         print_stack(r, f, v[i]);
     }
     perch__free(v);
+    return 0;
 }
 
 static void print_summary(perch_report *r, FILE *f)
@@ -195,12 +197,14 @@ int perch_report_write_text(perch_report *r, FILE *f)
     print_summary(r, f);
     print_cpu_note(r, f);
     int err = perch__report_text_tables(r, f);
-    print_threads(r, f);
-    print_stacks(r, f);
+    err = err ? err : print_threads(r, f);
+    err = err ? err : print_stacks(r, f);
+    if (err) /* a section could not be sorted: stop rather than print a report without it */
+        return err;
     fprintf(f, "\nLedger (not turned into model data)\n");
     for (uint32_t i = 0; i < r->ledger_count; i++)
         fprintf(f, "  %-36s %12" PRIu64 "\n", r->ledger[i].name, r->ledger[i].value);
     if (r->ledger_count == 0)
         fprintf(f, "  (empty)\n");
-    return err == 0 && !ferror(f) ? 0 : PERCH_EIO;
+    return ferror(f) ? PERCH_EIO : 0;
 }
