@@ -31,6 +31,9 @@ typedef struct perch_pipeline_options {
     void *progress_ctx;
     const perch_model_options *model;   /* may be NULL */
     const perch_etl_options *etl;       /* may be NULL */
+    /* When not NULL, receives the reader's statistics (damage and its offsets included) once
+     * the reader has been opened, whatever the result. */
+    perch_etl_stats *reader_stats;
 } perch_pipeline_options;
 
 /* Runs the pipeline over *in (ownership taken: closed before returning, whatever happens).

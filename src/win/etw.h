@@ -278,8 +278,10 @@ typedef struct perch_etw_consumer_stats {
 } perch_etw_consumer_stats;
 
 /* Opens s (real time) and starts the consumer thread. Records go to q (borrowed: it must
- * outlive the consumer; the consumer never closes it). Returns 0, or the OpenTraceW error
- * (with a sentence in why[n], may be NULL); *out untouched on error. */
+ * outlive the consumer; the consumer never closes it). Waits up to 1 s for the first event (the
+ * session's header event), so that the trace info is final when it returns; an idle session
+ * may deliver none. Returns 0, or the OpenTraceW error (with a sentence in why[n], may be
+ * NULL); *out untouched on error. */
 int perch_etw_consumer_start(perch_etw_session *s, perch_event_queue *q, perch_etw_consumer **out,
                              char *why, size_t n);
 
@@ -291,10 +293,11 @@ int perch_etw_consumer_wait(perch_etw_consumer *c, uint32_t timeout_ms, int *sta
 void perch_etw_consumer_get_stats(const perch_etw_consumer *c, perch_etw_consumer_stats *st);
 
 /* The trace info of the session as OpenTraceW reported it (TRACE_LOGFILE_HEADER): build,
- * CPUs, pointer size, clock, start time. start_raw is the raw timestamp of the session's
- * header event once it was delivered (the first record), else a QPC value read beside the
- * start FILETIME. Final once the consumer of the queue has popped the first record. source
- * points into the consumer ("live:<session name>"). */
+ * CPUs, pointer size, clock, start time, derived as perch import derives it from an .etl
+ * (perch_pipeline_trace_info). start_raw is the raw timestamp of the session's header event
+ * (the first record ETW delivers); when none came, a QPC value read beside the wall clock at
+ * OpenTraceW (with that wall clock as the start). source points into the consumer
+ * ("live:<session name>"). */
 void perch_etw_consumer_trace_info(const perch_etw_consumer *c, perch_trace_info *info);
 
 /* CloseTrace, then waits for the thread. Returns ProcessTrace's result. The queue is not

@@ -24,6 +24,7 @@
 
 #define EXT_SCRATCH     4096u
 #define STOP_TIMEOUT_MS 30000u
+#define FIRST_EVENT_MS  1000u /* how long start waits for the session's header event */
 
 typedef _Atomic uint64_t counter;
 
@@ -39,6 +40,8 @@ struct perch_etw_consumer {
     uint64_t open_raw, open_filetime;
     _Atomic uint64_t header_raw; /* raw timestamp of the header event, once delivered */
     _Atomic int header_seen;
+    _Atomic int first_seen; /* any event delivered: first_event was signalled */
+    HANDLE first_event;     /* set by the first callback or by the thread's end */
     counter events, pushed, queue_full, oversized, closed, bad_records, pmc_malformed, last_ts;
     _Atomic int done;
     int status;               /* ProcessTrace's result, written before done */
@@ -59,16 +62,21 @@ static inline uint64_t get(const counter *c)
     return atomic_load_explicit((counter *)c, memory_order_relaxed);
 }
 
-static void note_header(perch_etw_consumer *c, const perch_event *ev)
+/* Once per consumer, on the first event: remember the header event's timestamp (the raw
+ * clock value that goes with LogfileHeader.StartTime) and wake perch_etw_consumer_start. The
+ * one system call the callback makes, and only on its first event. */
+static void note_first(perch_etw_consumer *c, const perch_event *ev)
 {
-    if (ev->group != PERCH_GROUP_HEADER || ev->opcode != 0 ||
-        atomic_load_explicit(&c->header_seen, memory_order_relaxed))
-        return;
-    atomic_store_explicit(&c->header_raw, ev->timestamp, memory_order_relaxed);
-    atomic_store_explicit(&c->header_seen, 1, memory_order_release);
+    if (ev->group == PERCH_GROUP_HEADER && ev->opcode == 0) {
+        atomic_store_explicit(&c->header_raw, ev->timestamp, memory_order_relaxed);
+        atomic_store_explicit(&c->header_seen, 1, memory_order_release);
+    }
+    atomic_store_explicit(&c->first_seen, 1, memory_order_relaxed);
+    if (c->first_event != NULL)
+        SetEvent(c->first_event);
 }
 
-static void WINAPI on_event(PEVENT_RECORD r)
+void WINAPI perch__etw_on_event(PEVENT_RECORD r)
 {
     perch_etw_consumer *c = r->UserContext;
     perch_event ev;
@@ -81,7 +89,8 @@ static void WINAPI on_event(PEVENT_RECORD r)
     }
     if (rc & (PERCH_ETW_CONVERT_PMC_MALFORMED | PERCH_ETW_CONVERT_PEBS_MALFORMED))
         bump(&c->pmc_malformed);
-    note_header(c, &ev);
+    if (!atomic_load_explicit(&c->first_seen, memory_order_relaxed))
+        note_first(c, &ev);
     atomic_store_explicit(&c->last_ts, ev.timestamp, memory_order_relaxed);
     rc = perch_event_queue_try_push(c->q, &ev);
     if (rc == 0)
@@ -104,6 +113,7 @@ static DWORD WINAPI consumer_thread(LPVOID arg)
     c->end_ns = perch_monotonic_ns();
     c->status = rc == ERROR_SUCCESS ? 0 : perch_win_error(rc);
     atomic_store_explicit(&c->done, 1, memory_order_release);
+    SetEvent(c->first_event);
     return 0;
 }
 
@@ -158,7 +168,7 @@ static int open_trace(perch_etw_consumer *c, char *why, size_t n)
     c->lf.LoggerName = c->name;
     c->lf.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD |
                              PROCESS_TRACE_MODE_RAW_TIMESTAMP;
-    c->lf.EventRecordCallback = on_event;
+    c->lf.EventRecordCallback = perch__etw_on_event;
     c->lf.Context = c;
     take_open_time(c);
     c->trace = OpenTraceW(&c->lf);
@@ -189,27 +199,47 @@ int perch_etw_consumer_start(perch_etw_session *s, perch_event_queue *q, perch_e
     c->q = q;
     memcpy(c->name, s->name, sizeof c->name);
     snprintf(c->source, sizeof c->source, "live:%s", s->rep.name);
-    err = open_trace(c, why, n);
-    if (err < 0) {
+    if ((c->first_event = CreateEventW(NULL, TRUE, FALSE, NULL)) == NULL) {
+        err = perch_win_last_error();
         perch__free(c);
         return err;
     }
-    c->thread = CreateThread(NULL, 0, consumer_thread, c, 0, NULL);
-    if (c->thread == NULL) {
+    err = open_trace(c, why, n);
+    if (err == 0 && (c->thread = CreateThread(NULL, 0, consumer_thread, c, 0, NULL)) == NULL) {
         err = perch_win_last_error();
         if (why != NULL && n != 0)
             snprintf(why, n, "the consumer thread could not be created: %s", perch_strerror(err));
         CloseTrace(c->trace);
+    }
+    if (err < 0) {
+        CloseHandle(c->first_event);
         perch__free(c);
         return err;
     }
+    /* The trace info is final once the header event came; an idle session may send none. */
+    WaitForSingleObject(c->first_event, FIRST_EVENT_MS);
+    *out = c;
+    return 0;
+}
+
+int perch__etw_consumer_detached(perch_event_queue *q, unsigned pointer_size,
+                                 perch_etw_consumer **out)
+{
+    perch_etw_consumer *c;
+    if (q == NULL || out == NULL)
+        return PERCH_EINVAL;
+    if ((c = perch__calloc(1, sizeof *c)) == NULL)
+        return PERCH_ENOMEM;
+    c->q = q;
+    c->pointer_size = pointer_size == 4 ? 4 : 8;
+    snprintf(c->source, sizeof c->source, "live:detached");
     *out = c;
     return 0;
 }
 
 int perch_etw_consumer_wait(perch_etw_consumer *c, uint32_t timeout_ms, int *status)
 {
-    if (c == NULL)
+    if (c == NULL || c->thread == NULL)
         return PERCH_EINVAL;
     if (!atomic_load_explicit(&c->done, memory_order_acquire) &&
         WaitForSingleObject(c->thread, timeout_ms == UINT32_MAX ? INFINITE : timeout_ms) !=
@@ -264,6 +294,8 @@ int perch_etw_consumer_stop(perch_etw_consumer *c)
     int status = 0;
     if (c == NULL)
         return PERCH_EINVAL;
+    if (c->thread == NULL)
+        return 0; /* detached: nothing runs */
     if (!c->closed_trace) {
         CloseTrace(c->trace); /* ERROR_CTX_CLOSE_PENDING: ProcessTrace returns soon */
         c->closed_trace = true;
@@ -282,6 +314,9 @@ void perch_etw_consumer_destroy(perch_etw_consumer *c)
     perch_etw_consumer_stop(c);
     if (c->leaked)
         return; /* ProcessTrace never returned: its thread may still use c */
-    CloseHandle(c->thread);
+    if (c->thread != NULL)
+        CloseHandle(c->thread);
+    if (c->first_event != NULL)
+        CloseHandle(c->first_event);
     perch__free(c);
 }

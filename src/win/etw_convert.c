@@ -130,25 +130,23 @@ static void fill_kind(const EVENT_HEADER *h, perch_event *ev)
 int perch_etw_convert(const EVENT_RECORD *r, unsigned default_pointer_size, uint8_t *ext_buf,
                       size_t ext_cap, perch_event *ev)
 {
-    perch_event out;
-    int ptr, flags;
+    int ptr;
     if (r == NULL || ev == NULL || (r->UserData == NULL && r->UserDataLength != 0))
         return PERCH_EINVAL;
     const EVENT_HEADER *h = &r->EventHeader;
     ptr = pointer_size_of(h->Flags, default_pointer_size);
     if (ptr < 0)
         return ptr;
-    memset(&out, 0, sizeof out);
-    out.header_kind = PERCH_HEADER_LIVE;
-    out.pointer_size = (uint8_t)ptr;
-    out.timestamp = (uint64_t)h->TimeStamp.QuadPart;
-    out.cpu = (h->Flags & EVENT_HEADER_FLAG_PROCESSOR_INDEX) ? r->BufferContext.ProcessorIndex
+    /* Nothing below can fail: *ev is written in place. */
+    memset(ev, 0, sizeof *ev);
+    ev->header_kind = PERCH_HEADER_LIVE;
+    ev->pointer_size = (uint8_t)ptr;
+    ev->timestamp = (uint64_t)h->TimeStamp.QuadPart;
+    ev->cpu = (h->Flags & EVENT_HEADER_FLAG_PROCESSOR_INDEX) ? r->BufferContext.ProcessorIndex
                                                              : r->BufferContext.ProcessorNumber;
-    fill_ids(h, &out);
-    fill_kind(h, &out);
-    flags = take_ext(r, ext_buf, ext_cap, &out);
-    out.payload = (const uint8_t *)r->UserData;
-    out.payload_len = r->UserDataLength;
-    *ev = out;
-    return flags;
+    fill_ids(h, ev);
+    fill_kind(h, ev);
+    ev->payload = (const uint8_t *)r->UserData;
+    ev->payload_len = r->UserDataLength;
+    return take_ext(r, ext_buf, ext_cap, ev);
 }

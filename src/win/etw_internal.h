@@ -73,4 +73,13 @@ void perch__etw_restore_interval(perch_etw_session *s);
  * (QPC) say when. */
 bool perch__etw_consumer_ended(const perch_etw_consumer *c, uint64_t *ns, uint64_t *raw);
 
+/* For tests and the benchmark: a consumer with no session, trace or thread, whose callback
+ * (perch__etw_on_event, with EVENT_RECORD.UserContext = the consumer) is driven by hand.
+ * Freed with perch_etw_consumer_destroy. */
+int perch__etw_consumer_detached(perch_event_queue *q, unsigned pointer_size,
+                                 perch_etw_consumer **out);
+
+/* The EventRecordCallback every consumer registers. */
+void WINAPI perch__etw_on_event(PEVENT_RECORD r);
+
 #endif

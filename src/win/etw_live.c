@@ -12,7 +12,10 @@
 
 #include "etw_internal.h"
 #include "perch/error.h"
+#include "perch/platform.h"
 #include "util/mem.h"
+
+#define END_WAIT_MS 500u /* how long a poll waits for the consumer of a vanished session */
 
 struct perch_etw_live {
     perch_etw_session *s;
@@ -94,14 +97,29 @@ int perch_etw_live_start(const perch_etw_config *cfg, perch_event_queue *q, perc
     return 0;
 }
 
+/* When the session stopped delivering, in the caller's clock: the consumer's end (read on
+ * the real monotonic clock, so converted by how long ago it was), or now when it has not
+ * ended within a moment of the query finding the session gone. */
+static uint64_t end_time(perch_etw_live *l, uint64_t now_ns, bool consumer_ended, uint64_t *raw)
+{
+    uint64_t ns = 0;
+    *raw = qpc_now();
+    if (!consumer_ended && perch_etw_consumer_wait(l->c, END_WAIT_MS, NULL) == 0)
+        consumer_ended = true;
+    if (!consumer_ended || !perch__etw_consumer_ended(l->c, &ns, raw))
+        return now_ns;
+    uint64_t ago = perch_monotonic_ns() - ns;
+    return ago < now_ns ? now_ns - ago : 0;
+}
+
 /* The session ended (or its consumer did): fold the counters, stop what is left. */
 static void go_down(perch_etw_live *l, uint64_t now_ns, bool consumer_ended, int status,
                     perch_etw_poll *out)
 {
     perch_etw_consumer_stats st;
-    uint64_t ns = now_ns, raw = qpc_now();
-    if (consumer_ended)
-        perch__etw_consumer_ended(l->c, &ns, &raw);
+    uint64_t raw;
+    l->down_ns = end_time(l, now_ns, consumer_ended, &raw);
+    l->down_raw = raw;
     perch_etw_consumer_get_stats(l->c, &st);
     add_stats(&l->cbase, &st);
     add_losses(&l->base, &l->last);
@@ -110,8 +128,6 @@ static void go_down(perch_etw_live *l, uint64_t now_ns, bool consumer_ended, int
     l->c = NULL;
     perch_etw_session_stop(l->s); /* only if still running and Perch's */
     l->state = PERCH_ETW_LIVE_DOWN;
-    l->down_ns = ns < now_ns ? ns : now_ns;
-    l->down_raw = raw;
     l->next_try_ns = now_ns;
     l->backoff_ms = PERCH_ETW_BACKOFF_FIRST_MS;
     out->went_down = true;

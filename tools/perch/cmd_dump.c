@@ -244,8 +244,8 @@ static uint64_t report_errors(const char *path, const perch_etl_stats *st)
         if (st->errors[i] == 0)
             continue;
         total += st->errors[i];
-        fprintf(stderr, "perch dump: %s: %s (%s: %llu time(s), last at byte offset %llu",
-                path, perch_etl_reason_text(reason), perch_etl_reason_name(reason),
+        fprintf(stderr, "perch dump: %s: %s (%s: %llu time(s), last at byte offset %llu", path,
+                perch_etl_reason_text(reason), perch_etl_reason_name(reason),
                 (unsigned long long)st->errors[i], (unsigned long long)st->error_offset[i]);
         if (st->error_record[i] != 0)
             fprintf(stderr, ", record at +0x%x in its decoded buffer",

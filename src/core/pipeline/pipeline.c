@@ -92,6 +92,8 @@ int perch_pipeline_etl(perch_input *in, const char *source, const perch_sink *si
     err = perch_model_create(sink, &info, o ? o->model : NULL, &m);
     if (err == 0)
         err = run(r, m, o, total);
+    if (o != NULL && o->reader_stats != NULL)
+        *o->reader_stats = *perch_etl_stats_of(r);
     perch_model_destroy(m);
     perch_etl_destroy(r);
     return err;

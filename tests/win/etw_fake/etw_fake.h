@@ -84,4 +84,8 @@ unsigned perch_fake_etw_ledger(char *out, size_t n);
 /* Waits up to timeout_ms for the named session's replay to reach its end. */
 bool perch_fake_etw_wait_replay(const char *name, uint32_t timeout_ms);
 
+/* Writes a `perch synth` trace (seed, about bytes long) to path, for a Replay. Returns 0 or
+ * a PERCH_E* code. */
+int perch_fake_etw_write_synth(const char *path, uint64_t seed, uint64_t bytes);
+
 #endif

@@ -10,6 +10,9 @@
 
 #include "etw_fake.h"
 #include "fake_internal.h"
+#include "perch/error.h"
+#include "perch/io.h"
+#include "perch/synth.h"
 
 bool perch_fake_etw_session(const char *name, perch_fake_etw_session_info *info)
 {
@@ -107,4 +110,19 @@ bool perch_fake_etw_wait_replay(const char *name, uint32_t timeout_ms)
             return false;
         Sleep(10);
     }
+}
+
+int perch_fake_etw_write_synth(const char *path, uint64_t seed, uint64_t bytes)
+{
+    perch_synth_options opt;
+    perch_output out;
+    perch_synth_options_init(&opt);
+    opt.seed = seed;
+    opt.target_bytes = bytes;
+    int err = perch_output_open_file(&out, path);
+    if (err < 0)
+        return err;
+    err = perch_synth_write(&opt, &out, NULL);
+    int cerr = out.close(out.ctx);
+    return err ? err : cerr;
 }

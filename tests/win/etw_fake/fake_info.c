@@ -137,55 +137,95 @@ static bool kernel_capable(const fake_session *s)
            IsEqualGUID(&s->guid, &perch_etw_system_trace_control_guid);
 }
 
-/* A per-session class: checks and applies it to *s (stored by the caller). */
-static ULONG set_session_class(fake_session *s, TRACE_INFO_CLASS c, const void *p, ULONG len)
+/* The per-session classes: each checks its input and applies it to *s (stored by the caller
+ * on success). */
+typedef ULONG (*session_setter)(fake_session *s, const void *p, ULONG len);
+
+static ULONG set_stacks(fake_session *s, const void *p, ULONG len)
+{
+    ULONG rc = check_event_ids(p, len, PERCH_ETW_MAX_STACK_EVENTS);
+    if (rc == 0)
+        s->stack_events = len / sizeof(CLASSIC_EVENT_ID);
+    return rc;
+}
+
+static ULONG set_group_mask(fake_session *s, const void *p, ULONG len)
+{
+    if (len != sizeof s->group_mask || p == NULL)
+        return ERROR_BAD_LENGTH;
+    if (!kernel_capable(s))
+        return ERROR_INVALID_PARAMETER;
+    memcpy(s->group_mask, p, sizeof s->group_mask);
+    s->enable_flags = s->group_mask[0];
+    return ERROR_SUCCESS;
+}
+
+static ULONG set_pmc_events(fake_session *s, const void *p, ULONG len)
 {
     ULONG rc;
-    switch ((int)c) {
-    case TraceStackTracingInfo:
-        if ((rc = check_event_ids(p, len, PERCH_ETW_MAX_STACK_EVENTS)) == 0)
-            s->stack_events = len / sizeof(CLASSIC_EVENT_ID);
+    if (s->pmc_set & 2u)
+        return ERROR_ALREADY_EXISTS; /* "can only be set once per logger" */
+    if (len == 0)
+        return ERROR_BAD_LENGTH;
+    if ((rc = check_event_ids(p, len, 4)) != 0)
         return rc;
-    case TraceSystemTraceEnableFlagsInfo:
-        if (len != sizeof s->group_mask || p == NULL)
-            return ERROR_BAD_LENGTH;
-        if (!kernel_capable(s))
-            return ERROR_INVALID_PARAMETER;
-        memcpy(s->group_mask, p, sizeof s->group_mask);
-        s->enable_flags = s->group_mask[0];
-        return ERROR_SUCCESS;
-    case TracePmcEventListInfo:
-        if (s->pmc_set & 2u)
-            return ERROR_ALREADY_EXISTS; /* "can only be set once per logger" */
-        if (len == 0 || (rc = check_event_ids(p, len, 4)) != 0)
-            return len == 0 ? ERROR_BAD_LENGTH : rc;
-        s->pmc_events = len / sizeof(CLASSIC_EVENT_ID);
-        s->pmc_set |= 2u;
-        return ERROR_SUCCESS;
-    case TracePmcCounterListInfo:
-        if (s->pmc_set & 1u)
-            return ERROR_ALREADY_EXISTS;
-        if ((rc = check_ids(p, len, max_counters())) != 0)
-            return rc;
-        s->pmc_counters = len / sizeof(ULONG);
-        s->pmc_set |= 1u;
-        return ERROR_SUCCESS;
-    case 20: /* TraceLbrConfigurationInfo */
-        if (len != sizeof(ULONG) || p == NULL)
-            return ERROR_BAD_LENGTH;
-        memcpy(&s->lbr_filter, p, sizeof(ULONG));
-        return (s->lbr_filter & ~(uint32_t)PERCH_LBR_VALID_MASK) ? ERROR_INVALID_PARAMETER
-                                                                 : ERROR_SUCCESS;
-    case 21: /* TraceLbrEventListInfo */
-        if (len == 0 || len % sizeof(ULONG) != 0 || p == NULL)
-            return ERROR_BAD_LENGTH;
-        if (len / sizeof(ULONG) > MAX_LBR_EVENTS)
-            return ERROR_INVALID_PARAMETER;
-        s->lbr_events = len / sizeof(ULONG);
-        return ERROR_SUCCESS;
-    default:
-        return ERROR_NOT_SUPPORTED;
-    }
+    s->pmc_events = len / sizeof(CLASSIC_EVENT_ID);
+    s->pmc_set |= 2u;
+    return ERROR_SUCCESS;
+}
+
+static ULONG set_pmc_counters(fake_session *s, const void *p, ULONG len)
+{
+    ULONG rc;
+    if (s->pmc_set & 1u)
+        return ERROR_ALREADY_EXISTS;
+    if ((rc = check_ids(p, len, max_counters())) != 0)
+        return rc;
+    s->pmc_counters = len / sizeof(ULONG);
+    s->pmc_set |= 1u;
+    return ERROR_SUCCESS;
+}
+
+static ULONG set_lbr_config(fake_session *s, const void *p, ULONG len)
+{
+    ULONG filter;
+    if (len != sizeof filter || p == NULL)
+        return ERROR_BAD_LENGTH;
+    memcpy(&filter, p, sizeof filter);
+    if (filter & ~(ULONG)PERCH_LBR_VALID_MASK)
+        return ERROR_INVALID_PARAMETER;
+    s->lbr_filter = filter;
+    return ERROR_SUCCESS;
+}
+
+static ULONG set_lbr_events(fake_session *s, const void *p, ULONG len)
+{
+    if (len == 0 || len % sizeof(ULONG) != 0 || p == NULL)
+        return ERROR_BAD_LENGTH;
+    if (len / sizeof(ULONG) > MAX_LBR_EVENTS)
+        return ERROR_INVALID_PARAMETER;
+    s->lbr_events = len / sizeof(ULONG);
+    return ERROR_SUCCESS;
+}
+
+static const struct {
+    int info_class;
+    session_setter set;
+} session_setters[] = {
+    {TraceStackTracingInfo, set_stacks},
+    {TraceSystemTraceEnableFlagsInfo, set_group_mask},
+    {TracePmcEventListInfo, set_pmc_events},
+    {TracePmcCounterListInfo, set_pmc_counters},
+    {20, set_lbr_config}, /* TraceLbrConfigurationInfo */
+    {21, set_lbr_events}, /* TraceLbrEventListInfo */
+};
+
+static ULONG set_session_class(fake_session *s, TRACE_INFO_CLASS c, const void *p, ULONG len)
+{
+    for (size_t i = 0; i < sizeof session_setters / sizeof session_setters[0]; i++)
+        if (session_setters[i].info_class == (int)c)
+            return session_setters[i].set(s, p, len);
+    return ERROR_NOT_SUPPORTED;
 }
 
 static ULONG set_on_session(TRACEHANDLE h, TRACE_INFO_CLASS c, const void *p, ULONG len)
