@@ -15,6 +15,7 @@
 #include "perch/capture.h"
 #include "perch/error.h"
 #include "perch/etl.h"
+#include "out_guard.h"
 #include "perch/io.h"
 #include "perch/pipeline.h"
 #include "perch/platform.h"
@@ -181,6 +182,7 @@ int perch_cmd_import(int argc, char **argv)
     struct import_args a = {NULL, NULL};
     perch_input in;
     perch_output out;
+    perch_cli_out guard;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0)
         return rc;
@@ -191,9 +193,12 @@ int perch_cmd_import(int argc, char **argv)
         perch_input_close(&in);
         return perch_cli_error(a.output, err);
     }
+    perch_cli_out_guard(&guard, &out);
     err = import(&a, &in, &out);
     int cerr = out.close(out.ctx);
-    if (err == 0 && cerr < 0)
+    if (guard.error && err < 0) /* the output failed (disk full ...): name it, not the input */
+        perch_cli_error(a.output, guard.error);
+    else if (err == 0 && cerr < 0)
         return perch_cli_error(a.output, cerr);
     if (err < 0)
         fprintf(stderr,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "input_kind.h"
+#include "out_guard.h"
 #include "partial.h"
 #include "perch/capture.h"
 #include "perch/error.h"
@@ -49,6 +50,8 @@ int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const 
     int err = perch_pipeline_etl(in, source, sink, &opts, &diag);
     if (err < 0 && progress != NULL)
         fputc('\n', stderr); /* end the progress line before the message */
+    if (err < 0 && perch_cli_output_failed())
+        return err; /* the command names its output */
     if (err < 0 && diag.what != NULL)
         fprintf(stderr, "perch %s: %s: %s at byte %llu\n", cmd, path, diag.what,
                 (unsigned long long)diag.offset);
@@ -76,7 +79,7 @@ static int run_capture(const char *cmd, perch_input *in, const char *path, const
             perch_cli_warn_capture(cmd, path, &st, size);
         return PERCH_CLI_PARTIAL;
     }
-    if (err < 0)
+    if (err < 0 && !perch_cli_output_failed())
         fprintf(stderr, "perch %s: %s: %s at byte %llu\n", cmd, path, st.reason,
                 (unsigned long long)st.offset);
     return err;
