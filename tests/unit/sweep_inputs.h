@@ -184,6 +184,23 @@ static inline uint8_t *sweep_take(perch_memory_out *mem, size_t *len)
     return copy;
 }
 
+/* Replays the first len bytes of a capture cut short by an error (a failed allocation or
+ * write): true when that reads as a partial capture (an error, and for anything past the
+ * header: no end chunk or the last chunk cut short); *records: the records it gave. */
+static inline bool sweep_replays_partial(const uint8_t *data, size_t len, size_t *records)
+{
+    synth_rec got;
+    perch_sink sink;
+    perch_capture_status st;
+    memset(&got, 0, sizeof got);
+    synth_recorder(&got, &sink);
+    int err = perch_capture_replay_memory(data, len, &sink, &st);
+    *records = got.count;
+    synth_free(&got);
+    return err < 0 && (len < PERCH_CAPTURE_HEADER_SIZE || st.stop == PERCH_CAPTURE_STOP_NO_END ||
+                       st.stop == PERCH_CAPTURE_STOP_TRUNCATED);
+}
+
 /* True when two recorded streams are the same records in the same order. */
 static inline bool sweep_same_stream(const synth_rec *a, const synth_rec *b)
 {

@@ -56,24 +56,6 @@ static int write_once(struct write_sweep *s, perch_failio *f, uint64_t fail_writ
     return err;
 }
 
-/* Records that len bytes a failed run left replay to (a partial capture). */
-static size_t replay_partial(const uint8_t *data, size_t len)
-{
-    synth_rec got;
-    perch_sink sink;
-    perch_capture_status st;
-    memset(&got, 0, sizeof got);
-    synth_recorder(&got, &sink);
-    int err = perch_capture_replay_memory(data, len, &sink, &st);
-    assert_true(err < 0);
-    if (len >= PERCH_CAPTURE_HEADER_SIZE)
-        assert_true(st.stop == PERCH_CAPTURE_STOP_NO_END ||
-                    st.stop == PERCH_CAPTURE_STOP_TRUNCATED);
-    size_t n = got.count;
-    synth_free(&got);
-    return n;
-}
-
 /* kept: the bytes that survive (all that was written for a failed write; what the last
  * successful sync made durable for a failed sync: the rest may be lost in a crash). */
 static void check_failed_run(const struct write_sweep *s, const perch_failio *f, int err,
@@ -82,7 +64,8 @@ static void check_failed_run(const struct write_sweep *s, const perch_failio *f,
     assert_int_equal(err, PERCH_EIO);
     assert_true(kept < s->ref_len);
     assert_memory_equal(f->data, s->ref, kept);
-    size_t n = replay_partial(f->data, kept);
+    size_t n;
+    assert_true(sweep_replays_partial(f->data, kept, &n));
     assert_true(n >= *last_count);
     *last_count = n;
 }
