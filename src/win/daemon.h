@@ -48,7 +48,8 @@ const char *perch_daemon_state_name(uint32_t state);
 
 /* One session feature (event group, stacks, sample interval, PMC, LBR, ...). */
 typedef struct perch_daemon_feature {
-    char name[32];    /* "cswitch", "stacks", "sample-interval", "pmc-sources", "lbr", ... */
+    char name[32];    /* "groups", "stacks", "sample_interval", "pmc_sources", "lbr", ... */
+    bool requested;   /* the configuration asks for it */
     bool enabled;     /* the OS accepted it */
     char detail[160]; /* "1000 us", or why it is off ("the OS refused it: access denied") */
 } perch_daemon_feature;
@@ -89,6 +90,9 @@ typedef struct perch_daemon_options {
     perch_config config; /* the configuration to run with (copied) */
     bool console;        /* console mode: log lines are echoed to stderr */
     bool no_privileges;  /* behave as if not elevated (tests of the degraded start) */
+    /* The named pipe the daemon serves (pipe_daemon.h): NULL for \\.\pipe\perch, "" for
+     * none. */
+    const char *pipe_name;
     /* Sentences about the configuration (values refused at load), logged at start. */
     const char *const *issues;
     size_t issue_count;

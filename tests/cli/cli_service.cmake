@@ -4,6 +4,8 @@
 foreach(cmd status record stop captures top watch)
     if(WIN32)
         perch_cli_test(service_${cmd}_not_running "perch ${cmd}: perchd is not running" ${cmd})
+        # perchd's own tests serve \\.\pipe\perch in the same Wine prefix: not at the same time.
+        set_tests_properties(cli.service_${cmd}_not_running PROPERTIES RESOURCE_LOCK perchd)
     else()
         perch_cli_test(service_${cmd}_not_here
                        "talks to perchd, the Perch service on Windows.*perch report FILE.perch"
