@@ -78,6 +78,7 @@ typedef struct perch_daemon_status {
     bool recorder_on;        /* the flight recorder keeps history */
     double recorder_seconds; /* history it holds now */
     uint64_t recorder_bytes;
+    uint64_t recorder_cap_bytes;             /* FlightRecorderMb */
     uint64_t recorder_dropped;               /* chunks dropped for the memory cap */
     char data_dir[PERCH_CONFIG_PATH_MAX];    /* expanded */
     char capture_dir[PERCH_CONFIG_PATH_MAX]; /* expanded */
@@ -144,7 +145,9 @@ int perch_daemon_record_stop(perch_daemon *d);
 
 /* Writes the flight recorder's last last_seconds (0: all it holds) as a self-contained
  * capture in the capture directory, without pausing the session; the full path goes into
- * path. PERCH_ESTATE when the recorder is off. */
+ * path (snapshot-YYYYMMDD-HHMMSS.perch). PERCH_ESTATE when the recorder is off
+ * (FlightRecorderSeconds 0) or holds no event yet, PERCH_ENOENT without a capture
+ * directory, or the write's error (no file is left then). */
 int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, size_t len);
 
 typedef struct perch_daemon_capture {

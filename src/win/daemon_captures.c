@@ -3,8 +3,9 @@
  * file in the capture directory, perch-YYYYMMDD-HHMMSS.perch (UTC), written by the capture
  * writer as a sink of the live engine; one started while the engine runs is attached there
  * and brought up to date first, so the file names every entity and stack its records use.
- * (The rotating writer and the flight recorder of include/perch/capture_rotate.h and
- * recorder.h replace the single file and fill in snapshots when they land.)
+ * A snapshot is snapshot-YYYYMMDD-HHMMSS.perch there, written from the flight recorder
+ * (include/perch/recorder.h), a sink of the engine. (The rotating writer of
+ * include/perch/capture_rotate.h replaces the single recording file when it lands.)
  */
 #include <windows.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "log.h"
 #include "perch/error.h"
 #include "perch/platform.h"
+#include "perch/recorder.h"
 #include "perch/win_error.h"
 #include "util/mem.h"
 #include "wstr.h"
@@ -27,8 +29,9 @@ static uint64_t writer_clock(void *ctx)
     return perch_monotonic_ns();
 }
 
-/* A new file name in the capture directory (UTC time; a counter when the second repeats). */
-static void new_path(perch_daemon *d, char *out, size_t len)
+/* A new file name in the capture directory, kind-YYYYMMDD-HHMMSS.perch (UTC time; a counter
+ * when the second repeats). */
+static void new_path(perch_daemon *d, const char *kind, char *out, size_t len)
 {
     SYSTEMTIME t;
     GetSystemTime(&t);
@@ -36,8 +39,8 @@ static void new_path(perch_daemon *d, char *out, size_t len)
         char suffix[8] = "";
         if (n > 0)
             snprintf(suffix, sizeof suffix, "-%u", n);
-        snprintf(out, len, "%s\\perch-%04u%02u%02u-%02u%02u%02u%s.perch", d->capture_dir, t.wYear,
-                 t.wMonth, t.wDay, t.wHour, t.wMinute, t.wSecond, suffix);
+        snprintf(out, len, "%s\\%s-%04u%02u%02u-%02u%02u%02u%s.perch", d->capture_dir, kind,
+                 t.wYear, t.wMonth, t.wDay, t.wHour, t.wMinute, t.wSecond, suffix);
         wchar_t *w = perch__utf8_to_wide(out);
         DWORD attr = w ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
         perch__free(w);
@@ -53,7 +56,7 @@ static int open_recording(perch_daemon *d)
     perch_capture_writer_opts wo;
     if (d->capture_dir[0] == '\0')
         return PERCH_ENOENT;
-    new_path(d, v->rec_path, sizeof v->rec_path);
+    new_path(d, "perch", v->rec_path, sizeof v->rec_path);
     int err = perch_output_open_file(&v->rec_out, v->rec_path);
     if (err < 0)
         return err;
@@ -163,13 +166,42 @@ void perch__daemon_record_status(perch_daemon *d, perch_daemon_status *st)
     }
 }
 
+static int write_snapshot(perch_daemon *d, uint32_t last_seconds, const char *path)
+{
+    perch_output out;
+    int err = perch_output_open_file(&out, path);
+    if (err < 0)
+        return err;
+    err = perch_recorder_snapshot(d->live.recorder, last_seconds, &out);
+    int closed = out.close(out.ctx);
+    err = err < 0 ? err : closed;
+    if (err < 0) {
+        wchar_t *w = perch__utf8_to_wide(path);
+        if (w != NULL)
+            DeleteFileW(w); /* no half snapshot among the captures */
+        perch__free(w);
+    }
+    return err;
+}
+
 int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, size_t len)
 {
-    (void)d;
-    (void)last_seconds;
-    (void)path;
-    (void)len;
-    return PERCH_ENOTSUP; /* the flight recorder (include/perch/recorder.h) is not wired yet */
+    char file[PERCH_CONFIG_PATH_MAX] = "";
+    if (d == NULL)
+        return PERCH_EINVAL;
+    AcquireSRWLockExclusive(&d->ctl); /* the recorder lives until the session stops (ctl) */
+    int err = d->live.recorder == NULL ? PERCH_ESTATE : d->capture_dir[0] ? 0 : PERCH_ENOENT;
+    if (err == 0) {
+        new_path(d, "snapshot", file, sizeof file);
+        err = write_snapshot(d, last_seconds, file);
+    }
+    ReleaseSRWLockExclusive(&d->ctl);
+    if (err == 0 && path != NULL)
+        snprintf(path, len, "%s", file);
+    if (err < 0 && err != PERCH_ESTATE)
+        perch_log(PERCH_LOG_ERROR, "The snapshot could not be written (%s): %s.",
+                  err == PERCH_ENOENT ? "no capture directory" : file, perch_strerror(err));
+    return err;
 }
 
 /* ---- the capture directory ----------------------------------------------------------------- */

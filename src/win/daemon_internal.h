@@ -19,16 +19,18 @@
 struct perch_daemon_live {
     perch_event_queue *queue;
     perch_live *engine;
-    struct perch_live_query *query; /* the pipe's live window, a sink of the engine */
-    SRWLOCK etw_lock;               /* guards etw: the supervisor, the stop and the model thread */
-    perch_etw_live *etw;            /* NULL while no session runs */
-    perch_etw_start_report rep;     /* of the last start attempt (d->lock) */
-    int start_error;                /* of the last start attempt, 0 when it runs (d->lock) */
-    uint64_t session_up_ms;         /* GetTickCount64 when it last (re)started */
-    uint64_t retry_at_ms;           /* when to try again after a failed start */
+    struct perch_live_query *query;  /* the pipe's live window, a sink of the engine */
+    struct perch_recorder *recorder; /* the flight recorder, a sink of the engine; NULL: off */
+    SRWLOCK etw_lock;                /* guards etw: the supervisor, the stop and the model thread */
+    perch_etw_live *etw;             /* NULL while no session runs */
+    perch_etw_start_report rep;      /* of the last start attempt (d->lock) */
+    int start_error;                 /* of the last start attempt, 0 when it runs (d->lock) */
+    uint64_t session_up_ms;          /* GetTickCount64 when it last (re)started */
+    uint64_t retry_at_ms;            /* when to try again after a failed start */
     uint32_t backoff_ms;
     perch_etw_poll poll;   /* the last poll (d->lock) */
     char info_source[160]; /* the trace info handed to the model (owned here) */
+    uint64_t info_freq;    /* its perf_freq, 0 until the model asked (d->lock) */
     char session_config[2048];
     /* the recording (ctl) */
     bool recording;
@@ -59,7 +61,8 @@ struct perch_daemon {
     SRWLOCK ctl;                /* serializes recording, snapshot and stop requests */
     perch_live_stats last_live; /* the engine's last figures, once it is gone (lock) */
     struct perch_daemon_live live;
-    struct perch_pipe_daemon *pipe; /* NULL when not served */
+    struct perch_pipe_daemon *pipe;       /* NULL when not served */
+    char pipe_problem[PERCH_DAEMON_TEXT]; /* why it is not served (a squatter...), or "" (lock) */
 };
 
 /* Reports a new wait hint to the runner (SCM checkpoints). */

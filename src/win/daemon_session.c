@@ -12,6 +12,7 @@
  */
 #include <windows.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon_internal.h"
@@ -20,6 +21,7 @@
 #include "pipe_daemon.h"
 #include "perch/error.h"
 #include "perch/platform.h"
+#include "perch/recorder.h"
 
 #define RETRY_FIRST_MS 1000u
 #define RETRY_MAX_MS   60000u
@@ -103,6 +105,9 @@ static void trace_info_now(void *ctx, perch_trace_info *info)
     }
     info->source = v->info_source;
     info->session_config = v->session_config[0] ? v->session_config : NULL;
+    AcquireSRWLockExclusive(&d->lock);
+    v->info_freq = info->perf_freq; /* the flight recorder's span in the status */
+    ReleaseSRWLockExclusive(&d->lock);
 }
 
 /* Turns the start report into the status's features; logs each refusal. */
@@ -172,6 +177,25 @@ static void flush_query(void *sink_ctx)
     perch_live_query_flush(sink_ctx);
 }
 
+/* The flight recorder (FlightRecorderSeconds 0: off), a sink of the engine. */
+static int create_recorder(perch_daemon *d)
+{
+    struct perch_daemon_live *v = &d->live;
+    perch_recorder_opts ro;
+    perch_sink sink;
+    if (d->o.config.recorder_seconds == 0)
+        return 0;
+    perch_recorder_opts_default(&ro);
+    ro.window_ms = d->o.config.recorder_seconds * 1000u;
+    ro.max_bytes = (uint64_t)d->o.config.recorder_mb << 20;
+    int err = perch_recorder_create(&ro, &v->recorder);
+    if (err == 0) {
+        perch_recorder_sink(v->recorder, &sink);
+        err = perch_live_add_sink(v->engine, "recorder", &sink, NULL);
+    }
+    return err;
+}
+
 static int create_engine(perch_daemon *d)
 {
     struct perch_daemon_live *v = &d->live;
@@ -192,28 +216,39 @@ static int create_engine(perch_daemon *d)
         perch_live_query_sink(v->query, &sink);
         err = perch_live_add_sink(v->engine, "query", &sink, flush_query);
     }
-    return err;
+    return err ? err : create_recorder(d);
 }
 
 void perch__daemon_pipe_start(perch_daemon *d)
 {
-    char why[400];
+    char why[400] = "";
+    const char *name = d->o.pipe_name ? d->o.pipe_name : getenv("PERCH_PIPE");
     if (d->o.pipe_name != NULL && d->o.pipe_name[0] == '\0')
         return;
-    int err = perch_pipe_daemon_start(d, d->live.query, d->o.pipe_name, &d->pipe, why, sizeof why);
-    if (err < 0)
-        perch_log(PERCH_LOG_WARNING,
-                  "Degraded: the pipe is not served, so 'perch' cannot reach "
-                  "this perchd: %s.",
-                  why);
-    else
-        perch_log(PERCH_LOG_INFO, "Serving %s.", d->o.pipe_name ? d->o.pipe_name : PERCH_PIPE_NAME);
+    name = name != NULL && name[0] != '\0' ? name : PERCH_PIPE_NAME; /* PERCH_PIPE: tests */
+    int err = perch_pipe_daemon_start(d, d->live.query, name, &d->pipe, why, sizeof why);
+    if (err == 0) {
+        perch_log(PERCH_LOG_INFO, "Serving %s.", name);
+        return;
+    }
+    /* a squatter on the name (or any failure): perchd runs on without clients, and says so
+     * in its status beside whatever else its summary says */
+    d->pipe = NULL;
+    AcquireSRWLockExclusive(&d->lock);
+    snprintf(d->pipe_problem, sizeof d->pipe_problem, "perch cannot reach this perchd: %s.",
+             why[0] ? why : perch_strerror(err));
+    d->degraded = true;
+    ReleaseSRWLockExclusive(&d->lock);
+    perch_log(PERCH_LOG_ERROR, "Degraded: %s", d->pipe_problem);
 }
 
 void perch__daemon_pipe_stop(perch_daemon *d)
 {
     perch_pipe_daemon_stop(d->pipe); /* before the engine goes: it reads the live window */
     d->pipe = NULL;
+    AcquireSRWLockExclusive(&d->lock);
+    d->pipe_problem[0] = '\0'; /* the summary of the stopped daemon keeps it */
+    ReleaseSRWLockExclusive(&d->lock);
 }
 
 void perch__daemon_session_start(perch_daemon *d)
@@ -315,7 +350,10 @@ int perch__daemon_session_stop(perch_daemon *d)
     AcquireSRWLockExclusive(&d->lock);
     d->last_live = st;
     v->engine = NULL;
+    struct perch_recorder *recorder = v->recorder;
+    v->recorder = NULL;
     ReleaseSRWLockExclusive(&d->lock);
+    perch_recorder_destroy(recorder); /* no snapshot runs: they hold ctl, as the caller does */
     perch_live_destroy(engine);
     perch_live_query_destroy(v->query); /* the engine, its only writer, is gone */
     v->query = NULL;
@@ -383,5 +421,16 @@ void perch__daemon_session_status(perch_daemon *d, perch_daemon_status *st)
     st->session_events_lost = v->poll.losses.events_lost;
     st->session_buffers_lost = v->poll.losses.log_buffers_lost;
     st->session_rt_buffers_lost = v->poll.losses.realtime_buffers_lost;
+    if (v->recorder != NULL) {
+        perch_recorder_stats rs;
+        perch_recorder_get_stats(v->recorder, &rs);
+        st->recorder_on = true;
+        st->recorder_seconds = v->info_freq && rs.newest_ts > rs.oldest_ts
+                                   ? (double)(rs.newest_ts - rs.oldest_ts) / (double)v->info_freq
+                                   : 0.0;
+        st->recorder_bytes = rs.bytes;
+        st->recorder_cap_bytes = (uint64_t)d->o.config.recorder_mb << 20;
+        st->recorder_dropped = rs.dropped_by_cap;
+    }
     summarize(d, st);
 }

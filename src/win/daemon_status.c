@@ -31,6 +31,13 @@ void perch_daemon_status_get(perch_daemon *d, perch_daemon_status *st)
     memcpy(st->features, d->features, sizeof st->features);
     perch__daemon_session_status(d, st);
     perch__daemon_record_status(d, st);
+    if (d->pipe_problem[0] != '\0') { /* first, beside whatever the summary says now */
+        char rest[sizeof st->summary];
+        snprintf(rest, sizeof rest, "%s", st->summary);
+        snprintf(st->summary, sizeof st->summary, "%s%s%s", d->pipe_problem, rest[0] ? " " : "",
+                 rest);
+        st->degraded = true;
+    }
     ReleaseSRWLockShared(&d->lock);
     snprintf(st->data_dir, sizeof st->data_dir, "%s", d->data_dir);
     snprintf(st->capture_dir, sizeof st->capture_dir, "%s", d->capture_dir);
