@@ -5,11 +5,13 @@
  * capture `perchd run` records live equals, by `perch report --json` (its "source" aside), the
  * capture `perch import` makes from the same file; no Perch session is left after a normal stop,
  * a failed start, a failed consumer, or a killed service started again (the stale session is
- * recognised and restarted); the service under the SCM records the same capture and answers
- * `perch status` over its pipe; a session
- * stopped from outside is restarted and its gap is in the ledger. And with Wine's own stub ETW
- * (the real perchd.exe), `perchd run` neither hangs nor crashes and its status says in a
- * sentence why no kernel data arrives.
+ * recognised and restarted); the service under the SCM records the same capture, answers
+ * `perch status` over its pipe and writes a flight-recorder snapshot for `perch snapshot`; a
+ * session stopped from outside is restarted and its gap is in the ledger; Ctrl+Break writes a
+ * snapshot of the flight recorder, a capture of the replayed trace's samples; a feature the OS
+ * refuses is named with its reason in the status and in the capture, and the rest keeps recording.
+ * And with Wine's own stub ETW (the real perchd.exe), `perchd run` neither hangs nor crashes and
+ * its status says in a sentence why no kernel data arrives.
  */
 #include "etw_fake.h"
 #include "perchd_harness.h"
@@ -44,18 +46,24 @@ static char *import_report(const char *etl)
     return report_of(capture);
 }
 
-/* The one capture file in dir\cap, into path. */
+/* The one recording in dir\cap (snapshots aside), into path. */
 static void the_capture(char *path, size_t len)
 {
     char pattern[MAX_PATH * 2];
     WIN32_FIND_DATAA fd;
+    int found = 0;
     snprintf(pattern, sizeof pattern, "%s\\cap\\*.perch", dir);
     HANDLE h = FindFirstFileA(pattern, &fd);
     if (h == INVALID_HANDLE_VALUE)
         fail_msg("no capture in %s\\cap", dir);
-    snprintf(path, len, "%s\\cap\\%s", dir, fd.cFileName);
-    assert_false(FindNextFileA(h, &fd)); /* one file: the rotation never rotated */
+    do {
+        if (strncmp(fd.cFileName, "snapshot-", 9) == 0)
+            continue;
+        snprintf(path, len, "%s\\cap\\%s", dir, fd.cFileName);
+        found++;
+    } while (FindNextFileA(h, &fd));
     FindClose(h);
+    assert_int_equal(found, 1); /* one file: the recording never rotated */
 }
 
 static void fake_scenario(const char *replay)
@@ -190,6 +198,73 @@ static void test_outside_stop_is_a_gap(void **state)
     free(log);
 }
 
+/* The number after "key": in a report's JSON (the first one). */
+static unsigned long long json_count(const char *json, const char *key)
+{
+    const char *p = strstr(json, key);
+    if (p == NULL)
+        fail_msg("no %s in %s", key, json);
+    return strtoull(p + strlen(key), NULL, 10);
+}
+
+static void test_ctrl_break_writes_a_snapshot(void **state)
+{
+    struct harness_child c;
+    char etl[MAX_PATH * 2], pattern[MAX_PATH * 2], snap[MAX_PATH * 2];
+    WIN32_FIND_DATAA fd;
+    harness_win_path(perch_test_require_data("etl/perfview_net.4.5.2.x64.etl"), etl, sizeof etl);
+    fake_scenario(etl);
+    spawn_fake_run("live_snapshot", "--set FlightRecorderSeconds=3600", &c);
+    assert_true(perch_fake_etw_wait_replay(SESSION, 120000));
+    assert_true(harness_wait_status(dir, " s held, ", 10000)); /* the status shows it */
+    harness_send_ctrl(&c, CTRL_BREAK_EVENT);
+    assert_int_equal(harness_finish(&c, out, sizeof out, 120000), 0);
+    assert_int_equal(perch_fake_etw_count("Perch"), 0);
+    assert_contains(out, "Snapshot of the flight recorder written to");
+    snprintf(pattern, sizeof pattern, "%s\\cap\\snapshot-*.perch", dir);
+    HANDLE h = FindFirstFileA(pattern, &fd);
+    if (h == INVALID_HANDLE_VALUE)
+        fail_msg("no snapshot in %s\\cap:\n%s", dir, out);
+    FindClose(h);
+    snprintf(snap, sizeof snap, "%s\\cap\\%s", dir, fd.cFileName);
+    /* a complete capture of the trace's samples, bar the ones still in the recorder's open
+     * segment (recorder.h) */
+    char *snapshot = report_of(snap), *imported = import_report(etl);
+    unsigned long long got = json_count(snapshot, ",\"samples\":");
+    unsigned long long all = json_count(imported, ",\"samples\":");
+    assert_true(got > 0 && got <= all);
+    assert_true(got >= all / 2);
+    free(snapshot);
+    free(imported);
+    snprintf(pattern, sizeof pattern, "info \"%s\"", snap);
+    assert_int_equal(harness_run_with("PERCH_EXE", pattern, out, sizeof out, 60000), 0);
+}
+
+static void test_refused_feature_named_in_status_and_capture(void **state)
+{
+    struct harness_child c;
+    char etl[MAX_PATH * 2], capture[MAX_PATH * 3];
+    harness_win_path(perch_test_require_data("etl/perfview_net.4.5.2.x64.etl"), etl, sizeof etl);
+    fake_scenario(etl);
+    assert_int_equal(perch_fake_etw_set_multi("Refuse", "TraceStackTracingInfo=5\0"), 0);
+    spawn_fake_run("live_refused_stacks", "", &c);
+    assert_true(perch_fake_etw_wait_replay(SESSION, 120000));
+    char *status = harness_read_in(dir, "status.txt");
+    assert_contains(status, "some features refused");
+    assert_contains(status, "feature stacks: refused (");
+    assert_contains(status, "feature groups: on");
+    free(status);
+    stop_run(&c);
+    the_capture(capture, sizeof capture);
+    char args[MAX_PATH * 4];
+    snprintf(args, sizeof args, "info \"%s\"", capture);
+    assert_int_equal(harness_run_with("PERCH_EXE", args, out, sizeof out, 60000), 0);
+    assert_contains(out, "stacks: refused: ");
+    char *live = report_of(capture); /* the rest was recorded */
+    assert_true(json_count(live, ",\"samples\":") > 0);
+    free(live);
+}
+
 /* ---- the service under the SCM, with the fake -------------------------------------------- */
 
 static void fake_service_install(const char *name)
@@ -237,6 +312,14 @@ static void test_service_records_live(void **state)
     assert_true(perch_fake_etw_session(SESSION, &info));
     snprintf(events, sizeof events, "events: %u total", info.delivered); /* all of them */
     assert_contains(out, events);
+    /* a snapshot of the service's flight recorder, over the pipe */
+    char args[MAX_PATH * 3];
+    snprintf(args, sizeof args, "snapshot -o \"%s\\snap.perch\"", dir);
+    assert_int_equal(harness_run_with("PERCH_EXE", args, out, sizeof out, 60000), 0);
+    snprintf(args, sizeof args, "%s\\snap.perch", dir);
+    char *snapshot = report_of(args);
+    assert_true(json_count(snapshot, ",\"samples\":") > 0);
+    free(snapshot);
     service_control(SERVICE_CONTROL_STOP);
     SERVICE_STATUS_PROCESS sp = harness_wait_state(SERVICE_STOPPED, 60000);
     assert_int_equal(sp.dwWin32ExitCode, 0);
@@ -313,6 +396,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_failed_start_leaves_no_session),
         cmocka_unit_test(test_failed_consumer_leaves_no_session),
         cmocka_unit_test(test_outside_stop_is_a_gap),
+        cmocka_unit_test(test_ctrl_break_writes_a_snapshot),
+        cmocka_unit_test(test_refused_feature_named_in_status_and_capture),
         cmocka_unit_test(test_service_records_live),
         cmocka_unit_test(test_killed_service_restarts_its_stale_session),
         cmocka_unit_test(test_wine_stub_etw),

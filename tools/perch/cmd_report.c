@@ -127,7 +127,7 @@ static int stdout_result(int err)
 int perch_cmd_report(int argc, char **argv)
 {
     struct report_args a = {NULL, NULL, false, 10};
-    perch_report_options ro = {sizeof ro, 10};
+    perch_report_options ro = {.sz = sizeof ro, .top = 10};
     perch_report *r = NULL;
     perch_sink sink;
     int rc = parse_args(argc, argv, &a);
