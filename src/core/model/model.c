@@ -56,6 +56,8 @@ int perch_model_create(const perch_sink *sink, const perch_trace_info *info,
         m->opts.kernel_wait_seconds = 0.1;
     if (m->opts.max_pending_samples == 0)
         m->opts.max_pending_samples = 1u << 20;
+    if (m->opts.max_pending_samples > MAX_GROUPS / 2) /* the bound must hold below the caps */
+        m->opts.max_pending_samples = MAX_GROUPS / 2;
     uint64_t freq = info->perf_freq ? info->perf_freq : 10000000u;
     m->wait_ticks = (uint64_t)(m->opts.stack_wait_seconds * (double)freq);
     m->kernel_wait_ticks = (uint64_t)(m->opts.kernel_wait_seconds * (double)freq);
