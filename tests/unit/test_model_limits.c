@@ -101,21 +101,12 @@ static void feed(perch_model *m, perch_event *ev)
 
 static perch_model *model_with(recorder *r, perch_sink *sink, uint32_t max_pending)
 {
-    perch_trace_info info;
     perch_model_options o;
-    perch_model *m = NULL;
-    memset(r, 0, sizeof *r);
-    memset(&info, 0, sizeof info);
     memset(&o, 0, sizeof o);
-    info.source = "limits";
-    info.cpu_count = 4;
-    info.pointer_size = 8;
-    info.clock_type = 1;
-    info.perf_freq = 10000000;
     o.sz = sizeof o;
     o.max_pending_samples = max_pending;
-    *sink = recorder_sink(r);
-    assert_int_equal(perch_model_create(sink, &info, &o, &m), 0);
+    perch_model *m = new_model_opts(r, sink, &o);
+    assert_non_null(m);
     return m;
 }
 

@@ -107,16 +107,6 @@ static void check_trace(const char *name, const struct bytes *etl)
     perch_free(small.p);
 }
 
-static const char *const traces[] = {
-    "perfview_net.4.5.2.x64.etl",
-    "airbus_ShutdownPerfDiagLogger.etl",
-    "airbus_AMSITrace.etl",
-    "airbus_lxcore_kernel.etl",
-    "perfview_SelfDescribingSingleEvent.etl",
-    "perfview_primitive-types.etl",
-    "perfview_smallEtlFile.etl",
-};
-
 static struct bytes real_trace(const char *name)
 {
     char rel[128];
@@ -129,9 +119,9 @@ static struct bytes real_trace(const char *name)
 static void test_real_traces(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++) {
-        struct bytes etl = real_trace(traces[i]);
-        check_trace(traces[i], &etl);
+    for (size_t i = 0; i < perch_test_etl_trace_count; i++) {
+        struct bytes etl = real_trace(perch_test_etl_traces[i]);
+        check_trace(perch_test_etl_traces[i], &etl);
         free(etl.p);
     }
 }
