@@ -45,6 +45,9 @@ typedef struct perch_pipeline_options {
     void *progress_ctx;
     const perch_model_options *model; /* may be NULL */
     const perch_etl_options *etl;     /* may be NULL */
+    /* When not NULL, receives the reader's statistics (damage and its offsets included) once
+     * the reader has been opened, whatever the result. */
+    perch_etl_stats *reader_stats;
     /* 1: read and model on the calling thread. 0 or 2: a reader thread ahead of the model
      * (when no thread or queue can be had, the pipeline runs on one thread instead). */
     unsigned threads;

@@ -53,7 +53,7 @@ static int run_model(const char *path)
 {
     perch_input in;
     perch_sink sink;
-    perch_pipeline_options o = {sizeof o, NULL, NULL, NULL, NULL, 1, 0};
+    perch_pipeline_options o = {.sz = sizeof o, .threads = 1};
     memset(&sink, 0, sizeof sink);
     int err = perch_input_open_file(&in, path);
     if (err < 0)

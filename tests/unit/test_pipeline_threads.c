@@ -61,8 +61,11 @@ static int import(const struct bytes *etl, unsigned threads, size_t queue_bytes,
     perch_capture_writer *w = NULL;
     perch_sink sink;
     perch_input in;
-    perch_pipeline_options o = {sizeof o,   log ? log_progress : NULL, log, NULL, NULL, threads,
-                                queue_bytes};
+    perch_pipeline_options o = {.sz = sizeof o,
+                                .progress = log ? log_progress : NULL,
+                                .progress_ctx = log,
+                                .threads = threads,
+                                .queue_bytes = queue_bytes};
     cap->p = NULL;
     cap->len = 0;
     perch_output_memory(&out, &mem, (size_t)1 << 30);
@@ -178,7 +181,7 @@ static void test_sink_error_stops_both(void **state)
         perch_sink sink;
         perch_input in;
         perch_pipeline_options o = {
-            sizeof o, NULL, NULL, NULL, NULL, threads, PERCH_EVENT_QUEUE_MIN_BYTES};
+            .sz = sizeof o, .threads = threads, .queue_bytes = PERCH_EVENT_QUEUE_MIN_BYTES};
         memset(&sink, 0, sizeof sink);
         sink.ctx = &f;
         sink.slice = fail_slice;
@@ -248,7 +251,7 @@ static void test_reader_error_ends_model(void **state)
     struct ledger_probe p = {false, 0};
     perch_sink sink;
     perch_input in;
-    perch_pipeline_options o = {sizeof o, NULL, NULL, NULL, NULL, 2, 0};
+    perch_pipeline_options o = {.sz = sizeof o, .threads = 2};
     (void)state;
     memset(&sink, 0, sizeof sink);
     sink.ctx = &p;

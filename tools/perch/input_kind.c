@@ -65,7 +65,8 @@ int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const 
 {
     perch_etl_open_error diag = {0, 0, NULL};
     char source[300];
-    perch_pipeline_options opts = {sizeof opts, progress, progress_ctx, NULL, NULL, 0, 0};
+    perch_pipeline_options opts = {
+        .sz = sizeof opts, .progress = progress, .progress_ctx = progress_ctx};
     if (perch_cli_threads(&opts.threads) < 0) {
         perch_input_close(in);
         return PERCH_EINVAL;

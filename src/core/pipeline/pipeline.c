@@ -145,6 +145,8 @@ int perch_pipeline_etl(perch_input *in, const char *source, const perch_sink *si
         if (err > 0)
             err = run_one_thread(r, m, o, total);
     }
+    if (o != NULL && o->reader_stats != NULL) /* the reader thread has been joined */
+        *o->reader_stats = *perch_etl_stats_of(r);
     perch_model_destroy(m);
     perch_etl_destroy(r);
     return err;
