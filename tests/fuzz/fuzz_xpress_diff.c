@@ -42,17 +42,21 @@ static uint32_t le32(const uint8_t *p)
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
-/* View 2: walk buffers by BufferSize; decode the compressed ones (flag 0x40 at 0x34). */
+/* View 2: walk buffers by BufferSize; decode the compressed ones (flag 0x40 at 0x34), at
+ * most 32 per input (a whole trace per run would make the replay driver crawl). */
 static void etl_buffers(const uint8_t *data, size_t size)
 {
     size_t off = 0;
-    while (size - off >= 0x48) {
+    int left = 32;
+    while (size - off >= 0x48 && left > 0) {
         uint32_t bsize = le32(data + off), used = le32(data + off + 0x30);
         uint16_t flags = (uint16_t)(data[off + 0x34] | (data[off + 0x35] << 8));
         if (bsize < 0x48 || bsize > size - off)
             return;
-        if ((flags & 0x40) && used >= 0x48 && used <= (16u << 20))
+        if ((flags & 0x40) && used >= 0x48 && used <= (16u << 20)) {
             differ(data + off + 0x48, bsize - 0x48, used - 0x48);
+            left--;
+        }
         off += bsize;
     }
 }

@@ -160,8 +160,9 @@ static inline int fast_match(const uint8_t **pip, uint8_t **pop, const uint8_t *
     if (len + 32 <= room) {
         copy_match(op, off, len);
     } else if (len <= room) { /* exact, near the end of the output */
+        const uint8_t *src = op - off;
         for (size_t k = 0; k < len; k++)
-            op[k] = op[k - off];
+            op[k] = src[k];
     } else {
         return PERCH_EOVERRUN;
     }
@@ -274,11 +275,13 @@ static int slow_match(struct xstate *s, bool bytewise)
         return PERCH_EFORMAT;
     if (len > (uint64_t)(s->oend - s->op))
         return PERCH_EOVERRUN;
-    if (bytewise || len + 32 > (uint64_t)(s->oend - s->op))
+    if (bytewise || len + 32 > (uint64_t)(s->oend - s->op)) {
+        const uint8_t *src = s->op - off;
         for (uint64_t k = 0; k < len; k++)
-            s->op[k] = s->op[k - off];
-    else
+            s->op[k] = src[k];
+    } else {
         copy_match(s->op, off, (size_t)len);
+    }
     s->op += len;
     return 0;
 }
