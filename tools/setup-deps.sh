@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs everything Perch needs to build and test on Debian 12, then builds the one
+# Installs everything Perch needs to build and test on Debian 12 (lld and llvm build the
+# symbol fixtures and are their reference: llvm-pdbutil, llvm-symbolizer), then builds the one
 # dependency Debian does not package for mingw-w64: cmocka, from Debian's own source package,
 # into build/deps/cmocka-mingw (static, outside the source tree, never committed).
 #
@@ -20,6 +21,7 @@ CMOCKA_STAMP="$CMOCKA_PREFIX/perch-build-2"
 PACKAGES=(
     cmake make gcc libc6-dev clang libclang-rt-14-dev libcmocka-dev
     mingw-w64 wine wine64
+    lld llvm
     dpkg-dev xz-utils patch ca-certificates
     golang-go python3
     chromium

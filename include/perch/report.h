@@ -28,11 +28,22 @@ typedef struct perch_report_options {
 /* Creates an empty report. opts may be NULL. 0, PERCH_EINVAL or PERCH_ENOMEM. */
 int perch_report_create(const perch_report_options *opts, perch_report **out);
 
+/* Makes the report also keep what perch_report_write_html draws (the call tree, CPU over
+ * time per process, the top functions). Call before perch_report_sink. 0 or PERCH_ENOMEM. */
+int perch_report_enable_html(perch_report *r);
+
 /* Fills *sink with the report's callbacks (ctx = r). */
 void perch_report_sink(perch_report *r, perch_sink *sink);
 
 /* Writes the JSON object (call on an empty writer). Returns the writer's sticky error. */
 int perch_report_write_json(perch_report *r, perch_json *w);
+
+/* Writes the HTML report to f: one self-contained page (no network, no external script) with
+ * the trace summary, CPU over time per process, a flame graph (click to zoom, search), the top
+ * processes, threads, modules and functions, the slice and wait-reason summary and the ledger,
+ * and the JSON of perch_report_write_json embedded. Needs perch_report_enable_html before the
+ * records. 0, PERCH_EINVAL (not enabled), PERCH_ENOMEM or PERCH_ELIMIT, or PERCH_EIO. */
+int perch_report_write_html(perch_report *r, FILE *f);
 
 /* Writes the text summary to f. 0 or PERCH_EIO. */
 int perch_report_write_text(perch_report *r, FILE *f);

@@ -86,7 +86,7 @@ int perch_input_open_file(perch_input *in, const char *path)
 {
     LARGE_INTEGER size;
     struct file_ctx *f;
-    HANDLE h;
+    HANDLE h = INVALID_HANDLE_VALUE;
     int err = open_handle(path, GENERIC_READ, OPEN_EXISTING, &h);
     if (err < 0)
         return err;
@@ -137,7 +137,7 @@ static int file_out_close(void *ctx)
 int perch_output_open_file(perch_output *out, const char *path)
 {
     struct file_ctx *f;
-    HANDLE h;
+    HANDLE h = INVALID_HANDLE_VALUE;
     int err = open_handle(path, GENERIC_WRITE, CREATE_ALWAYS, &h);
     if (err < 0)
         return err;

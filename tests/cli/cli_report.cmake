@@ -3,7 +3,9 @@
 # options give a clear error.
 set(ETL ${PERCH_DATA_DIR}/etl)
 
-perch_cli_test(report_help "Usage: perch report \\[--json\\] \\[--top N\\]" report --help)
+perch_cli_test(report_help "Usage: perch report \\[--json \\| --html OUT.html\\] \\[--top N\\]" report --help)
+perch_cli_test(report_html_needs_file "--html needs an output file" report --html)
+perch_cli_test(report_html_and_json "--json and --html: choose one" report --json --html x.html x.etl)
 
 perch_cli_test(report_json_x64
     "\"frames_total\":126601,.*\"pdb_ids\":677,.*\"samples\":79528,\"samples_with_stack\":6318,.*\"stack_hash\":\"7afd94324e48d39a\",.*\"stacks_kernel_only\":304,\"stacks_merged\":458,\"stacks_user_only\":5556,.*\"top_modules\":\\[{\"name\":\"ntoskrnl.exe\",\"samples\":73096},{\"name\":\"\\?\",\"samples\":4678},{\"name\":\"hal.dll\",\"samples\":707}.*\"top_processes\":\\[{\"name\":\"Idle\",\"pid\":0,\"samples\":73313},{\"name\":\"Test.x64.exe\",\"pid\":3676"

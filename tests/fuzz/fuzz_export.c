@@ -2,8 +2,9 @@
  * Fuzz target for the exporters: the input bytes script a record stream (any order, any
  * values: unknown keys, stack ids out of range, zero or huge sizes, time running backwards,
  * odd pointer sizes and clock rates), which is exported in every format, two passes where the
- * format needs them. Each export must finish or fail with an error, never crash or read out of
- * bounds; the memory budget and the output cap keep a run small.
+ * format needs them, and into the report with its HTML page. Each export must finish or fail
+ * with an error, never crash or read out of bounds; the memory budget and the output cap keep
+ * a run small.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "perch/export.h"
 #include "perch/io.h"
+#include "perch/report.h"
 
 struct script {
     const uint8_t *data;
@@ -61,8 +63,8 @@ static int play_entity(struct cursor *c, const perch_sink *k, uint8_t op)
         return k->process(k->ctx, &p);
     }
     if (op == 2 && k->thread) {
-        perch_thread_rec t = {key, pk, (uint32_t)a, b ? (uint32_t)a + 4 : UINT32_MAX, 0, 0, 0,
-                              name};
+        perch_thread_rec t = {key, pk, (uint32_t)a, b ? (uint32_t)a + 4 : UINT32_MAX,
+                              0,   0,  0,           name};
         return k->thread(k->ctx, &t);
     }
     if (op == 3 && k->module) {
@@ -158,6 +160,26 @@ static int replay(void *ctx, const perch_sink *k)
     return err;
 }
 
+/* The report with its HTML page over the same stream, written to nowhere. */
+static void html_report(struct script *s)
+{
+    perch_report *r = NULL;
+    perch_sink k;
+    if (perch_report_create(NULL, &r) != 0 || perch_report_enable_html(r) != 0) {
+        perch_report_destroy(r);
+        return;
+    }
+    perch_report_sink(r, &k);
+    if (replay(s, &k) == 0) {
+        FILE *f = fopen("/dev/null", "w");
+        if (f != NULL) {
+            (void)perch_report_write_html(r, f);
+            fclose(f);
+        }
+    }
+    perch_report_destroy(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -170,6 +192,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     opt.cpu_tracks = size & 1;
     opt.folded_thread = size & 2;
     opt.folded_process = size & 4;
+    opt.folded_pmc = size & 8;
+    opt.gecko_max_samples = size & 16 ? 3 : 0; /* the aggregated fallback */
     for (unsigned f = 0; f < PERCH_EXPORT_FORMAT_COUNT; f++) {
         perch_memory_out mem;
         perch_output out;
@@ -178,5 +202,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)perch_export_run((perch_export_format)f, &opt, &src, &out);
         free(perch_output_memory_take(&mem, &len));
     }
+    html_report(&s);
     return 0;
 }

@@ -102,22 +102,24 @@ static void check_thread_tables(const struct jdoc *d, long t, long libs)
     assert_int_equal(jtype_of(d, jget(d, t, "pid")), J_STR);
 }
 
-static double weight_sum(const struct jdoc *d, long t)
+/* The sum of column key of thread t's samples table. */
+static double column_sum(const struct jdoc *d, long t, const char *key)
 {
-    long w = jget(d, jget(d, t, "samples"), "weight");
+    long w = jget(d, jget(d, t, "samples"), key);
     double sum = 0;
     for (long i = 0; i < jlen(d, w); i++)
         sum += jnum(d, jat(d, w, i));
     return sum;
 }
 
+static double weight_sum(const struct jdoc *d, long t)
+{
+    return column_sum(d, t, "weight");
+}
+
 static double cpu_delta_sum(const struct jdoc *d, long t)
 {
-    long w = jget(d, jget(d, t, "samples"), "threadCPUDelta");
-    double sum = 0;
-    for (long i = 0; i < jlen(d, w); i++)
-        sum += jnum(d, jat(d, w, i));
-    return sum;
+    return column_sum(d, t, "threadCPUDelta");
 }
 
 /* Every sample at its own time, after one leading empty sample (weight 0, no stack) that

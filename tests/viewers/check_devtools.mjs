@@ -5,7 +5,8 @@
 // chart) equal `perch report --json`'s samples for that thread, idle threads per CPU; the
 // busiest thread has profile calls (frames drawn); the trace has a time range; the running
 // slices of every thread sum to the report's run time and their count to the report's slices.
-// Then it expands the busiest process and takes a screenshot.
+// Then it shows the busiest thread's flame chart (200 ms around the middle of its samples)
+// and takes a screenshot.
 //   node check_devtools.mjs EXPORT.json REPORT.json SCREENSHOT.png
 import path from 'node:path';
 import {Checks, busiestThread, launch, readReport, reportThreads, timed, watchErrors}
@@ -16,7 +17,7 @@ const checks = new Checks(`devtools ${path.basename(file)}`);
 const report = readReport(reportFile);
 const IDLE_TRACK = 0x7fff0000;
 
-const browser = await launch(path.join(path.dirname(shot), 'chromium-devtools'));
+const browser = await launch(path.join(path.dirname(shot), '..', 'chromium', 'devtools'));
 try {
   const page = await browser.newPage();
   // trace_app.html is DevTools without a page to debug: it says so (and SwiftShader warns).
@@ -100,18 +101,31 @@ try {
   checks.equal(runMismatch.length, 0, `running time per thread = the report's ${runMismatch.slice(0, 3).join(', ')}`);
   checks.equal(seen.slices, report.slices.count, 'running + idle slices = report slices');
   checks.equal(errors.length, 0, `console errors ${errors.slice(0, 3).join(' | ')}`);
-  // The picture: the busiest process's track expanded, its flame chart visible.
-  await page.keyboard.press('Escape');
-  await page.evaluate(async (pid) => {
+  // The picture: the busiest thread's flame chart in view. Close the shortcuts card and the
+  // sidebar, expand the busiest process, zoom to 200 ms around the middle of its thread's
+  // samples and scroll its track to the top.
+  await page.evaluate(async (pid, tid) => {
     const T = await import('./panels/timeline/timeline.js');
-    const chart = T.TimelinePanel.TimelinePanel.instance().getFlameChart().getMainFlameChart();
+    const TB = await import('./services/trace_bounds/trace_bounds.js');
+    const panel = T.TimelinePanel.TimelinePanel.instance();
+    const pt = panel.getParsedTraceForLayoutTests(); const d = pt.data || pt;
+    const calls = d.Renderer.processes.get(pid)?.threads.get(tid)?.entries.filter((e) => e.name === 'ProfileCall') || [];
+    const mid = calls.length ? calls[Math.floor(calls.length / 2)].ts : d.Meta.traceBounds.min;
+    const min = Math.max(d.Meta.traceBounds.min, mid - 100000), max = min + 200000;
+    TB.TraceBounds.BoundsManager.instance().setTimelineVisibleWindow({min, max, range: max - min});
+    const chart = panel.getFlameChart().getMainFlameChart();
     const groups = chart.timelineData()?.groups || [];
     const i = groups.findIndex((g) => String(g.name).includes(`(${pid})`));
     if (i >= 0) chart.expandGroup(i, true);
-    for (let j = i + 1; j < groups.length && j < i + 4; j++) chart.expandGroup(j, true);
-    chart.scrollToTop?.();
-  }, busy.pid);
-  await new Promise((r) => setTimeout(r, 1000));
+    const j = groups.findIndex((g, k) => k > i && String(g.name).includes(`${tid}`));
+    if (j >= 0) { chart.expandGroup(j, true); chart.scrollGroupIntoView?.(j); }
+    for (const el of document.querySelectorAll('*')) {
+      for (const b of el.shadowRoot ? el.shadowRoot.querySelectorAll('button[aria-label="Close"], devtools-button[aria-label="Close"]') : []) b.click();
+    }
+  }, busy.pid, busy.tid);
+  await page.keyboard.press('Escape');
+  await page.mouse.click(16, 39); // the toolbar's first button: hide the sidebar
+  await new Promise((r) => setTimeout(r, 1500));
   await page.screenshot({path: shot});
 } finally {
   await browser.close();

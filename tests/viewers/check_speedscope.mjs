@@ -16,7 +16,7 @@ const report = readReport(reportFile);
 const want = busiestThread(report);
 
 const server = await serve({'/data/': path.dirname(path.resolve(file)), '/': app});
-const browser = await launch(path.join(path.dirname(shot), 'chromium-speedscope'));
+const browser = await launch(path.join(path.dirname(shot), '..', 'chromium', 'speedscope'));
 try {
   const page = await browser.newPage();
   // SwiftShader's WebGL fallback warnings are the headless environment's, not speedscope's.

@@ -18,17 +18,20 @@
 
 struct report_args {
     const char *path;
+    const char *html; /* --html OUT */
     bool json;
     uint32_t top;
 };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: perch report [--json] [--top N] FILE.etl|FILE.perch\n\n"
+    fprintf(out, "Usage: perch report [--json | --html OUT.html] [--top N] FILE.etl|FILE.perch\n\n"
                  "Summarizes where the CPU went: trace header, samples and CPU time per process\n"
                  "and thread, top modules and stacks, slice statistics, and the ledger of\n"
                  "everything that could not be turned into model data.\n\n"
                  "  --json      print one JSON object instead (fields: docs/report.md)\n"
+                 "  --html OUT  write one self-contained HTML page to OUT instead: summary,\n"
+                 "              CPU over time, flame graph, top tables, slices, ledger\n"
                  "  --top N     rows in each top list (default 10)\n"
                  "  --help      show this help\n");
 }
@@ -53,6 +56,12 @@ static int parse_args(int argc, char **argv, struct report_args *a)
             return 0;
         } else if (strcmp(argv[i], "--json") == 0) {
             a->json = true;
+        } else if (strcmp(argv[i], "--html") == 0) {
+            if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+                fprintf(stderr, "perch report: --html needs an output file\n");
+                return 2;
+            }
+            a->html = argv[++i];
         } else if (strcmp(argv[i], "--top") == 0) {
             if (i + 1 >= argc || parse_top(argv[++i], &a->top) < 0) {
                 fprintf(stderr, "perch report: --top needs a number from 1 to 100000\n");
@@ -73,12 +82,36 @@ static int parse_args(int argc, char **argv, struct report_args *a)
         usage(stderr);
         return 2;
     }
+    if (a->json && a->html) {
+        fprintf(stderr, "perch report: --json and --html: choose one\n");
+        return 2;
+    }
     return -1;
+}
+
+/* Writes the page to path; 0, or 1 with the reason on stderr. */
+static int write_html(perch_report *r, const char *path)
+{
+    FILE *f = fopen(path, "wb");
+    int err;
+    if (f == NULL) {
+        fprintf(stderr, "perch report: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    err = perch_report_write_html(r, f);
+    if (fclose(f) != 0 && err == 0)
+        err = PERCH_EIO;
+    if (err < 0) {
+        remove(path);
+        return perch_cli_error(path, err);
+    }
+    fprintf(stderr, "perch report: wrote %s\n", path);
+    return 0;
 }
 
 int perch_cmd_report(int argc, char **argv)
 {
-    struct report_args a = {NULL, false, 10};
+    struct report_args a = {NULL, NULL, false, 10};
     perch_report_options ro = {sizeof ro, 10};
     perch_report *r = NULL;
     perch_sink sink;
@@ -86,11 +119,15 @@ int perch_cmd_report(int argc, char **argv)
     if (rc >= 0)
         return rc;
     ro.top = a.top;
-    if (perch_report_create(&ro, &r) < 0)
+    if (perch_report_create(&ro, &r) < 0 || (a.html && perch_report_enable_html(r) < 0)) {
+        perch_report_destroy(r);
         return perch_cli_error("report", PERCH_ENOMEM);
+    }
     perch_report_sink(r, &sink);
     rc = perch_cli_play_file("report", a.path, &sink, true) < 0 ? 1 : 0;
-    if (rc == 0 && a.json) {
+    if (rc == 0 && a.html) {
+        rc = write_html(r, a.html);
+    } else if (rc == 0 && a.json) {
         perch_json w;
         perch_json_init(&w, perch_json_file_sink, stdout);
         rc = perch_report_write_json(r, &w) < 0 ? perch_cli_error("report", PERCH_EIO) : 0;

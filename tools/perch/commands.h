@@ -24,6 +24,7 @@ int perch_cmd_import(int argc, char **argv);
 int perch_cmd_info(int argc, char **argv);
 int perch_cmd_report(int argc, char **argv);
 int perch_cmd_export(int argc, char **argv);
+int perch_cmd_resolve(int argc, char **argv);
 
 /* Prints "perch: <what>: <reason>" to stderr; returns 1 for use as an exit status. */
 int perch_cli_error(const char *what, int err);

@@ -17,6 +17,7 @@ static const struct perch_command commands[] = {
     {"info", perch_cmd_info, "describe a capture file"},
     {"report", perch_cmd_report, "summarize where the CPU went (text or --json)"},
     {"export", perch_cmd_export, "convert a capture to chrome, gecko, pprof, speedscope or folded"},
+    {"resolve", perch_cmd_resolve, "name the functions at RVAs of an image or PDB (addr2line)"},
 };
 
 static const size_t command_count = sizeof commands / sizeof commands[0];

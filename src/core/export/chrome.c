@@ -52,8 +52,10 @@ static uint32_t pid_of(const struct chrome *c, uint64_t thread_key)
     return pid == UINT32_MAX ? UNKNOWN_PID : pid;
 }
 
-static void meta_event(struct chrome *c, const char *what, uint32_t pid, uint32_t tid,
-                       const char *name)
+/* A metadata event ("ph":"M") whose args are {key: name} (a string) or, with name NULL,
+ * {key: index}. */
+static void metadata(struct chrome *c, const char *what, uint32_t pid, uint32_t tid,
+                     const char *key, const char *name, uint64_t index)
 {
     perch_json_begin_object(&c->w);
     perch_json_key(&c->w, "name");
@@ -66,30 +68,25 @@ static void meta_event(struct chrome *c, const char *what, uint32_t pid, uint32_
     perch_json_uint(&c->w, tid);
     perch_json_key(&c->w, "args");
     perch_json_begin_object(&c->w);
-    perch_json_key(&c->w, "name");
-    perch_json_string(&c->w, name);
+    perch_json_key(&c->w, key);
+    if (name)
+        perch_json_string(&c->w, name);
+    else
+        perch_json_uint(&c->w, index);
     perch_json_end_object(&c->w);
     perch_json_end_object(&c->w);
+}
+
+static void meta_event(struct chrome *c, const char *what, uint32_t pid, uint32_t tid,
+                       const char *name)
+{
+    metadata(c, what, pid, tid, "name", name, 0);
 }
 
 static void sort_event(struct chrome *c, const char *what, uint32_t pid, uint32_t tid,
                        uint64_t index)
 {
-    perch_json_begin_object(&c->w);
-    perch_json_key(&c->w, "name");
-    perch_json_string(&c->w, what);
-    perch_json_key(&c->w, "ph");
-    perch_json_string(&c->w, "M");
-    perch_json_key(&c->w, "pid");
-    perch_json_uint(&c->w, pid);
-    perch_json_key(&c->w, "tid");
-    perch_json_uint(&c->w, tid);
-    perch_json_key(&c->w, "args");
-    perch_json_begin_object(&c->w);
-    perch_json_key(&c->w, "sort_index");
-    perch_json_uint(&c->w, index);
-    perch_json_end_object(&c->w);
-    perch_json_end_object(&c->w);
+    metadata(c, what, pid, tid, "sort_index", NULL, index);
 }
 
 /* Tracks named per CPU ("Idle (CPU n)", "CPU n"), sorted by CPU number: viewers otherwise

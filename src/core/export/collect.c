@@ -144,13 +144,6 @@ void perch__agg_group(const perch__collect *c, size_t begin, perch__group *g)
     g->thread = perch__entities_thread_at(&c->ents, first->thread_key);
 }
 
-static size_t clamp_len(int n, size_t cap)
-{
-    if (n < 0)
-        return 0;
-    return (size_t)n < cap ? (size_t)n : cap - 1;
-}
-
 size_t perch__thread_short_name(const perch__entities *e, const perch__thread *t, uint32_t tid,
                                 char *buf, size_t cap)
 {
@@ -158,14 +151,14 @@ size_t perch__thread_short_name(const perch__entities *e, const perch__thread *t
     if (t)
         tid = t->tid;
     if (tid == 0)
-        return clamp_len(t && t->cpu >= 0 ? snprintf(buf, cap, "Idle (CPU %" PRId32 ")", t->cpu)
-                                          : snprintf(buf, cap, "Idle"),
-                         cap);
+        return perch__snlen(t && t->cpu >= 0 ? snprintf(buf, cap, "Idle (CPU %" PRId32 ")", t->cpu)
+                                             : snprintf(buf, cap, "Idle"),
+                            cap);
     if (tid == UINT32_MAX) /* no thread entity and no tid: the model's "unknown" thread */
-        return clamp_len(snprintf(buf, cap, "thread ?"), cap);
+        return perch__snlen(snprintf(buf, cap, "thread ?"), cap);
     if (*name)
-        return clamp_len(snprintf(buf, cap, "%.100s (%" PRIu32 ")", name, tid), cap);
-    return clamp_len(snprintf(buf, cap, "thread %" PRIu32, tid), cap);
+        return perch__snlen(snprintf(buf, cap, "%.100s (%" PRIu32 ")", name, tid), cap);
+    return perch__snlen(snprintf(buf, cap, "thread %" PRIu32, tid), cap);
 }
 
 size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uint32_t tid,
@@ -179,7 +172,7 @@ size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uin
         return perch__thread_short_name(e, t, tid, buf, cap);
     if (pid != UINT32_MAX)
         snprintf(pidtxt, sizeof pidtxt, "%" PRIu32, pid);
-    n = clamp_len(snprintf(buf, cap, "%.100s (%s) ", *proc ? proc : "?", pidtxt), cap);
+    n = perch__snlen(snprintf(buf, cap, "%.100s (%s) ", *proc ? proc : "?", pidtxt), cap);
     return n + perch__thread_short_name(e, t, tid, buf + n, cap - n);
 }
 

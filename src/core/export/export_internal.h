@@ -186,6 +186,15 @@ bool perch__is_kernel_address(const perch__entities *e, uint64_t addr);
 const perch__module *perch__resolve(const perch__entities *e, uint64_t process_key, uint64_t addr);
 const perch__module *perch__module_by_key(const perch__entities *e, uint64_t key);
 
+/* The length snprintf wrote into a buffer of cap bytes (n its return): 0 on error, at most
+ * cap - 1 when it was cut. */
+static inline size_t perch__snlen(int n, size_t cap)
+{
+    if (n < 0)
+        return 0;
+    return (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
 #define PERCH_FRAME_NAME_MAX 160
 /* Frame naming, in this one place (frames.c) for every format and the report:
  * perch__frame_func names the code inside its module ("+0x1a2b3" until symbols exist) and

@@ -122,27 +122,20 @@ const perch__module *perch__resolve(const perch__entities *e, uint64_t process_k
     return lookup(e, process_key, addr);
 }
 
-static size_t clamp(int n, size_t cap)
-{
-    if (n < 0)
-        return 0;
-    return (size_t)n < cap ? (size_t)n : cap - 1;
-}
-
 size_t perch__frame_func(const perch__entities *e, const perch__module *mod, uint64_t addr,
                          char *buf, size_t cap)
 {
     (void)e; /* symbols will name the function here */
     if (!mod)
-        return clamp(snprintf(buf, cap, "0x%" PRIx64, addr), cap);
-    return clamp(snprintf(buf, cap, "+0x%" PRIx64, addr - mod->base), cap);
+        return perch__snlen(snprintf(buf, cap, "0x%" PRIx64, addr), cap);
+    return perch__snlen(snprintf(buf, cap, "+0x%" PRIx64, addr - mod->base), cap);
 }
 
 size_t perch__frame_name(const perch__entities *e, const perch__module *mod, uint64_t addr,
                          char *buf, size_t cap)
 {
-    size_t n =
-        clamp(snprintf(buf, cap, "%s!", mod ? perch__str(&e->strings, mod->name) : "?"), cap);
+    size_t n = perch__snlen(
+        snprintf(buf, cap, "%s!", mod ? perch__str(&e->strings, mod->name) : "?"), cap);
     return n + perch__frame_func(e, mod, addr, buf + n, cap - n);
 }
 

@@ -9,6 +9,7 @@
 
 #include "model/mem.h"
 #include "perch/error.h"
+#include "report/report_html.h"
 #include "report/report_internal.h"
 
 static char *dup_str(const char *s)
@@ -105,6 +106,8 @@ static int on_module(void *ctx, const perch_module_rec *rec)
     md->pid = rec->pid;
     md->process_key = rec->process_key;
     md->known = true;
+    perch__free(md->name);
+    perch__free(md->pdb);
     md->name = perch__report_lower_base(rec->path);
     md->has_pdb = rec->has_pdb;
     md->guid = rec->pdb_guid;
@@ -119,7 +122,7 @@ static int on_stack(void *ctx, const perch_stack_rec *rec)
     if (rec->id != r->stack_count + 1)
         return PERCH_EFORMAT;
     int err = perch__grow_array((void **)&r->stacks, sizeof *r->stacks, &r->stack_cap,
-                          r->stack_count + 1, RPT_MAX_ROWS);
+                                r->stack_count + 1, RPT_MAX_ROWS);
     if (err < 0)
         return err;
     rstack *s = &r->stacks[r->stack_count];
@@ -251,6 +254,13 @@ int perch_report_create(const perch_report_options *opts, perch_report **out)
     return 0;
 }
 
+int perch_report_enable_html(perch_report *r)
+{
+    if (r == NULL)
+        return PERCH_EINVAL;
+    return r->html != NULL ? 0 : perch__html_create(&r->html);
+}
+
 void perch_report_sink(perch_report *r, perch_sink *sink)
 {
     memset(sink, 0, sizeof *sink);
@@ -265,6 +275,8 @@ void perch_report_sink(perch_report *r, perch_sink *sink)
     sink->lbr = on_lbr;
     sink->ledger = on_ledger;
     sink->stat = on_stat;
+    if (r->html) /* the HTML page's collector sees every record too */
+        perch__html_wrap(r->html, sink);
 }
 
 static void free_table(rtable *t)
@@ -277,6 +289,7 @@ void perch_report_destroy(perch_report *r)
 {
     if (r == NULL)
         return;
+    perch__html_destroy(r->html);
     for (uint32_t i = 0; i < r->threads.count; i++)
         perch__free(((rthread *)r->threads.rows)[i].name);
     for (uint32_t i = 0; i < r->procs.count; i++)

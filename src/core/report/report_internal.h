@@ -57,8 +57,11 @@ typedef struct rnamed {
     uint64_t value;
 } rnamed;
 
+struct perch__html;
+
 struct perch_report {
     uint32_t top;
+    struct perch__html *html; /* what the HTML page draws; NULL until perch_report_enable_html */
     int error;
     perch_trace_info info;
     char *source;
@@ -77,6 +80,9 @@ struct perch_report {
 /* report.c */
 void *perch__rtable_get(rtable *t, uint64_t key, size_t row_size, bool create);
 char *perch__report_lower_base(const char *path);
+
+/* report_text.c: the timer sample interval (from the trace, else Windows' 1 ms default) */
+uint64_t perch__report_interval_ns(const perch_report *r);
 
 /* report_out.c helpers */
 /* The threads with samples or CPU time, by samples then CPU time descending, then pid and tid

@@ -34,6 +34,12 @@ static uint64_t timer_interval_100ns(const perch_report *r, bool *from_trace)
     return v != 0 ? v : DEFAULT_TIMER_INTERVAL_100NS;
 }
 
+uint64_t perch__report_interval_ns(const perch_report *r)
+{
+    bool from_trace;
+    return timer_interval_100ns(r, &from_trace) * 100u;
+}
+
 bool perch__report_cpu_estimated(const perch_report *r)
 {
     return r->slices == 0 && r->samples > 0;
@@ -59,8 +65,9 @@ static void print_cpu_note(const perch_report *r, FILE *f)
     if (!perch__report_cpu_estimated(r))
         return;
     uint64_t iv = timer_interval_100ns(r, &from_trace);
-    fprintf(f, "  (no context switches: CPU time estimated as timer samples x %.4f ms, the "
-               "sample interval %s)\n",
+    fprintf(f,
+            "  (no context switches: CPU time estimated as timer samples x %.4f ms, the "
+            "sample interval %s)\n",
             (double)iv / 10000.0, from_trace ? "the trace logged" : "Windows uses by default");
 }
 
@@ -106,8 +113,8 @@ static void print_threads(perch_report *r, FILE *f)
     for (uint32_t i = 0; i < n && i < r->top; i++) {
         int64_t pid;
         const char *pname = perch__report_thread_process(r, v[i], &pid);
-        fprintf(f, "  %8" PRId64 " %8u %-24s %-20s %10" PRIu64 " %12.3f\n", pid, v[i]->tid,
-                pname, v[i]->name ? v[i]->name : "", v[i]->samples,
+        fprintf(f, "  %8" PRId64 " %8u %-24s %-20s %10" PRIu64 " %12.3f\n", pid, v[i]->tid, pname,
+                v[i]->name ? v[i]->name : "", v[i]->samples,
                 perch__report_cpu_ms(r, v[i]->cpu_ticks, v[i]->samples));
     }
     perch__free(v);
@@ -154,21 +161,24 @@ static void print_stacks(perch_report *r, FILE *f)
 static void print_summary(perch_report *r, FILE *f)
 {
     const perch_trace_info *h = &r->info;
-    fprintf(f, "Trace %s\n  OS build %u, %u CPUs, pointer size %u, clock type %u, %" PRIu64
-               " ticks/s\n  events lost %" PRIu64 ", buffers lost %" PRIu64 "\n",
-            h->source ? h->source : "", h->os_build, h->cpu_count, h->pointer_size,
-            h->clock_type, h->perf_freq, h->events_lost, h->buffers_lost);
-    fprintf(f, "  %" PRIu64 " records; %" PRIu64 " processes, %" PRIu64 " threads, %" PRIu64
-               " modules seen\n",
-            stat_of(r, "records.total"), stat_of(r, "processes.total"),
-            stat_of(r, "threads.total"), stat_of(r, "modules.total"));
-    fprintf(f, "\nSamples: %" PRIu64 " timer (%" PRIu64 " with a stack: %" PRIu64
-               " kernel+user, %" PRIu64 " kernel only, %" PRIu64 " user only), %" PRIu64
-               " PMC\n",
+    fprintf(f,
+            "Trace %s\n  OS build %u, %u CPUs, pointer size %u, clock type %u, %" PRIu64
+            " ticks/s\n  events lost %" PRIu64 ", buffers lost %" PRIu64 "\n",
+            h->source ? h->source : "", h->os_build, h->cpu_count, h->pointer_size, h->clock_type,
+            h->perf_freq, h->events_lost, h->buffers_lost);
+    fprintf(f,
+            "  %" PRIu64 " records; %" PRIu64 " processes, %" PRIu64 " threads, %" PRIu64
+            " modules seen\n",
+            stat_of(r, "records.total"), stat_of(r, "processes.total"), stat_of(r, "threads.total"),
+            stat_of(r, "modules.total"));
+    fprintf(f,
+            "\nSamples: %" PRIu64 " timer (%" PRIu64 " with a stack: %" PRIu64
+            " kernel+user, %" PRIu64 " kernel only, %" PRIu64 " user only), %" PRIu64 " PMC\n",
             r->samples, r->samples_with_stack, r->merged, r->kernel_only, r->user_only,
             r->samples_pmc);
-    fprintf(f, "Slices: %" PRIu64 ", run %.3f ms, idle %.3f ms, open-start %" PRIu64
-               ", open-end %" PRIu64 ", stale %" PRIu64 "\n",
+    fprintf(f,
+            "Slices: %" PRIu64 ", run %.3f ms, idle %.3f ms, open-start %" PRIu64
+            ", open-end %" PRIu64 ", stale %" PRIu64 "\n",
             r->slices, ms(r, r->run_ticks), ms(r, r->idle_ticks), r->slice_flags[0],
             r->slice_flags[1], r->slice_flags[2]);
     if (r->slices > 0) {

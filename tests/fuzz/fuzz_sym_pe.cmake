@@ -1,0 +1,1 @@
+perch_add_fuzzer(sym_pe ${PERCH_SYM_FIXTURES}/x86_64)
