@@ -9,9 +9,13 @@
  * stopped. So `model -> writer -> file -> replay -> sink` gives the sink the same records the
  * model produced.
  *
+ * Version 2 (this writer) stores an entity's first record in full and its changes as small
+ * update records, and places every entity before the first record that names it, so any
+ * prefix of a capture is self-describing; the reader still reads version 1.
+ *
  * Order on replay: records of one type come back in the order they were written; across
- * types the writer keeps the order the sink contract promises (trace_info first, every string
- * and every stack before the first record that uses it, ledger and stat entries then finish
+ * types the writer keeps the order the sink contract promises (trace_info first, every string,
+ * entity and stack before the first record that uses it, ledger and stat entries then finish
  * last). Records of different types that were open in chunks at the same time are replayed
  * chunk by chunk, not interleaved one by one.
  */
@@ -30,11 +34,11 @@ extern "C" {
 #endif
 
 /* Format versions this build writes and reads. A reader accepts [MIN, MAX]. */
-#define PERCH_CAPTURE_VERSION     1u
+#define PERCH_CAPTURE_VERSION     2u
 #define PERCH_CAPTURE_VERSION_MIN 1u
-#define PERCH_CAPTURE_VERSION_MAX 1u
+#define PERCH_CAPTURE_VERSION_MAX 2u
 
-/* Feature bits this build knows. Version 1 defines none: the masks exist so a later writer
+/* Feature bits this build knows. Versions 1 and 2 define none: the masks exist so a later writer
  * can mark what an older reader must refuse (required) or may ignore (optional). */
 #define PERCH_CAPTURE_REQUIRED_KNOWN 0x0ull
 #define PERCH_CAPTURE_OPTIONAL_KNOWN 0x0ull
@@ -49,6 +53,9 @@ extern "C" {
 #define PERCH_CAPTURE_MAX_FRAMES       16384u       /* frames of one stack */
 #define PERCH_CAPTURE_MAX_BRANCHES     4096u        /* branches of one LBR record */
 #define PERCH_CAPTURE_MAX_COUNTERS     256u         /* names in one counters record */
+/* Entities of one type (process, thread, module) whose state a version 2 writer or reader
+ * keeps for coding updates; past it new keys are coded in full (both sides alike). */
+#define PERCH_CAPTURE_MAX_ENTITIES     (1u << 20)
 
 /* Chunk types. Values are on disk: never renumber. */
 typedef enum perch_capture_chunk_type {

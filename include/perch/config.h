@@ -31,9 +31,8 @@ extern "C" {
 
 /* Session choice (key Session). */
 enum {
-    PERCH_SESSION_AUTO = 0,          /* private system logger, NT Kernel Logger if refused */
-    PERCH_SESSION_PRIVATE = 1,       /* private system logger only */
-    PERCH_SESSION_KERNEL_LOGGER = 2, /* the NT Kernel Logger only */
+    PERCH_SESSION_AUTO = 0,    /* private system logger, NT Kernel Logger if refused */
+    PERCH_SESSION_PRIVATE = 1, /* private system logger only */
 };
 
 /* Event groups (key EventGroups), bit per group. */
@@ -44,7 +43,7 @@ enum {
 #define PERCH_CFG_GROUP_DISPATCHER 0x10u /* ReadyThread */
 #define PERCH_CFG_GROUP_PROFILE    0x20u /* SampledProfile (and PMC overflow samples) */
 
-/* Events that carry a stack walk (key StackEvents), bit per event. */
+/* Events that carry a stack walk (key StackEvents) or LBR (key LbrEvents), bit per event. */
 #define PERCH_CFG_STACK_PROFILE     0x01u /* SampledProfile */
 #define PERCH_CFG_STACK_PMC         0x02u /* PmcCounterProf */
 #define PERCH_CFG_STACK_CSWITCH     0x04u
@@ -62,6 +61,7 @@ typedef struct perch_config {
     char cswitch_counters[PERCH_CONFIG_NAMES_MAX]; /* CSwitchCounters */
     uint32_t lbr;                                  /* Lbr: 0 or 1 */
     uint32_t lbr_filters;                          /* LbrFilters: LBR filter flags */
+    uint32_t lbr_events;                           /* LbrEvents: PERCH_CFG_STACK_* */
     uint32_t buffer_size_kb;                       /* BufferSizeKb */
     uint32_t buffer_count;                         /* BufferCount */
     uint32_t queue_mb;                             /* QueueMb */

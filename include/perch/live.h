@@ -43,6 +43,17 @@ typedef struct perch_live_options {
     /* Monotonic clock in ns for rates and ticks; NULL: perch_monotonic_ns. */
     uint64_t (*now_ns)(void *clock_ctx);
     void *clock_ctx;
+    /* Keep what the model said so far (trace info, counter names, the current record of
+     * every process, thread and module, stacks) so that perch_live_attach can bring a late
+     * sink up to date. Costs that memory. */
+    bool attachable;
+    uint32_t max_stack_frames; /* stack frames kept for that; 0: 1 << 22 (oldest forgotten) */
+    /* When set, the model is created on the model thread once the first record has been
+     * popped (or at the end, when none came), with the trace info this fills then: a live
+     * source knows its clock reference only when its first record arrives. Strings are
+     * copied. perch_live_start's info may then be NULL. */
+    void (*trace_info)(void *info_ctx, perch_trace_info *info);
+    void *info_ctx;
 } perch_live_options;
 
 typedef struct perch_live_stats {
@@ -67,14 +78,36 @@ typedef struct perch_live_stats {
  * error. */
 int perch_live_create(const perch_live_options *o, perch_live **out);
 
-/* Attaches a sink (copied; sink->ctx is borrowed and must outlive the engine) under a short
- * name used in status and errors ("capture", "recorder", "query"). Only before start.
- * PERCH_ESTATE after start, PERCH_ELIMIT past PERCH_LIVE_MAX_SINKS. */
-int perch_live_add_sink(perch_live *l, const char *name, const perch_sink *sink);
+/* Called on the model thread with the sink's ctx when the queue runs dry and at every tick,
+ * so a sink that batches (the live query state) can publish what it holds. */
+typedef void (*perch_live_idle_fn)(void *sink_ctx);
 
-/* Creates the model with *info (copied; every sink gets it as trace_info) and starts the
- * model thread. Returns 0, PERCH_ESTATE (started before), or the model's or the thread's
- * error. */
+/* Attaches a sink (copied; sink->ctx is borrowed and must outlive the engine) under a short
+ * name used in status and errors ("capture", "recorder", "query"); idle may be NULL. Only
+ * before start. PERCH_ESTATE after start, PERCH_ELIMIT past PERCH_LIVE_MAX_SINKS. */
+int perch_live_add_sink(perch_live *l, const char *name, const perch_sink *sink,
+                        perch_live_idle_fn idle);
+
+/* Attaches a sink while the engine runs (PERCH_ESTATE unless created attachable): on the
+ * model thread, between two records, the sink first receives the trace info, the counter
+ * names, the current record of every live (and recently ended) process, thread and module and
+ * every stack still held, as if it had been there from the start, then every later record.
+ * Before start it is perch_live_add_sink. Waits for the model thread (at most one tick plus
+ * one record). Returns 0, PERCH_ELIMIT (no free slot), or the error of the state kept or of
+ * the sink during the catch-up (then it is not attached). */
+int perch_live_attach(perch_live *l, const char *name, const perch_sink *sink,
+                      perch_live_idle_fn idle);
+
+/* Detaches the sink whose ctx is sink_ctx, on the model thread between two records. With
+ * finish, the sink first gets the engine's books since it was attached (live.* drops, the
+ * losses given to perch_live_set_loss, gaps) as ledger records, then its finish callback
+ * (the model's own ledger comes only when the model finishes). Returns 0, PERCH_ENOENT (no
+ * such sink) or the finish callback's error (the sink is detached anyway). */
+int perch_live_detach(perch_live *l, const void *sink_ctx, bool finish);
+
+/* Creates the model with *info (copied; every sink gets it as trace_info; see the trace_info
+ * option for a later one) and starts the model thread. Returns 0, PERCH_ESTATE (started
+ * before), or the model's or the thread's error. */
 int perch_live_start(perch_live *l, const perch_trace_info *info);
 
 /* A loss counter of the source, as a running total ("session.events_lost", ...; reason is
@@ -89,8 +122,9 @@ void perch_live_note_gap(perch_live *l, uint64_t duration_ms);
 
 /* Runs fn(ctx) on the model thread between two records (so no sink callback runs at the same
  * time) and returns its result; before start or after the thread ended, runs it on the caller.
- * Waits at most timeout_ms (PERCH_ETIMEDOUT: fn may still run later, so ctx must stay valid
- * until the engine is destroyed). The way to change a sink's state while the engine runs. */
+ * Waits at most timeout_ms (UINT32_MAX: no limit; PERCH_ETIMEDOUT: fn may still run later, so
+ * ctx must stay valid until the engine is destroyed). The way to change a sink's state while
+ * the engine runs. */
 int perch_live_call(perch_live *l, int (*fn)(void *ctx), void *ctx, uint32_t timeout_ms);
 
 /* Waits up to timeout_ms for the model thread to end: it ends once the producer has closed

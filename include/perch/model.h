@@ -40,6 +40,16 @@ typedef struct perch_model_options {
      * of the System process): they only wait for their kernel part, logged right after the
      * sample. 0: the default, 0.1 s. */
     double kernel_wait_seconds;
+    /* At most this many thread entities and this many process entities live at once. At the
+     * cap an ended entity is forgotten to make room (ledger entity.thread_forgotten /
+     * entity.process_forgotten: a late reference to it gets a new provisional entity); when
+     * none has ended, the oldest live one is ended early (entity.thread_evicted /
+     * entity.process_evicted). 0: the default, 1 << 20. */
+    uint32_t max_entities;
+    /* At most this many modules loaded at once in one address map (a process's, or the kernel
+     * map). A load into a full map is emitted as a record but not mapped, so no sample is
+     * attributed to it (ledger module.map_full). 0: the default, 1 << 16. */
+    uint32_t max_modules_per_map;
 } perch_model_options;
 
 /* Creates a model that sends its records to *sink (copied; sink->ctx is borrowed and must

@@ -1,13 +1,21 @@
 /*
  * The model's output records and the sink that receives them.
  *
- * The model (src/core/model) turns decoded events into these finished records and hands each
- * one to a perch_sink as soon as it is final: a slice when it closes, a sample when its stack
- * is assembled, a process or thread when it ends (or at the end of the trace), a stack the
- * first time it is interned. Everything downstream is a sink: the capture writer stores the
- * records, the capture reader replays them into another sink, the report and the exports
- * aggregate them. So a report computed from an .etl and from a capture of it see the same
- * record stream.
+ * The model (src/core/model) turns decoded events into these records and hands each one to a
+ * perch_sink: a slice when it closes, a sample when its stack is assembled, a stack the first
+ * time it is interned. Everything downstream is a sink: the capture writer stores the records,
+ * the capture reader replays them into another sink, the report and the exports aggregate
+ * them. So a report computed from an .etl and from a capture of it see the same record stream.
+ *
+ * Process, thread and module records are upserts keyed by `key`: the producer sends an
+ * entity's record as soon as it knows the entity (a provisional one made from a reference
+ * included), before any record that refers to its key (a thread's process_key, a module's
+ * process_key, a sample's thread_key and module_key, a slice's or LBR record's thread_key),
+ * and sends the full, current record again whenever it changes (thread name, pid learned,
+ * end, exit status, command line, PDB identity, unload). A consumer keys its tables by `key`
+ * and lets a later record replace the earlier one; the last record of a key is the entity's
+ * final state. The model sends nothing for an entity after its final record (its end, its
+ * replacement by a reused id, or the end of the trace).
  *
  * Entities are referred to by keys, not by OS ids, because pids and tids are reused: a key is
  * unique within one trace and never reused. Key 0 means "none/unknown". All strings are UTF-8,
@@ -175,8 +183,10 @@ typedef struct perch_counters_rec {
 /* The receiver of model output. Every callback may be NULL (ignored). Each returns 0 or a
  * negative PERCH_E*; the first error stops the producer, which returns it. Pointers in the
  * records are borrowed for the duration of the call. Order guarantees: trace_info first;
- * a stack before the first sample that uses it; ledger and stat entries, then finish,
- * last. */
+ * an entity's first record before any record naming its key (above); a stack before the
+ * first sample that uses it; ledger and stat entries, then finish, last. Replaying a version
+ * 1 capture keeps only the order within each record type (entities then arrive before the
+ * data chunks written after them, not necessarily before every reference). */
 typedef struct perch_sink {
     void *ctx;
     int (*trace_info)(void *ctx, const perch_trace_info *info);

@@ -2,7 +2,7 @@
  * POSIX file backends of include/perch/io.h: positioned reads with pread, appends with
  * write, durability with fsync.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _POSIX_C_SOURCE   200809L
 #define _FILE_OFFSET_BITS 64
 #include <errno.h>
 #include <fcntl.h>
@@ -10,29 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "errno_map.h"
 #include "perch/error.h"
 #include "perch/io.h"
 #include "util/mem.h"
-
-static int from_errno(int e)
-{
-    switch (e) {
-    case ENOENT:
-    case ENOTDIR:
-        return PERCH_ENOENT;
-    case EACCES:
-    case EPERM:
-        return PERCH_EACCES;
-    case ENOMEM:
-        return PERCH_ENOMEM;
-    case EEXIST:
-        return PERCH_EEXIST;
-    case EISDIR:
-        return PERCH_EISDIR;
-    default:
-        return PERCH_EIO;
-    }
-}
 
 struct file_ctx {
     int fd;
@@ -46,7 +27,7 @@ static int file_read_at(void *ctx, uint64_t off, void *buf, size_t len, size_t *
         n = pread(f->fd, buf, len, (off_t)off);
     } while (n < 0 && errno == EINTR);
     if (n < 0)
-        return from_errno(errno);
+        return perch__posix_error(errno);
     *got = (size_t)n;
     return 0;
 }
@@ -64,9 +45,9 @@ int perch_input_open_file(perch_input *in, const char *path)
     struct file_ctx *f;
     int fd = open(path, O_RDONLY);
     if (fd < 0)
-        return from_errno(errno);
+        return perch__posix_error(errno);
     if (fstat(fd, &st) != 0) {
-        int err = from_errno(errno);
+        int err = perch__posix_error(errno);
         close(fd);
         return err;
     }
@@ -96,7 +77,7 @@ static int file_write(void *ctx, const void *buf, size_t len)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return n < 0 ? from_errno(errno) : PERCH_EIO;
+            return n < 0 ? perch__posix_error(errno) : PERCH_EIO;
         p += n;
         len -= (size_t)n;
     }
@@ -106,13 +87,13 @@ static int file_write(void *ctx, const void *buf, size_t len)
 static int file_sync(void *ctx)
 {
     const struct file_ctx *f = ctx;
-    return fsync(f->fd) == 0 ? 0 : from_errno(errno);
+    return fsync(f->fd) == 0 ? 0 : perch__posix_error(errno);
 }
 
 static int file_out_close(void *ctx)
 {
     struct file_ctx *f = ctx;
-    int err = close(f->fd) == 0 ? 0 : from_errno(errno);
+    int err = close(f->fd) == 0 ? 0 : perch__posix_error(errno);
     perch__free(f);
     return err;
 }
@@ -122,7 +103,7 @@ int perch_output_open_file(perch_output *out, const char *path)
     struct file_ctx *f;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
-        return from_errno(errno);
+        return perch__posix_error(errno);
     f = perch__alloc(sizeof *f);
     if (!f) {
         close(fd);

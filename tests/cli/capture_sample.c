@@ -9,9 +9,14 @@
  * DIR/random.perch    a trace-shaped stream of 300 samples in 4 KiB chunks
  * DIR/empty.perch     a header and an end chunk
  * DIR/not-a-capture.bin  a text file
+ *
+ *   perch_capture_sample --cut IN OUT N
+ *
+ * copies the first N bytes of IN to OUT (the partial-input CLI tests cut files with it).
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "capture_synth.h"
 
@@ -38,9 +43,27 @@ static int write_stream(const char *dir, const char *name, synth_rec *r, uint32_
     return status;
 }
 
+/* Copies the first n bytes of in to out. */
+static int cut_file(const char *in, const char *out, const char *n_text)
+{
+    char *end;
+    unsigned long long n = strtoull(n_text, &end, 10);
+    FILE *f = fopen(in, "rb"), *g = f ? fopen(out, "wb") : NULL;
+    int c, status = *end || !f || !g;
+    for (unsigned long long i = 0; !status && i < n && (c = fgetc(f)) != EOF; i++)
+        status = fputc(c, g) == EOF;
+    if (f)
+        fclose(f);
+    if (g && fclose(g) != 0)
+        status = 1;
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     static const char text[] = "This is not a capture.\n";
+    if (argc == 5 && strcmp(argv[1], "--cut") == 0)
+        return cut_file(argv[2], argv[3], argv[4]);
     synth_rec extremes = {0}, random = {0}, empty = {0};
     perch_sink s;
     int status = 0;

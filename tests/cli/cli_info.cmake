@@ -15,7 +15,7 @@ function(perch_info_test name regex)
     set_tests_properties(cli.${name} PROPERTIES FIXTURES_REQUIRED perch_captures)
 endfunction()
 
-perch_info_test(info_format "format: +version 1, header 64 bytes, required features 0x0"
+perch_info_test(info_format "format: +version 2, header 64 bytes, required features 0x0"
                 info ${cap_dir}/sample.perch)
 perch_info_test(info_trace "source synth[\r\n]+ +os build 4294967295, 0 cpus, pointer size 8"
                 info ${cap_dir}/sample.perch)
@@ -29,7 +29,7 @@ perch_info_test(info_complete "read: +complete, end chunk ends at offset"
 perch_info_test(info_chunks "offset +type +payload +records[\r\n]+64 +strings"
                 info --chunks ${cap_dir}/random.perch)
 perch_info_test(info_json
-                "\"format\":{\"version\":1,\"header_size\":64,.*\"sample\":{\"records\":44,.*\"read\":{\"complete\":true,\"stop\":\"end\""
+                "\"format\":{\"version\":2,\"header_size\":64,.*\"sample\":{\"records\":44,.*\"read\":{\"complete\":true,\"stop\":\"end\""
                 info --json ${cap_dir}/sample.perch)
 perch_info_test(info_empty "total +0 +1 +12[\r\n]" info ${cap_dir}/empty.perch)
 perch_info_test(info_truncated "read: +stopped \\(truncated\\) at offset [0-9]+: stat chunk at offset"

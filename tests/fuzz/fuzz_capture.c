@@ -1,5 +1,6 @@
 /*
- * Fuzz target for the capture reader: replays arbitrary bytes from memory into a sink that
+ * Fuzz target for the capture reader (versions 1 and 2, entity updates included: the seeds hold
+ * both): replays arbitrary bytes from memory into a sink that
  * reads every field of every record (every string byte, every frame and branch), checks the
  * ranges the format promises (kernel_frames <= frame_count, pmc_count <= 8, caps), and hashes
  * each record type's stream. When the input replays to a clean end, the stream is written

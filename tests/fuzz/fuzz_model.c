@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     perch_model *m = NULL;
     perch_sink sink;
     perch_trace_info info;
-    perch_model_options o = {sizeof o, 0.001, 64, 0.0001};
+    perch_model_options o = {sizeof o, 0.001, 64, 0.0001, 64, 32}; /* small caps: reach them */
     memset(&info, 0, sizeof info);
     info.pointer_size = 8;
     info.perf_freq = 10000000;

@@ -6,6 +6,7 @@
 #ifndef PERCH_TEST_MODEL_SYNTH_H
 #define PERCH_TEST_MODEL_SYNTH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +273,8 @@ typedef struct recorder {
     uint64_t lbr_from[8][16], lbr_to[8][16];
     rec_named ledger[REC_MAX], stats[REC_MAX];
     int nthreads, nprocs, nmods, nstacks, nslices, nsamples, nlbrs, nledger, nstats;
+    int upserts;      /* entity records that replaced an earlier record of the same key */
+    int unknown_refs; /* records naming a thread/process/module key not yet received */
     int fail_sample; /* return this from the sample callback when non-zero */
     char counter_names[PERCH_MAX_PMC][32];
     int ncounters, counters_calls;
@@ -285,10 +288,38 @@ static inline int rec_info(void *c, const perch_trace_info *i)
     r->order++;
     return 0;
 }
+/* Entity records are upserts (records.h): a record replaces the earlier one of its key. Each
+ * element's first field is its record, whose first field is the key. */
+static inline int rec_slot(const void *arr, size_t stride, int *n, int *upserts, uint64_t key)
+{
+    for (int i = 0; i < *n && i < REC_MAX; i++) {
+        uint64_t k;
+        memcpy(&k, (const char *)arr + (size_t)i * stride, sizeof k);
+        if (k == key) {
+            (*upserts)++;
+            return i;
+        }
+    }
+    return (*n)++ % REC_MAX;
+}
+#define REC_SLOT(r, arr, n, k)                                                                 \
+    (&(r)->arr[rec_slot((r)->arr, sizeof (r)->arr[0], &(r)->n, &(r)->upserts, (k))])
+static inline bool rec_known(const recorder *r, int kind, uint64_t key)
+{
+    if (key == 0)
+        return true;
+    for (int i = 0; i < REC_MAX; i++)
+        if ((kind == 0 && i < r->nthreads && r->threads[i].r.key == key) ||
+            (kind == 1 && i < r->nprocs && r->procs[i].r.key == key) ||
+            (kind == 2 && i < r->nmods && r->mods[i].r.key == key))
+            return true;
+    return false;
+}
 static inline int rec_thread_cb(void *c, const perch_thread_rec *t)
 {
     recorder *r = c;
-    rec_thread *o = &r->threads[r->nthreads++ % REC_MAX];
+    r->unknown_refs += !rec_known(r, 1, t->process_key);
+    rec_thread *o = REC_SLOT(r, threads, nthreads, t->key);
     o->r = *t;
     snprintf(o->name, sizeof o->name, "%s", t->name);
     o->r.name = o->name;
@@ -298,7 +329,7 @@ static inline int rec_thread_cb(void *c, const perch_thread_rec *t)
 static inline int rec_process_cb(void *c, const perch_process_rec *p)
 {
     recorder *r = c;
-    rec_process *o = &r->procs[r->nprocs++ % REC_MAX];
+    rec_process *o = REC_SLOT(r, procs, nprocs, p->key);
     o->r = *p;
     snprintf(o->name, sizeof o->name, "%s", p->image_name);
     snprintf(o->cmd, sizeof o->cmd, "%s", p->command_line);
@@ -310,7 +341,8 @@ static inline int rec_process_cb(void *c, const perch_process_rec *p)
 static inline int rec_module_cb(void *c, const perch_module_rec *m)
 {
     recorder *r = c;
-    rec_module *o = &r->mods[r->nmods++ % REC_MAX];
+    r->unknown_refs += !rec_known(r, 1, m->process_key);
+    rec_module *o = REC_SLOT(r, mods, nmods, m->key);
     o->r = *m;
     snprintf(o->path, sizeof o->path, "%s", m->path);
     snprintf(o->pdb, sizeof o->pdb, "%s", m->pdb_name);
@@ -333,6 +365,7 @@ static inline int rec_stack_cb(void *c, const perch_stack_rec *s)
 static inline int rec_slice_cb(void *c, const perch_slice_rec *s)
 {
     recorder *r = c;
+    r->unknown_refs += !rec_known(r, 0, s->thread_key);
     r->slices[r->nslices++ % REC_MAX] = *s;
     r->order++;
     return 0;
@@ -342,6 +375,7 @@ static inline int rec_sample_cb(void *c, const perch_sample_rec *s)
     recorder *r = c;
     if (r->fail_sample)
         return r->fail_sample;
+    r->unknown_refs += !rec_known(r, 0, s->thread_key) + !rec_known(r, 2, s->module_key);
     int i = r->nsamples++ % REC_MAX;
     r->samples[i] = *s;
     r->sample_order[i] = ++r->order;

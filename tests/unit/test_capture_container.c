@@ -60,7 +60,7 @@ static void test_header_bytes(void **state)
     uint8_t *data = empty_capture(&len);
     uint8_t expect[64] = {
         0x89, 'P',  'E',  'R',  'C', 'H', '\r', '\n', /* magic */
-        1,    0,    0,    0,                          /* version */
+        2,    0,    0,    0,                          /* version */
         64,   0,    0,    0,                          /* header size */
         0,    0,    0,    0,    0,   0,   0,    0,    /* required features */
         0,    0,    0,    0,    0,   0,   0,    0,    /* optional features */
@@ -120,10 +120,10 @@ static void test_version_window(void **state)
     uint8_t *data = empty_capture(&len);
     put_le(data + 8, PERCH_CAPTURE_VERSION_MAX + 1, 4);
     fix_header_crc(data, 64);
-    expect_bad_header(data, len, PERCH_EVERSION, "format version 2");
+    expect_bad_header(data, len, PERCH_EVERSION, "format version 3");
     put_le(data + 8, 0, 4);
     fix_header_crc(data, 64);
-    expect_bad_header(data, len, PERCH_EVERSION, "reads versions 1 to 1");
+    expect_bad_header(data, len, PERCH_EVERSION, "reads versions 1 to 2");
     free(data);
 }
 

@@ -63,6 +63,10 @@ static void test_documented_defaults(void **state)
     assert_int_equal(c.stack_events, 0x0f);
     assert_string_equal(c.pmc_sources, "");
     assert_int_equal(c.lbr, 0);
+    assert_int_equal(c.lbr_events, PERCH_CFG_STACK_PROFILE);
+    assert_int_equal(c.buffer_size_kb, 64);
+    assert_int_equal(key("BufferSizeKb")->max, 1024);
+    assert_int_equal(c.buffer_count, 0);
 }
 
 static void test_find_is_case_insensitive(void **state)
@@ -133,13 +137,13 @@ static void test_bool_and_enum(void **state)
     assert_int_equal(c.lbr, 0);
     assert_int_equal(perch_config_set_named(&c, "Lbr", "maybe", why, sizeof why), PERCH_EINVAL);
     assert_non_null(strstr(why, "on or off"));
-    assert_int_equal(perch_config_set_named(&c, "Session", "Kernel-Logger", why, sizeof why), 0);
-    assert_int_equal(c.session, PERCH_SESSION_KERNEL_LOGGER);
+    assert_int_equal(perch_config_set_named(&c, "Session", "Private", why, sizeof why), 0);
+    assert_int_equal(c.session, PERCH_SESSION_PRIVATE);
     assert_int_equal(perch_config_format(&c, key("Session"), text, sizeof text), 0);
-    assert_string_equal(text, "kernel-logger");
+    assert_string_equal(text, "private");
     assert_int_equal(perch_config_set_named(&c, "Session", "kernel", why, sizeof why),
                      PERCH_EINVAL);
-    assert_non_null(strstr(why, "one of auto, private, kernel-logger"));
+    assert_non_null(strstr(why, "one of auto, private"));
 }
 
 static void test_flags(void **state)

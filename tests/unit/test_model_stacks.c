@@ -288,7 +288,7 @@ static void test_count_bound_and_sink_error(void **state)
     perch_sink sink;
     synth_ev s;
     perch_trace_info info;
-    perch_model_options o = {sizeof o, 0, 4, 0};
+    perch_model_options o = {sizeof o, 0, 4, 0, 0, 0};
     perch_model *m = NULL;
     (void)state;
     memset(&r, 0, sizeof r);

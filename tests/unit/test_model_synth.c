@@ -30,6 +30,18 @@ typedef struct tee {
     uint64_t ready_slices;
 } tee;
 
+/* Entity records are upserts: count each key once. */
+#define KEY_BITS (1u << 20)
+static uint8_t key_seen[3][KEY_BITS / 8];
+static uint64_t first_time(int kind, uint64_t key)
+{
+    assert_true(key < KEY_BITS);
+    uint8_t bit = (uint8_t)(1u << (key % 8));
+    uint64_t fresh = (key_seen[kind][key / 8] & bit) == 0;
+    key_seen[kind][key / 8] |= bit;
+    return fresh;
+}
+
 static int t_info(void *c, const perch_trace_info *i)
 {
     tee *t = c;
@@ -38,19 +50,19 @@ static int t_info(void *c, const perch_trace_info *i)
 static int t_process(void *c, const perch_process_rec *r)
 {
     tee *t = c;
-    t->processes++;
+    t->processes += first_time(0, r->key);
     return t->report.process(t->report.ctx, r);
 }
 static int t_thread(void *c, const perch_thread_rec *r)
 {
     tee *t = c;
-    t->threads++;
+    t->threads += first_time(1, r->key);
     return t->report.thread(t->report.ctx, r);
 }
 static int t_module(void *c, const perch_module_rec *r)
 {
     tee *t = c;
-    t->modules++;
+    t->modules += first_time(2, r->key);
     return t->report.module(t->report.ctx, r);
 }
 static int t_counters(void *c, const perch_counters_rec *r)

@@ -175,11 +175,12 @@ static int run(const struct export_args *a, perch_export_format fmt,
     }
     err = perch_export_run(fmt, &a->opt, &src, &out);
     cerr = out.close ? out.close(out.ctx) : 0;
+    bool partial = perch_record_source_partial(&src); /* a cut or damaged input */
     if (src.close)
         src.close(src.ctx);
     if (err || cerr)
         return perch_cli_error("export", err ? err : cerr);
-    return 0;
+    return partial ? PERCH_EXIT_PARTIAL : 0;
 }
 
 int perch_export_command(int argc, char **argv, perch_record_source_open_fn open_source)

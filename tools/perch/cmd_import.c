@@ -180,8 +180,8 @@ static int import(const struct import_args *a, perch_input *in, perch_output *ou
     }
     perch_capture_writer_sink(w, &sink);
     err = perch_cli_run_etl("import", in, a->input, &sink, perch_is_terminal(stderr) ? draw : NULL,
-                            &prog);
-    if (err == 0)
+                            &prog, true);
+    if (err >= 0) /* PERCH_CLI_PARTIAL too: a damaged .etl imported as far as it reads */
         summary(a, in_size, w, perch_monotonic_ns() - prog.started);
     perch_capture_writer_destroy(w);
     return err;
@@ -211,5 +211,5 @@ int perch_cmd_import(int argc, char **argv)
                 "perch import: %s is incomplete: it holds what was written before the "
                 "error ('perch info' shows how far it goes)\n",
                 a.output);
-    return err < 0 ? 1 : 0;
+    return err < 0 ? 1 : err == PERCH_CLI_PARTIAL ? PERCH_EXIT_PARTIAL : 0;
 }

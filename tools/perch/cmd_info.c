@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "commands.h"
+#include "partial.h"
 #include "perch/capture.h"
 #include "perch/error.h"
 #include "perch/io.h"
@@ -382,6 +383,10 @@ static int describe(struct info *in, bool json, bool list_chunks)
     err = json ? print_json(in, list_chunks) : (print_text(in, list_chunks), fflush(stdout));
     if (err)
         return perch_cli_error("info: writing output", PERCH_EIO);
+    if (perch_cli_capture_partial(&in->status)) {
+        perch_cli_warn_capture("info", in->path, &in->status, in->size);
+        return PERCH_EXIT_PARTIAL;
+    }
     if (in->status.stop != PERCH_CAPTURE_STOP_END) {
         fprintf(stderr, "perch: %s: %s capture: %s\n", what, read_state(&in->status),
                 in->status.reason);

@@ -124,7 +124,8 @@ int perch_cmd_report(int argc, char **argv)
         return perch_cli_error("report", PERCH_ENOMEM);
     }
     perch_report_sink(r, &sink);
-    rc = perch_cli_play_file("report", a.path, &sink, true) < 0 ? 1 : 0;
+    int played = perch_cli_play_file("report", a.path, &sink, true);
+    rc = played < 0 ? 1 : 0;
     if (rc == 0 && a.html) {
         rc = write_html(r, a.html);
     } else if (rc == 0 && a.json) {
@@ -135,5 +136,5 @@ int perch_cmd_report(int argc, char **argv)
         rc = perch_report_write_text(r, stdout) < 0 ? perch_cli_error("report", PERCH_EIO) : 0;
     }
     perch_report_destroy(r);
-    return rc;
+    return rc == 0 && played == PERCH_CLI_PARTIAL ? PERCH_EXIT_PARTIAL : rc;
 }

@@ -8,7 +8,15 @@
 
 #include <stdio.h>
 
-/* argv[0] is the command name. Returns the process exit status (0 ok, 1 failure, 2 usage). */
+/* Exit statuses of every perch command (also in `perch --help` and docs/README.md). */
+#define PERCH_EXIT_OK      0
+#define PERCH_EXIT_FAILURE 1
+#define PERCH_EXIT_USAGE   2
+/* The input was cut or damaged: the output covers everything readable before that point and
+ * one warning line on stderr says where the input stopped and how much was not used. */
+#define PERCH_EXIT_PARTIAL 3
+
+/* argv[0] is the command name. Returns the process exit status (PERCH_EXIT_*). */
 typedef int (*perch_command_fn)(int argc, char **argv);
 
 struct perch_command {
@@ -25,6 +33,15 @@ int perch_cmd_info(int argc, char **argv);
 int perch_cmd_report(int argc, char **argv);
 int perch_cmd_export(int argc, char **argv);
 int perch_cmd_resolve(int argc, char **argv);
+/* The commands that talk to perchd over the pipe (service_client.h). */
+int perch_cmd_status(int argc, char **argv);
+int perch_cmd_record(int argc, char **argv);
+int perch_cmd_stop(int argc, char **argv);
+int perch_cmd_snapshot(int argc, char **argv);
+int perch_cmd_captures(int argc, char **argv);
+int perch_cmd_fetch(int argc, char **argv);
+int perch_cmd_top(int argc, char **argv);
+int perch_cmd_watch(int argc, char **argv);
 
 /* Prints "perch: <what>: <reason>" to stderr; returns 1 for use as an exit status. */
 int perch_cli_error(const char *what, int err);

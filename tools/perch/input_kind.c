@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "input_kind.h"
+#include "partial.h"
 #include "perch/capture.h"
 #include "perch/error.h"
 #include "perch/platform.h"
@@ -61,12 +62,16 @@ int perch_cli_threads(unsigned *threads)
 }
 
 int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const perch_sink *sink,
-                      perch_progress_fn progress, void *progress_ctx)
+                      perch_progress_fn progress, void *progress_ctx, bool warn)
 {
     perch_etl_open_error diag = {0, 0, NULL};
     char source[300];
-    perch_pipeline_options opts = {
-        .sz = sizeof opts, .progress = progress, .progress_ctx = progress_ctx};
+    perch_etl_stats stats;
+    perch_pipeline_options opts = {.sz = sizeof opts,
+                                   .progress = progress,
+                                   .progress_ctx = progress_ctx,
+                                   .reader_stats = &stats};
+    memset(&stats, 0, sizeof stats);
     if (perch_cli_threads(&opts.threads) < 0) {
         perch_input_close(in);
         return PERCH_EINVAL;
@@ -80,14 +85,28 @@ int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const 
                 (unsigned long long)diag.offset);
     else if (err < 0)
         fprintf(stderr, "perch %s: %s: %s\n", cmd, path, perch_strerror(err));
-    return err;
+    if (err < 0)
+        return err;
+    bool damaged = false;
+    for (int i = 0; i < PERCH_ETL_REASON_COUNT; i++)
+        damaged |= stats.errors[i] != 0;
+    if (damaged && warn)
+        perch_cli_warn_etl(cmd, path, &stats);
+    return damaged ? PERCH_CLI_PARTIAL : 0;
 }
 
-static int run_capture(const char *cmd, perch_input *in, const char *path, const perch_sink *sink)
+static int run_capture(const char *cmd, perch_input *in, const char *path, const perch_sink *sink,
+                       bool warn)
 {
     perch_capture_status st;
+    uint64_t size = in->size;
     int err = perch_capture_replay(in, sink, &st);
     perch_input_close(in);
+    if (err < 0 && perch_cli_capture_partial(&st)) {
+        if (warn)
+            perch_cli_warn_capture(cmd, path, &st, size);
+        return PERCH_CLI_PARTIAL;
+    }
     if (err < 0)
         fprintf(stderr, "perch %s: %s: %s at byte %llu\n", cmd, path, st.reason,
                 (unsigned long long)st.offset);
@@ -97,6 +116,12 @@ static int run_capture(const char *cmd, perch_input *in, const char *path, const
 int perch_cli_play_file(const char *cmd, const char *path, const perch_sink *sink,
                         bool percent_progress)
 {
+    return perch_cli_play_file_ex(cmd, path, sink, percent_progress, true);
+}
+
+int perch_cli_play_file_ex(const char *cmd, const char *path, const perch_sink *sink,
+                           bool percent_progress, bool warn)
+{
     perch_input in;
     int err = perch_input_open_file(&in, path);
     if (err < 0) {
@@ -104,7 +129,7 @@ int perch_cli_play_file(const char *cmd, const char *path, const perch_sink *sin
         return err;
     }
     if (perch_cli_is_capture(&in))
-        return run_capture(cmd, &in, path, sink);
+        return run_capture(cmd, &in, path, sink, warn);
     bool show = percent_progress && perch_is_terminal(stderr);
-    return perch_cli_run_etl(cmd, &in, path, sink, show ? percent : NULL, (void *)cmd);
+    return perch_cli_run_etl(cmd, &in, path, sink, show ? percent : NULL, (void *)cmd, warn);
 }

@@ -26,15 +26,26 @@ void perch_cli_etl_source(const char *path, char *buf, size_t len);
 int perch_cli_threads(unsigned *threads);
 void perch_cli_set_threads(unsigned threads);
 
+/* What perch_cli_play_file returns (besides 0 and a negative error) when the input was
+ * partial: cut or damaged, every readable record played, one warning printed (partial.h). */
+#define PERCH_CLI_PARTIAL 1
+
 /* Runs the .etl in *in (ownership taken) through the pipeline into sink. On failure prints
- * "perch <cmd>: <path>: <reason>[ at byte N]" to stderr and returns the error. progress may
- * be NULL. */
+ * "perch <cmd>: <path>: <reason>[ at byte N]" to stderr and returns the error. When the reader
+ * skipped damaged parts, prints the one warning line of partial.h (when warn) and returns
+ * PERCH_CLI_PARTIAL. progress may be NULL. */
 int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const perch_sink *sink,
-                      perch_progress_fn progress, void *progress_ctx);
+                      perch_progress_fn progress, void *progress_ctx, bool warn);
 
 /* Opens path and plays every record of it into sink once (capture or .etl, by magic). On
- * failure prints one line "perch <cmd>: <path>: <reason>" and returns the error; with
- * percent_progress a percentage is drawn on stderr for an .etl when stderr is a terminal. */
+ * failure prints one line "perch <cmd>: <path>: <reason>" and returns the error; a cut or
+ * damaged input whose readable part was played returns PERCH_CLI_PARTIAL after one warning
+ * line (none when warn is false: a later pass over the same input). With percent_progress a
+ * percentage is drawn on stderr for an .etl when stderr is a terminal. */
+int perch_cli_play_file_ex(const char *cmd, const char *path, const perch_sink *sink,
+                           bool percent_progress, bool warn);
+
+/* perch_cli_play_file_ex with warn = true. */
 int perch_cli_play_file(const char *cmd, const char *path, const perch_sink *sink,
                         bool percent_progress);
 

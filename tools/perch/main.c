@@ -18,6 +18,14 @@ static const struct perch_command commands[] = {
     {"report", perch_cmd_report, "summarize where the CPU went (text or --json)"},
     {"export", perch_cmd_export, "convert a capture to chrome, gecko, pprof, speedscope or folded"},
     {"resolve", perch_cmd_resolve, "name the functions at RVAs of an image or PDB (addr2line)"},
+    {"status", perch_cmd_status, "what the running perchd is doing (session, rates, losses)"},
+    {"record", perch_cmd_record, "make perchd record a capture (for a duration, or until stop)"},
+    {"stop", perch_cmd_stop, "stop perchd's recording"},
+    {"snapshot", perch_cmd_snapshot, "copy the flight recorder's last seconds into a capture"},
+    {"captures", perch_cmd_captures, "list the captures in perchd's capture directory"},
+    {"fetch", perch_cmd_fetch, "copy one of perchd's captures into a file"},
+    {"top", perch_cmd_top, "the processes, threads or stacks using the CPU right now"},
+    {"watch", perch_cmd_watch, "a live view: events/s and the busiest threads, refreshed"},
 };
 
 static const size_t command_count = sizeof commands / sizeof commands[0];
@@ -31,7 +39,15 @@ static void print_usage(FILE *out)
                  "Commands:\n");
     for (size_t i = 0; i < command_count; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\nRun 'perch <command> --help' for a command's options.\n");
+    fprintf(out, "\nstatus, record, stop, snapshot, captures, fetch, top and watch talk to perchd\n"
+                 "over \\\\.\\pipe\\perch (Windows; PERCH_PIPE names another pipe).\n"
+                 "\nExit status: 0 success; 1 failure; 2 usage error; 3 partial input (a cut or\n"
+                 "damaged capture or .etl: the output covers everything readable before the\n"
+                 "damage, and one warning on stderr says where it stopped and what was lost);\n"
+                 "for the commands that talk to perchd also 4 not on Windows, 5 the service is\n"
+                 "not installed, 6 perchd is not running, 7 access denied, 8 perchd did not\n"
+                 "answer (busy, timed out).\n"
+                 "\nRun 'perch <command> --help' for a command's options.\n");
 }
 
 int perch_cli_error(const char *what, int err)

@@ -9,6 +9,8 @@
 #ifndef PERCH_TOOLS_RECORD_SOURCE_H
 #define PERCH_TOOLS_RECORD_SOURCE_H
 
+#include <stdbool.h>
+
 #include "perch/export.h"
 
 /* Opens path as a record source. On success the caller closes it with src->close(src->ctx)
@@ -17,6 +19,10 @@
 int perch_open_record_source(const char *path, perch_record_source *src);
 
 typedef int (*perch_record_source_open_fn)(const char *path, perch_record_source *src);
+
+/* True when a replay of src met a cut or damaged input (the warning was printed once, on
+ * the first pass); false for other sources. perch export then exits PERCH_EXIT_PARTIAL. */
+bool perch_record_source_partial(const perch_record_source *src);
 
 /* perch export with its input opener injected: perch_cmd_export passes
  * perch_open_record_source, tests pass a synthetic stream. Same exit statuses as a command. */

@@ -1,9 +1,9 @@
 /*
  * The capture reader's record decoders: the exact mirror of encode.c, one function per record
- * type, each reading one record through the bounds-checked cursor, checking every value
- * against its field's range, and handing the record to the sink. A value out of range or a
- * string id not in the table makes the chunk malformed (PERCH_EFORMAT at that byte); nothing
- * is ever read outside the chunk's payload.
+ * type (version 1 entity records here too; version 2 ones are in dec_entity.c), each reading one
+ * record through the bounds-checked cursor, checking every value against its field's range, and
+ * handing the record to the sink. A value out of range or a string id not in the table makes the
+ * chunk malformed (PERCH_EFORMAT at that byte); nothing is ever read outside the chunk's payload.
  */
 #include <string.h>
 
@@ -350,9 +350,36 @@ static int strings_prefix(perch__cap_reader *r, perch__cap_cursor *c)
     return 0;
 }
 
+static int dec_process_v2(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
+{
+    return perch__cap_dec_entity(r, c, st, CAP_ENT_PROCESS);
+}
+
+static int dec_thread_v2(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
+{
+    return perch__cap_dec_entity(r, c, st, CAP_ENT_THREAD);
+}
+
+static int dec_module_v2(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
+{
+    return perch__cap_dec_entity(r, c, st, CAP_ENT_MODULE);
+}
+
+/* The decoder of a chunk type in the capture's version: version 2 codes entities as updates. */
+static decode_fn decoder_for(const perch__cap_reader *r, unsigned type)
+{
+    static const decode_fn v2[PERCH_CHUNK_TYPE_LIMIT] = {
+        [PERCH_CHUNK_PROCESS] = dec_process_v2,
+        [PERCH_CHUNK_THREAD] = dec_thread_v2,
+        [PERCH_CHUNK_MODULE] = dec_module_v2,
+    };
+    return r->status->version >= 2 && v2[type] ? v2[type] : decoders[type];
+}
+
 int perch__cap_decode_chunk(perch__cap_reader *r, unsigned type, perch__cap_cursor *c)
 {
     int err;
+    decode_fn dec = decoder_for(r, type);
     r->records = 0;
     if (type == PERCH_CHUNK_STRINGS && (err = strings_prefix(r, c)) != 0)
         return err;
@@ -364,7 +391,7 @@ int perch__cap_decode_chunk(perch__cap_reader *r, unsigned type, perch__cap_curs
     perch__cap_state_reset(&r->state);
     perch__cap_ring_reset(&r->ring);
     for (uint64_t i = 0; i < count; i++) {
-        if ((err = decoders[type](r, c, &r->state)) != 0)
+        if ((err = dec(r, c, &r->state)) != 0)
             return err;
         r->records++;
     }

@@ -4,7 +4,8 @@
  * chosen for what dominates a real trace: samples and slices are a mask byte of "same as
  * before" bits, a thread from a move-to-front list, and zigzag varint deltas of timestamps and
  * addresses; stacks share their outermost frames with a recent stack and delta-code the rest.
- * Every delta base is per chunk (perch__cap_state), so each chunk decodes on its own.
+ * Every delta base is per chunk (perch__cap_state), so each chunk decodes on its own. Entity
+ * records (version 2 updates) are coded in enc_entity.c.
  */
 #include <string.h>
 
@@ -118,97 +119,26 @@ static int on_trace_info(void *ctx, const perch_trace_info *r)
 
 static int on_process(void *ctx, const perch_process_rec *r)
 {
-    perch_capture_writer *w = ctx;
-    const char *strs[2] = {r->image_name, r->command_line};
-    uint64_t ids[2];
-    int err = ready(w);
-    if (err || (err = perch__cap_intern(w, strs, 2, ids)) != 0)
-        return err;
-    perch__cap_open_chunk *c = perch__cap_begin(w, PERCH_CHUNK_PROCESS, 128);
-    if (!c)
-        return w->error;
-    perch__cap_buf *b = &c->buf;
-    cap_put_delta(b, r->key, c->state.key);
-    c->state.key = r->key;
-    cap_put_varint(b, r->pid);
-    cap_put_varint(b, r->parent_pid);
-    cap_put_varint(b, r->session_id);
-    cap_put_varint(b, cap_zigzag(r->exit_status));
-    cap_put_varint(b, r->flags);
-    cap_put_varint(b, r->start_ts);
-    cap_put_varint(b, r->end_ts);
-    cap_put_varint(b, ids[0]);
-    cap_put_varint(b, ids[1]);
-    return perch__cap_end(w, PERCH_CHUNK_PROCESS);
+    perch__cap_ent e;
+    int err = ready(ctx);
+    perch__cap_ent_from_process(&e, r);
+    return err ? err : perch__cap_put_entity(ctx, CAP_ENT_PROCESS, &e);
 }
 
 static int on_thread(void *ctx, const perch_thread_rec *r)
 {
-    perch_capture_writer *w = ctx;
-    const char *strs[1] = {r->name};
-    uint64_t ids[1];
-    int err = ready(w);
-    if (err || (err = perch__cap_intern(w, strs, 1, ids)) != 0)
-        return err;
-    perch__cap_open_chunk *c = perch__cap_begin(w, PERCH_CHUNK_THREAD, 96);
-    if (!c)
-        return w->error;
-    perch__cap_buf *b = &c->buf;
-    cap_put_delta(b, r->key, c->state.key);
-    c->state.key = r->key;
-    cap_put_delta(b, r->process_key, c->state.id);
-    c->state.id = r->process_key;
-    cap_put_varint(b, r->tid);
-    cap_put_varint(b, r->pid);
-    cap_put_varint(b, r->flags);
-    cap_put_varint(b, r->start_ts);
-    cap_put_varint(b, r->end_ts);
-    cap_put_varint(b, ids[0]);
-    return perch__cap_end(w, PERCH_CHUNK_THREAD);
-}
-
-static bool guid_is_zero(const perch_guid *g)
-{
-    static const perch_guid zero;
-    return perch_guid_equal(g, &zero);
-}
-
-static void put_guid(perch__cap_buf *b, const perch_guid *g)
-{
-    cap_put_le32(b, g->data1);
-    cap_put_u8(b, (uint8_t)g->data2);
-    cap_put_u8(b, (uint8_t)(g->data2 >> 8));
-    cap_put_u8(b, (uint8_t)g->data3);
-    cap_put_u8(b, (uint8_t)(g->data3 >> 8));
-    cap_put_bytes(b, g->data4, 8);
+    perch__cap_ent e;
+    int err = ready(ctx);
+    perch__cap_ent_from_thread(&e, r);
+    return err ? err : perch__cap_put_entity(ctx, CAP_ENT_THREAD, &e);
 }
 
 static int on_module(void *ctx, const perch_module_rec *r)
 {
-    perch_capture_writer *w = ctx;
-    const char *strs[2] = {r->path, r->pdb_name};
-    uint64_t ids[2];
-    const uint64_t v[] = {r->process_key, r->pid,       r->base,     r->size,
-                          r->load_ts,     r->unload_ts, r->checksum, r->time_date_stamp};
-    int err = ready(w);
-    if (err || (err = perch__cap_intern(w, strs, 2, ids)) != 0)
-        return err;
-    perch__cap_open_chunk *c = perch__cap_begin(w, PERCH_CHUNK_MODULE, 192);
-    if (!c)
-        return w->error;
-    perch__cap_buf *b = &c->buf;
-    uint8_t flags = (r->has_pdb ? MOD_HAS_PDB : 0) | (guid_is_zero(&r->pdb_guid) ? 0 : MOD_GUID);
-    cap_put_delta(b, r->key, c->state.key);
-    c->state.key = r->key;
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        cap_put_varint(b, v[i]);
-    cap_put_varint(b, ids[0]);
-    cap_put_u8(b, flags);
-    if (flags & MOD_GUID)
-        put_guid(b, &r->pdb_guid);
-    cap_put_varint(b, r->pdb_age);
-    cap_put_varint(b, ids[1]);
-    return perch__cap_end(w, PERCH_CHUNK_MODULE);
+    perch__cap_ent e;
+    int err = ready(ctx);
+    perch__cap_ent_from_module(&e, r);
+    return err ? err : perch__cap_put_entity(ctx, CAP_ENT_MODULE, &e);
 }
 
 static int on_counters(void *ctx, const perch_counters_rec *r)

@@ -251,6 +251,7 @@ static void reader_free(perch__cap_reader *r)
     perch__free(r->from);
     perch__free(r->to);
     perch__strtab_free(&r->strings);
+    perch__cap_ents_free(&r->ents);
 }
 
 int perch_capture_replay_ex(const perch_input *in, const perch_sink *sink,
@@ -266,6 +267,7 @@ int perch_capture_replay_ex(const perch_input *in, const perch_sink *sink,
         return STOP(status, PERCH_CAPTURE_STOP_IO, PERCH_ENOMEM, 0, "out of memory");
     memset(r, 0, offsetof(perch__cap_reader, ring));
     perch__cap_ring_reset(&r->ring);
+    perch__cap_ents_init(&r->ents);
     r->in = in;
     r->sink = sink ? sink : &none;
     r->status = status;

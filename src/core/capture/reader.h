@@ -6,6 +6,7 @@
 #define PERCH_CAPTURE_READER_H
 
 #include "capture/codec.h"
+#include "capture/entity.h"
 #include "capture/format.h"
 #include "capture/strtab.h"
 #include "perch/capture.h"
@@ -15,6 +16,7 @@ typedef struct perch__cap_reader {
     const perch_sink *sink;
     perch_capture_status *status;
     perch__strtab strings;
+    perch__cap_ents ents; /* current state of every entity (version 2) */
     perch__cap_state state;
     uint64_t *frames;    /* frame_cap entries, grown up to PERCH_CAPTURE_MAX_FRAMES */
     uint64_t *from, *to; /* branch_cap entries each, up to PERCH_CAPTURE_MAX_BRANCHES */
@@ -33,6 +35,10 @@ int perch__cap_reader_frames(perch__cap_reader *r, uint32_t n);
 
 /* Makes r->from and r->to hold n branches (n <= PERCH_CAPTURE_MAX_BRANCHES). PERCH_ENOMEM. */
 int perch__cap_reader_branches(perch__cap_reader *r, uint32_t n);
+
+/* Decodes one version 2 entity record of type CAP_ENT_* into the sink (dec_entity.c). */
+int perch__cap_dec_entity(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st,
+                          unsigned type);
 
 /* Decodes the payload of a known chunk type (prefix and records) from c into the sink,
  * counting delivered records in r->records. Returns 0, a cursor error (the chunk is

@@ -1,8 +1,8 @@
 /*
  * The capture writer's container side: the file header, one open chunk per record type,
- * flushing whole chunks in dependency order (strings before anything that names them, stacks
- * before samples, ledger and stat last), the CRC of each chunk and the sync policy. Record
- * encoding is in encode.c.
+ * flushing whole chunks in dependency order (strings before anything that names them,
+ * entities before the records naming them, stacks before samples, ledger and stat last), the CRC of
+ * each chunk and the sync policy. Record encoding is in encode.c.
  *
  * Crash safety comes from two rules: the output only ever receives whole chunks, each in one
  * write call, and sync is called only between chunks. A file cut anywhere therefore holds a
@@ -130,6 +130,24 @@ static int write_chunk(perch_capture_writer *w, unsigned type)
     return maybe_sync(w);
 }
 
+/* Entities precede every record naming their key: a thread or module chunk needs the open
+ * process chunk written first, a slice, sample or LBR chunk the open entity chunks. */
+static int flush_entities(perch_capture_writer *w, unsigned type)
+{
+    static const uint8_t needs[PERCH_CHUNK_TYPE_LIMIT] = {
+        [PERCH_CHUNK_THREAD] = 1, [PERCH_CHUNK_MODULE] = 1, [PERCH_CHUNK_SLICE] = 3,
+        [PERCH_CHUNK_SAMPLE] = 3, [PERCH_CHUNK_LBR] = 3,
+    };
+    int err = 0;
+    if (needs[type] >= 1)
+        err = perch__cap_flush(w, PERCH_CHUNK_PROCESS);
+    if (!err && needs[type] >= 3)
+        err = perch__cap_flush(w, PERCH_CHUNK_THREAD);
+    if (!err && needs[type] >= 3)
+        err = perch__cap_flush(w, PERCH_CHUNK_MODULE);
+    return err;
+}
+
 int perch__cap_flush(perch_capture_writer *w, unsigned type)
 {
     int err;
@@ -140,6 +158,8 @@ int perch__cap_flush(perch_capture_writer *w, unsigned type)
     if (type != PERCH_CHUNK_STRINGS && (err = perch__cap_flush(w, PERCH_CHUNK_STRINGS)) != 0)
         return err;
     if (type == PERCH_CHUNK_SAMPLE && (err = perch__cap_flush(w, PERCH_CHUNK_STACK)) != 0)
+        return err;
+    if ((err = flush_entities(w, type)) != 0)
         return err;
     return write_chunk(w, type);
 }
@@ -254,6 +274,7 @@ int perch_capture_writer_create(perch_output *out, const perch_capture_writer_op
     w->out = out;
     w->opts = *opts;
     w->strings_first_id = 1;
+    perch__cap_ents_init(&w->ents);
     h.chunk_bytes = opts->chunk_bytes;
     perch__cap_header_encode(&h, header);
     int err = out->write(out->ctx, header, sizeof header);
@@ -275,6 +296,7 @@ void perch_capture_writer_destroy(perch_capture_writer *w)
     for (unsigned type = 0; type < PERCH_CHUNK_TYPE_LIMIT; type++)
         perch__cap_buf_free(&w->chunk[type].buf);
     perch__strtab_free(&w->strings);
+    perch__cap_ents_free(&w->ents);
     perch__free(w);
 }
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "capture/codec.h"
+#include "capture/entity.h"
 #include "capture/format.h"
 #include "capture/strtab.h"
 #include "perch/capture.h"
@@ -37,6 +38,7 @@ struct perch_capture_writer {
     uint32_t since_clock; /* records since the last look at the clock */
     perch_capture_writer_stats stats;
     perch__cap_stack_ring ring; /* of the open stack chunk */
+    perch__cap_ents ents;       /* the last state written of every entity (version 2) */
     perch__cap_open_chunk chunk[PERCH_CHUNK_TYPE_LIMIT];
 };
 
@@ -61,6 +63,9 @@ int perch__cap_flush_all(perch_capture_writer *w);
 
 /* Appends the end chunk and syncs. */
 int perch__cap_write_end(perch_capture_writer *w);
+
+/* Appends one entity record (version 2 coding, enc_entity.c). */
+int perch__cap_put_entity(perch_capture_writer *w, unsigned type, const perch__cap_ent *e);
 
 /* Appends a ledger record (the writer's own, e.g. "capture.truncated"). */
 int perch__cap_enc_ledger(perch_capture_writer *w, const char *reason, uint64_t count);

@@ -13,7 +13,7 @@
 
 #define FIELD(f) offsetof(perch_config, f), sizeof(((perch_config *)0)->f)
 
-static const char *const session_tokens[] = {"auto", "private", "kernel-logger", NULL};
+static const char *const session_tokens[] = {"auto", "private", NULL};
 static const char *const group_tokens[] = {"process",    "thread",  "image", "cswitch",
                                            "dispatcher", "profile", NULL};
 static const char *const stack_tokens[] = {"profile", "pmc", "cswitch", "readythread", NULL};
@@ -33,7 +33,8 @@ static const perch_config_key keys[] = {
     {"CaptureDirectory", PERCH_CONFIG_PATH, FIELD(capture_dir), 0, 0,
      "%ProgramData%\\Perch\\captures", "", NULL, "where recordings and snapshots are written"},
     {"Session", PERCH_CONFIG_ENUM, FIELD(session), 0, 0, "auto", "", session_tokens,
-     "auto: a private system logger, the NT Kernel Logger where that is refused"},
+     "auto: a private system-logger session, the NT Kernel Logger where that is refused; "
+     "private: never the NT Kernel Logger"},
     {"EventGroups", PERCH_CONFIG_FLAGS, FIELD(event_groups), 1, 0, "all", "", group_tokens,
      "the kernel event groups the session enables"},
     {"StackEvents", PERCH_CONFIG_FLAGS, FIELD(stack_events), 0, 0, "all", "", stack_tokens,
@@ -46,12 +47,14 @@ static const perch_config_key keys[] = {
         "counter events between two PMC overflow samples"),
     {"CSwitchCounters", PERCH_CONFIG_NAMES, FIELD(cswitch_counters), 0, 0, "none", "", NULL,
      "PMC counters read on every context switch, by source name"},
-    BOOL("Lbr", lbr, "off", "last branch records on sampled events (Windows 10 1903 and later)"),
+    BOOL("Lbr", lbr, "off", "last branch records (Windows 10 1903 and later)"),
+    {"LbrEvents", PERCH_CONFIG_FLAGS, FIELD(lbr_events), 0, 0, "profile", "", stack_tokens,
+     "the events that carry last branch records when Lbr is on"},
     {"LbrFilters", PERCH_CONFIG_MASK, FIELD(lbr_filters), 0, 0x3ff, "0", "(a bit mask)", NULL,
      "LBR filter flags, as TraceLbrConfigurationInfo takes them"},
-    U32("BufferSizeKb", buffer_size_kb, 4, 16384, "1024", "KiB", "size of each session buffer"),
-    U32("BufferCount", buffer_count, 4, 4096, "64", "buffers",
-        "session buffers (the session may add per-processor buffers)"),
+    U32("BufferSizeKb", buffer_size_kb, 4, 1024, "64", "KiB", "size of each session buffer"),
+    U32("BufferCount", buffer_count, 0, 4096, "0", "buffers",
+        "session buffers at least (0: two per processor, at least 16)"),
     U32("QueueMb", queue_mb, 1, 1024, "64", "MiB",
         "queue between the event callback and the model; events beyond it are dropped and "
         "counted"),

@@ -1,6 +1,7 @@
 /*
- * The entity store of the exporters: threads, processes and modules as their records arrive
- * (usually late: when the entity ends or at the end of the trace), keyed by their model keys.
+ * The entity store of the exporters: threads, processes and modules as their records arrive,
+ * keyed by their model keys. Records are upserts (records.h): a later record of a key
+ * replaces the earlier one.
  * A sample or slice of a thread with no record yet creates a provisional thread, completed
  * when the record comes. Strings are copied into one arena; all memory is budgeted.
  */
@@ -123,14 +124,17 @@ int perch__entities_module(perch__entities *e, const perch_module_rec *rec)
     char base[PERCH_FRAME_NAME_MAX];
     perch__module *m;
     size_t n;
-    int err;
-    err = perch__grow(e->budget, (void **)&e->modules, &e->module_cap, e->module_count + 1,
-                      sizeof *e->modules);
-    if (!err && rec->key)
-        err = perch__map_put(&e->module_map, e->budget, rec->key, (uint32_t)e->module_count);
+    uint32_t idx = (uint32_t)e->module_count;
+    int err = 0;
+    bool again = rec->key && perch__map_get(&e->module_map, rec->key, &idx);
+    if (!again)
+        err = perch__grow(e->budget, (void **)&e->modules, &e->module_cap, e->module_count + 1,
+                          sizeof *e->modules);
+    if (!err && rec->key && !again)
+        err = perch__map_put(&e->module_map, e->budget, rec->key, idx);
     if (err)
         return err;
-    m = &e->modules[e->module_count];
+    m = &e->modules[idx];
     m->key = rec->key;
     m->process_key = rec->process_key;
     m->base = rec->base;
@@ -143,7 +147,7 @@ int perch__entities_module(perch__entities *e, const perch_module_rec *rec)
         return err;
     if (rec->size > e->max_size)
         e->max_size = rec->size;
-    e->module_count++;
+    e->module_count += !again;
     e->sorted = false;
     return 0;
 }

@@ -4,7 +4,10 @@
  * late references (M1: a sample uses the last Thread event at or before it). A reference to an
  * id with no event yet creates a provisional entity that the first later event completes (M1:
  * "if none, the first one after"). The idle thread (tid 0) is one entity per CPU, in process 0.
- * An entity is emitted when it ends, or at the end of the trace.
+ * Records are upserts (records.h): an entity's record is sent as soon as the entity exists
+ * (before anything refers to its key), again whenever it changes, and a last time when it ends
+ * (or at the end of the trace); nothing is sent after that final record. The entity arrays are
+ * capped (opts.max_entities): at the cap a slot is reclaimed by the rule of reclaim_slot().
  */
 #include <string.h>
 
@@ -22,7 +25,8 @@ cpu_state *perch__cpu(perch_model *m, uint16_t cpu)
     }
     if (cpu >= m->cpu_cap) {
         uint32_t old = m->cpu_cap;
-        int err = perch__grow_array((void **)&m->cpus, sizeof *m->cpus, &m->cpu_cap, cpu + 1u, MAX_CPUS);
+        int err =
+            perch__grow_array((void **)&m->cpus, sizeof *m->cpus, &m->cpu_cap, cpu + 1u, MAX_CPUS);
         if (err < 0) {
             m->error = err;
             return NULL;
@@ -34,14 +38,20 @@ cpu_state *perch__cpu(perch_model *m, uint16_t cpu)
     return &m->cpus[cpu];
 }
 
+static uint32_t reclaim_thread(perch_model *m);
+
 static uint32_t alloc_thread(perch_model *m)
 {
     uint32_t i = m->thread_free;
+    if (i == NONE32 && m->thread_count >= m->opts.max_entities)
+        i = reclaim_thread(m);
+    if (m->error < 0)
+        return NONE32;
     if (i != NONE32) {
         m->thread_free = m->threads[i].next_free;
     } else {
         int err = perch__grow_array((void **)&m->threads, sizeof *m->threads, &m->thread_cap,
-                              m->thread_count + 1, MAX_ENTITIES);
+                                    m->thread_count + 1, MAX_ENTITIES);
         if (err < 0) {
             m->error = err;
             return NONE32;
@@ -72,14 +82,20 @@ uint32_t perch__process_find(const perch_model *m, uint32_t pid)
     return perch__hmap_get(&m->pid_map, pid, &i) ? i : NONE32;
 }
 
+static uint32_t reclaim_process(perch_model *m);
+
 static uint32_t alloc_process(perch_model *m, uint32_t pid)
 {
     uint32_t i = m->proc_free;
+    if (i == NONE32 && m->proc_count >= m->opts.max_entities)
+        i = reclaim_process(m);
+    if (m->error < 0)
+        return NONE32;
     if (i != NONE32) {
         m->proc_free = m->procs[i].next_free;
     } else {
         int err = perch__grow_array((void **)&m->procs, sizeof *m->procs, &m->proc_cap,
-                              m->proc_count + 1, MAX_ENTITIES);
+                                    m->proc_count + 1, MAX_ENTITIES);
         if (err < 0) {
             m->error = err;
             return NONE32;
@@ -107,6 +123,31 @@ static void release_process(perch_model *m, uint32_t i)
     m->proc_free = i;
 }
 
+static bool process_same(const perch_process_rec *a, const perch_process_rec *b)
+{
+    return a->pid == b->pid && a->parent_pid == b->parent_pid && a->session_id == b->session_id &&
+           a->exit_status == b->exit_status && a->flags == b->flags && a->start_ts == b->start_ts &&
+           a->end_ts == b->end_ts && a->image_name == b->image_name &&
+           a->command_line == b->command_line;
+}
+
+/* Sends the current record unless it equals the last one sent. Strings are set once (from
+ * "" to an owned copy), so comparing their pointers finds every change. */
+static int send_process(perch_model *m, ent_process *p)
+{
+    if (p->announced && process_same(&p->rec, &p->sent))
+        return 0;
+    p->announced = true;
+    p->sent = p->rec;
+    return m->sink.process != NULL ? m->sink.process(m->sink.ctx, &p->rec) : 0;
+}
+
+int perch__process_upsert(perch_model *m, uint32_t i)
+{
+    ent_process *p = &m->procs[i];
+    return p->emitted ? 0 : send_process(m, p);
+}
+
 static int emit_process(perch_model *m, uint32_t i)
 {
     ent_process *p = &m->procs[i];
@@ -115,9 +156,37 @@ static int emit_process(perch_model *m, uint32_t i)
     p->emitted = true;
     model_count(m, MC_PROCESSES, 1);
     int err = perch__modmap_emit_all(m, &p->mods, p->rec.end_ts);
-    if (err == 0 && m->sink.process != NULL)
-        err = m->sink.process(m->sink.ctx, &p->rec);
-    return err;
+    return err ? err : send_process(m, p);
+}
+
+static perch_thread_rec thread_rec(const ent_thread *t)
+{
+    perch_thread_rec rec = {t->key,   t->process_key, t->tid,    t->pid,
+                            t->flags, t->start_ts,    t->end_ts, t->name ? t->name : ""};
+    return rec;
+}
+
+static bool thread_same(const perch_thread_rec *a, const perch_thread_rec *b)
+{
+    return a->process_key == b->process_key && a->tid == b->tid && a->pid == b->pid &&
+           a->flags == b->flags && a->start_ts == b->start_ts && a->end_ts == b->end_ts;
+}
+
+static int send_thread(perch_model *m, ent_thread *t)
+{
+    perch_thread_rec rec = thread_rec(t);
+    if (t->announced && !t->name_changed && thread_same(&rec, &t->sent))
+        return 0;
+    t->announced = true;
+    t->name_changed = false;
+    t->sent = rec;
+    return m->sink.thread != NULL ? m->sink.thread(m->sink.ctx, &rec) : 0;
+}
+
+int perch__thread_upsert(perch_model *m, uint32_t i)
+{
+    ent_thread *t = &m->threads[i];
+    return t->emitted ? 0 : send_thread(m, t);
 }
 
 static int emit_thread(perch_model *m, uint32_t i)
@@ -129,18 +198,111 @@ static int emit_thread(perch_model *m, uint32_t i)
     model_count(m, MC_THREADS, 1);
     if (t->pid == UNKNOWN_PID)
         model_count(m, MC_THREAD_UNKNOWN_PID, 1);
-    perch_thread_rec rec = {t->key,   t->process_key, t->tid,    t->pid,
-                            t->flags, t->start_ts,    t->end_ts, t->name ? t->name : ""};
-    return m->sink.thread != NULL ? m->sink.thread(m->sink.ctx, &rec) : 0;
+    return send_thread(m, t);
+}
+
+/* How many slots past the cursor a reclaim looks at for an ended entity. */
+#define RECLAIM_SCAN 64u
+
+/* The slot to free when an entity array is full: the first slot, among the RECLAIM_SCAN live
+ * slots from a round-robin cursor, whose entity has ended (its final record was sent); when
+ * there is none, the live slot at the cursor itself. skip() excludes slots that must stay
+ * (the idle threads). *ended says which case it was. NONE32 when no slot qualifies. */
+static uint32_t reclaim_slot(uint32_t count, uint32_t *cursor,
+                             bool (*usable)(const void *, uint32_t),
+                             bool (*ended)(const void *, uint32_t), const void *arr,
+                             bool *was_ended)
+{
+    uint32_t first = NONE32, seen = 0;
+    for (uint32_t n = 0; n < count && seen < RECLAIM_SCAN; n++) {
+        uint32_t i = (*cursor + n) % count;
+        if (!usable(arr, i))
+            continue;
+        if (first == NONE32)
+            first = i;
+        seen++;
+        if (ended(arr, i)) {
+            *cursor = (i + 1) % count;
+            *was_ended = true;
+            return i;
+        }
+    }
+    *was_ended = false;
+    if (first != NONE32)
+        *cursor = (first + 1) % count;
+    return first;
+}
+
+static bool thread_usable(const void *arr, uint32_t i)
+{
+    const ent_thread *t = (const ent_thread *)arr + i;
+    return t->key != 0 && t->tid != 0;
+}
+
+static bool thread_ended(const void *arr, uint32_t i)
+{
+    return ((const ent_thread *)arr)[i].emitted;
+}
+
+static bool process_usable(const void *arr, uint32_t i)
+{
+    return ((const ent_process *)arr)[i].rec.key != 0;
+}
+
+static bool process_ended(const void *arr, uint32_t i)
+{
+    return ((const ent_process *)arr)[i].emitted;
+}
+
+/* Frees a thread slot at the cap (see reclaim_slot): the entity is forgotten, or ended early
+ * with its final record. Returns the slot, taken off the free list, or NONE32. */
+static uint32_t reclaim_thread(perch_model *m)
+{
+    bool ended;
+    uint32_t v = reclaim_slot(m->thread_count, &m->thread_cursor, thread_usable, thread_ended,
+                              m->threads, &ended);
+    uint32_t cur;
+    if (v == NONE32)
+        return NONE32;
+    model_count(m, ended ? MC_THREAD_FORGOTTEN : MC_THREAD_EVICTED, 1);
+    int err = ended ? 0 : emit_thread(m, v);
+    if (err < 0) {
+        m->error = err;
+        return NONE32;
+    }
+    if (perch__hmap_get(&m->tid_map, m->threads[v].tid, &cur) && cur == v)
+        perch__hmap_del(&m->tid_map, m->threads[v].tid);
+    release_thread(m, v); /* onto the free list, where alloc_thread takes it */
+    return v;
+}
+
+static uint32_t reclaim_process(perch_model *m)
+{
+    bool ended;
+    uint32_t v = reclaim_slot(m->proc_count, &m->proc_cursor, process_usable, process_ended,
+                              m->procs, &ended);
+    uint32_t cur;
+    if (v == NONE32)
+        return NONE32;
+    model_count(m, ended ? MC_PROCESS_FORGOTTEN : MC_PROCESS_EVICTED, 1);
+    int err = ended ? 0 : emit_process(m, v);
+    if (err < 0) {
+        m->error = err;
+        return NONE32;
+    }
+    if (perch__hmap_get(&m->pid_map, m->procs[v].rec.pid, &cur) && cur == v)
+        perch__hmap_del(&m->pid_map, m->procs[v].rec.pid);
+    release_process(m, v);
+    return v;
 }
 
 /* Installs a new process entity for pid, emitting and releasing the one it replaces. */
 static uint32_t new_process(perch_model *m, uint32_t pid)
 {
-    uint32_t old = perch__process_find(m, pid);
-    uint32_t i = alloc_process(m, pid);
+    uint32_t i = alloc_process(m, pid); /* first: a reclaim may take the old one's slot */
     if (i == NONE32)
         return NONE32;
+    uint32_t old = perch__process_find(m, pid);
     int err = perch__hmap_put(&m->pid_map, pid, i);
     if (err == 0 && old != NONE32) {
         err = emit_process(m, old);
@@ -159,8 +321,14 @@ uint32_t perch__process_for(perch_model *m, uint32_t pid)
     if (i != NONE32)
         return i;
     i = new_process(m, pid);
-    if (i != NONE32)
-        m->procs[i].rec.flags = PERCH_ENTITY_PROVISIONAL;
+    if (i == NONE32)
+        return NONE32;
+    m->procs[i].rec.flags = PERCH_ENTITY_PROVISIONAL;
+    int err = perch__process_upsert(m, i);
+    if (err < 0) {
+        m->error = err;
+        return NONE32;
+    }
     return i;
 }
 
@@ -187,6 +355,11 @@ static uint32_t idle_thread(perch_model *m, uint16_t cpu)
         m->threads[i].tid = 0;
         m->threads[i].flags = PERCH_ENTITY_RUNDOWN;
         bind_thread(m, i, 0);
+        int err = m->error < 0 ? m->error : perch__thread_upsert(m, i);
+        if (err < 0) {
+            m->error = err;
+            return NONE32;
+        }
     }
     return c->idle_thread;
 }
@@ -195,10 +368,10 @@ static uint32_t idle_thread(perch_model *m, uint16_t cpu)
 static uint32_t new_thread(perch_model *m, uint32_t tid)
 {
     uint32_t old;
-    bool had = perch__hmap_get(&m->tid_map, tid, &old);
-    uint32_t i = alloc_thread(m);
+    uint32_t i = alloc_thread(m); /* first: a reclaim may take the old one's slot */
     if (i == NONE32)
         return NONE32;
+    bool had = perch__hmap_get(&m->tid_map, tid, &old);
     m->threads[i].tid = tid;
     int err = perch__hmap_put(&m->tid_map, tid, i);
     m->tid_cache_tid[TID_SLOT(tid)] = tid;
@@ -228,8 +401,14 @@ uint32_t perch__thread_for(perch_model *m, uint32_t tid, uint16_t cpu)
         return i;
     }
     i = new_thread(m, tid);
-    if (i != NONE32)
-        m->threads[i].flags = PERCH_ENTITY_PROVISIONAL;
+    if (i == NONE32)
+        return NONE32;
+    m->threads[i].flags = PERCH_ENTITY_PROVISIONAL;
+    int err = perch__thread_upsert(m, i);
+    if (err < 0) {
+        m->error = err;
+        return NONE32;
+    }
     return i;
 }
 
@@ -279,9 +458,12 @@ int perch__thread_event(perch_model *m, const perch_event *ev, const perch_decod
         t->name = perch__utf16_dup(&th->thread_name);
         if (t->name == NULL)
             return PERCH_ENOMEM;
+        t->name_changed = true;
     }
+    if (m->error < 0)
+        return m->error;
     if (op != OP_END || th->thread_id == 0)
-        return 0;
+        return perch__thread_upsert(m, i);
     t->end_ts = ev->timestamp;
     int err = perch__samples_thread_exit(m, th->thread_id);
     return err ? err : emit_thread(m, i);
@@ -297,7 +479,10 @@ int perch__thread_set_name(perch_model *m, const perch_event *ev, const perch_de
         return 0;
     perch__free(t->name);
     t->name = perch__utf16_dup(&d->thread_set_name.thread_name);
-    return t->name == NULL ? PERCH_ENOMEM : 0;
+    if (t->name == NULL)
+        return PERCH_ENOMEM;
+    t->name_changed = true;
+    return perch__thread_upsert(m, i);
 }
 
 static uint32_t process_target(perch_model *m, uint32_t pid, uint8_t op)
@@ -358,8 +543,10 @@ int perch__process_event(perch_model *m, const perch_event *ev, const perch_deco
     if (p->emitted)
         return 0;
     int err = fill_process(p, &d->process);
-    if (err < 0 || !(op == OP_END || op == OP_DEFUNCT) || was_ended)
+    if (err < 0)
         return err;
+    if (!(op == OP_END || op == OP_DEFUNCT) || was_ended)
+        return perch__process_upsert(m, i);
     p->rec.end_ts = ev->timestamp;
     return emit_process(m, i);
 }

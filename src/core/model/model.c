@@ -42,7 +42,8 @@ int perch_model_create(const perch_sink *sink, const perch_trace_info *info,
     memset(m, 0, sizeof *m);
     m->sink = *sink;
     m->info = *info;
-    m->source = perch__strdup_n(info->source ? info->source : "", info->source ? strlen(info->source) : 0);
+    m->source =
+        perch__strdup_n(info->source ? info->source : "", info->source ? strlen(info->source) : 0);
     m->session_config = info->session_config
                             ? perch__strdup_n(info->session_config, strlen(info->session_config))
                             : NULL;
@@ -58,6 +59,11 @@ int perch_model_create(const perch_sink *sink, const perch_trace_info *info,
         m->opts.max_pending_samples = 1u << 20;
     if (m->opts.max_pending_samples > MAX_GROUPS / 2) /* the bound must hold below the caps */
         m->opts.max_pending_samples = MAX_GROUPS / 2;
+    if (m->opts.max_entities == 0 || m->opts.max_entities > MAX_ENTITIES)
+        m->opts.max_entities = m->opts.max_entities ? MAX_ENTITIES : DEFAULT_MAX_ENTITIES;
+    if (m->opts.max_modules_per_map == 0 || m->opts.max_modules_per_map > MAX_MODULES_PER_MAP)
+        m->opts.max_modules_per_map =
+            m->opts.max_modules_per_map ? MAX_MODULES_PER_MAP : DEFAULT_MAX_MODULES_PER_MAP;
     uint64_t freq = info->perf_freq ? info->perf_freq : 10000000u;
     m->wait_ticks = (uint64_t)(m->opts.stack_wait_seconds * (double)freq);
     m->kernel_wait_ticks = (uint64_t)(m->opts.kernel_wait_seconds * (double)freq);

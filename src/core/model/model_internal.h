@@ -20,7 +20,9 @@
 #define UNKNOWN_PID UINT32_MAX
 
 /* Caps (every growable array has one). */
-#define MAX_ENTITIES (1u << 22)
+#define MAX_ENTITIES (1u << 22)          /* hard ceiling of opts.max_entities */
+#define DEFAULT_MAX_ENTITIES (1u << 20)
+#define DEFAULT_MAX_MODULES_PER_MAP (1u << 16)
 #define MAX_CPUS 4096u
 #define MAX_MODULES_PER_MAP (1u << 20)
 #define MAX_NAME_BYTES 4096u
@@ -93,7 +95,12 @@
     X(PDB_OTHER, "module.dbg_id_other_opcode", 0)                                              \
     X(LBR_RECORDS, "lbr.records", 0)                                                           \
     X(LBR_TOO_LONG, "lbr.too_long", 1)                                                         \
-    X(CPU_OUT_OF_RANGE, "model.cpu_out_of_range", 1)
+    X(CPU_OUT_OF_RANGE, "model.cpu_out_of_range", 1)                                           \
+    X(THREAD_FORGOTTEN, "entity.thread_forgotten", 1)                                          \
+    X(THREAD_EVICTED, "entity.thread_evicted", 1)                                              \
+    X(PROCESS_FORGOTTEN, "entity.process_forgotten", 1)                                        \
+    X(PROCESS_EVICTED, "entity.process_evicted", 1)                                            \
+    X(MODULE_MAP_FULL, "module.map_full", 1)
 
 enum model_counter {
 #define MODEL_COUNTER_ENUM(name, text, ledger) MC_##name,
@@ -118,14 +125,19 @@ typedef struct ent_thread {
     uint64_t ready_ts;
     uint64_t cpu_ticks;
     char *name;
+    perch_thread_rec sent; /* the last record sent (numbers only; see name_changed) */
     bool has_ready;
-    bool emitted;
+    bool announced;    /* a record was sent (the sink contract: before any reference) */
+    bool name_changed; /* since the last record sent */
+    bool emitted;      /* the final record was sent: no further change is sent */
 } ent_thread;
 
 typedef struct module {
     perch_module_rec rec; /* rec.path / rec.pdb_name point at the owned strings below */
     char *path;
     char *pdb_name;
+    bool announced; /* a record was sent */
+    bool dirty;     /* changed since the last record sent */
 } module;
 
 typedef struct modmap {
@@ -144,7 +156,9 @@ typedef struct ent_process {
     modmap mods;
     uint64_t cpu_ticks;
     uint32_t next_free;
-    bool emitted;
+    perch_process_rec sent; /* the last record sent */
+    bool announced;
+    bool emitted; /* the final record was sent */
 } ent_process;
 
 typedef struct cpu_state {
@@ -256,8 +270,10 @@ struct perch_model {
     perch__hmap tid_map; /* tid -> current thread entity */
     uint32_t tid_cache_tid[TID_CACHE], tid_cache_idx[TID_CACHE]; /* front of tid_map */
     uint8_t kind_cache[KIND_CACHE_GROUPS][256]; /* perch_kind + 1 of (group, opcode); 0 unset */
+    uint32_t thread_cursor; /* where the next search for a thread to reclaim starts */
     ent_process *procs;
     uint32_t proc_count, proc_cap, proc_free;
+    uint32_t proc_cursor;
     perch__hmap pid_map;
     modmap kernel_mods;
     pdb_pending pdb[PDB_PENDING];
@@ -374,6 +390,10 @@ int perch__image_event(perch_model *m, const perch_event *ev, const perch_decode
 int perch__dbg_id(perch_model *m, const perch_event *ev, const perch_decoded *d);
 uint64_t perch__module_lookup(perch_model *m, uint32_t pid, uint64_t ip);
 int perch__modmap_emit_all(perch_model *m, modmap *mm, uint64_t unload_ts);
+/* entities.c: sends the thread's / process's current record when it changed since the last
+ * one sent (the first time always). No-op once its final record was sent. */
+int perch__thread_upsert(perch_model *m, uint32_t i);
+int perch__process_upsert(perch_model *m, uint32_t i);
 void perch__modmap_free(modmap *mm);
 void perch__pdb_finish(perch_model *m);
 

@@ -6,6 +6,10 @@
  * the highest base, then the smallest size, then the path; the scan is bounded by the map's
  * largest size, and each map caches its last answer until it changes. DbgID_RSDS records
  * attach the PDB identity (GUID, age, PDB name) to the live module at their (process, base).
+ * A module's record is sent when it is mapped, again when its PDB identity arrives, and a last
+ * time (counted in modules.total) when it is unloaded or its process ends. A map holds at most
+ * opts.max_modules_per_map modules: a load into a full map is sent as a final record at once and
+ * not mapped (module.map_full).
  */
 #include <string.h>
 
@@ -117,10 +121,19 @@ uint64_t perch__module_lookup(perch_model *m, uint32_t pid, uint64_t ip)
     return mm ? map_lookup_key(mm, ip) : 0;
 }
 
+/* Sends the current record of a mapped module (an upsert: it stays mapped). */
+static int upsert_module(perch_model *m, module *md)
+{
+    md->announced = true;
+    md->dirty = false;
+    return m->sink.module != NULL ? m->sink.module(m->sink.ctx, &md->rec) : 0;
+}
+
+/* The final record (an unchanged one already sent is not repeated). Frees the strings. */
 static int emit_module(perch_model *m, module *md)
 {
     model_count(m, MC_MODULES, 1);
-    int err = m->sink.module != NULL ? m->sink.module(m->sink.ctx, &md->rec) : 0;
+    int err = md->announced && !md->dirty ? 0 : upsert_module(m, md);
     perch__free(md->path);
     perch__free(md->pdb_name);
     md->path = md->pdb_name = NULL;
@@ -147,21 +160,28 @@ static int fill_module(perch_model *m, module *md, const perch_event *ev, const 
     return 0;
 }
 
-static int insert(perch_model *m, modmap *mm, const module *md)
+/* Maps md (its strings move into the map) and sends its first record; a full map sends it as
+ * a final record instead. *owned is false once md's strings belong to the map or are freed. */
+static int insert(perch_model *m, modmap *mm, module *md, bool *owned)
 {
+    if (mm->count >= m->opts.max_modules_per_map) {
+        model_count(m, MC_MODULE_MAP_FULL, 1);
+        *owned = false;
+        return emit_module(m, md);
+    }
     int err = perch__grow_array((void **)&mm->items, sizeof *mm->items, &mm->cap, mm->count + 1,
-                          MAX_MODULES_PER_MAP);
+                                MAX_MODULES_PER_MAP);
     if (err < 0)
         return err;
     uint32_t at = upper_bound(mm, md->rec.base);
     memmove(mm->items + at + 1, mm->items + at, (mm->count - at) * sizeof *mm->items);
     mm->items[at] = *md;
+    *owned = false;
     mm->count++;
     mm->hit_valid = false;
     if (md->rec.size > mm->max_size)
         mm->max_size = md->rec.size;
-    (void)m;
-    return 0;
+    return upsert_module(m, &mm->items[at]);
 }
 
 static int unload(perch_model *m, modmap *mm, const perch_image *im, uint64_t ts)
@@ -172,6 +192,7 @@ static int unload(perch_model *m, modmap *mm, const perch_image *im, uint64_t ts
         return 0;
     }
     mm->items[i].rec.unload_ts = ts;
+    mm->items[i].dirty = true;
     int err = emit_module(m, &mm->items[i]);
     memmove(mm->items + i, mm->items + i + 1, (mm->count - i - 1) * sizeof *mm->items);
     mm->count--;
@@ -193,13 +214,16 @@ static int set_pdb(module *md, const perch_guid *g, uint32_t age, const char *na
     return 0;
 }
 
-/* Attaches a pending DbgID_RSDS with this (pid, base) to md, if there is one. */
-static int take_pending_pdb(perch_model *m, module *md, uint32_t pid)
+/* Attaches a pending DbgID_RSDS with this (pid, base) to md, if there is one; *taken says
+ * whether md changed. */
+static int take_pending_pdb(perch_model *m, module *md, uint32_t pid, bool *taken)
 {
+    *taken = false;
     for (uint32_t i = 0; i < PDB_PENDING; i++) {
         pdb_pending *p = &m->pdb[i];
         if (p->name == NULL || p->pid != pid || p->base != md->rec.base)
             continue;
+        *taken = !md->rec.has_pdb;
         int err = set_pdb(md, &p->guid, p->age, p->name, strlen(p->name));
         perch__free(p->name);
         p->name = NULL;
@@ -215,8 +239,8 @@ static int add_pending_pdb(perch_model *m, const perch_dbg_id_rsds *r)
     if (p->name != NULL)
         model_count(m, MC_PDB_UNMATCHED, 1);
     perch__free(p->name);
-    p->name = perch__strdup_n(r->pdb_file_name.data ? r->pdb_file_name.data : "",
-                              r->pdb_file_name.len);
+    p->name =
+        perch__strdup_n(r->pdb_file_name.data ? r->pdb_file_name.data : "", r->pdb_file_name.len);
     p->pid = r->process_id;
     p->base = r->image_base;
     p->guid = r->guid;
@@ -251,8 +275,12 @@ int perch__dbg_id(perch_model *m, const perch_event *ev, const perch_decoded *d)
         return m->error;
     if (i == NONE32 || emitted)
         return add_pending_pdb(m, r);
-    return set_pdb(&mm->items[i], &r->guid, r->age,
-                   r->pdb_file_name.data ? r->pdb_file_name.data : "", r->pdb_file_name.len);
+    module *md = &mm->items[i];
+    if (md->rec.has_pdb)
+        return 0;
+    int err = set_pdb(md, &r->guid, r->age, r->pdb_file_name.data ? r->pdb_file_name.data : "",
+                      r->pdb_file_name.len);
+    return err ? err : upsert_module(m, md);
 }
 
 int perch__image_event(perch_model *m, const perch_event *ev, const perch_decoded *d)
@@ -269,14 +297,18 @@ int perch__image_event(perch_model *m, const perch_event *ev, const perch_decode
     if (d->opcode != OP_LOAD && d->opcode != OP_DCSTART && d->opcode != OP_DCEND)
         return 0;
     uint32_t at = emitted ? NONE32 : find_exact(mm, im->image_base, im->image_size);
-    if (at != NONE32) /* the same live range, seen again (DCEnd of a loaded module) */
-        return take_pending_pdb(m, &mm->items[at], im->process_id);
+    bool taken;
+    if (at != NONE32) { /* the same live range, seen again (DCEnd of a loaded module) */
+        int err = take_pending_pdb(m, &mm->items[at], im->process_id, &taken);
+        return err || !taken ? err : upsert_module(m, &mm->items[at]);
+    }
     int err = fill_module(m, &md, ev, im, pkey);
-    err = err ? err : take_pending_pdb(m, &md, im->process_id);
+    err = err ? err : take_pending_pdb(m, &md, im->process_id, &taken);
     if (err == 0 && emitted)
         return emit_module(m, &md); /* its process has ended: nothing maps it any more */
-    err = err ? err : insert(m, mm, &md);
-    if (err < 0) {
+    bool owned = true;
+    err = err ? err : insert(m, mm, &md, &owned);
+    if (err < 0 && owned) {
         perch__free(md.path);
         perch__free(md.pdb_name);
     }
@@ -287,8 +319,10 @@ int perch__modmap_emit_all(perch_model *m, modmap *mm, uint64_t unload_ts)
 {
     int err = 0;
     for (uint32_t i = 0; i < mm->count; i++) {
-        if (unload_ts != 0 && mm->items[i].rec.unload_ts == 0)
+        if (unload_ts != 0 && mm->items[i].rec.unload_ts == 0) {
             mm->items[i].rec.unload_ts = unload_ts;
+            mm->items[i].dirty = true;
+        }
         int e = emit_module(m, &mm->items[i]);
         err = err ? err : e;
     }

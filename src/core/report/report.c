@@ -1,7 +1,7 @@
 /*
  * The report sink: aggregates the model's records (see include/perch/report.h). Samples count
- * per thread key, module key and stack id; names are joined at output time, because entity
- * records usually arrive after the samples that refer to them.
+ * per thread key, module key and stack id; names are joined at output time. Entity records
+ * are upserts (records.h): a later record of a key replaces the earlier one.
  */
 #include <ctype.h>
 #include <stdlib.h>

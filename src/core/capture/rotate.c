@@ -1,0 +1,347 @@
+/*
+ * Rotating capture files (include/perch/capture_rotate.h): a perch_sink that keeps a store of
+ * entities and stacks (store.h) and writes the records into the current file through a scope
+ * (scope.h), so each file holds every entity and stack it uses. A file is finished and the
+ * next one started when it reaches its size or age cap; after each file the oldest files of
+ * the prefix are deleted while the prefix's total passes the disk cap. File-system calls go
+ * through include/perch/fs.h.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/rotate_names.h"
+#include "capture/scope.h"
+#include "capture/store.h"
+#include "perch/capture_rotate.h"
+#include "perch/error.h"
+#include "perch/fs.h"
+#include "util/mem.h"
+
+#define MAX_LISTING 100000u
+
+struct perch_capture_rotate {
+    perch__cap_ent_adapter entities; /* first: the sink's entity callbacks cast ctx to it */
+    perch_capture_rotate_opts opts;  /* dir and prefix point at the copies below */
+    char *dir, *prefix;
+    perch__cap_store store;
+    perch__cap_scope scope;
+    perch_output out;
+    perch_capture_writer *w;
+    perch_sink wsink;
+    bool open, finished;
+    int error;
+    uint64_t opened_ms;
+    uint32_t seq, since_clock;
+    perch_capture_rotate_stats stats;
+};
+
+void perch_capture_rotate_opts_default(perch_capture_rotate_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    o->prefix = "perch";
+    o->max_file_bytes = 64u << 20;
+    o->max_file_age_ms = 3600u * 1000u;
+    o->max_total_bytes = 1ull << 30;
+    o->max_stack_frames = 1u << 22;
+    o->max_entities = 1u << 20;
+    perch_capture_writer_opts_default(&o->writer);
+}
+
+static int fail(perch_capture_rotate *r, int err)
+{
+    if (!r->error)
+        r->error = err;
+    return r->error;
+}
+
+/* Deletes the oldest files of the prefix while their total passes max_total_bytes. */
+static int apply_disk_cap(perch_capture_rotate *r)
+{
+    perch_fs_entry *e = NULL;
+    size_t n = 0;
+    uint64_t total = 0;
+    if (r->opts.max_total_bytes == 0)
+        return 0;
+    int err = perch_fs_list(r->dir, MAX_LISTING, &e, &n);
+    if (err)
+        return err;
+    n = perch__rotate_keep_ours(r->prefix, e, n); /* sorted oldest first */
+    for (size_t i = 0; i < n; i++)
+        total += e[i].size;
+    for (size_t i = 0; i < n && total > r->opts.max_total_bytes && err == 0; i++) {
+        char *path = perch_fs_join(r->dir, e[i].name);
+        if (!path) {
+            err = PERCH_ENOMEM;
+        } else if (!r->open || strcmp(path, r->stats.current_path) != 0) {
+            int e2 = perch_fs_remove(path);
+            if (e2 == 0 || e2 == PERCH_ENOENT) {
+                total -= e[i].size;
+                r->stats.files_deleted += e2 == 0;
+            } else {
+                err = e2;
+            }
+        }
+        perch__free(path);
+    }
+    perch_fs_list_free(e, n);
+    return err;
+}
+
+static int open_file(perch_capture_rotate *r)
+{
+    char name[96];
+    uint64_t now = r->opts.wall_ms(r->opts.clock_ctx);
+    perch__rotate_name(r->prefix, now, ++r->seq, name, sizeof name);
+    char *path = perch_fs_join(r->dir, name);
+    if (!path || strlen(path) >= sizeof r->stats.current_path) {
+        perch__free(path);
+        return path ? PERCH_ERANGE : PERCH_ENOMEM;
+    }
+    int err = perch_output_open_file(&r->out, path);
+    if (err == 0 && (err = perch_capture_writer_create(&r->out, &r->opts.writer, &r->w)) != 0)
+        r->out.close(r->out.ctx);
+    if (err == 0) {
+        snprintf(r->stats.current_path, sizeof r->stats.current_path, "%s", path);
+        perch_capture_writer_sink(r->w, &r->wsink);
+        r->open = true;
+        r->opened_ms = now;
+        r->stats.files_created++;
+        memset(&r->scope, 0, sizeof r->scope);
+        err = perch__cap_scope_begin(&r->scope, &r->store, &r->wsink);
+    }
+    perch__free(path);
+    return err ? err : apply_disk_cap(r);
+}
+
+/* The writer's own losses of this file, as ledger entries at its end. */
+static int put_missing(perch_capture_rotate *r)
+{
+    perch_ledger_rec l = {"capture.entity_forgotten", r->scope.missing_entities};
+    int err = l.count ? r->wsink.ledger(r->wsink.ctx, &l) : 0;
+    l.reason = "capture.stack_forgotten";
+    l.count = r->scope.missing_stacks;
+    r->stats.entities_forgotten += r->scope.missing_entities;
+    r->stats.stacks_forgotten += r->scope.missing_stacks;
+    return err == 0 && l.count ? r->wsink.ledger(r->wsink.ctx, &l) : err;
+}
+
+/* Finishes the current file (end chunk), closes it and applies the disk cap. */
+static int close_file(perch_capture_rotate *r, bool finish)
+{
+    perch_capture_writer_stats ws;
+    int err = finish ? put_missing(r) : 0;
+    if (err == 0 && finish)
+        err = perch_capture_writer_finish(r->w);
+    perch_capture_writer_get_stats(r->w, &ws);
+    r->stats.bytes_written += ws.bytes;
+    perch_capture_writer_destroy(r->w);
+    r->w = NULL;
+    int cerr = r->out.close(r->out.ctx);
+    perch__cap_scope_end(&r->scope);
+    r->open = false;
+    r->stats.current_path[0] = '\0';
+    err = err ? err : cerr;
+    return err ? err : apply_disk_cap(r);
+}
+
+static int ready(perch_capture_rotate *r)
+{
+    if (r->error)
+        return r->error;
+    if (r->finished)
+        return PERCH_ESTATE;
+    return r->open ? 0 : fail(r, open_file(r));
+}
+
+/* After a data record: rotate when the file reached its size or age. */
+static int maybe_rotate(perch_capture_rotate *r)
+{
+    perch_capture_writer_stats ws;
+    perch_capture_writer_get_stats(r->w, &ws);
+    bool full = ws.bytes >= r->opts.max_file_bytes;
+    if (!full && r->opts.max_file_age_ms && ++r->since_clock >= 64) {
+        r->since_clock = 0;
+        full = r->opts.wall_ms(r->opts.clock_ctx) - r->opened_ms >= r->opts.max_file_age_ms;
+    }
+    return full ? fail(r, close_file(r, true)) : 0;
+}
+
+static int on_info(void *ctx, const perch_trace_info *info)
+{
+    perch_capture_rotate *r = ctx;
+    int err = r->error ? r->error : fail(r, perch__cap_store_info(&r->store, info));
+    return err ? err : ready(r);
+}
+
+static int on_counters(void *ctx, const perch_counters_rec *rec)
+{
+    perch_capture_rotate *r = ctx;
+    int err = r->error ? r->error : fail(r, perch__cap_store_counters(&r->store, rec));
+    if (err == 0 && r->open)
+        err = fail(r, r->wsink.counters(r->wsink.ctx, rec));
+    return err;
+}
+
+static int on_entity(void *ctx, unsigned type, const perch__cap_ent *e)
+{
+    perch_capture_rotate *r = ctx;
+    int err = r->error ? r->error : fail(r, perch__cap_store_entity(&r->store, type, e));
+    if (err == 0 && r->open)
+        err = fail(r, perch__cap_scope_entity(&r->scope, type, e));
+    return err;
+}
+
+static int on_stack(void *ctx, const perch_stack_rec *rec)
+{
+    perch_capture_rotate *r = ctx;
+    return r->error ? r->error : fail(r, perch__cap_store_stack(&r->store, rec));
+}
+
+static int on_sample(void *ctx, const perch_sample_rec *rec)
+{
+    perch_capture_rotate *r = ctx;
+    int err = ready(r);
+    err = err ? err : fail(r, perch__cap_scope_sample(&r->scope, rec));
+    return err ? err : maybe_rotate(r);
+}
+
+static int on_slice(void *ctx, const perch_slice_rec *rec)
+{
+    perch_capture_rotate *r = ctx;
+    int err = ready(r);
+    err = err ? err : fail(r, perch__cap_scope_slice(&r->scope, rec));
+    return err ? err : maybe_rotate(r);
+}
+
+static int on_lbr(void *ctx, const perch_lbr_rec *rec)
+{
+    perch_capture_rotate *r = ctx;
+    int err = ready(r);
+    err = err ? err : fail(r, perch__cap_scope_lbr(&r->scope, rec));
+    return err ? err : maybe_rotate(r);
+}
+
+static int on_ledger(void *ctx, const perch_ledger_rec *rec)
+{
+    perch_capture_rotate *r = ctx;
+    int err = ready(r);
+    return err ? err : fail(r, r->wsink.ledger(r->wsink.ctx, rec));
+}
+
+static int on_stat(void *ctx, const perch_stat_rec *rec)
+{
+    perch_capture_rotate *r = ctx;
+    int err = ready(r);
+    return err ? err : fail(r, r->wsink.stat(r->wsink.ctx, rec));
+}
+
+int perch_capture_rotate_finish(perch_capture_rotate *r)
+{
+    if (r->error)
+        return r->error;
+    if (r->finished)
+        return PERCH_ESTATE;
+    r->finished = true;
+    return r->open ? fail(r, close_file(r, true)) : fail(r, apply_disk_cap(r));
+}
+
+static int on_finish(void *ctx)
+{
+    return perch_capture_rotate_finish(ctx);
+}
+
+int perch_capture_rotate_now(perch_capture_rotate *r)
+{
+    if (r->error || r->finished)
+        return r->error ? r->error : PERCH_ESTATE;
+    return r->open ? fail(r, close_file(r, true)) : 0;
+}
+
+void perch_capture_rotate_sink(perch_capture_rotate *r, perch_sink *sink)
+{
+    static const perch_sink callbacks = {
+        NULL,
+        on_info,
+        perch__cap_ent_on_process,
+        perch__cap_ent_on_thread,
+        perch__cap_ent_on_module,
+        on_counters,
+        on_stack,
+        on_slice,
+        on_sample,
+        on_lbr,
+        on_ledger,
+        on_stat,
+        on_finish,
+    };
+    *sink = callbacks;
+    sink->ctx = r;
+}
+
+static int check_opts(const perch_capture_rotate_opts *o)
+{
+    if (!o || o->size != sizeof *o || !o->dir || !o->wall_ms || !o->prefix)
+        return PERCH_EINVAL;
+    if (!perch__rotate_prefix_ok(o->prefix) || o->max_file_bytes < (64u << 10))
+        return PERCH_EINVAL;
+    if (o->writer.size != sizeof o->writer || o->max_entities == 0)
+        return PERCH_EINVAL;
+    return 0;
+}
+
+int perch_capture_rotate_create(const perch_capture_rotate_opts *opts, perch_capture_rotate **out)
+{
+    int err = check_opts(opts);
+    if (err || !out)
+        return PERCH_EINVAL;
+    perch_capture_rotate *r = perch__calloc(1, sizeof *r);
+    if (!r)
+        return PERCH_ENOMEM;
+    r->entities.on_entity = on_entity;
+    r->opts = *opts;
+    r->dir = perch__strdup(opts->dir);
+    r->prefix = perch__strdup(opts->prefix);
+    perch__cap_store_init(&r->store, opts->max_entities, opts->max_stack_frames);
+    err = r->dir && r->prefix ? perch_fs_mkdir(r->dir) : PERCH_ENOMEM;
+    if (err == 0)
+        err = perch__rotate_last_seq(r->dir, r->prefix, &r->seq);
+    if (err) {
+        perch_capture_rotate_destroy(r);
+        return err;
+    }
+    r->opts.dir = r->dir;
+    r->opts.prefix = r->prefix;
+    *out = r;
+    return 0;
+}
+
+void perch_capture_rotate_destroy(perch_capture_rotate *r)
+{
+    if (!r)
+        return;
+    if (r->open) {
+        perch_capture_writer_destroy(r->w); /* no end chunk: as after a crash */
+        r->out.close(r->out.ctx);
+        perch__cap_scope_end(&r->scope);
+    }
+    perch__cap_store_free(&r->store);
+    perch__free(r->dir);
+    perch__free(r->prefix);
+    perch__free(r);
+}
+
+void perch_capture_rotate_get_stats(const perch_capture_rotate *r,
+                                    perch_capture_rotate_stats *stats)
+{
+    *stats = r->stats;
+    if (r->open) {
+        perch_capture_writer_stats ws;
+        perch_capture_writer_get_stats(r->w, &ws);
+        stats->current_bytes = ws.bytes;
+    }
+    stats->stacks_forgotten += r->scope.missing_stacks;
+    stats->entities_forgotten += r->scope.missing_entities;
+}

@@ -1,0 +1,137 @@
+/*
+ * Sinks that come and go while the live engine runs (include/perch/live.h): attach brings a
+ * new sink up to date from the state tracker (src/core/live/state.c) and then lets it see
+ * every record; detach gives it the engine's books since it came (as ledger records) and its
+ * finish. Both run on the model thread through perch_live_call, so no record is half seen.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine_internal.h"
+#include "perch/error.h"
+
+void perch__live_slot_fill(perch_live *l, struct live_slot *s, const char *name,
+                           const perch_sink *sink, perch_live_idle_fn idle)
+{
+    perch__live_books(l, &s->base);
+    perch_mutex_lock(l->mu);
+    memcpy(s->name, name, strlen(name) + 1);
+    s->sink = *sink;
+    s->idle = idle;
+    atomic_store(&s->error, 0);
+    s->finished = false;
+    s->used = true;
+    perch_mutex_unlock(l->mu);
+}
+
+struct attach_req {
+    perch_live *l;
+    const char *name;
+    const perch_sink *sink;
+    perch_live_idle_fn idle;
+};
+
+static int do_attach(void *ctx)
+{
+    struct attach_req *r = ctx;
+    perch_live *l = r->l;
+    size_t i = 0;
+    while (i < l->slot_count && l->slots[i].used)
+        i++;
+    if (i == PERCH_LIVE_MAX_SINKS)
+        return PERCH_ELIMIT;
+    if (atomic_load(&l->state_error) < 0)
+        return atomic_load(&l->state_error);
+    int err = perch__live_state_replay(l->state, r->sink);
+    if (err < 0)
+        return err;
+    perch__live_slot_fill(l, &l->slots[i], r->name, r->sink, r->idle);
+    if (i == l->slot_count)
+        l->slot_count++;
+    return 0;
+}
+
+int perch_live_attach(perch_live *l, const char *name, const perch_sink *sink,
+                      perch_live_idle_fn idle)
+{
+    if (l == NULL || name == NULL || sink == NULL || strlen(name) >= LIVE_NAME_MAX)
+        return PERCH_EINVAL;
+    if (!atomic_load(&l->started))
+        return perch_live_add_sink(l, name, sink, idle);
+    if (l->state == NULL)
+        return PERCH_ESTATE;
+    /* the request lives on this stack, so the call may not time out */
+    struct attach_req r = {l, name, sink, idle};
+    return perch_live_call(l, do_attach, &r, UINT32_MAX);
+}
+
+/* Writes the growth of the books since the slot was attached as ledger records. */
+static int emit_books(perch_live *l, struct live_slot *s)
+{
+    struct live_books now;
+    char reasons[PERCH_LIVE_MAX_LOSSES][LIVE_REASON_MAX];
+    size_t n;
+    int err = 0;
+    perch__live_books(l, &now);
+    perch_mutex_lock(l->mu);
+    n = l->loss_count;
+    for (size_t i = 0; i < n; i++)
+        memcpy(reasons[i], l->losses[i].reason, LIVE_REASON_MAX);
+    perch_mutex_unlock(l->mu);
+    if (s->sink.ledger == NULL)
+        return 0;
+    const struct {
+        const char *reason;
+        uint64_t grew;
+    } fixed[] = {{"live.queue_full", now.dropped - s->base.dropped},
+                 {"live.queue_oversized", now.oversized - s->base.oversized},
+                 {"live.session_gap", now.gaps - s->base.gaps},
+                 {"live.session_gap_ms", now.gap_ms - s->base.gap_ms}};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && err == 0; i++) {
+        perch_ledger_rec rec = {fixed[i].reason, fixed[i].grew};
+        if (rec.count > 0)
+            err = s->sink.ledger(s->sink.ctx, &rec);
+    }
+    for (size_t i = 0; i < n && err == 0; i++) {
+        perch_ledger_rec rec = {reasons[i], now.loss[i] - s->base.loss[i]};
+        if (rec.count > 0)
+            err = s->sink.ledger(s->sink.ctx, &rec);
+    }
+    return err;
+}
+
+struct detach_req {
+    perch_live *l;
+    const void *ctx;
+    bool finish;
+};
+
+static int do_detach(void *ctx)
+{
+    struct detach_req *r = ctx;
+    perch_live *l = r->l;
+    for (size_t i = 0; i < l->slot_count; i++) {
+        struct live_slot *s = &l->slots[i];
+        if (!s->used || s->sink.ctx != r->ctx)
+            continue;
+        int err = 0;
+        if (r->finish && atomic_load(&s->error) == 0 && !s->finished) {
+            err = emit_books(l, s);
+            if (err == 0 && s->sink.finish != NULL)
+                err = s->sink.finish(s->sink.ctx);
+        }
+        perch_mutex_lock(l->mu);
+        s->used = false;
+        perch_mutex_unlock(l->mu);
+        return err;
+    }
+    return PERCH_ENOENT;
+}
+
+int perch_live_detach(perch_live *l, const void *sink_ctx, bool finish)
+{
+    if (l == NULL)
+        return PERCH_EINVAL;
+    struct detach_req r = {l, sink_ctx, finish};
+    return perch_live_call(l, do_detach, &r, UINT32_MAX);
+}

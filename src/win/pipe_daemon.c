@@ -1,0 +1,371 @@
+/*
+ * The backend of perchd's pipe (pipe_daemon.h): each request mapped onto daemon.h. STATUS
+ * turns the daemon's status (and the live window's and the pipe's own figures) into the
+ * protocol's; CAPTURES, FETCH and SNAPSHOT go to the capture calls; RECORD with a duration
+ * starts the recording and a timer-queue timer stops it. What this daemon cannot do yet
+ * (per-recording options, chosen names) is refused with a sentence, never ignored.
+ */
+#include <windows.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "perch/error.h"
+#include "pipe_daemon.h"
+#include "util/mem.h"
+
+#define RATE_WINDOW_MS 5000u
+#define MAX_LOSSES     5
+
+struct perch_pipe_daemon {
+    perch_daemon *d;
+    perch_proto_backend backend;
+    perch_pipe_server *server;
+    char server_name[64];
+    SRWLOCK lock;      /* the timed stop's file name */
+    SRWLOCK requests;  /* one RECORD or STOP at a time (they move the timer) */
+    HANDLE stop_timer; /* stops a recording with a duration */
+    char timed_file[PERCH_CONFIG_PATH_MAX];
+    uint64_t record_start_ms;
+};
+
+static const char *base_name(const char *path)
+{
+    const char *b = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '\\' || *p == '/')
+            b = p + 1;
+    return b;
+}
+
+static uint8_t session_state(const perch_daemon_status *ds)
+{
+    if (ds->state == PERCH_DAEMON_STARTING)
+        return PERCH_SESSION_STARTING;
+    if (ds->state != PERCH_DAEMON_RUNNING)
+        return PERCH_SESSION_STOPPED;
+    return ds->degraded ? PERCH_SESSION_DEGRADED : PERCH_SESSION_RUNNING;
+}
+
+static uint8_t session_kind(const char *kind)
+{
+    if (strcmp(kind, "private system logger") == 0)
+        return PERCH_SESSION_PRIVATE_LOGGER;
+    return strcmp(kind, "NT Kernel Logger") == 0 ? PERCH_SESSION_NT_KERNEL_LOGGER
+                                                 : PERCH_SESSION_NONE;
+}
+
+static uint32_t losses_of(const perch_daemon_status *ds, perch_proto_count *out)
+{
+    const perch_proto_count all[MAX_LOSSES] = {
+        {"live.queue_full", ds->live.queue_dropped},
+        {"live.queue_oversized", ds->live.queue_oversized},
+        {"session.events_lost", ds->session_events_lost},
+        {"session.buffers_lost", ds->session_buffers_lost},
+        {"session.rt_buffers_lost", ds->session_rt_buffers_lost},
+    };
+    memcpy(out, all, sizeof all);
+    return MAX_LOSSES;
+}
+
+static void fill_status(perch_pipe_daemon *p, const perch_daemon_status *ds, perch_proto_status *st,
+                        perch_proto_feature *feats, perch_proto_count *losses,
+                        perch_proto_capture *rec)
+{
+    perch_pipe_server_stats ps;
+    perch_live_query_stats qs;
+    memset(st, 0, sizeof *st);
+    memset(&qs, 0, sizeof qs);
+    perch_pipe_server_get_stats(p->server, &ps);
+    if (p->backend.query)
+        perch_live_query_get_stats(p->backend.query, &qs);
+    st->server = p->server_name;
+    st->uptime_ms = ds->uptime_ms;
+    st->session_state = session_state(ds);
+    st->session_kind = session_kind(ds->session_kind);
+    st->session_name = ds->session;
+    st->degraded = ds->degraded ? ds->summary : "";
+    for (uint32_t i = 0; i < ds->feature_count && i < PERCH_DAEMON_MAX_FEATURES; i++)
+        feats[st->feature_count++] = (perch_proto_feature){
+            ds->features[i].name, ds->features[i].enabled, ds->features[i].detail};
+    st->features = feats;
+    st->events_total = ds->live.events;
+    st->events_per_sec = (uint64_t)llround(ds->live.events_per_second);
+    st->rate_window_ms = RATE_WINDOW_MS;
+    st->loss_count = losses_of(ds, losses);
+    st->losses = losses;
+    if (ds->recording) {
+        *rec = (perch_proto_capture){base_name(ds->recording_file),
+                                     ds->recording_bytes,
+                                     0,
+                                     GetTickCount64() - p->record_start_ms,
+                                     0,
+                                     PERCH_CAPTURE_RECORDING};
+        st->recording_count = 1;
+        st->recordings = rec;
+    }
+    st->recorder_span_ms = (uint64_t)llround(ds->recorder_seconds * 1000.0);
+    st->recorder_bytes = ds->recorder_bytes;
+    st->recorder_dropped = ds->recorder_dropped;
+    st->window_span_ms = qs.perf_freq ? qs.span_ticks * 1000 / qs.perf_freq : 0;
+    st->window_bytes = qs.bytes;
+    st->window_dropped = qs.dropped_records + qs.dropped_late;
+    st->clients = ps.clients;
+    st->clients_dropped = ps.dropped;
+    st->pipe_state = "";
+}
+
+static int b_status(void *ctx, perch_proto_answer *a)
+{
+    perch_pipe_daemon *p = ctx;
+    perch_daemon_status *ds = perch__alloc(sizeof *ds);
+    perch_proto_feature feats[PERCH_DAEMON_MAX_FEATURES];
+    perch_proto_count losses[MAX_LOSSES];
+    perch_proto_capture rec;
+    perch_proto_status st;
+    if (ds == NULL)
+        return PERCH_ENOMEM;
+    perch_daemon_status_get(p->d, ds);
+    fill_status(p, ds, &st, feats, losses, &rec);
+    int err = perch_proto_answer_set(a, &st);
+    perch__free(ds);
+    return err;
+}
+
+static int b_counters(void *ctx, perch_proto_update *u)
+{
+    perch_pipe_daemon *p = ctx;
+    perch_daemon_status *ds = perch__alloc(sizeof *ds);
+    perch_proto_count losses[MAX_LOSSES];
+    if (ds == NULL)
+        return PERCH_ENOMEM;
+    perch_daemon_status_get(p->d, ds);
+    u->events_total = ds->live.events;
+    u->events_per_sec = (uint64_t)llround(ds->live.events_per_second);
+    u->lost_total = 0;
+    for (uint32_t i = 0, n = losses_of(ds, losses); i < n; i++)
+        u->lost_total += losses[i].count;
+    perch__free(ds);
+    return 0;
+}
+
+static int not_yet(perch_proto_answer *a, int err, const char *what)
+{
+    if (err == PERCH_ENOTSUP)
+        perch_proto_answer_fail(a, "%s is not available in this perchd yet", what);
+    return err;
+}
+
+static int b_captures(void *ctx, perch_proto_answer *a)
+{
+    perch_pipe_daemon *p = ctx;
+    perch_daemon_capture *list = NULL;
+    perch_daemon_status *ds = perch__alloc(sizeof *ds);
+    size_t n = 0;
+    int err = ds == NULL ? PERCH_ENOMEM : perch_daemon_list_captures(p->d, &list, &n);
+    perch_proto_capture *caps = err == 0 ? perch__calloc(n + 1, sizeof *caps) : NULL;
+    if (err == 0 && caps == NULL)
+        err = PERCH_ENOMEM;
+    if (err == 0) {
+        perch_daemon_status_get(p->d, ds);
+        for (size_t i = 0; i < n; i++)
+            caps[i] = (perch_proto_capture){list[i].name,
+                                            list[i].bytes,
+                                            list[i].modified_filetime,
+                                            0,
+                                            0,
+                                            list[i].active ? PERCH_CAPTURE_RECORDING
+                                                           : PERCH_CAPTURE_COMPLETE};
+        perch_proto_captures_rep rep = {ds->capture_dir, (uint32_t)n, caps};
+        err = perch_proto_answer_set(a, &rep);
+    }
+    perch__free(caps);
+    perch_free(list);
+    perch__free(ds);
+    return not_yet(a, err, "listing captures");
+}
+
+static void CALLBACK timed_stop(void *ctx, BOOLEAN fired)
+{
+    perch_pipe_daemon *p = ctx;
+    perch_daemon_status *ds = perch__alloc(sizeof *ds);
+    (void)fired;
+    if (ds == NULL)
+        return;
+    perch_daemon_status_get(p->d, ds);
+    AcquireSRWLockExclusive(&p->lock);
+    if (ds->recording && strcmp(ds->recording_file, p->timed_file) == 0)
+        perch_daemon_record_stop(p->d); /* only the recording this timer was set for */
+    p->timed_file[0] = '\0';
+    ReleaseSRWLockExclusive(&p->lock);
+    perch__free(ds);
+}
+
+static void cancel_timer(perch_pipe_daemon *p)
+{
+    if (p->stop_timer != NULL)
+        DeleteTimerQueueTimer(NULL, p->stop_timer, INVALID_HANDLE_VALUE); /* waits */
+    p->stop_timer = NULL;
+}
+
+static int record_locked(perch_pipe_daemon *p, const perch_proto_record_req *r,
+                         perch_proto_answer *a)
+{
+    char file[PERCH_CONFIG_PATH_MAX] = "";
+    if (r->option_count > 0 || (r->name && r->name[0])) {
+        perch_proto_answer_fail(a, "this perchd records with its configuration and names its "
+                                   "captures itself: change settings with 'perchd config set'");
+        return PERCH_ENOTSUP;
+    }
+    if (r->duration_ms > UINT32_MAX - 1) {
+        perch_proto_answer_fail(a, "a duration of %llu ms is too long",
+                                (unsigned long long)r->duration_ms);
+        return PERCH_ERANGE;
+    }
+    cancel_timer(p);
+    int err = perch_daemon_record_start(p->d, file, sizeof file);
+    if (err == PERCH_ESTATE)
+        perch_proto_answer_fail(a, "a recording is already running; stop it with 'perch stop'");
+    if (err < 0)
+        return not_yet(a, err, "recording");
+    p->record_start_ms = GetTickCount64();
+    if (r->duration_ms) {
+        AcquireSRWLockExclusive(&p->lock);
+        snprintf(p->timed_file, sizeof p->timed_file, "%s", file);
+        ReleaseSRWLockExclusive(&p->lock);
+        if (!CreateTimerQueueTimer(&p->stop_timer, NULL, timed_stop, p, (DWORD)r->duration_ms, 0,
+                                   WT_EXECUTEONLYONCE)) {
+            perch_daemon_record_stop(p->d);
+            perch_proto_answer_fail(a, "the recording could not be timed, so it was stopped");
+            return PERCH_ESYSTEM;
+        }
+    }
+    perch_proto_record_rep rep = {base_name(file), file};
+    return perch_proto_answer_set(a, &rep);
+}
+
+static int b_record(void *ctx, const perch_proto_peer *peer, const perch_proto_record_req *r,
+                    perch_proto_answer *a)
+{
+    perch_pipe_daemon *p = ctx;
+    (void)peer;
+    AcquireSRWLockExclusive(&p->requests);
+    int err = record_locked(p, r, a);
+    ReleaseSRWLockExclusive(&p->requests);
+    return err;
+}
+
+static int b_stop(void *ctx, const perch_proto_peer *peer, const perch_proto_stop_req *r,
+                  perch_proto_answer *a)
+{
+    perch_pipe_daemon *p = ctx;
+    perch_daemon_status *ds = perch__alloc(sizeof *ds);
+    (void)peer;
+    if (ds == NULL)
+        return PERCH_ENOMEM;
+    AcquireSRWLockExclusive(&p->requests);
+    cancel_timer(p);
+    perch_daemon_status_get(p->d, ds);
+    int err = 0;
+    if (r->name && r->name[0] && strcmp(r->name, base_name(ds->recording_file)) != 0) {
+        perch_proto_answer_fail(a, "'%s' is not the recording in progress", r->name);
+        err = PERCH_ENOENT;
+    }
+    if (err == 0 && (err = perch_daemon_record_stop(p->d)) == PERCH_ESTATE)
+        perch_proto_answer_fail(a, "no recording is running");
+    if (err == 0) {
+        perch_proto_stop_rep rep = {base_name(ds->recording_file), ds->recording_bytes,
+                                    GetTickCount64() - p->record_start_ms};
+        err = perch_proto_answer_set(a, &rep);
+    }
+    ReleaseSRWLockExclusive(&p->requests);
+    perch__free(ds);
+    return not_yet(a, err, "stopping a recording");
+}
+
+static int b_snapshot(void *ctx, const perch_proto_peer *peer, const perch_proto_snapshot_req *r,
+                      perch_proto_source *src, perch_proto_answer *a)
+{
+    perch_pipe_daemon *p = ctx;
+    char path[PERCH_CONFIG_PATH_MAX];
+    uint64_t s = (r->last_ms + 999) / 1000;
+    (void)peer;
+    int err =
+        perch_daemon_snapshot(p->d, s > UINT32_MAX ? UINT32_MAX : (uint32_t)s, path, sizeof path);
+    if (err == PERCH_ESTATE)
+        perch_proto_answer_fail(a, "the flight recorder is off");
+    if (err == 0 && (err = perch_input_open_file(&src->in, path)) < 0)
+        perch_proto_answer_fail(a, "the snapshot was written but cannot be read back: %s",
+                                perch_strerror(err));
+    if (err == 0)
+        snprintf(src->name, sizeof src->name, "%s", base_name(path));
+    return not_yet(a, err, "a snapshot");
+}
+
+static int b_open(void *ctx, const char *name, perch_proto_source *src, perch_proto_answer *a)
+{
+    perch_pipe_daemon *p = ctx;
+    int err = perch_daemon_open_capture(p->d, name, &src->in);
+    if (err == PERCH_EINVAL)
+        perch_proto_answer_fail(a,
+                                "'%s' is not a capture name: give a name from 'perch "
+                                "captures', without a directory",
+                                name);
+    else if (err == PERCH_ENOENT)
+        perch_proto_answer_fail(a, "there is no capture called '%s'", name);
+    if (err == 0)
+        snprintf(src->name, sizeof src->name, "%s", name);
+    return not_yet(a, err, "fetching captures");
+}
+
+static void b_log(void *ctx, int level, const char *line)
+{
+    (void)ctx;
+    perch_log(level == PERCH_PROTO_LOG_ERROR  ? PERCH_LOG_ERROR
+              : level == PERCH_PROTO_LOG_WARN ? PERCH_LOG_WARNING
+                                              : PERCH_LOG_INFO,
+              "%s.", line);
+}
+
+int perch_pipe_daemon_start(perch_daemon *d, perch_live_query *query, const char *name,
+                            perch_pipe_daemon **out, char *why, size_t why_len)
+{
+    perch_pipe_server_opts o;
+    perch_pipe_daemon *p = perch__calloc(1, sizeof *p);
+    if (p == NULL)
+        return PERCH_ENOMEM;
+    p->d = d;
+    InitializeSRWLock(&p->lock);
+    InitializeSRWLock(&p->requests);
+    snprintf(p->server_name, sizeof p->server_name, "perchd %s", PERCH_VERSION);
+    p->backend = (perch_proto_backend){p,          p->server_name, GetCurrentProcessId(),
+                                       b_status,   b_captures,     b_record,
+                                       b_stop,     b_snapshot,     b_open,
+                                       b_counters, b_log,          query};
+    perch_pipe_server_opts_default(&o);
+    o.name = name;
+    o.backend = &p->backend;
+    int err = perch_pipe_server_start(&o, &p->server, why, why_len);
+    if (err < 0) {
+        perch__free(p);
+        return err;
+    }
+    *out = p;
+    return 0;
+}
+
+void perch_pipe_daemon_stop(perch_pipe_daemon *p)
+{
+    if (p == NULL)
+        return;
+    perch_pipe_server_stop(p->server);
+    cancel_timer(p);
+    perch__free(p);
+}
+
+void perch_pipe_daemon_stats(perch_pipe_daemon *p, perch_pipe_server_stats *st)
+{
+    perch_pipe_server_get_stats(p->server, st);
+}

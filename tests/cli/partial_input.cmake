@@ -1,0 +1,64 @@
+# cmake -P script behind the partial-input CLI tests (issue 11): a capture or an .etl cut at
+# several points must give perch report / export / info (import for an .etl) output for
+# everything before the cut, exactly one warning line on stderr saying where it was cut and
+# how much was lost, exit status 3, and a report that still names the processes.
+#   -DPERCH="<emulator;>perch"  -DCUT="<emulator;>capture_sample"  -DDIR=work-dir
+foreach(v PERCH CUT DIR)
+    if(NOT DEFINED ${v})
+        message(FATAL_ERROR "partial_input.cmake: -D${v}= is required")
+    endif()
+endforeach()
+separate_arguments(perch UNIX_COMMAND "${PERCH}")
+separate_arguments(cut UNIX_COMMAND "${CUT}")
+file(MAKE_DIRECTORY ${DIR})
+
+function(must_run)
+    execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "${ARGN} failed (${rc}): ${err}")
+    endif()
+endfunction()
+
+# expect_partial(<what the warning says> perch args...): exit 3, one warning line; sets
+# partial_out to stdout.
+function(expect_partial warning)
+    execute_process(COMMAND ${perch} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                    ERROR_VARIABLE err)
+    string(REGEX REPLACE "[^\n]" "" newlines "${err}") # the messages hold ';' (CMake lists)
+    string(LENGTH "${newlines}" n)
+    if(NOT rc EQUAL 3 OR NOT n EQUAL 1 OR NOT err MATCHES "warning: .*${warning}")
+        message(FATAL_ERROR "perch ${ARGN}: exit ${rc} (want 3), ${n} stderr lines (want 1 "
+                            "matching '${warning}'):\n${err}")
+    endif()
+    set(partial_out "${out}" PARENT_SCOPE)
+endfunction()
+
+must_run(${perch} synth -o ${DIR}/p.etl --seed 4 --cpus 2 --size 4M)
+must_run(${perch} import ${DIR}/p.etl -o ${DIR}/p.perch)
+file(SIZE ${DIR}/p.perch cap_size)
+file(SIZE ${DIR}/p.etl etl_size)
+
+foreach(pct 20 45 70 95)
+    math(EXPR n "${cap_size} * ${pct} / 100")
+    set(c ${DIR}/cut${pct}.perch)
+    must_run(${cut} --cut ${DIR}/p.perch ${c} ${n})
+    expect_partial("partial capture \\([a-z_]+ at byte [0-9]+: .*ignored [0-9]+ bytes"
+                   report ${c})
+    if(NOT partial_out MATCHES "Processes .*svchost.exe" OR partial_out MATCHES "\n +[0-9]+ \\? ")
+        message(FATAL_ERROR "report of ${c} does not name its processes:\n${partial_out}")
+    endif()
+    expect_partial("partial capture" report --json ${c})
+    if(NOT partial_out MATCHES "\"top_processes\":\\[{\"name\":\"[A-Za-z]")
+        message(FATAL_ERROR "report --json of ${c} does not name its processes:\n${partial_out}")
+    endif()
+    expect_partial("partial capture" export --format folded ${c} -o ${c}.folded)
+    expect_partial("partial capture" export --format chrome ${c} -o ${c}.json)
+    expect_partial("partial capture" info ${c})
+endforeach()
+
+math(EXPR n "${etl_size} * 60 / 100")
+must_run(${cut} --cut ${DIR}/p.etl ${DIR}/cut60.etl ${n})
+expect_partial("damaged .etl, skipped .* at byte [0-9]+" report ${DIR}/cut60.etl)
+expect_partial("damaged .etl" export --format folded ${DIR}/cut60.etl -o ${DIR}/cut60.folded)
+expect_partial("damaged .etl" import ${DIR}/cut60.etl -o ${DIR}/cut60.perch)
+message("partial input ok: 4 capture cuts x 5 commands, one .etl cut x 3 commands")

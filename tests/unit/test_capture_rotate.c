@@ -1,0 +1,339 @@
+/*
+ * Rotating capture files (include/perch/capture_rotate.h) on a synthetic trace: every file is
+ * a complete capture that names every key it uses and holds every stack it uses (ids dense
+ * from 1), the files together hold every sample, the disk cap deletes the oldest files, the
+ * age cap rotates by the clock, the sequence continues after files already there, and a file
+ * left open by a crash (or cut anywhere) still reports with names.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "capture/rotate_names.h"
+#include "model/hmap.h"
+#include "perch/capture.h"
+#include "perch/capture_rotate.h"
+#include "perch/error.h"
+#include "perch/fs.h"
+#include "perch/pipeline.h"
+#include "perch/synth.h"
+#include "testdata.h"
+
+static uint8_t *etl;
+static size_t etl_len;
+static uint64_t trace_samples;
+
+/* ---- a checking sink: keys named before use, stacks dense, samples counted ------------- */
+
+typedef struct check {
+    perch__hmap keys[3];
+    uint32_t stacks;
+    uint64_t samples, missing, bad_stack, names;
+} check;
+
+static void note(check *k, int kind, uint64_t key)
+{
+    assert_int_equal(perch__hmap_put(&k->keys[kind], key, 1), 0);
+}
+static void need(check *k, int kind, uint64_t key)
+{
+    uint32_t v;
+    k->missing += key != 0 && !perch__hmap_get(&k->keys[kind], key, &v);
+}
+static int k_process(void *ctx, const perch_process_rec *r)
+{
+    check *k = ctx;
+    note(k, 0, r->key);
+    k->names += r->image_name && r->image_name[0];
+    return 0;
+}
+static int k_thread(void *ctx, const perch_thread_rec *r)
+{
+    need(ctx, 0, r->process_key);
+    note(ctx, 1, r->key);
+    return 0;
+}
+static int k_module(void *ctx, const perch_module_rec *r)
+{
+    need(ctx, 0, r->process_key);
+    note(ctx, 2, r->key);
+    return 0;
+}
+static int k_stack(void *ctx, const perch_stack_rec *r)
+{
+    check *k = ctx;
+    k->bad_stack += r->id != k->stacks + 1;
+    k->stacks++;
+    return 0;
+}
+static int k_sample(void *ctx, const perch_sample_rec *r)
+{
+    check *k = ctx;
+    need(k, 1, r->thread_key);
+    need(k, 2, r->module_key);
+    k->bad_stack += r->stack_id > k->stacks;
+    if (r->kind == PERCH_SAMPLE_TIMER)
+        k->samples++;
+    return 0;
+}
+static int k_slice(void *ctx, const perch_slice_rec *r)
+{
+    need(ctx, 1, r->thread_key);
+    return 0;
+}
+
+static int check_file(const char *path, check *k, size_t cut)
+{
+    size_t len;
+    perch_capture_status st;
+    uint8_t *data = perch_test_read_file(path, &len);
+    perch_sink s = {k,       NULL,     k_process, k_thread, k_module, NULL, k_stack,
+                    k_slice, k_sample, NULL,      NULL,     NULL,     NULL};
+    memset(k, 0, sizeof *k);
+    perch_capture_replay_memory(data, cut && cut < len ? cut : len, &s, &st);
+    for (int t = 0; t < 3; t++)
+        perch__hmap_free(&k->keys[t]);
+    free(data);
+    return st.stop;
+}
+
+/* ---- helpers -------------------------------------------------------------------------- */
+
+static void empty_dir(const char *dir)
+{
+    perch_fs_entry *e = NULL;
+    size_t n = 0;
+    perch_fs_mkdir(dir);
+    assert_int_equal(perch_fs_list(dir, 10000, &e, &n), 0);
+    for (size_t i = 0; i < n; i++) {
+        char *p = perch_fs_join(dir, e[i].name);
+        assert_int_equal(perch_fs_remove(p), 0);
+        perch_free(p);
+    }
+    perch_fs_list_free(e, n);
+}
+
+/* The prefix's files in dir, oldest first (free with perch_fs_list_free). */
+static perch_fs_entry *files_of(const char *dir, const char *prefix, size_t *n)
+{
+    perch_fs_entry *e = NULL;
+    assert_int_equal(perch_fs_list(dir, 10000, &e, n), 0);
+    *n = perch__rotate_keep_ours(prefix, e, *n);
+    return e;
+}
+
+typedef struct clock {
+    uint64_t now, step;
+} clock;
+
+static uint64_t tick(void *ctx)
+{
+    clock *c = ctx;
+    c->now += c->step;
+    return c->now;
+}
+
+static void run(const char *dir, perch_capture_rotate_opts *o, bool finish,
+                perch_capture_rotate_stats *st)
+{
+    perch_capture_rotate *r = NULL;
+    perch_sink sink;
+    perch_input in;
+    assert_int_equal(perch_capture_rotate_create(o, &r), 0);
+    perch_capture_rotate_sink(r, &sink);
+    if (!finish)
+        sink.finish = NULL; /* the process dies before the end */
+    perch_input_memory(&in, etl, etl_len);
+    assert_int_equal(perch_pipeline_etl(&in, "synth", &sink, NULL, NULL), 0);
+    perch_capture_rotate_get_stats(r, st);
+    perch_capture_rotate_destroy(r);
+    (void)dir;
+}
+
+static void opts_for(perch_capture_rotate_opts *o, const char *dir, clock *c)
+{
+    perch_capture_rotate_opts_default(o);
+    o->dir = dir;
+    o->prefix = "t";
+    o->max_file_bytes = 64u << 10;
+    o->max_total_bytes = 0;
+    o->writer.chunk_bytes = 4096;
+    o->wall_ms = tick;
+    o->clock_ctx = c;
+}
+
+static int setup(void **state)
+{
+    perch_synth_options so;
+    perch_output out;
+    perch_memory_out mem;
+    perch_synth_stats st;
+    (void)state;
+    perch_synth_options_init(&so);
+    so.seed = 12;
+    so.cpus = 4;
+    so.target_bytes = 3u << 20;
+    perch_output_memory(&out, &mem, (size_t)64 << 20);
+    assert_int_equal(perch_synth_write(&so, &out, &st), 0);
+    etl = perch_output_memory_take(&mem, &etl_len);
+    trace_samples = st.samples;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    perch_free(etl);
+    return 0;
+}
+
+/* ---- tests ---------------------------------------------------------------------------- */
+
+static void test_every_file_stands_alone(void **state)
+{
+    const char *dir = "rotate_alone";
+    perch_capture_rotate_opts o;
+    perch_capture_rotate_stats st;
+    clock c = {1764547200000ull, 1}; /* 2025-12-01T00:00:00Z */
+    size_t n;
+    uint64_t samples = 0;
+    (void)state;
+    empty_dir(dir);
+    opts_for(&o, dir, &c);
+    run(dir, &o, true, &st);
+    perch_fs_entry *e = files_of(dir, "t", &n);
+    printf("  %zu files, %llu bytes\n", n, (unsigned long long)st.bytes_written);
+    assert_true(n >= 4);
+    assert_int_equal(st.files_created, n);
+    assert_int_equal(st.files_deleted, 0);
+    assert_string_equal(e[0].name, "t-20251201-000000-000001.perch");
+    for (size_t i = 0; i < n; i++) {
+        check k;
+        char *p = perch_fs_join(dir, e[i].name);
+        assert_int_equal(check_file(p, &k, 0), PERCH_CAPTURE_STOP_END);
+        assert_int_equal(k.missing, 0);
+        assert_int_equal(k.bad_stack, 0);
+        assert_true(i + 1 == n || e[i].size >= o.max_file_bytes);
+        samples += k.samples;
+        perch_free(p);
+    }
+    assert_int_equal(samples, trace_samples);
+    perch_fs_list_free(e, n);
+}
+
+static void test_disk_cap_deletes_oldest(void **state)
+{
+    const char *dir = "rotate_cap";
+    perch_capture_rotate_opts o;
+    perch_capture_rotate_stats st;
+    clock c = {1764547200000ull, 1};
+    size_t n;
+    uint64_t total = 0;
+    uint32_t first;
+    (void)state;
+    empty_dir(dir);
+    opts_for(&o, dir, &c);
+    o.max_total_bytes = 200u << 10;
+    run(dir, &o, true, &st);
+    perch_fs_entry *e = files_of(dir, "t", &n);
+    for (size_t i = 0; i < n; i++)
+        total += e[i].size;
+    assert_true(st.files_deleted > 0);
+    assert_int_equal(st.files_created, n + st.files_deleted);
+    assert_true(total <= o.max_total_bytes);
+    assert_true(perch__rotate_parse("t", e[0].name, &first));
+    assert_int_equal(first, st.files_deleted + 1); /* the oldest went first */
+    perch_fs_list_free(e, n);
+}
+
+static void test_age_and_sequence(void **state)
+{
+    const char *dir = "rotate_age";
+    perch_capture_rotate_opts o;
+    perch_capture_rotate_stats st;
+    clock c = {1764547200000ull, 1000}; /* one second per look at the clock */
+    size_t n;
+    uint32_t seq;
+    perch_output out;
+    (void)state;
+    empty_dir(dir);
+    char *old = perch_fs_join(dir, "t-20200101-000000-000041.perch");
+    assert_int_equal(perch_output_open_file(&out, old), 0); /* a file of an earlier run */
+    assert_int_equal(out.close(out.ctx), 0);
+    opts_for(&o, dir, &c);
+    o.max_file_bytes = 1ull << 30; /* never by size */
+    o.max_file_age_ms = 20000;
+    run(dir, &o, true, &st);
+    perch_fs_entry *e = files_of(dir, "t", &n);
+    assert_true(st.files_created >= 3);
+    assert_int_equal(n, st.files_created + 1);
+    assert_true(perch__rotate_parse("t", e[1].name, &seq));
+    assert_int_equal(seq, 42);
+    perch_fs_list_free(e, n);
+    perch_free(old);
+}
+
+/* A rotation that dies mid-file: the open file has no end chunk, and every cut of the last
+ * file still names what it holds. */
+static void test_crash_leaves_readable_files(void **state)
+{
+    const char *dir = "rotate_crash";
+    perch_capture_rotate_opts o;
+    perch_capture_rotate_stats st;
+    clock c = {1764547200000ull, 1};
+    size_t n;
+    (void)state;
+    empty_dir(dir);
+    opts_for(&o, dir, &c);
+    o.max_file_bytes = 256u << 10;
+    run(dir, &o, false, &st);
+    perch_fs_entry *e = files_of(dir, "t", &n);
+    assert_true(n >= 2);
+    char *last = perch_fs_join(dir, e[n - 1].name);
+    check k;
+    assert_int_equal(check_file(last, &k, 0), PERCH_CAPTURE_STOP_NO_END);
+    for (size_t cut = 2000; cut < e[n - 1].size; cut += 4999) {
+        assert_int_not_equal(check_file(last, &k, cut), PERCH_CAPTURE_STOP_END);
+        assert_int_equal(k.missing, 0);
+        assert_int_equal(k.bad_stack, 0);
+        if (cut > 20000)
+            assert_true(k.names > 0);
+    }
+    perch_free(last);
+    perch_fs_list_free(e, n);
+}
+
+static void test_names(void **state)
+{
+    char name[96];
+    uint32_t seq;
+    (void)state;
+    perch__rotate_name("perch", 951782400000ull + 3723000, 7, name, sizeof name); /* leap day */
+    assert_string_equal(name, "perch-20000229-010203-000007.perch");
+    perch__rotate_name("p", 0, 1234567, name, sizeof name);
+    assert_string_equal(name, "p-19700101-000000-1234567.perch");
+    assert_true(perch__rotate_parse("p", name, &seq));
+    assert_int_equal(seq, 1234567);
+    assert_false(perch__rotate_parse("q", name, &seq));
+    assert_false(perch__rotate_parse("p", "p-19700101-000000-12345.perch", &seq));
+    assert_false(perch__rotate_parse("p", "p-19700101-000000-000001.perch.tmp", &seq));
+    assert_false(perch__rotate_prefix_ok("a/b"));
+    assert_false(perch__rotate_prefix_ok(""));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_every_file_stands_alone),
+        cmocka_unit_test(test_disk_cap_deletes_oldest),
+        cmocka_unit_test(test_age_and_sequence),
+        cmocka_unit_test(test_crash_leaves_readable_files),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

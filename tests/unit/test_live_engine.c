@@ -1,0 +1,564 @@
+/*
+ * The live engine (src/core/live/engine.c) fed from the .etl reader on a producer thread, as
+ * the ETW callback would feed it: the report it produces equals the offline pipeline's on every
+ * real kernel trace and on two synthetic seeds; queue drops, session losses (across a counter
+ * restart) and gaps land in the ledger; a failing sink is switched off while the others get
+ * everything; calls run on the model thread; the rate follows the clock; destroy does not hang
+ * when the producer never closes the queue.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "perch/error.h"
+#include "perch/etl.h"
+#include "perch/event_queue.h"
+#include "perch/json.h"
+#include "perch/live.h"
+#include "perch/pipeline.h"
+#include "perch/report.h"
+#include "perch/synth.h"
+#include "perch/thread.h"
+#include "testdata.h"
+
+typedef perch_test_text text;
+
+/* ---- an .etl source on its own thread ------------------------------------------------------ */
+
+struct producer {
+    perch_etl_reader *reader;
+    perch_event_queue *queue;
+    bool try_push;        /* drop when full, as the ETW callback does */
+    bool no_close;        /* never close the queue (destroy test) */
+    uint64_t pause_after; /* wait for resume after this many records (0: never) */
+    atomic_bool resume;
+    uint64_t pushed, refused;
+};
+
+static int produce(void *arg)
+{
+    struct producer *p = arg;
+    perch_event ev;
+    while (perch_etl_next(p->reader, &ev) == 0) {
+        while (p->pause_after != 0 && p->pushed == p->pause_after && !atomic_load(&p->resume))
+            perch_sleep_ms(1);
+        int err = p->try_push ? perch_event_queue_try_push(p->queue, &ev)
+                              : perch_event_queue_push(p->queue, &ev);
+        if (err == 0)
+            p->pushed++;
+        else
+            p->refused++;
+    }
+    if (!p->no_close)
+        perch_event_queue_close(p->queue, 0);
+    return 0;
+}
+
+struct trace {
+    uint8_t *data; /* the whole .etl */
+    size_t len;
+};
+
+static void load_real(const char *rel, struct trace *t)
+{
+    t->data = perch_test_read_file(perch_test_require_data(rel), &t->len);
+}
+
+static void load_synth(uint32_t seed, struct trace *t)
+{
+    perch_synth_options o;
+    perch_memory_out mem;
+    perch_output out;
+    perch_synth_options_init(&o);
+    o.seed = seed;
+    o.target_bytes = 2u << 20;
+    perch_output_memory(&out, &mem, 64u << 20);
+    assert_int_equal(perch_synth_write(&o, &out, NULL), 0);
+    t->data = perch_output_memory_take(&mem, &t->len);
+}
+
+static void free_trace(struct trace *t)
+{
+    perch_free(t->data); /* test_read_file data is malloc'd: both are the C allocator */
+}
+
+static void trace_info_of(const struct trace *t, perch_trace_info *info)
+{
+    perch_etl_reader *r = NULL;
+    assert_int_equal(perch_etl_open_memory(t->data, t->len, NULL, &r, NULL), 0);
+    perch_pipeline_trace_info(perch_etl_header_of(r), "etl:test", info);
+    perch_etl_destroy(r);
+}
+
+static char *json_of(perch_report *r)
+{
+    text out = {NULL, 0, 0};
+    perch_json w;
+    perch_json_init(&w, perch_test_text_sink, &out);
+    assert_int_equal(perch_report_write_json(r, &w), 0);
+    return out.data;
+}
+
+static char *offline_json(const struct trace *t)
+{
+    perch_input in;
+    perch_report *r = NULL;
+    perch_sink sink;
+    perch_input_memory(&in, t->data, t->len);
+    assert_int_equal(perch_report_create(NULL, &r), 0);
+    perch_report_sink(r, &sink);
+    assert_int_equal(perch_pipeline_etl(&in, "etl:test", &sink, NULL, NULL), 0);
+    char *json = json_of(r);
+    perch_report_destroy(r);
+    return json;
+}
+
+/* Runs the trace through producer thread -> queue -> engine -> report (+ extra sinks). */
+struct run {
+    perch_event_queue *queue;
+    perch_live *live;
+    perch_report *report;
+    struct producer prod;
+    perch_thread *thread;
+    bool lazy; /* the trace info comes at the first record */
+};
+
+static void run_start(struct run *x, const struct trace *t, size_t queue_bytes,
+                      const perch_live_options *opts)
+{
+    perch_live_options o;
+    perch_trace_info info;
+    perch_sink sink;
+    memset(x, 0, sizeof *x);
+    assert_int_equal(perch_event_queue_create(queue_bytes, &x->queue), 0);
+    memset(&o, 0, sizeof o);
+    if (opts != NULL)
+        o = *opts;
+    o.sz = sizeof o;
+    o.queue = x->queue;
+    x->lazy = o.trace_info != NULL;
+    if (x->lazy)
+        o.info_ctx = x;
+    assert_int_equal(perch_live_create(&o, &x->live), 0);
+    assert_int_equal(perch_report_create(NULL, &x->report), 0);
+    perch_report_sink(x->report, &sink);
+    assert_int_equal(perch_live_add_sink(x->live, "report", &sink, NULL), 0);
+    trace_info_of(t, &info);
+    x->prod.queue = x->queue;
+    assert_int_equal(perch_etl_open_memory(t->data, t->len, NULL, &x->prod.reader, NULL), 0);
+}
+
+static void lazy_info(void *ctx, perch_trace_info *info)
+{
+    struct run *x = ctx;
+    perch_pipeline_trace_info(perch_etl_header_of(x->prod.reader), "etl:test", info);
+}
+
+static void run_go(struct run *x)
+{
+    perch_trace_info info;
+    perch_pipeline_trace_info(perch_etl_header_of(x->prod.reader), "etl:test", &info);
+    assert_int_equal(perch_live_start(x->live, x->lazy ? NULL : &info), 0);
+    assert_int_equal(perch_thread_start(produce, &x->prod, "producer", &x->thread), 0);
+}
+
+static void run_wait(struct run *x)
+{
+    assert_int_equal(perch_thread_join(x->thread, NULL), 0);
+    int err;
+    for (int i = 0; (err = perch_live_stop(x->live, 1000)) == PERCH_ETIMEDOUT && i < 120; i++)
+        ;
+    assert_int_equal(err, 0);
+}
+
+static void run_free(struct run *x)
+{
+    perch_live_destroy(x->live);
+    perch_report_destroy(x->report);
+    perch_etl_destroy(x->prod.reader);
+    perch_event_queue_destroy(x->queue);
+}
+
+/* ---- the live report equals the offline one ------------------------------------------------ */
+
+static void check_same_as_offline(struct trace *t, bool lazy)
+{
+    struct run x;
+    perch_live_stats st;
+    perch_live_options o;
+    char *offline = offline_json(t);
+    memset(&o, 0, sizeof o);
+    o.trace_info = lazy ? lazy_info : NULL;
+    run_start(&x, t, 4u << 20, &o);
+    run_go(&x);
+    run_wait(&x);
+    perch_live_get_stats(x.live, &st);
+    assert_true(st.finished);
+    assert_int_equal(st.error, 0);
+    assert_int_equal(st.events, x.prod.pushed);
+    assert_int_equal(st.queue_dropped, 0);
+    /* the reader's own losses (etl.*) are the pipeline's to add; these traces have none */
+    assert_int_equal(perch_etl_stats_of(x.prod.reader)->skipped_records, 0);
+    char *live = json_of(x.report);
+    assert_string_equal(live, offline);
+    free(live);
+    free(offline);
+    run_free(&x);
+    free_trace(t);
+}
+
+static void test_real_traces_match_offline(void **state)
+{
+    static const char *const traces[] = {
+        "etl/perfview_net.4.5.2.x64.etl",  "etl/airbus_ShutdownPerfDiagLogger.etl",
+        "etl/perfview_smallEtlFile.etl",   "etl/perfview_SelfDescribingSingleEvent.etl",
+        "etl/airbus_lxcore_kernel.etl",    "etl/airbus_AMSITrace.etl",
+        "etl/perfview_primitive-types.etl"};
+    for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++) {
+        struct trace t;
+        load_real(traces[i], &t);
+        check_same_as_offline(&t, i % 2 == 1);
+    }
+}
+
+static void test_synth_traces_match_offline(void **state)
+{
+    for (uint32_t seed = 1; seed <= 2; seed++) {
+        struct trace t;
+        load_synth(seed, &t);
+        check_same_as_offline(&t, seed == 2);
+    }
+}
+
+/* ---- the books ----------------------------------------------------------------------------- */
+
+/* The ledger count of reason in a report JSON, -1 when absent. */
+static long long ledger_count(const char *json, const char *reason)
+{
+    char pat[96];
+    const char *ledger = strstr(json, "\"ledger\":");
+    assert_non_null(ledger);
+    snprintf(pat, sizeof pat, "\"%s\":", reason);
+    const char *p = strstr(ledger, pat);
+    const char *end = strchr(ledger, '}');
+    if (p == NULL || p > end)
+        return -1;
+    return atoll(p + strlen(pat));
+}
+
+/* A sink slower than the reader, so a small queue overflows. */
+static int slow_sample(void *ctx, const perch_sample_rec *rec)
+{
+    int *n = ctx;
+    (void)rec;
+    if (++*n % 256 == 0)
+        perch_sleep_ms(1);
+    return 0;
+}
+
+static void test_drops_losses_and_gaps_in_ledger(void **state)
+{
+    struct trace t;
+    struct run x;
+    perch_live_stats st;
+    perch_sink slow;
+    int samples = 0;
+    load_synth(3, &t);
+    run_start(&x, &t, PERCH_EVENT_QUEUE_MIN_BYTES, NULL);
+    memset(&slow, 0, sizeof slow);
+    slow.ctx = &samples;
+    slow.sample = slow_sample;
+    assert_int_equal(perch_live_add_sink(x.live, "slow", &slow, NULL), 0);
+    x.prod.try_push = true;
+    perch_live_set_loss(x.live, "session.events_lost", 5);
+    perch_live_set_loss(x.live, "session.events_lost", 7);
+    perch_live_set_loss(x.live, "session.events_lost", 3); /* a new session: 7 + 3 */
+    perch_live_note_gap(x.live, 1500);
+    perch_live_note_gap(x.live, 250);
+    run_go(&x);
+    run_wait(&x);
+    perch_live_get_stats(x.live, &st);
+    char *json = json_of(x.report);
+    assert_int_equal(st.queue_dropped, x.prod.refused);
+    assert_int_equal(st.events, x.prod.pushed);
+    assert_true(x.prod.refused > 0);
+    assert_int_equal(ledger_count(json, "live.queue_full"), (long long)x.prod.refused);
+    assert_int_equal(ledger_count(json, "live.queue_oversized"), -1);
+    assert_int_equal(ledger_count(json, "session.events_lost"), 10);
+    assert_int_equal(st.losses, 10);
+    assert_int_equal(ledger_count(json, "live.session_gap"), 2);
+    assert_int_equal(ledger_count(json, "live.session_gap_ms"), 1750);
+    assert_int_equal(st.gaps, 2);
+    assert_int_equal(st.gap_ms, 1750);
+    free(json);
+    run_free(&x);
+    free_trace(&t);
+}
+
+static void test_loss_reasons_are_bounded(void **state)
+{
+    struct trace t;
+    struct run x;
+    char reason[32];
+    load_synth(1, &t);
+    run_start(&x, &t, PERCH_EVENT_QUEUE_MIN_BYTES, NULL);
+    for (int i = 0; i < PERCH_LIVE_MAX_LOSSES; i++) {
+        snprintf(reason, sizeof reason, "r%d", i);
+        assert_int_equal(perch_live_set_loss(x.live, reason, 1), 0);
+    }
+    assert_int_equal(perch_live_set_loss(x.live, "one.more", 1), PERCH_ELIMIT);
+    assert_int_equal(perch_live_set_loss(x.live, "r0", 2), 0);
+    memset(reason, 'x', sizeof reason);
+    reason[sizeof reason - 1] = '\0';
+    char longer[80];
+    memset(longer, 'y', sizeof longer - 1);
+    longer[sizeof longer - 1] = '\0';
+    assert_int_equal(perch_live_set_loss(x.live, longer, 1), PERCH_EINVAL);
+    run_free(&x);
+    free_trace(&t);
+}
+
+/* ---- sinks --------------------------------------------------------------------------------- */
+
+struct failing {
+    int after; /* fail the sample callback once this many were seen */
+    int samples;
+};
+
+static int failing_sample(void *ctx, const perch_sample_rec *rec)
+{
+    struct failing *f = ctx;
+    (void)rec;
+    return ++f->samples > f->after ? PERCH_EIO : 0;
+}
+
+static void test_failing_sink_is_switched_off(void **state)
+{
+    struct trace t;
+    struct run x;
+    struct failing f = {10, 0};
+    perch_sink bad;
+    perch_live_stats st;
+    const char *name;
+    int error;
+    load_synth(1, &t);
+    char *offline = offline_json(&t);
+    run_start(&x, &t, 4u << 20, NULL);
+    memset(&bad, 0, sizeof bad);
+    bad.ctx = &f;
+    bad.sample = failing_sample;
+    assert_int_equal(perch_live_add_sink(x.live, "bad", &bad, NULL), 0);
+    run_go(&x);
+    assert_int_equal(perch_live_add_sink(x.live, "late", &bad, NULL), PERCH_ESTATE);
+    run_wait(&x);
+    perch_live_get_stats(x.live, &st);
+    assert_int_equal(st.sinks, 2);
+    assert_int_equal(st.failed_sinks, 1);
+    assert_int_equal(st.error, 0);
+    assert_true(st.finished);
+    assert_int_equal(f.samples, 11); /* never called after its error */
+    assert_int_equal(perch_live_sink_state(x.live, 0, &name, &error), 0);
+    assert_string_equal(name, "report");
+    assert_int_equal(error, 0);
+    assert_int_equal(perch_live_sink_state(x.live, 1, &name, &error), 0);
+    assert_string_equal(name, "bad");
+    assert_int_equal(error, PERCH_EIO);
+    assert_int_equal(perch_live_sink_state(x.live, 2, &name, &error), PERCH_ERANGE);
+    char *live = json_of(x.report);
+    assert_string_equal(live, offline);
+    free(live);
+    free(offline);
+    run_free(&x);
+    free_trace(&t);
+}
+
+/* ---- calls, rate, destroy ------------------------------------------------------------------ */
+
+struct call_probe {
+    atomic_int idle_calls;
+    int in_call;
+};
+
+static void probe_idle(void *ctx)
+{
+    struct call_probe *p = ctx;
+    atomic_fetch_add(&p->idle_calls, 1);
+}
+
+static int probe_call(void *ctx)
+{
+    struct call_probe *p = ctx;
+    return 40 + (++p->in_call);
+}
+
+static _Atomic uint64_t fake_now;
+
+static uint64_t fake_clock(void *ctx)
+{
+    (void)ctx;
+    return atomic_load(&fake_now);
+}
+
+static void wait_for(perch_live *l, uint64_t events)
+{
+    perch_live_stats st;
+    for (int i = 0; i < 5000; i++) {
+        perch_live_get_stats(l, &st);
+        if (st.events >= events)
+            return;
+        perch_sleep_ms(2);
+    }
+    fail_msg("the engine fed %llu of %llu records", (unsigned long long)st.events,
+             (unsigned long long)events);
+}
+
+/* The rate is updated at the next tick after the clock moved: wait for it (a call may run in
+ * the tick that read the clock just before). */
+static void wait_rate(perch_live *l, double expected)
+{
+    perch_live_stats st;
+    for (int i = 0; i < 2500; i++) {
+        perch_live_get_stats(l, &st);
+        if (st.events_per_second == expected)
+            return;
+        perch_sleep_ms(2);
+    }
+    fail_msg("events/s is %f, not %f", st.events_per_second, expected);
+}
+
+static void test_calls_rate_and_idle(void **state)
+{
+    struct trace t;
+    struct run x;
+    struct call_probe probe = {0, 0};
+    perch_live_options o;
+    perch_live_stats st;
+    perch_sink none;
+    memset(&o, 0, sizeof o);
+    o.now_ns = fake_clock;
+    o.tick_ms = 5;
+    o.rate_window_s = 2;
+    atomic_store(&fake_now, 10 * 1000000000ull);
+    load_synth(1, &t);
+    run_start(&x, &t, 4u << 20, &o);
+    x.prod.no_close = true; /* closed below, once the rate was read */
+    memset(&none, 0, sizeof none);
+    none.ctx = &probe;
+    assert_int_equal(perch_live_add_sink(x.live, "probe", &none, probe_idle), 0);
+    assert_int_equal(perch_live_call(x.live, probe_call, &probe, 1000), 41); /* not started */
+    run_go(&x);
+    assert_int_equal(perch_thread_join(x.thread, NULL), 0);
+    x.thread = NULL;
+    wait_for(x.live, x.prod.pushed);
+    /* one second later: the whole trace arrived in second 10 */
+    atomic_store(&fake_now, 11 * 1000000000ull + 1);
+    assert_int_equal(perch_live_call(x.live, probe_call, &probe, 5000), 42);
+    wait_rate(x.live, (double)x.prod.pushed);
+    perch_live_get_stats(x.live, &st);
+    assert_true(st.running);
+    atomic_store(&fake_now, 12 * 1000000000ull + 1);
+    assert_int_equal(perch_live_call(x.live, probe_call, &probe, 5000), 43);
+    wait_rate(x.live, (double)x.prod.pushed / 2.0); /* a window of 2 s, 1 of them empty */
+    assert_true(atomic_load(&probe.idle_calls) > 0);
+    perch_event_queue_close(x.queue, 0);
+    int err;
+    for (int i = 0; (err = perch_live_stop(x.live, 1000)) == PERCH_ETIMEDOUT && i < 60; i++)
+        ;
+    assert_int_equal(err, 0);
+    perch_live_get_stats(x.live, &st);
+    assert_false(st.running);
+    assert_int_equal(perch_live_call(x.live, probe_call, &probe, 1000), 44); /* inline */
+    run_free(&x);
+    free_trace(&t);
+}
+
+static void test_destroy_while_running(void **state)
+{
+    struct trace t;
+    struct run x;
+    load_synth(2, &t);
+    run_start(&x, &t, 4u << 20, NULL);
+    x.prod.no_close = true;
+    run_go(&x);
+    assert_int_equal(perch_thread_join(x.thread, NULL), 0);
+    assert_int_equal(perch_live_stop(x.live, 50), PERCH_ETIMEDOUT);
+    perch_live_destroy(x.live); /* cancels the queue, joins */
+    x.live = NULL;
+    run_free(&x);
+    free_trace(&t);
+}
+
+/* ---- late sinks ---------------------------------------------------------------------------- */
+
+/* A sink that only counts what it gets. */
+struct checker {
+    uint64_t records;
+};
+
+static int chk_info(void *ctx, const perch_trace_info *i)
+{
+    (void)i;
+    ((struct checker *)ctx)->records++;
+    return 0;
+}
+
+static void checker_sink(struct checker *c, perch_sink *k)
+{
+    memset(k, 0, sizeof *k);
+    k->ctx = c;
+    k->trace_info = chk_info;
+}
+
+static void test_attach_needs_attachable(void **state)
+{
+    struct trace t;
+    struct run x;
+    perch_sink k;
+    struct checker *c = calloc(1, sizeof *c);
+    load_synth(1, &t);
+    run_start(&x, &t, 4u << 20, NULL);
+    run_go(&x);
+    checker_sink(c, &k);
+    assert_int_equal(perch_live_attach(x.live, "late", &k, NULL), PERCH_ESTATE);
+    run_wait(&x);
+    run_free(&x);
+    free_trace(&t);
+    free(c);
+}
+
+static void test_bad_arguments(void **state)
+{
+    perch_live_options o;
+    perch_live *l = (perch_live *)0x1;
+    memset(&o, 0, sizeof o);
+    o.sz = sizeof o;
+    assert_int_equal(perch_live_create(&o, &l), PERCH_EINVAL); /* no queue */
+    assert_ptr_equal(l, (perch_live *)0x1);
+    assert_int_equal(perch_live_create(NULL, &l), PERCH_EINVAL);
+    assert_int_equal(perch_live_stop(NULL, 0), PERCH_EINVAL);
+    perch_live_destroy(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_real_traces_match_offline),
+        cmocka_unit_test(test_synth_traces_match_offline),
+        cmocka_unit_test(test_drops_losses_and_gaps_in_ledger),
+        cmocka_unit_test(test_loss_reasons_are_bounded),
+        cmocka_unit_test(test_failing_sink_is_switched_off),
+        cmocka_unit_test(test_calls_rate_and_idle),
+        cmocka_unit_test(test_destroy_while_running),
+        cmocka_unit_test(test_attach_needs_attachable),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,106 @@
+/*
+ * perchd's pipe (pipe_daemon.c) in front of a real daemon (daemon.h) under Wine, in this
+ * process: STATUS carries the daemon's own state, summary and features as the protocol
+ * says them; what the daemon cannot do is refused with a sentence; a second server on the
+ * same name finds the first and refuses to serve (the squatter path), naming this pid.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <windows.h>
+
+#include "daemon.h"
+#include "perch/error.h"
+#include "pipe_daemon.h"
+#include "proto/client.h"
+
+static perch_proto_client *connect_to(const char *name)
+{
+    perch_proto_transport t;
+    perch_proto_client *c;
+    char why[300];
+    if (perch_pipe_connect(name, 5000, &t, why, sizeof why) != 0 ||
+        perch_proto_client_open(&t, "test", 1, 5000, &c, why, sizeof why) != 0)
+        fail_msg("connect: %s", why);
+    return c;
+}
+
+static void test_daemon_behind_the_pipe(void **state)
+{
+    (void)state;
+    perch_daemon_options o;
+    perch_daemon *d;
+    perch_pipe_daemon *p, *second;
+    char dir[MAX_PATH], name[96], why[400];
+    memset(&o, 0, sizeof o);
+    o.sz = sizeof o;
+    perch_config_defaults(&o.config);
+    GetCurrentDirectoryA(sizeof dir, dir);
+    snprintf(o.config.data_dir, sizeof o.config.data_dir, "%s\\perchd-pipe-data", dir);
+    snprintf(o.config.capture_dir, sizeof o.config.capture_dir, "%s\\perchd-pipe-data\\c", dir);
+    o.console = true;
+    o.no_privileges = true;
+    assert_int_equal(perch_daemon_create(&o, &d), 0);
+    assert_int_equal(perch_daemon_start(d), 0);
+    snprintf(name, sizeof name, "\\\\.\\pipe\\perchd-pipe-test-%lu",
+             (unsigned long)GetCurrentProcessId());
+    assert_int_equal(perch_pipe_daemon_start(d, NULL, name, &p, why, sizeof why), 0);
+
+    perch_proto_client *c = connect_to(name);
+    perch_proto_status st;
+    perch_daemon_status ds;
+    void *mem = NULL;
+    assert_int_equal(perch_proto_client_call(c, PERCH_MSG_STATUS, NULL, &st, sizeof st, &mem, 5000,
+                                             why, sizeof why),
+                     0);
+    perch_daemon_status_get(d, &ds);
+    assert_true(ds.degraded); /* no privileges: no kernel data */
+    assert_int_equal(st.session_state, PERCH_SESSION_DEGRADED);
+    assert_string_equal(st.degraded, ds.summary);
+    assert_int_equal(st.feature_count, ds.feature_count);
+    assert_int_equal(st.clients, 1);
+    assert_true(strncmp(st.server, "perchd ", 7) == 0);
+    assert_int_equal(perch_proto_client_hello(c)->pid, GetCurrentProcessId());
+    perch_free(mem);
+
+    perch_proto_option opt = {"SampleIntervalUs", "500"};
+    perch_proto_record_req req = {1000, "", 1, &opt};
+    perch_proto_record_rep rep;
+    assert_int_equal(perch_proto_client_call(c, PERCH_MSG_RECORD, &req, &rep, sizeof rep, &mem,
+                                             5000, why, sizeof why),
+                     PERCH_ENOTSUP);
+    assert_non_null(strstr(why, "records with its configuration"));
+    perch_proto_top_req top = {PERCH_TOP_THREADS, 0, 5, false, 0, {1000, 0, 0}};
+    perch_proto_top_rep trep;
+    assert_int_equal(perch_proto_client_call(c, PERCH_MSG_TOP, &top, &trep, sizeof trep, &mem, 5000,
+                                             why, sizeof why),
+                     PERCH_ENOTSUP);
+    assert_non_null(strstr(why, "live queries are not available"));
+    perch_proto_client_close(c);
+
+    /* A second perchd pipe on the same name is a squatter's situation: refused, named. */
+    char mine[40];
+    assert_int_equal(perch_pipe_daemon_start(d, NULL, name, &second, why, sizeof why),
+                     PERCH_EEXIST);
+    snprintf(mine, sizeof mine, "pid %lu", (unsigned long)GetCurrentProcessId());
+    assert_non_null(strstr(why, mine));
+
+    perch_pipe_daemon_stop(p);
+    assert_int_equal(perch_daemon_stop(d), 0);
+    perch_daemon_destroy(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_daemon_behind_the_pipe),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,201 @@
+/*
+ * The perch client commands under Wine against a real pipe: this program serves the pipe
+ * with the fake daemon (proto_fake.h) on a private name, runs perch.exe (PERCH_CLI) with
+ * PERCH_PIPE pointing at it, and checks each command's output and exit status: status (text
+ * and --json), captures, fetch (byte-identical to the capture, and a missing name), snapshot,
+ * record with a duration into a file, stop, top (processes, threads, stacks, --json), watch
+ * (a few updates), the read-only role refused a recording (exit 7), and a pipe nobody serves
+ * (exit 6, with a sentence saying perchd is not running).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <windows.h>
+
+#include "perch/error.h"
+#include "pipe_internal.h"
+#include "pipe_server.h"
+#include "proto_fake.h"
+#include "testdata.h"
+
+static char pipe_name[96];
+static perch_pipe_server *server;
+
+typedef struct result {
+    DWORD code;
+    char out[65536], err[8192];
+} result;
+
+static void slurp(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+}
+
+/* Runs perch.exe with args (a command line tail), capturing stdout and stderr. */
+static void run(const char *args, result *r)
+{
+    const char *cli = getenv("PERCH_CLI");
+    char cmd[2048], out_path[MAX_PATH], err_path[MAX_PATH], tmp[MAX_PATH];
+    SECURITY_ATTRIBUTES sa = {sizeof sa, NULL, TRUE};
+    STARTUPINFOA si;
+    PROCESS_INFORMATION pi;
+    assert_non_null(cli);
+    GetTempPathA(sizeof tmp, tmp);
+    snprintf(out_path, sizeof out_path, "%sperch-cli-%lu.out", tmp, GetCurrentProcessId());
+    snprintf(err_path, sizeof err_path, "%sperch-cli-%lu.err", tmp, GetCurrentProcessId());
+    HANDLE out = CreateFileA(out_path, GENERIC_WRITE, FILE_SHARE_READ, &sa, CREATE_ALWAYS, 0, NULL);
+    HANDLE err = CreateFileA(err_path, GENERIC_WRITE, FILE_SHARE_READ, &sa, CREATE_ALWAYS, 0, NULL);
+    memset(&si, 0, sizeof si);
+    si.cb = sizeof si;
+    si.dwFlags = STARTF_USESTDHANDLES;
+    si.hStdOutput = out;
+    si.hStdError = err;
+    si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+    snprintf(cmd, sizeof cmd, "\"%s\" %s", cli, args);
+    assert_true(CreateProcessA(NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi));
+    assert_int_equal(WaitForSingleObject(pi.hProcess, 60000), WAIT_OBJECT_0);
+    GetExitCodeProcess(pi.hProcess, &r->code);
+    CloseHandle(pi.hProcess);
+    CloseHandle(pi.hThread);
+    CloseHandle(out);
+    CloseHandle(err);
+    slurp(out_path, r->out, sizeof r->out);
+    slurp(err_path, r->err, sizeof r->err);
+    DeleteFileA(out_path);
+    DeleteFileA(err_path);
+}
+
+static void expect(const char *args, DWORD code, const char *in_out, const char *in_err)
+{
+    static result r;
+    run(args, &r);
+    if (getenv("PERCH_TEST_VERBOSE"))
+        printf("$ perch %s  (exit %lu)\n%s%s\n", args, r.code, r.out, r.err);
+    if (r.code != code || (in_out && !strstr(r.out, in_out)) || (in_err && !strstr(r.err, in_err)))
+        fail_msg("perch %s: exit %lu (want %lu)\nstdout: %s\nstderr: %s", args, r.code, code, r.out,
+                 r.err);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    perch_pipe_server_opts o;
+    char why[300];
+    fake_init(4u << 20);
+    perch_pipe_server_opts_default(&o);
+    snprintf(pipe_name, sizeof pipe_name, "\\\\.\\pipe\\perch-cli-test-%lu",
+             (unsigned long)GetCurrentProcessId());
+    o.name = pipe_name;
+    o.backend = &backend;
+    if (perch_pipe_server_start(&o, &server, why, sizeof why) != 0)
+        fail_msg("start: %s", why);
+    SetEnvironmentVariableA("PERCH_PIPE", pipe_name);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    perch_pipe_server_stop(server);
+    fake_free();
+    return 0;
+}
+
+static void test_status_and_captures(void **state)
+{
+    (void)state;
+    expect("status", 0, "degraded: LBR is off: not supported", NULL);
+    expect("status", 0, "live.queue_full 12", NULL);
+    expect("status --json", 0, "\"session_state\":\"degraded\"", NULL);
+    expect("captures", 0, "rec-1.perch", NULL);
+    expect("captures --json", 0, "\"state\":\"recording\"", NULL);
+    expect("status --bogus", 2, NULL, "unknown argument");
+}
+
+static void check_file_is_capture(const char *path)
+{
+    size_t len;
+    uint8_t *got = perch_test_read_file(path, &len);
+    assert_int_equal(len, F.capture_len);
+    assert_memory_equal(got, F.capture, len);
+    free(got);
+    DeleteFileA(path);
+}
+
+static void test_fetch_snapshot_record(void **state)
+{
+    (void)state;
+    char args[512], path[MAX_PATH], tmp[MAX_PATH];
+    GetTempPathA(sizeof tmp, tmp);
+    snprintf(path, sizeof path, "%sperch-cli-fetch-%lu.perch", tmp, GetCurrentProcessId());
+    snprintf(args, sizeof args, "fetch a.perch -o \"%s\"", path);
+    expect(args, 0, "wrote", NULL);
+    check_file_is_capture(path);
+    snprintf(args, sizeof args, "fetch nope.perch -o \"%s\"", path);
+    expect(args, 1, NULL, "FETCH failed: no such file or object");
+    assert_int_equal(GetFileAttributesA(path), INVALID_FILE_ATTRIBUTES); /* not kept */
+    snprintf(args, sizeof args, "snapshot --last 30s -o \"%s\" --json", path);
+    expect(args, 0, "\"name\":\"snapshot-1.perch\"", NULL);
+    check_file_is_capture(path);
+    snprintf(args, sizeof args, "record --duration 1s -o \"%s\"", path);
+    expect(args, 0, "wrote", "recording rec-2.perch for 1.0 s");
+    check_file_is_capture(path);
+    expect("record", 0, "recording to rec-2.perch", NULL);
+    expect("stop", 0, "stopped rec-2.perch: 999 bytes", NULL);
+    expect("record --duration x", 2, NULL, "--duration needs a duration");
+}
+
+static void test_top_and_watch(void **state)
+{
+    (void)state;
+    expect("top", 0, "top processes by cpu over", NULL);
+    expect("top --threads --by samples --limit 3", 0, "top threads by samples", NULL);
+    expect("top --stacks --json", 0, "\"frames\":[", NULL);
+    expect("top --window 0", 2, NULL, "bad or unknown argument");
+    expect("watch --count 2 --interval 100ms --top 3", 0, "events/s", NULL);
+    expect("watch --count 2 --interval 100ms --json", 0, "\"seq\":1", NULL);
+}
+
+static int read_only(HANDLE pipe, uint8_t *role)
+{
+    (void)pipe;
+    *role = PERCH_ROLE_READ;
+    return 0;
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    perch__pipe_os saved = perch__pipe_os_hooks;
+    perch__pipe_os_hooks.client_role = read_only;
+    expect("record", 7, NULL, "RECORD needs administrator rights");
+    expect("stop", 7, NULL, "STOP needs administrator rights");
+    expect("status", 0, "this client: read-only", NULL);
+    perch__pipe_os_hooks = saved;
+    SetEnvironmentVariableA("PERCH_PIPE", "\\\\.\\pipe\\perch-nobody-serves-this");
+    expect("status", 6, NULL, "perchd is not running");
+    expect("top", 6, NULL, "perchd is not running");
+    SetEnvironmentVariableA("PERCH_PIPE", pipe_name);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_and_captures),
+        cmocka_unit_test(test_fetch_snapshot_record),
+        cmocka_unit_test(test_top_and_watch),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,658 @@
+/*
+ * The pipe server under Wine, over real named pipes, with the fake daemon (proto_fake.h):
+ * requests and a FETCH byte-identical to the capture; the security descriptor read back from
+ * the pipe equals the intended one; a squatter that created the name first (for real, and
+ * through the create seam where Wine does not enforce FILE_FLAG_FIRST_PIPE_INSTANCE) is
+ * refused with its pid named; the read-only role (through the impersonation seam, as Wine
+ * does not check groups) cannot RECORD and the refusal is logged with this process's pid and
+ * image; hostile clients (oversized, truncated, garbage, wrong version, silent, gone
+ * mid-reply, not reading) are answered or dropped while the server stays up and others are
+ * served; 1,000 connect/disconnect cycles leave memory where it was; 32 clients at once;
+ * past max_clients a client is told the server is busy; a subscription streams updates.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <windows.h>
+#include <aclapi.h>
+#include <sddl.h>
+
+#include "perch/error.h"
+#include "perch/thread.h"
+#include "pipe_internal.h"
+#include "pipe_server.h"
+#include "proto/client.h"
+#include "proto_fake.h"
+#include "util/mem.h"
+
+/* ---- counting every allocation of src/ ---------------------------------------------------- */
+
+static atomic_llong live_bytes;
+
+static void *counting_realloc(void *p, size_t n)
+{
+    uint64_t *h = p ? (uint64_t *)p - 2 : NULL;
+    if (n == 0) {
+        if (h) {
+            atomic_fetch_sub(&live_bytes, (long long)h[0]);
+            free(h);
+        }
+        return NULL;
+    }
+    uint64_t old = h ? h[0] : 0;
+    uint64_t *q = realloc(h, n + 16);
+    if (q == NULL)
+        return NULL;
+    q[0] = n;
+    atomic_fetch_add(&live_bytes, (long long)n - (long long)old);
+    return q + 2;
+}
+
+/* ---- helpers -------------------------------------------------------------------------------- */
+
+static char pipe_name[96];
+static int pipe_serial;
+
+static void next_name(void)
+{
+    snprintf(pipe_name, sizeof pipe_name, "\\\\.\\pipe\\perch-test-%lu-%d",
+             (unsigned long)GetCurrentProcessId(), ++pipe_serial);
+}
+
+static perch_pipe_server *start(uint32_t max_clients, uint32_t stall_ms, uint32_t hello_ms)
+{
+    perch_pipe_server_opts o;
+    perch_pipe_server *s;
+    char why[300] = "";
+    perch_pipe_server_opts_default(&o);
+    next_name();
+    o.name = pipe_name;
+    o.backend = &backend;
+    o.max_clients = max_clients;
+    o.stall_ms = stall_ms;
+    o.hello_ms = hello_ms;
+    int err = perch_pipe_server_start(&o, &s, why, sizeof why);
+    if (err != 0)
+        fail_msg("start: %s (%s)", why, perch_strerror(err));
+    return s;
+}
+
+static perch_proto_client *client(void)
+{
+    perch_proto_transport t;
+    perch_proto_client *c;
+    char why[300];
+    int err = perch_pipe_connect(pipe_name, 5000, &t, why, sizeof why);
+    if (err != 0)
+        fail_msg("connect: %s", why);
+    err =
+        perch_proto_client_open(&t, "perch test", GetCurrentProcessId(), 5000, &c, why, sizeof why);
+    if (err != 0)
+        fail_msg("hello: %s", why);
+    return c;
+}
+
+/* A raw client handle, for writing bytes no client library would. */
+static HANDLE raw(void)
+{
+    wchar_t w[96];
+    MultiByteToWideChar(CP_UTF8, 0, pipe_name, -1, w, 96);
+    HANDLE h = CreateFileW(w, GENERIC_READ | GENERIC_WRITE | READ_CONTROL, 0, NULL, OPEN_EXISTING,
+                           0, NULL);
+    assert_true(h != INVALID_HANDLE_VALUE);
+    return h;
+}
+
+static void raw_write(HANDLE h, const void *p, size_t n)
+{
+    DWORD w = 0;
+    assert_true(WriteFile(h, p, (DWORD)n, &w, NULL));
+    assert_int_equal(w, n);
+}
+
+/* Reads one frame; false when the server closed the pipe. */
+static bool raw_frame(HANDLE h, perch_proto_header *hdr, uint8_t *payload, size_t cap)
+{
+    uint8_t b[PERCH_PROTO_HEADER_SIZE];
+    DWORD got = 0, n;
+    perch_proto_fault fault;
+    while (got < sizeof b) {
+        if (!ReadFile(h, b + got, (DWORD)(sizeof b - got), &n, NULL) || n == 0)
+            return false;
+        got += n;
+    }
+    assert_int_equal(perch_proto_header_read(b, 0, hdr, &fault, NULL, 0), 0);
+    assert_true(hdr->payload_len <= cap);
+    for (got = 0; got < hdr->payload_len; got += n)
+        if (!ReadFile(h, payload + got, hdr->payload_len - got, &n, NULL) || n == 0)
+            return false;
+    return true;
+}
+
+static void raw_hello(HANDLE h)
+{
+    perch_proto_hello_req req = {1, 1, 1, "raw"};
+    uint8_t *p, *f, buf[4096];
+    size_t n, fl;
+    perch_proto_header hdr;
+    assert_int_equal(perch_proto_encode(PERCH_MSG_HELLO, false, &req, &p, &n), 0);
+    assert_int_equal(perch_proto_frame(1, PERCH_MSG_HELLO, 1, 0, p, n, &f, &fl), 0);
+    raw_write(h, f, fl);
+    assert_true(raw_frame(h, &hdr, buf, sizeof buf));
+    assert_int_equal(hdr.type, PERCH_MSG_HELLO);
+    perch_free(p);
+    perch_free(f);
+}
+
+static void wait_for(perch_pipe_server *s, bool (*cond)(const perch_pipe_server_stats *, uint64_t),
+                     uint64_t arg)
+{
+    perch_pipe_server_stats st;
+    for (int i = 0; i < 1000; i++) {
+        perch_pipe_server_get_stats(s, &st);
+        if (cond(&st, arg))
+            return;
+        Sleep(10);
+    }
+    fail_msg("the server did not get there in 10 s (clients %u, dropped %llu)", st.clients,
+             (unsigned long long)st.dropped);
+}
+
+static bool clients_are(const perch_pipe_server_stats *st, uint64_t n)
+{
+    return st->clients == n;
+}
+
+static bool dropped_at_least(const perch_pipe_server_stats *st, uint64_t n)
+{
+    return st->dropped >= n;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    perch__realloc_hook = counting_realloc;
+    fake_init(6u << 20);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    fake_free();
+    return 0;
+}
+
+/* ---- tests -------------------------------------------------------------------------------- */
+
+static void test_requests_and_fetch(void **state)
+{
+    (void)state;
+    perch_pipe_server *s = start(64, 10000, 5000);
+    perch_proto_client *c = client();
+    perch_proto_status st;
+    perch_proto_stream_rep hdr;
+    perch_proto_top_rep top;
+    perch_output out;
+    perch_memory_out mem;
+    void *m = NULL;
+    char why[300];
+    size_t len;
+    assert_int_equal(perch_proto_client_hello(c)->pid, 4242);
+    assert_int_equal(perch_proto_client_call(c, PERCH_MSG_STATUS, NULL, &st, sizeof st, &m, 5000,
+                                             why, sizeof why),
+                     0);
+    assert_string_equal(st.degraded, "LBR is off: not supported");
+    perch_free(m);
+    perch_proto_fetch_req req = {"a.perch", 0};
+    perch_output_memory(&out, &mem, 256u << 20);
+    assert_int_equal(perch_proto_client_stream(c, PERCH_MSG_FETCH, &req, &hdr, &m, &out, NULL, NULL,
+                                               5000, why, sizeof why),
+                     0);
+    uint8_t *got = perch_output_memory_take(&mem, &len);
+    assert_int_equal(len, F.capture_len);
+    assert_memory_equal(got, F.capture, len);
+    perch_free(got);
+    perch_free(m);
+    perch_proto_top_req treq = {PERCH_TOP_PROCESSES, PERCH_ORDER_CPU, 5, false, 0, {0, 0, 0}};
+    assert_int_equal(perch_proto_client_call(c, PERCH_MSG_TOP, &treq, &top, sizeof top, &m, 5000,
+                                             why, sizeof why),
+                     0);
+    assert_true(top.row_count > 0);
+    perch_free(m);
+    perch_proto_client_close(c);
+    perch_pipe_server_stop(s);
+}
+
+static void test_security_descriptor(void **state)
+{
+    (void)state;
+    perch_pipe_server *s = start(64, 10000, 5000);
+    HANDLE h = raw();
+    PSECURITY_DESCRIPTOR sd = NULL, want = NULL;
+    PACL dacl = NULL;
+    LPWSTR got_s = NULL, want_s = NULL;
+    assert_int_equal(GetSecurityInfo(h, SE_KERNEL_OBJECT, DACL_SECURITY_INFORMATION, NULL, NULL,
+                                     &dacl, NULL, &sd),
+                     ERROR_SUCCESS);
+    assert_non_null(dacl);
+    assert_true(ConvertStringSecurityDescriptorToSecurityDescriptorW(PERCH_PIPE_SDDL,
+                                                                     SDDL_REVISION_1, &want, NULL));
+    assert_true(ConvertSecurityDescriptorToStringSecurityDescriptorW(
+        sd, SDDL_REVISION_1, DACL_SECURITY_INFORMATION, &got_s, NULL));
+    assert_true(ConvertSecurityDescriptorToStringSecurityDescriptorW(
+        want, SDDL_REVISION_1, DACL_SECURITY_INFORMATION, &want_s, NULL));
+    if (wcscmp(got_s, want_s) != 0)
+        fail_msg("the pipe's DACL is %ls, intended %ls", got_s, want_s);
+    /* and it says what docs/protocol.md says: four ACEs, the first a deny */
+    ACL_SIZE_INFORMATION info;
+    assert_true(GetAclInformation(dacl, &info, sizeof info, AclSizeInformation));
+    assert_int_equal(info.AceCount, 4);
+    ACE_HEADER *ace;
+    assert_true(GetAce(dacl, 0, (void **)&ace));
+    assert_int_equal(ace->AceType, ACCESS_DENIED_ACE_TYPE);
+    LocalFree(got_s);
+    LocalFree(want_s);
+    LocalFree(sd);
+    LocalFree(want);
+    CloseHandle(h);
+    perch_pipe_server_stop(s);
+}
+
+static HANDLE refuse_first_instance(const wchar_t *name, DWORD open_mode, DWORD pipe_mode,
+                                    DWORD max, DWORD out, DWORD in, DWORD timeout,
+                                    SECURITY_ATTRIBUTES *sa)
+{
+    if (open_mode & FILE_FLAG_FIRST_PIPE_INSTANCE) { /* what Windows does for a squatter */
+        SetLastError(ERROR_ACCESS_DENIED);
+        return INVALID_HANDLE_VALUE;
+    }
+    return CreateNamedPipeW(name, open_mode, pipe_mode, max, out, in, timeout, sa);
+}
+
+static void test_squatter(void **state)
+{
+    (void)state;
+    perch_pipe_server_opts o;
+    perch_pipe_server *s = NULL;
+    char why[300], mine[32];
+    wchar_t w[96];
+    perch_pipe_server_opts_default(&o);
+    next_name();
+    o.name = pipe_name;
+    o.backend = &backend;
+    /* A process that made the pipe first: found, named, refused. */
+    MultiByteToWideChar(CP_UTF8, 0, pipe_name, -1, w, 96);
+    HANDLE squat = CreateNamedPipeW(w, PIPE_ACCESS_DUPLEX, PIPE_TYPE_BYTE, 4, 4096, 4096, 0, NULL);
+    assert_true(squat != INVALID_HANDLE_VALUE);
+    assert_int_equal(perch_pipe_server_start(&o, &s, why, sizeof why), PERCH_EEXIST);
+    snprintf(mine, sizeof mine, "pid %lu (", (unsigned long)GetCurrentProcessId());
+    assert_non_null(strstr(why, mine));
+    assert_non_null(strstr(why, "does not serve a pipe another program holds"));
+    CloseHandle(squat);
+    /* A squatter that won the race after the check: Windows refuses the first-instance
+     * create; Wine does not, so the seam does. */
+    perch__pipe_os saved = perch__pipe_os_hooks;
+    perch__pipe_os_hooks.create = refuse_first_instance;
+    next_name();
+    o.name = pipe_name;
+    assert_int_equal(perch_pipe_server_start(&o, &s, why, sizeof why), PERCH_EEXIST);
+    assert_non_null(strstr(why, "FILE_FLAG_FIRST_PIPE_INSTANCE refused"));
+    perch__pipe_os_hooks = saved;
+}
+
+static int read_only(HANDLE pipe, uint8_t *role)
+{
+    uint8_t real;
+    int err = perch__pipe_token_role(pipe, &real); /* the real call still runs */
+    *role = PERCH_ROLE_READ;                       /* as for a Performance Log User */
+    return err;
+}
+
+static void test_read_only_role(void **state)
+{
+    (void)state;
+    perch__pipe_os saved = perch__pipe_os_hooks;
+    perch__pipe_os_hooks.client_role = read_only;
+    perch_pipe_server *s = start(64, 10000, 5000);
+    perch_proto_client *c = client();
+    perch_proto_record_req req = {1000, "", 0, NULL};
+    perch_proto_record_rep rep;
+    perch_proto_captures_rep caps;
+    void *m = NULL;
+    char why[300], image[MAX_PATH], line[700];
+    F.log[0] = '\0';
+    F.records = 0;
+    assert_int_equal(perch_proto_client_hello(c)->role, PERCH_ROLE_READ);
+    assert_int_equal(perch_proto_client_call(c, PERCH_MSG_RECORD, &req, &rep, sizeof rep, &m, 5000,
+                                             why, sizeof why),
+                     PERCH_EACCES);
+    assert_int_equal(F.records, 0);
+    assert_int_equal(perch_proto_client_call(c, PERCH_MSG_CAPTURES, NULL, &caps, sizeof caps, &m,
+                                             5000, why, sizeof why),
+                     0);
+    perch_free(m);
+    GetModuleFileNameA(NULL, image, sizeof image);
+    snprintf(line, sizeof line, "pipe client pid %lu (", (unsigned long)GetCurrentProcessId());
+    assert_non_null(strstr(F.log, line));
+    assert_non_null(strstr(F.log, "read-only): RECORD refused: not an administrator"));
+    /* Wine reports the image as a Windows path; its file name is this test's. */
+    const char *base = strrchr(image, '\\') ? strrchr(image, '\\') + 1 : image;
+    assert_non_null(strstr(F.log, base));
+    perch_proto_client_close(c);
+    perch_pipe_server_stop(s);
+    perch__pipe_os_hooks = saved;
+
+    /* The real role check under Wine: this user is an administrator there. */
+    s = start(64, 10000, 5000);
+    c = client();
+    assert_int_equal(perch_proto_client_hello(c)->role, PERCH_ROLE_ADMIN);
+    assert_int_equal(perch_proto_client_call(c, PERCH_MSG_RECORD, &req, &rep, sizeof rep, &m, 5000,
+                                             why, sizeof why),
+                     0);
+    perch_free(m);
+    assert_non_null(strstr(F.log, "admin): RECORD (duration 1000 ms, name '', 0 option(s)) done"));
+    perch_proto_client_close(c);
+    perch_pipe_server_stop(s);
+}
+
+static void test_hostile_clients(void **state)
+{
+    (void)state;
+    perch_pipe_server *s = start(64, 10000, 1500);
+    perch_proto_header hdr;
+    uint8_t buf[8192];
+    perch_pipe_server_stats st;
+    /* Oversized: an ERROR, then the server hangs up. */
+    HANDLE h = raw();
+    raw_hello(h);
+    perch_proto_header big = {PERCH_PROTO_MAGIC, 1, PERCH_MSG_STATUS, 7, 0, 512u << 20, {0}};
+    uint8_t hb[PERCH_PROTO_HEADER_SIZE];
+    perch_proto_header_write(&big, hb);
+    raw_write(h, hb, sizeof hb);
+    assert_true(raw_frame(h, &hdr, buf, sizeof buf));
+    assert_int_equal(hdr.type, PERCH_MSG_ERROR);
+    assert_false(raw_frame(h, &hdr, buf, sizeof buf));
+    CloseHandle(h);
+    /* Garbage: the same. */
+    h = raw();
+    memset(buf, 'Z', 100);
+    raw_write(h, buf, 100);
+    assert_true(raw_frame(h, &hdr, buf, sizeof buf));
+    assert_int_equal(hdr.type, PERCH_MSG_ERROR);
+    assert_false(raw_frame(h, &hdr, buf, sizeof buf));
+    CloseHandle(h);
+    /* Wrong version: an ERROR naming it, the connection stays. */
+    h = raw();
+    raw_hello(h);
+    uint8_t *f;
+    size_t fl;
+    assert_int_equal(perch_proto_frame(9, PERCH_MSG_STATUS, 3, 0, NULL, 0, &f, &fl), 0);
+    raw_write(h, f, fl);
+    perch_free(f);
+    assert_true(raw_frame(h, &hdr, buf, sizeof buf));
+    assert_int_equal(hdr.type, PERCH_MSG_ERROR);
+    assert_int_equal(perch_proto_frame(1, PERCH_MSG_PING, 4, 0, NULL, 0, &f, &fl), 0);
+    raw_write(h, f, fl);
+    perch_free(f);
+    assert_true(raw_frame(h, &hdr, buf, sizeof buf));
+    assert_int_equal(hdr.type, PERCH_MSG_PING);
+    CloseHandle(h);
+    /* Truncated: half a header, then gone. */
+    h = raw();
+    raw_write(h, hb, 10);
+    CloseHandle(h);
+    /* Silent: dropped after hello_ms, with the reason logged. */
+    F.log[0] = '\0';
+    perch_pipe_server_get_stats(s, &st);
+    uint64_t dropped = st.dropped;
+    h = raw();
+    wait_for(s, dropped_at_least, dropped + 1);
+    assert_non_null(strstr(F.log, "disconnected by perchd: sent no HELLO within 1500 ms"));
+    assert_false(raw_frame(h, &hdr, buf, sizeof buf));
+    CloseHandle(h);
+    /* Gone mid-reply: a FETCH read for one frame, then closed. */
+    h = raw();
+    raw_hello(h);
+    perch_proto_fetch_req req = {"a.perch", 0};
+    uint8_t *p;
+    size_t n;
+    assert_int_equal(perch_proto_encode(PERCH_MSG_FETCH, false, &req, &p, &n), 0);
+    assert_int_equal(perch_proto_frame(1, PERCH_MSG_FETCH, 5, 0, p, n, &f, &fl), 0);
+    raw_write(h, f, fl);
+    perch_free(p);
+    perch_free(f);
+    assert_true(raw_frame(h, &hdr, buf, sizeof buf));
+    CloseHandle(h);
+    /* Through all of it the server serves. */
+    wait_for(s, clients_are, 0);
+    perch_proto_client *c = client();
+    assert_int_equal(perch_proto_client_call(c, PERCH_MSG_PING, NULL, NULL, 0, NULL, 5000, NULL, 0),
+                     0);
+    perch_proto_client_close(c);
+    perch_pipe_server_stop(s);
+}
+
+static void test_slow_client_dropped(void **state)
+{
+    (void)state;
+    perch_pipe_server *s = start(64, 8000, 5000);
+    HANDLE h = raw();
+    raw_hello(h);
+    F.log[0] = '\0';
+    /* Ask for the capture three times without reading: the queue stays at its cap. */
+    for (uint32_t i = 0; i < 3; i++) {
+        perch_proto_fetch_req req = {"a.perch", 0};
+        uint8_t *p, *f;
+        size_t n, fl;
+        assert_int_equal(perch_proto_encode(PERCH_MSG_FETCH, false, &req, &p, &n), 0);
+        assert_int_equal(perch_proto_frame(1, PERCH_MSG_FETCH, 10 + i, 0, p, n, &f, &fl), 0);
+        raw_write(h, f, fl);
+        perch_free(p);
+        perch_free(f);
+    }
+    /* Meanwhile another client is served at once. */
+    perch_proto_client *c = client();
+    uint64_t t0 = GetTickCount64();
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(
+            perch_proto_client_call(c, PERCH_MSG_PING, NULL, NULL, 0, NULL, 5000, NULL, 0), 0);
+    assert_true(GetTickCount64() - t0 < 1500); /* before the stall limit dropped anyone */
+    wait_for(s, dropped_at_least, 1);
+    perch_pipe_server_stats st;
+    perch_pipe_server_get_stats(s, &st);
+    assert_true(st.queued_high <= (1u << 20) + PERCH_PROTO_HEADER_SIZE + PERCH_PROTO_DATA_FRAME);
+    assert_non_null(strstr(F.log, "queued reply bytes for 8000 ms"));
+    assert_int_equal(perch_proto_client_call(c, PERCH_MSG_PING, NULL, NULL, 0, NULL, 5000, NULL, 0),
+                     0);
+    perch_proto_client_close(c);
+    CloseHandle(h);
+    perch_pipe_server_stop(s);
+}
+
+typedef struct flood {
+    HANDLE h;
+    int sent;
+} flood;
+
+/* Sends STATUS requests until the pipe breaks (the server drops the client). */
+static int flood_writer(void *arg)
+{
+    flood *f = arg;
+    uint8_t *frame;
+    size_t n;
+    assert_int_equal(perch_proto_frame(1, PERCH_MSG_STATUS, 7, 0, NULL, 0, &frame, &n), 0);
+    for (; f->sent < 20000; f->sent++) {
+        DWORD w = 0;
+        if (!WriteFile(f->h, frame, (DWORD)n, &w, NULL) || w != n)
+            break;
+    }
+    perch_free(frame);
+    return 0;
+}
+
+static void test_request_flood_bounded(void **state)
+{
+    (void)state;
+    perch_pipe_server *s = start(64, 6000, 5000); /* time enough to fill the queue */
+    perch_pipe_server_stats st;
+    perch_thread *t;
+    flood f = {raw(), 0};
+    raw_hello(f.h);
+    /* 20,000 requests whose replies it never reads: about 6 MB of replies if all were made */
+    assert_int_equal(perch_thread_start(flood_writer, &f, "flood", &t), 0);
+    wait_for(s, dropped_at_least, 1);
+    assert_int_equal(perch_thread_join(t, NULL), 0);
+    perch_pipe_server_get_stats(s, &st);
+    printf("flood: %d requests written before the drop; the queue held at most %llu bytes\n",
+           f.sent, (unsigned long long)st.queued_high);
+    assert_true(st.queued_high >= (1u << 20) - 4096); /* it did fill up */
+    assert_true(st.queued_high <= (1u << 20) + 4096); /* and no further */
+    assert_true(st.requests < 20000);
+    CloseHandle(f.h);
+    perch_pipe_server_stop(s);
+}
+
+static void test_connect_cycles_memory(void **state)
+{
+    (void)state;
+    perch_pipe_server *s = start(64, 10000, 5000);
+    perch_pipe_server_stats st;
+    for (int i = 0; i < 20; i++) /* warm up whatever the CRT and Wine allocate once */
+        perch_proto_client_close(client());
+    wait_for(s, clients_are, 0);
+    long long base = atomic_load(&live_bytes);
+    for (int i = 0; i < 1000; i++) {
+        if (i % 2) {
+            perch_proto_client_close(client());
+        } else {
+            HANDLE h = raw(); /* connect, say nothing, leave */
+            CloseHandle(h);
+        }
+    }
+    wait_for(s, clients_are, 0);
+    Sleep(100);
+    perch_pipe_server_get_stats(s, &st);
+    long long after = atomic_load(&live_bytes);
+    printf("1000 cycles: %lld bytes held before, %lld after; %u instances, %llu accepted\n", base,
+           after, st.instances, (unsigned long long)st.accepted);
+    assert_true(after - base < 64 * 1024);
+    assert_int_equal(st.instances, 4);
+    assert_true(st.accepted >= 1020);
+    perch_proto_client *c = client();
+    assert_int_equal(perch_proto_client_call(c, PERCH_MSG_PING, NULL, NULL, 0, NULL, 5000, NULL, 0),
+                     0);
+    perch_proto_client_close(c);
+    perch_pipe_server_stop(s);
+    assert_true(atomic_load(&live_bytes) <= base);
+}
+
+typedef struct worker_arg {
+    int ok;
+} worker_arg;
+
+static int concurrent_client(void *arg)
+{
+    worker_arg *a = arg;
+    perch_proto_transport t;
+    perch_proto_client *c;
+    char why[300];
+    if (perch_pipe_connect(pipe_name, 20000, &t, why, sizeof why) != 0 ||
+        perch_proto_client_open(&t, "c", 1, 20000, &c, why, sizeof why) != 0)
+        return 0;
+    for (int i = 0; i < 20; i++) {
+        perch_proto_status st;
+        perch_proto_top_rep top;
+        perch_proto_top_req req = {PERCH_TOP_THREADS, PERCH_ORDER_CPU, 10, false, 0, {500, 0, 0}};
+        void *m = NULL;
+        if (perch_proto_client_call(c, PERCH_MSG_STATUS, NULL, &st, sizeof st, &m, 20000, why,
+                                    sizeof why) == 0)
+            a->ok++;
+        perch_free(m);
+        m = NULL;
+        if (perch_proto_client_call(c, PERCH_MSG_TOP, &req, &top, sizeof top, &m, 20000, why,
+                                    sizeof why) == 0 &&
+            top.row_count > 0)
+            a->ok++;
+        perch_free(m);
+    }
+    perch_proto_client_close(c);
+    return 0;
+}
+
+static void test_32_clients(void **state)
+{
+    (void)state;
+    perch_pipe_server *s = start(64, 10000, 5000);
+    perch_thread *t[32];
+    worker_arg a[32];
+    memset(a, 0, sizeof a);
+    for (int i = 0; i < 32; i++)
+        assert_int_equal(perch_thread_start(concurrent_client, &a[i], "client", &t[i]), 0);
+    for (int i = 0; i < 32; i++) {
+        assert_int_equal(perch_thread_join(t[i], NULL), 0);
+        if (a[i].ok != 40)
+            fail_msg("client %d: %d of 40 requests answered", i, a[i].ok);
+    }
+    perch_pipe_server_stats st;
+    perch_pipe_server_get_stats(s, &st);
+    assert_true(st.accepted >= 32);
+    assert_int_equal(st.dropped, 0);
+    perch_pipe_server_stop(s);
+}
+
+static void test_busy_and_subscribe(void **state)
+{
+    (void)state;
+    perch_pipe_server *s = start(2, 10000, 5000);
+    perch_proto_client *a = client(), *b = client(), *c;
+    perch_proto_transport t;
+    char why[300];
+    assert_int_equal(perch_pipe_connect(pipe_name, 5000, &t, why, sizeof why), 0);
+    assert_int_equal(perch_proto_client_open(&t, "third", 1, 5000, &c, why, sizeof why),
+                     PERCH_EBUSY);
+    assert_non_null(strstr(why, "perchd is busy: it serves at most 2 clients at once"));
+    perch_proto_client_close(b);
+    perch_proto_subscribe_req req = {100, 2, 1000};
+    perch_proto_subscribe_rep rep;
+    perch_proto_update u;
+    void *m = NULL;
+    assert_int_equal(perch_proto_client_call(a, PERCH_MSG_SUBSCRIBE, &req, &rep, sizeof rep, NULL,
+                                             5000, why, sizeof why),
+                     0);
+    uint64_t t0 = GetTickCount64();
+    for (uint64_t i = 0; i < 4; i++) {
+        assert_int_equal(perch_proto_client_update(a, &u, &m, 5000, why, sizeof why), 0);
+        assert_int_equal(u.seq, i);
+        assert_true(u.top_len > 0);
+        perch_free(m);
+    }
+    assert_true(GetTickCount64() - t0 >= 250); /* four updates take three intervals */
+    perch_proto_client_close(a);
+    perch_pipe_server_stop(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_requests_and_fetch),
+        cmocka_unit_test(test_security_descriptor),
+        cmocka_unit_test(test_squatter),
+        cmocka_unit_test(test_read_only_role),
+        cmocka_unit_test(test_hostile_clients),
+        cmocka_unit_test(test_slow_client_dropped),
+        cmocka_unit_test(test_request_flood_bounded),
+        cmocka_unit_test(test_connect_cycles_memory),
+        cmocka_unit_test(test_32_clients),
+        cmocka_unit_test(test_busy_and_subscribe),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
