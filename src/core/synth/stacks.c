@@ -74,7 +74,11 @@ static unsigned user_chain(const struct synth_sim *s, const struct synth_thread 
         f[n++] = uframe(s, p, ntdll, 40 + synth_below(&r, 8), 0x10);
     for (unsigned i = 0; i < depth && n < limit; i++) {
         uint8_t u = synth_chance(&r, 55) ? tpl->mods[0] : tpl->mods[synth_below(&r, tpl->nmods)];
-        f[n++] = uframe(s, p, u, 2 + synth_below(&r, 48), synth_below(&r, 0x1F0));
+        /* Two draws: named, so their order does not depend on the compiler's choice of
+         * argument evaluation order (which C leaves unspecified). */
+        uint32_t fn = 2 + synth_below(&r, 48);
+        uint32_t off = synth_below(&r, 0x1F0);
+        f[n++] = uframe(s, p, u, fn, off);
     }
     f[n++] = uframe(s, p, tpl->mods[0], 1, 0x2A + t->role); /* thread entry */
     f[n++] = uframe(s, p, k32, 0, 0x10);                    /* BaseThreadInitThunk */
@@ -95,7 +99,9 @@ static unsigned kernel_chain(const struct synth_sim *s, enum kctx ctx, uint32_t 
     }
     for (unsigned i = 0; i < depth && n < limit; i++) {
         uint32_t m = synth_chance(&r, 60) ? KM_NT : synth_below(&r, perch__synth_kmod_count);
-        f[n++] = kframe(s, m, 8 + synth_below(&r, 64), synth_below(&r, 0x2F0));
+        uint32_t fn = 8 + synth_below(&r, 64); /* named draws, as in user_chain */
+        uint32_t off = synth_below(&r, 0x2F0);
+        f[n++] = kframe(s, m, fn, off);
     }
     if (ctx == KCTX_SYSTEM) {
         f[n++] = kframe(s, KM_NT, 3, 0x118); /* ExpWorkerThread */
