@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "memcount.h"
 #include "model_synth.h"
 #include "perch/platform.h"
 #include "util/mem.h"
@@ -43,30 +44,7 @@
 #define U(x) (0x00007ff600000000ull + (x))
 #define MiB  (1024.0 * 1024.0)
 
-/* ---- live bytes through the allocator hook ------------------------------------------ */
-
-static size_t live_bytes, peak_bytes;
-
-static void *counting_realloc(void *p, size_t n)
-{
-    size_t old = 0;
-    uint8_t *base = p != NULL ? (uint8_t *)p - 16 : NULL;
-    if (base != NULL)
-        memcpy(&old, base, sizeof old);
-    if (n == 0) {
-        live_bytes -= old;
-        perch__default_realloc(base, 0);
-        return NULL;
-    }
-    uint8_t *q = perch__default_realloc(base, n + 16);
-    if (q == NULL)
-        return NULL;
-    memcpy(q, &n, sizeof n);
-    live_bytes = live_bytes - old + n;
-    if (live_bytes > peak_bytes)
-        peak_bytes = live_bytes;
-    return q + 16;
-}
+/* ---- live bytes through the allocator hook (memcount.h) ---------------------------- */
 
 struct measure {
     uint64_t rss0;
@@ -76,8 +54,7 @@ struct measure {
 static struct measure measure_start(void)
 {
     struct measure ms = {perch_peak_rss_bytes()};
-    live_bytes = peak_bytes = 0;
-    perch__realloc_hook = counting_realloc;
+    memcount_start();
     return ms;
 }
 
@@ -86,10 +63,10 @@ static struct measure measure_start(void)
 static void measure_check(const char *what, const struct measure *ms, double max_mib)
 {
     uint64_t rss1 = perch_peak_rss_bytes();
-    perch__realloc_hook = perch__default_realloc;
+    memcount_stop();
     printf("  %s: model peak %.2f MiB, peak RSS +%.2f MiB (limit %.0f MiB)\n", what,
-           (double)peak_bytes / MiB, (double)(rss1 - ms->rss0) / MiB, max_mib);
-    assert_true((double)peak_bytes < max_mib * MiB);
+           (double)memcount_peak / MiB, (double)(rss1 - ms->rss0) / MiB, max_mib);
+    assert_true((double)memcount_peak < max_mib * MiB);
     if (!SANITIZED && ms->rss0 != 0)
         assert_true((double)(rss1 - ms->rss0) < max_mib * MiB);
 }
