@@ -15,3 +15,9 @@ int perch_pipe_connect(const char *name, uint32_t timeout_ms, perch_proto_transp
         snprintf(why, why_len, "perchd and its pipe exist only on Windows");
     return PERCH_ENOTSUP;
 }
+
+int perch_pipe_service_state(bool *installed, bool *running)
+{
+    *installed = *running = false;
+    return PERCH_ENOTSUP;
+}

@@ -37,7 +37,9 @@ int perch_daemon_create(const perch_daemon_options *o, perch_daemon **out)
         return PERCH_ENOMEM;
     d->o = *o;
     InitializeSRWLock(&d->lock);
+    InitializeSRWLock(&d->ctl);
     d->state = PERCH_DAEMON_CREATED;
+    snprintf(d->summary, sizeof d->summary, "Starting.");
     d->wake = CreateEventW(NULL, FALSE, FALSE, NULL);
     if (d->wake == NULL) {
         perch__free(d);
@@ -110,10 +112,20 @@ static int take_instance(perch_daemon *d)
     return 0;
 }
 
+/* Once a second: the session's losses and restarts, the engine's health, the status file. */
 static DWORD WINAPI supervise(LPVOID arg)
 {
     perch_daemon *d = arg;
+    perch_live_stats st;
     while (!d->quit) {
+        perch__daemon_session_poll(d);
+        AcquireSRWLockExclusive(&d->lock);
+        if (d->live.engine != NULL) {
+            perch_live_get_stats(d->live.engine, &st);
+            if (st.error < 0 && d->failed == 0)
+                d->failed = st.error;
+        }
+        ReleaseSRWLockExclusive(&d->lock);
         perch__daemon_write_status(d);
         WaitForSingleObject(d->wake, STATUS_PERIOD_MS);
     }
@@ -174,27 +186,48 @@ int perch_daemon_start(perch_daemon *d)
     log_start_problems(d, problem, log_err);
     check_privileges(d);
     perch__daemon_progress(d, 10000);
+    AcquireSRWLockExclusive(&d->ctl);
     perch__daemon_session_start(d);
+    ReleaseSRWLockExclusive(&d->ctl);
     d->supervisor = CreateThread(NULL, 0, supervise, d, 0, NULL);
     AcquireSRWLockExclusive(&d->lock);
     d->state = PERCH_DAEMON_RUNNING;
     ReleaseSRWLockExclusive(&d->lock);
+    perch__daemon_pipe_start(d);
     perch__daemon_write_status(d);
-    perch_log(d->degraded ? PERCH_LOG_WARNING : PERCH_LOG_INFO, "perchd is running%s: %s",
-              d->degraded ? ", degraded" : "", d->summary);
+    perch_daemon_status *st = perch__alloc(sizeof *st);
+    if (st != NULL) {
+        perch_daemon_status_get(d, st);
+        perch_log(st->degraded ? PERCH_LOG_WARNING : PERCH_LOG_INFO, "perchd is running%s: %s",
+                  st->degraded ? ", degraded" : "", st->summary);
+        perch__free(st);
+    }
     return 0;
+}
+
+/* The status of a stopped daemon says what it was doing before. */
+static void keep_last_summary(perch_daemon *d)
+{
+    char line[PERCH_DAEMON_TEXT];
+    perch_daemon_status *st = perch__alloc(sizeof *st);
+    if (st == NULL)
+        return;
+    perch_daemon_status_get(d, st);
+    snprintf(line, sizeof line, "Stopped. While it ran: %s", st->summary);
+    perch__daemon_set_summary(d, st->degraded, line);
+    perch__free(st);
 }
 
 int perch_daemon_stop(perch_daemon *d)
 {
     if (d == NULL || d->state == PERCH_DAEMON_CREATED || d->state == PERCH_DAEMON_STOPPED)
         return 0;
+    keep_last_summary(d);
     AcquireSRWLockExclusive(&d->lock);
     d->state = PERCH_DAEMON_STOPPING;
     ReleaseSRWLockExclusive(&d->lock);
     perch_log(PERCH_LOG_INFO, "perchd is stopping.");
     perch__daemon_progress(d, 5000);
-    int err = perch__daemon_session_stop(d);
     d->quit = 1;
     SetEvent(d->wake);
     if (d->supervisor != NULL) {
@@ -202,9 +235,15 @@ int perch_daemon_stop(perch_daemon *d)
         CloseHandle(d->supervisor);
         d->supervisor = NULL;
     }
+    perch__daemon_pipe_stop(d);
+    perch__daemon_write_status(d); /* "stopping", while the engine drains */
+    AcquireSRWLockExclusive(&d->ctl);
+    int err = perch__daemon_session_stop(d);
+    ReleaseSRWLockExclusive(&d->ctl);
     AcquireSRWLockExclusive(&d->lock);
     d->state = PERCH_DAEMON_STOPPED;
     ReleaseSRWLockExclusive(&d->lock);
+
     perch__daemon_write_status(d);
     perch_log(err < 0 ? PERCH_LOG_ERROR : PERCH_LOG_INFO, "perchd stopped%s%s.",
               err < 0 ? ": " : "", err < 0 ? perch_strerror(err) : "");

@@ -48,7 +48,8 @@ const char *perch_daemon_state_name(uint32_t state);
 
 /* One session feature (event group, stacks, sample interval, PMC, LBR, ...). */
 typedef struct perch_daemon_feature {
-    char name[32];    /* "cswitch", "stacks", "sample-interval", "pmc-sources", "lbr", ... */
+    char name[32];    /* "groups", "stacks", "sample_interval", "pmc_sources", "lbr", ... */
+    bool requested;   /* the configuration asks for it */
     bool enabled;     /* the OS accepted it */
     char detail[160]; /* "1000 us", or why it is off ("the OS refused it: access denied") */
 } perch_daemon_feature;
@@ -77,6 +78,7 @@ typedef struct perch_daemon_status {
     bool recorder_on;        /* the flight recorder keeps history */
     double recorder_seconds; /* history it holds now */
     uint64_t recorder_bytes;
+    uint64_t recorder_cap_bytes;             /* FlightRecorderMb */
     uint64_t recorder_dropped;               /* chunks dropped for the memory cap */
     char data_dir[PERCH_CONFIG_PATH_MAX];    /* expanded */
     char capture_dir[PERCH_CONFIG_PATH_MAX]; /* expanded */
@@ -89,6 +91,9 @@ typedef struct perch_daemon_options {
     perch_config config; /* the configuration to run with (copied) */
     bool console;        /* console mode: log lines are echoed to stderr */
     bool no_privileges;  /* behave as if not elevated (tests of the degraded start) */
+    /* The named pipe the daemon serves (pipe_daemon.h): NULL for \\.\pipe\perch, "" for
+     * none. */
+    const char *pipe_name;
     /* Sentences about the configuration (values refused at load), logged at start. */
     const char *const *issues;
     size_t issue_count;
@@ -140,7 +145,9 @@ int perch_daemon_record_stop(perch_daemon *d);
 
 /* Writes the flight recorder's last last_seconds (0: all it holds) as a self-contained
  * capture in the capture directory, without pausing the session; the full path goes into
- * path. PERCH_ESTATE when the recorder is off. */
+ * path (snapshot-YYYYMMDD-HHMMSS.perch). PERCH_ESTATE when the recorder is off
+ * (FlightRecorderSeconds 0) or holds no event yet, PERCH_ENOENT without a capture
+ * directory, or the write's error (no file is left then). */
 int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, size_t len);
 
 typedef struct perch_daemon_capture {

@@ -1,46 +1,293 @@
 /*
- * Recordings, snapshots and the capture directory (src/win/daemon.h). Recordings and
- * snapshots need the rotating capture writer and the flight recorder (capture branch); until
- * they are wired in, they are refused as not supported.
+ * Recordings, snapshots and the capture directory (src/win/daemon.h). A recording is a capture
+ * file in the capture directory, perch-YYYYMMDD-HHMMSS.perch (UTC), written by the capture
+ * writer as a sink of the live engine; one started while the engine runs is attached there
+ * and brought up to date first, so the file names every entity and stack its records use.
+ * A snapshot is snapshot-YYYYMMDD-HHMMSS.perch there, written from the flight recorder
+ * (include/perch/recorder.h), a sink of the engine. (The rotating writer of
+ * include/perch/capture_rotate.h replaces the single recording file when it lands.)
  */
+#include <windows.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "daemon_internal.h"
+#include "log.h"
 #include "perch/error.h"
+#include "perch/platform.h"
+#include "perch/recorder.h"
+#include "perch/win_error.h"
+#include "util/mem.h"
+#include "wstr.h"
+
+#define MAX_CAPTURES 100000u
+
+static uint64_t writer_clock(void *ctx)
+{
+    (void)ctx;
+    return perch_monotonic_ns();
+}
+
+/* A new file name in the capture directory, kind-YYYYMMDD-HHMMSS.perch (UTC time; a counter
+ * when the second repeats). */
+static void new_path(perch_daemon *d, const char *kind, char *out, size_t len)
+{
+    SYSTEMTIME t;
+    GetSystemTime(&t);
+    for (unsigned n = 0; n < 1000; n++) {
+        char suffix[8] = "";
+        if (n > 0)
+            snprintf(suffix, sizeof suffix, "-%u", n);
+        snprintf(out, len, "%s\\%s-%04u%02u%02u-%02u%02u%02u%s.perch", d->capture_dir, kind,
+                 t.wYear, t.wMonth, t.wDay, t.wHour, t.wMinute, t.wSecond, suffix);
+        wchar_t *w = perch__utf8_to_wide(out);
+        DWORD attr = w ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
+        perch__free(w);
+        if (attr == INVALID_FILE_ATTRIBUTES)
+            return;
+    }
+}
+
+/* Opens the file and the writer into d->live (not attached yet). */
+static int open_recording(perch_daemon *d)
+{
+    struct perch_daemon_live *v = &d->live;
+    perch_capture_writer_opts wo;
+    if (d->capture_dir[0] == '\0')
+        return PERCH_ENOENT;
+    new_path(d, "perch", v->rec_path, sizeof v->rec_path);
+    int err = perch_output_open_file(&v->rec_out, v->rec_path);
+    if (err < 0)
+        return err;
+    perch_capture_writer_opts_default(&wo);
+    wo.now_ns = writer_clock; /* flush and sync by time too: readable while written */
+    err = perch_capture_writer_create(&v->rec_out, &wo, &v->rec_writer);
+    if (err < 0) {
+        v->rec_out.close(v->rec_out.ctx);
+        return err;
+    }
+    perch_capture_writer_sink(v->rec_writer, &v->rec_sink);
+    return 0;
+}
+
+static void close_recording(perch_daemon *d)
+{
+    struct perch_daemon_live *v = &d->live;
+    perch_capture_writer_destroy(v->rec_writer);
+    v->rec_writer = NULL;
+    if (v->rec_out.close != NULL)
+        v->rec_out.close(v->rec_out.ctx);
+    memset(&v->rec_out, 0, sizeof v->rec_out);
+}
+
+int perch__daemon_record_start_locked(perch_daemon *d, char *file, size_t len)
+{
+    struct perch_daemon_live *v = &d->live;
+    if (v->recording || v->engine == NULL)
+        return PERCH_ESTATE;
+    int err = open_recording(d);
+    if (err == 0) {
+        err = perch_live_attach(v->engine, "recording", &v->rec_sink, NULL);
+        if (err < 0)
+            close_recording(d);
+    }
+    if (err < 0) {
+        perch_log(PERCH_LOG_ERROR, "The recording could not start (%s): %s.", v->rec_path,
+                  perch_strerror(err));
+        return err;
+    }
+    AcquireSRWLockExclusive(&d->lock);
+    v->recording = true;
+    ReleaseSRWLockExclusive(&d->lock);
+    perch_log(PERCH_LOG_INFO, "Recording into %s.", v->rec_path);
+    if (file != NULL)
+        snprintf(file, len, "%s", v->rec_path);
+    return 0;
+}
 
 int perch_daemon_record_start(perch_daemon *d, char *file, size_t len)
 {
-    (void)d;
-    (void)file;
-    (void)len;
-    return PERCH_ENOTSUP;
+    if (d == NULL)
+        return PERCH_EINVAL;
+    AcquireSRWLockExclusive(&d->ctl);
+    int err = d->state == PERCH_DAEMON_RUNNING ? perch__daemon_record_start_locked(d, file, len)
+                                               : PERCH_ESTATE;
+    ReleaseSRWLockExclusive(&d->ctl);
+    return err;
 }
 
 int perch_daemon_record_stop(perch_daemon *d)
 {
-    (void)d;
-    return PERCH_ENOTSUP;
+    if (d == NULL)
+        return PERCH_EINVAL;
+    AcquireSRWLockExclusive(&d->ctl);
+    struct perch_daemon_live *v = &d->live;
+    int err = PERCH_ESTATE;
+    if (v->recording && v->engine != NULL) {
+        err = perch_live_detach(v->engine, v->rec_writer, true);
+        close_recording(d);
+        AcquireSRWLockExclusive(&d->lock);
+        v->recording = false;
+        ReleaseSRWLockExclusive(&d->lock);
+        perch_log(err < 0 ? PERCH_LOG_ERROR : PERCH_LOG_INFO, "The recording %s %s%s.", v->rec_path,
+                  err < 0 ? "ended with an error: " : "is complete",
+                  err < 0 ? perch_strerror(err) : "");
+    }
+    ReleaseSRWLockExclusive(&d->ctl);
+    return err;
+}
+
+void perch__daemon_record_close(perch_daemon *d)
+{
+    struct perch_daemon_live *v = &d->live;
+    if (!v->recording)
+        return;
+    int err = v->rec_writer ? perch_capture_writer_finish(v->rec_writer) : 0;
+    close_recording(d);
+    AcquireSRWLockExclusive(&d->lock);
+    v->recording = false;
+    ReleaseSRWLockExclusive(&d->lock);
+    /* the engine finished the writer already (the model's end); a second finish is refused */
+    perch_log(PERCH_LOG_INFO, "The recording %s is complete%s.", v->rec_path,
+              err < 0 && err != PERCH_ESTATE ? " up to an error" : "");
+}
+
+void perch__daemon_record_status(perch_daemon *d, perch_daemon_status *st)
+{
+    const struct perch_daemon_live *v = &d->live;
+    st->recording = v->recording;
+    if (v->recording && v->rec_writer != NULL) {
+        perch_capture_writer_stats ws;
+        perch_capture_writer_get_stats(v->rec_writer, &ws);
+        snprintf(st->recording_file, sizeof st->recording_file, "%s", v->rec_path);
+        st->recording_bytes = ws.bytes;
+        st->recording_files = 1;
+    }
+}
+
+static int write_snapshot(perch_daemon *d, uint32_t last_seconds, const char *path)
+{
+    perch_output out;
+    int err = perch_output_open_file(&out, path);
+    if (err < 0)
+        return err;
+    err = perch_recorder_snapshot(d->live.recorder, last_seconds, &out);
+    int closed = out.close(out.ctx);
+    err = err < 0 ? err : closed;
+    if (err < 0) {
+        wchar_t *w = perch__utf8_to_wide(path);
+        if (w != NULL)
+            DeleteFileW(w); /* no half snapshot among the captures */
+        perch__free(w);
+    }
+    return err;
 }
 
 int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, size_t len)
 {
-    (void)d;
-    (void)last_seconds;
-    (void)path;
-    (void)len;
-    return PERCH_ENOTSUP;
+    char file[PERCH_CONFIG_PATH_MAX] = "";
+    if (d == NULL)
+        return PERCH_EINVAL;
+    AcquireSRWLockExclusive(&d->ctl); /* the recorder lives until the session stops (ctl) */
+    int err = d->live.recorder == NULL ? PERCH_ESTATE : d->capture_dir[0] ? 0 : PERCH_ENOENT;
+    if (err == 0) {
+        new_path(d, "snapshot", file, sizeof file);
+        err = write_snapshot(d, last_seconds, file);
+    }
+    ReleaseSRWLockExclusive(&d->ctl);
+    if (err == 0 && path != NULL)
+        snprintf(path, len, "%s", file);
+    if (err < 0 && err != PERCH_ESTATE)
+        perch_log(PERCH_LOG_ERROR, "The snapshot could not be written (%s): %s.",
+                  err == PERCH_ENOENT ? "no capture directory" : file, perch_strerror(err));
+    return err;
+}
+
+/* ---- the capture directory ----------------------------------------------------------------- */
+
+static bool plain_name(const char *name)
+{
+    return name[0] != '\0' && strpbrk(name, "\\/:") == NULL && strcmp(name, ".") != 0 &&
+           strcmp(name, "..") != 0;
+}
+
+static int add_entry(perch_daemon_capture **list, size_t *count, size_t *cap,
+                     const WIN32_FIND_DATAW *fd, const char *active)
+{
+    if (*count == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 16;
+        perch_daemon_capture *p = perch__realloc(*list, ncap * sizeof *p);
+        if (p == NULL)
+            return PERCH_ENOMEM;
+        *list = p;
+        *cap = ncap;
+    }
+    perch_daemon_capture *c = &(*list)[*count];
+    memset(c, 0, sizeof *c);
+    if (perch__wide_to_utf8(fd->cFileName, c->name, sizeof c->name) < 0)
+        return 0; /* a name that does not fit: not one of Perch's */
+    c->bytes = ((uint64_t)fd->nFileSizeHigh << 32) | fd->nFileSizeLow;
+    c->modified_filetime =
+        ((uint64_t)fd->ftLastWriteTime.dwHighDateTime << 32) | fd->ftLastWriteTime.dwLowDateTime;
+    c->active = active != NULL && strcmp(active, c->name) == 0;
+    (*count)++;
+    return 0;
+}
+
+static int newest_first(const void *a, const void *b)
+{
+    const perch_daemon_capture *x = a, *y = b;
+    return x->modified_filetime < y->modified_filetime   ? 1
+           : x->modified_filetime > y->modified_filetime ? -1
+                                                         : strcmp(x->name, y->name);
 }
 
 int perch_daemon_list_captures(perch_daemon *d, perch_daemon_capture **out, size_t *count)
 {
-    (void)d;
-    (void)out;
-    (void)count;
-    return PERCH_ENOTSUP;
+    char pattern[PERCH_CONFIG_PATH_MAX + 16], active[256] = "";
+    WIN32_FIND_DATAW fd;
+    perch_daemon_capture *list = NULL;
+    size_t n = 0, cap = 0;
+    int err = 0;
+    if (d == NULL || out == NULL || count == NULL || d->capture_dir[0] == '\0')
+        return PERCH_EINVAL;
+    AcquireSRWLockShared(&d->lock);
+    if (d->live.recording) {
+        const char *slash = strrchr(d->live.rec_path, '\\');
+        snprintf(active, sizeof active, "%s", slash ? slash + 1 : d->live.rec_path);
+    }
+    ReleaseSRWLockShared(&d->lock);
+    snprintf(pattern, sizeof pattern, "%s\\*.perch", d->capture_dir);
+    wchar_t *w = perch__utf8_to_wide(pattern);
+    HANDLE h = w ? FindFirstFileW(w, &fd) : INVALID_HANDLE_VALUE;
+    perch__free(w);
+    if (h != INVALID_HANDLE_VALUE) {
+        do {
+            if (!(fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) && n < MAX_CAPTURES)
+                err = add_entry(&list, &n, &cap, &fd, active);
+        } while (err == 0 && FindNextFileW(h, &fd));
+        FindClose(h);
+    }
+    if (err < 0) {
+        perch__free(list);
+        return err;
+    }
+    if (n > 1)
+        qsort(list, n, sizeof *list, newest_first);
+    *out = list;
+    *count = n;
+    return 0;
 }
 
 int perch_daemon_open_capture(perch_daemon *d, const char *name, perch_input *in)
 {
-    (void)d;
-    (void)name;
-    (void)in;
-    return PERCH_ENOTSUP;
+    char path[PERCH_CONFIG_PATH_MAX + 260];
+    if (d == NULL || name == NULL || in == NULL || !plain_name(name) || d->capture_dir[0] == '\0')
+        return PERCH_EINVAL;
+    size_t n = strlen(name);
+    if (n < 6 || strcmp(name + n - 6, ".perch") != 0)
+        return PERCH_EINVAL;
+    snprintf(path, sizeof path, "%s\\%s", d->capture_dir, name);
+    return perch_input_open_file(in, path); /* shares writing: readable while written */
 }

@@ -8,7 +8,37 @@
 #include <windows.h>
 
 #include "daemon.h"
+#include "etw.h"
+#include "perch/capture.h"
+#include "perch/event_queue.h"
+#include "perch/live.h"
 #include "privilege.h"
+
+/* The live path: queue, session, engine (daemon_session.c) and the recording
+ * (daemon_captures.c). */
+struct perch_daemon_live {
+    perch_event_queue *queue;
+    perch_live *engine;
+    struct perch_live_query *query;  /* the pipe's live window, a sink of the engine */
+    struct perch_recorder *recorder; /* the flight recorder, a sink of the engine; NULL: off */
+    SRWLOCK etw_lock;                /* guards etw: the supervisor, the stop and the model thread */
+    perch_etw_live *etw;             /* NULL while no session runs */
+    perch_etw_start_report rep;      /* of the last start attempt (d->lock) */
+    int start_error;                 /* of the last start attempt, 0 when it runs (d->lock) */
+    uint64_t session_up_ms;          /* GetTickCount64 when it last (re)started */
+    uint64_t retry_at_ms;            /* when to try again after a failed start */
+    uint32_t backoff_ms;
+    perch_etw_poll poll;   /* the last poll (d->lock) */
+    char info_source[160]; /* the trace info handed to the model (owned here) */
+    uint64_t info_freq;    /* its perf_freq, 0 until the model asked (d->lock) */
+    char session_config[2048];
+    /* the recording (ctl) */
+    bool recording;
+    perch_output rec_out;
+    perch_capture_writer *rec_writer;
+    perch_sink rec_sink;
+    char rec_path[PERCH_CONFIG_PATH_MAX];
+};
 
 struct perch_daemon {
     perch_daemon_options o;
@@ -28,6 +58,11 @@ struct perch_daemon {
     volatile LONG quit;
     uint32_t feature_count;
     perch_daemon_feature features[PERCH_DAEMON_MAX_FEATURES];
+    SRWLOCK ctl;                /* serializes recording, snapshot and stop requests */
+    perch_live_stats last_live; /* the engine's last figures, once it is gone (lock) */
+    struct perch_daemon_live live;
+    struct perch_pipe_daemon *pipe;       /* NULL when not served */
+    char pipe_problem[PERCH_DAEMON_TEXT]; /* why it is not served (a squatter...), or "" (lock) */
 };
 
 /* Reports a new wait hint to the runner (SCM checkpoints). */
@@ -43,7 +78,28 @@ void perch__daemon_write_status(perch_daemon *d);
  * OS allow; every refusal is logged and lands in the summary and features. */
 void perch__daemon_session_start(perch_daemon *d);
 
+/* Serves the pipe once the daemon runs (a failure is logged: the daemon runs without it). */
+void perch__daemon_pipe_start(perch_daemon *d);
+void perch__daemon_pipe_stop(perch_daemon *d);
+
 /* Stops the session first, then drains the consumer and the engine. */
 int perch__daemon_session_stop(perch_daemon *d);
+
+/* The supervisor's second: polls the session (losses, outside stops, restarts) or retries a
+ * failed start, and hands losses and gaps to the engine. */
+void perch__daemon_session_poll(perch_daemon *d);
+
+/* Fills the session, engine and feature fields of *st and the summary sentence. */
+void perch__daemon_session_status(perch_daemon *d, perch_daemon_status *st);
+
+/* daemon_captures.c: the recording's part of the status (ctl not needed: under d->lock). */
+void perch__daemon_record_status(perch_daemon *d, perch_daemon_status *st);
+
+/* Starts a recording before the engine starts (RecordOnStart) or while it runs. Caller holds
+ * ctl. */
+int perch__daemon_record_start_locked(perch_daemon *d, char *file, size_t len);
+
+/* Closes the recording's file after the engine finished it (at stop). Caller holds ctl. */
+void perch__daemon_record_close(perch_daemon *d);
 
 #endif

@@ -29,6 +29,15 @@ void perch_daemon_status_get(perch_daemon *d, perch_daemon_status *st)
     snprintf(st->summary, sizeof st->summary, "%s", d->summary);
     st->feature_count = d->feature_count;
     memcpy(st->features, d->features, sizeof st->features);
+    perch__daemon_session_status(d, st);
+    perch__daemon_record_status(d, st);
+    if (d->pipe_problem[0] != '\0') { /* first, beside whatever the summary says now */
+        char rest[sizeof st->summary];
+        snprintf(rest, sizeof rest, "%s", st->summary);
+        snprintf(st->summary, sizeof st->summary, "%s%s%s", d->pipe_problem, rest[0] ? " " : "",
+                 rest);
+        st->degraded = true;
+    }
     ReleaseSRWLockShared(&d->lock);
     snprintf(st->data_dir, sizeof st->data_dir, "%s", d->data_dir);
     snprintf(st->capture_dir, sizeof st->capture_dir, "%s", d->capture_dir);
@@ -90,7 +99,10 @@ static void put_features(struct text *t, const perch_daemon_status *st)
 {
     for (uint32_t i = 0; i < st->feature_count && i < PERCH_DAEMON_MAX_FEATURES; i++) {
         const perch_daemon_feature *f = &st->features[i];
-        put(t, "feature %s: %s%s%s%s\n", f->name, f->enabled ? "on" : "off",
+        put(t, "feature %s: %s%s%s%s\n", f->name,
+            f->enabled     ? "on"
+            : f->requested ? "refused"
+                           : "off",
             f->detail[0] ? " (" : "", f->detail, f->detail[0] ? ")" : "");
     }
 }

@@ -156,10 +156,9 @@ static ULONG query_sources(uint8_t **out, ULONG *len)
     return ERROR_MORE_DATA;
 }
 
-typedef bool (*source_visit)(void *ctx, const char *name, const PROFILE_SOURCE_INFO *info);
-
 /* Walks the chain with every offset and name checked against len. */
-static void walk_sources(const uint8_t *buf, ULONG len, source_visit visit, void *ctx)
+void perch__etw_walk_sources(const uint8_t *buf, ULONG len, perch__etw_source_visit visit,
+                             void *ctx)
 {
     size_t at = 0, head = offsetof(PROFILE_SOURCE_INFO, Description);
     while (at + head <= len) {
@@ -209,7 +208,7 @@ static bool resolve_names(perch_etw_session *s, perch_etw_feature f, const uint8
         struct resolve r;
         memset(&r, 0, sizeof r);
         r.want = names[i];
-        walk_sources(list, len, resolve_visit, &r);
+        perch__etw_walk_sources(list, len, resolve_visit, &r);
         if (!r.found) {
             refuse(s, f, PERCH_ENOENT, 0, "this machine has no profile source \"%s\" (it has: %s)",
                    names[i], r.known[0] ? r.known : "none");
@@ -448,7 +447,7 @@ int perch_etw_list_profile_sources(perch_etw_source_fn fn, void *ctx)
     rc = query_sources(&list, &len);
     if (rc != ERROR_SUCCESS)
         return perch_win_error(rc);
-    walk_sources(list, len, list_visit, &l);
+    perch__etw_walk_sources(list, len, list_visit, &l);
     perch__free(list);
     return 0;
 }

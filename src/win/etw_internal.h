@@ -73,6 +73,13 @@ void perch__etw_restore_interval(perch_etw_session *s);
  * (QPC) say when. */
 bool perch__etw_consumer_ended(const perch_etw_consumer *c, uint64_t *ns, uint64_t *raw);
 
+/* Walks a PROFILE_SOURCE_INFO chain (TraceProfileSourceListInfo) of len bytes, every offset
+ * and name bounded by len, calling visit with each source's UTF-8 name until it returns false. */
+typedef bool (*perch__etw_source_visit)(void *ctx, const char *name,
+                                        const PROFILE_SOURCE_INFO *info);
+void perch__etw_walk_sources(const uint8_t *buf, ULONG len, perch__etw_source_visit visit,
+                             void *ctx);
+
 /* For tests and the benchmark: a consumer with no session, trace or thread, whose callback
  * (perch__etw_on_event, with EVENT_RECORD.UserContext = the consumer) is driven by hand.
  * Freed with perch_etw_consumer_destroy. */

@@ -14,6 +14,7 @@
 #include "perch/win_error.h"
 #include "pipe_server.h"
 #include "proto/client.h"
+#include "scm.h"
 #include "util/mem.h"
 #include "wstr.h"
 
@@ -137,5 +138,16 @@ int perch_pipe_connect(const char *name, uint32_t timeout_ms, perch_proto_transp
     t->write = conn_write;
     t->read = conn_read;
     t->close = conn_close;
+    return 0;
+}
+
+int perch_pipe_service_state(bool *installed, bool *running)
+{
+    perch_scm_info info;
+    int err = perch_scm_query(&info);
+    if (err < 0)
+        return err;
+    *installed = info.installed;
+    *running = info.installed && info.state == SERVICE_RUNNING;
     return 0;
 }

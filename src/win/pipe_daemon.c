@@ -108,6 +108,7 @@ static void fill_status(perch_pipe_daemon *p, const perch_daemon_status *ds, per
     }
     st->recorder_span_ms = (uint64_t)llround(ds->recorder_seconds * 1000.0);
     st->recorder_bytes = ds->recorder_bytes;
+    st->recorder_cap_bytes = ds->recorder_cap_bytes;
     st->recorder_dropped = ds->recorder_dropped;
     st->window_span_ms = qs.perf_freq ? qs.span_ticks * 1000 / qs.perf_freq : 0;
     st->window_bytes = qs.bytes;
@@ -295,7 +296,7 @@ static int b_snapshot(void *ctx, const perch_proto_peer *peer, const perch_proto
     int err =
         perch_daemon_snapshot(p->d, s > UINT32_MAX ? UINT32_MAX : (uint32_t)s, path, sizeof path);
     if (err == PERCH_ESTATE)
-        perch_proto_answer_fail(a, "the flight recorder is off");
+        perch_proto_answer_fail(a, "the flight recorder is off or holds no event yet");
     if (err == 0 && (err = perch_input_open_file(&src->in, path)) < 0)
         perch_proto_answer_fail(a, "the snapshot was written but cannot be read back: %s",
                                 perch_strerror(err));

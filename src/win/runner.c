@@ -57,7 +57,8 @@ static void snapshot(perch_daemon *d)
         perch_log(PERCH_LOG_INFO, "Snapshot of the flight recorder written to %s.", path);
     else
         perch_log(PERCH_LOG_WARNING, "No snapshot was written: %s.",
-                  err == PERCH_ESTATE ? "the flight recorder is off" : perch_strerror(err));
+                  err == PERCH_ESTATE ? "the flight recorder is off or holds no event yet"
+                                      : perch_strerror(err));
 }
 
 /* Waits until a stop; returns PERCH_RUN_STOPPED or PERCH_RUN_FAILED (*error set). */

@@ -1,8 +1,9 @@
 /*
  * Tests for the configuration table (src/core/config/config.c): every default parses and lies
  * in its own range, every key round-trips through its canonical text, refusals name the key,
- * the value and the range and leave the configuration unchanged, and each type's parser
- * accepts and refuses what docs/service.md says.
+ * the value and the range and leave the configuration unchanged, each type's parser accepts
+ * and refuses what docs/service.md says, and that page's table lists every key with its
+ * default and range.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -237,6 +238,30 @@ static void test_mask_and_unknown_key(void **state)
     assert_int_equal(perch_config_format(&c, key("LbrFilters"), text, 3), PERCH_ERANGE);
 }
 
+/* docs/service.md has a row "| `Key` | `default` | range ... |" for every key. */
+static void test_docs_list_every_key(void **state)
+{
+    char path[1024], row[PERCH_CONFIG_PATH_MAX + 400], def[PERCH_CONFIG_PATH_MAX], range[256];
+    perch_config c;
+    snprintf(path, sizeof path, "%s/service.md", PERCH_DOCS_DIR);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char doc[1 << 17];
+    doc[fread(doc, 1, sizeof doc - 1, f)] = '\0';
+    fclose(f);
+    perch_config_defaults(&c);
+    for (size_t i = 0; i < perch_config_key_count(); i++) {
+        const perch_config_key *k = perch_config_key_at(i);
+        assert_int_equal(perch_config_format(&c, k, def, sizeof def), 0);
+        perch_config_describe_range(k, range, sizeof range);
+        if (k->type == PERCH_CONFIG_PATH)
+            *strstr(range, " shorter than") = '\0';
+        snprintf(row, sizeof row, "| `%s` | `%s` | %s |", k->name, def, range);
+        if (strstr(doc, row) == NULL)
+            fail_msg("docs/service.md lacks the row starting \"%s\"", row);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_mask_and_unknown_key),
+        cmocka_unit_test(test_docs_list_every_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

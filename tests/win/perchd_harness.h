@@ -15,6 +15,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,14 +37,23 @@ static inline void harness_win_path(const char *p, char *out, size_t len)
             *c = '\\';
 }
 
+/* The Windows path of the program named by environment variable env (PERCHD_EXE,
+ * PERCHD_FAKE_EXE: the fake-linked perchd, PERCH_EXE: the CLI). */
+static inline const char *harness_exe(const char *env)
+{
+    static char path[4][MAX_PATH * 2];
+    static int next;
+    const char *value = getenv(env);
+    char *out = path[next++ % 4];
+    if (value == NULL || value[0] == '\0')
+        fail_msg("%s is not set (ctest sets it to the program of this build)", env);
+    harness_win_path(value, out, sizeof path[0]);
+    return out;
+}
+
 static inline const char *harness_perchd(void)
 {
-    static char path[MAX_PATH * 2];
-    const char *env = getenv("PERCHD_EXE");
-    if (env == NULL || env[0] == '\0')
-        fail_msg("PERCHD_EXE is not set (ctest sets it to the perchd.exe of this build)");
-    harness_win_path(env, path, sizeof path);
-    return path;
+    return harness_exe("PERCHD_EXE");
 }
 
 /* A fresh directory .\name below the current directory (absolute Windows path in out). */
@@ -62,14 +72,16 @@ struct harness_child {
     HANDLE out_read;
 };
 
-/* Starts perchd with args (a command-line tail), stdout and stderr into one pipe. */
-static inline void harness_spawn(const char *args, DWORD flags, struct harness_child *c)
+/* Starts the program of environment variable env with args (a command-line tail), stdout
+ * and stderr into one pipe. */
+static inline void harness_spawn_with(const char *env, const char *args, DWORD flags,
+                                      struct harness_child *c)
 {
     char cmd[8192];
     SECURITY_ATTRIBUTES sa = {sizeof sa, NULL, TRUE};
     HANDLE wr;
     STARTUPINFOA si;
-    snprintf(cmd, sizeof cmd, "\"%s\" %s", harness_perchd(), args);
+    snprintf(cmd, sizeof cmd, "\"%s\" %s", harness_exe(env), args);
     assert_true(CreatePipe(&c->out_read, &wr, &sa, 0));
     SetHandleInformation(c->out_read, HANDLE_FLAG_INHERIT, 0);
     memset(&si, 0, sizeof si);
@@ -118,12 +130,25 @@ static inline DWORD harness_finish(struct harness_child *c, char *out, size_t le
     return code;
 }
 
-/* Runs perchd with args and waits for it; returns its exit code, output in out. */
-static inline DWORD harness_run(const char *args, char *out, size_t len, DWORD timeout_ms)
+/* Starts perchd (PERCHD_EXE) with args. */
+static inline void harness_spawn(const char *args, DWORD flags, struct harness_child *c)
+{
+    harness_spawn_with("PERCHD_EXE", args, flags, c);
+}
+
+/* Runs the program of env with args and waits for it; returns its exit code, output in out. */
+static inline DWORD harness_run_with(const char *env, const char *args, char *out, size_t len,
+                                     DWORD timeout_ms)
 {
     struct harness_child c;
-    harness_spawn(args, 0, &c);
+    harness_spawn_with(env, args, 0, &c);
     return harness_finish(&c, out, len, timeout_ms);
+}
+
+/* Runs perchd (PERCHD_EXE) with args and waits for it. */
+static inline DWORD harness_run(const char *args, char *out, size_t len, DWORD timeout_ms)
+{
+    return harness_run_with("PERCHD_EXE", args, out, len, timeout_ms);
 }
 
 #define assert_contains(hay, needle)                                                               \
@@ -159,6 +184,14 @@ static inline char *harness_read_text(const char *path)
     return buf;
 }
 
+/* Reads dir\file (see harness_read_text). */
+static inline char *harness_read_in(const char *dir, const char *file)
+{
+    char path[MAX_PATH * 2];
+    snprintf(path, sizeof path, "%s\\%s", dir, file);
+    return harness_read_text(path);
+}
+
 /* Waits until dir\status.txt contains needle; false after timeout_ms. */
 static inline int harness_wait_status(const char *dir, const char *needle, DWORD timeout_ms)
 {
@@ -173,6 +206,73 @@ static inline int harness_wait_status(const char *dir, const char *needle, DWORD
         Sleep(50);
     }
     return 0;
+}
+
+/* The helper mode of a test program (see harness_is_helper): attaches to pid's console and sends
+ * event there, as a key press in that console would. A separate process, because a process that
+ * attached to and freed several consoles cannot be trusted to send to the next one (Wine). */
+static inline int harness_send_ctrl_helper(DWORD pid, DWORD event)
+{
+    FreeConsole();
+    if (!AttachConsole(pid))
+        return 10;
+    SetConsoleCtrlHandler(NULL, TRUE); /* the helper ignores the Ctrl+C it sends */
+    if (!GenerateConsoleCtrlEvent(event, 0))
+        return 11;
+    return 0;
+}
+
+/* Delivers Ctrl+Break the way Windows itself does: a thread in the target at kernel32's
+ * CtrlRoutine. Used because Wine 8's console server cannot generate CTRL_BREAK_EVENT
+ * (GenerateConsoleCtrlEvent fails there with "not implemented"). */
+static inline void harness_remote_ctrl(struct harness_child *c, DWORD event)
+{
+    FARPROC proc = GetProcAddress(GetModuleHandleA("kernel32.dll"), "CtrlRoutine");
+    LPTHREAD_START_ROUTINE routine;
+    assert_non_null(proc);
+    memcpy(&routine, &proc, sizeof routine);
+    HANDLE t =
+        CreateRemoteThread(c->pi.hProcess, NULL, 0, routine, (LPVOID)(uintptr_t)event, 0, NULL);
+    if (t == NULL)
+        fail_msg("CreateRemoteThread(CtrlRoutine) failed: Win32 error %lu", GetLastError());
+    WaitForSingleObject(t, 10000);
+    CloseHandle(t);
+}
+
+static inline void harness_send_ctrl(struct harness_child *c, DWORD event)
+{
+    char self[MAX_PATH], cmd[MAX_PATH * 2];
+    STARTUPINFOA si;
+    PROCESS_INFORMATION pi;
+    DWORD code = 99;
+    GetModuleFileNameA(NULL, self, sizeof self);
+    snprintf(cmd, sizeof cmd, "\"%s\" --send-ctrl %lu %lu", self, (unsigned long)c->pi.dwProcessId,
+             (unsigned long)event);
+    memset(&si, 0, sizeof si);
+    si.cb = sizeof si;
+    assert_true(
+        CreateProcessA(NULL, cmd, NULL, NULL, FALSE, DETACHED_PROCESS, NULL, NULL, &si, &pi));
+    WaitForSingleObject(pi.hProcess, 10000);
+    GetExitCodeProcess(pi.hProcess, &code);
+    CloseHandle(pi.hProcess);
+    CloseHandle(pi.hThread);
+    if (code == 11 && event == CTRL_BREAK_EVENT)
+        harness_remote_ctrl(c, event);
+    else if (code != 0)
+        fail_msg("the helper could not send the console event (exit %lu)", (unsigned long)code);
+}
+
+/* Test programs that send console events call this first in main: true when this process was
+ * started as the helper (then return harness_helper(argv)). */
+static inline bool harness_is_helper(int argc, char **argv)
+{
+    return argc == 4 && strcmp(argv[1], "--send-ctrl") == 0;
+}
+
+static inline int harness_helper(char **argv)
+{
+    return harness_send_ctrl_helper((DWORD)strtoul(argv[2], NULL, 10),
+                                    (DWORD)strtoul(argv[3], NULL, 10));
 }
 
 /* ---- the service through the SCM ---------------------------------------------------------- */

@@ -20,13 +20,6 @@ static void spawn_run(const char *name, const char *extra, DWORD flags, struct h
     harness_spawn(args, flags, c);
 }
 
-static char *read_in_dir(const char *file)
-{
-    char path[MAX_PATH * 2];
-    snprintf(path, sizeof path, "%s\\%s", dir, file);
-    return harness_read_text(path);
-}
-
 static void test_timed_run(void **state)
 {
     struct harness_child c;
@@ -36,12 +29,12 @@ static void test_timed_run(void **state)
     assert_contains(out, "Running in this console: Ctrl+C stops");
     assert_contains(out, "The requested duration (1000 ms) is over.");
     assert_contains(out, "perchd stopped.");
-    char *status = read_in_dir("status.txt");
+    char *status = harness_read_in(dir, "status.txt");
     assert_contains(status, "state: stopped");
     assert_contains(status, "mode: console (perchd run)");
     assert_contains(status, "never on a Windows machine");
     free(status);
-    char *log = read_in_dir("perchd.log");
+    char *log = harness_read_in(dir, "perchd.log");
     assert_contains(log, "is starting in a console");
     assert_contains(log, "perchd stopped.");
     free(log);
@@ -53,66 +46,11 @@ static void test_unprivileged_run_is_degraded(void **state)
     spawn_run("con_noprivs", "--duration 1 --no-privileges", 0, &c);
     assert_int_equal(harness_finish(&c, out, sizeof out, 30000), 0);
     assert_contains(out, "Degraded:");
-    char *status = read_in_dir("status.txt");
+    char *status = harness_read_in(dir, "status.txt");
     assert_contains(status, "state: stopped (degraded)");
-    assert_contains(status, "summary: perchd was told to run as if it were not an "
-                            "administrator");
+    assert_contains(status, "perchd was told to run as if it were not an administrator");
     assert_contains(status, "no kernel data is recorded.");
     free(status);
-}
-
-/* The helper mode of this program: attaches to pid's console and sends event there, as a key
- * press in that console would. A separate process, because a process that attached to and
- * freed several consoles cannot be trusted to send to the next one (Wine). */
-static int send_ctrl_helper(DWORD pid, DWORD event)
-{
-    FreeConsole();
-    if (!AttachConsole(pid))
-        return 10;
-    SetConsoleCtrlHandler(NULL, TRUE); /* the helper ignores the Ctrl+C it sends */
-    if (!GenerateConsoleCtrlEvent(event, 0))
-        return 11;
-    return 0;
-}
-
-/* Delivers Ctrl+Break the way Windows itself does: a thread in the target at kernel32's
- * CtrlRoutine. Used because Wine 8's console server cannot generate CTRL_BREAK_EVENT
- * (GenerateConsoleCtrlEvent fails there with "not implemented"). */
-static void remote_ctrl_routine(struct harness_child *c, DWORD event)
-{
-    FARPROC proc = GetProcAddress(GetModuleHandleA("kernel32.dll"), "CtrlRoutine");
-    LPTHREAD_START_ROUTINE routine;
-    assert_non_null(proc);
-    memcpy(&routine, &proc, sizeof routine);
-    HANDLE t =
-        CreateRemoteThread(c->pi.hProcess, NULL, 0, routine, (LPVOID)(uintptr_t)event, 0, NULL);
-    if (t == NULL)
-        fail_msg("CreateRemoteThread(CtrlRoutine) failed: Win32 error %lu", GetLastError());
-    WaitForSingleObject(t, 10000);
-    CloseHandle(t);
-}
-
-static void send_ctrl(struct harness_child *c, DWORD event)
-{
-    char self[MAX_PATH], cmd[MAX_PATH * 2];
-    STARTUPINFOA si;
-    PROCESS_INFORMATION pi;
-    DWORD code = 99;
-    GetModuleFileNameA(NULL, self, sizeof self);
-    snprintf(cmd, sizeof cmd, "\"%s\" --send-ctrl %lu %lu", self, (unsigned long)c->pi.dwProcessId,
-             (unsigned long)event);
-    memset(&si, 0, sizeof si);
-    si.cb = sizeof si;
-    assert_true(
-        CreateProcessA(NULL, cmd, NULL, NULL, FALSE, DETACHED_PROCESS, NULL, NULL, &si, &pi));
-    WaitForSingleObject(pi.hProcess, 10000);
-    GetExitCodeProcess(pi.hProcess, &code);
-    CloseHandle(pi.hProcess);
-    CloseHandle(pi.hThread);
-    if (code == 11 && event == CTRL_BREAK_EVENT)
-        remote_ctrl_routine(c, event);
-    else if (code != 0)
-        fail_msg("the helper could not send the console event (exit %lu)", (unsigned long)code);
 }
 
 static void run_until_ctrl(const char *name, DWORD event)
@@ -123,11 +61,11 @@ static void run_until_ctrl(const char *name, DWORD event)
         TerminateProcess(c.pi.hProcess, 1);
         fail_msg("perchd run did not report running");
     }
-    send_ctrl(&c, event);
+    harness_send_ctrl(&c, event);
     assert_int_equal(harness_finish(&c, out, sizeof out, 30000), 0);
     assert_lacks(out, "The requested duration");
     assert_contains(out, "perchd stopped.");
-    char *status = read_in_dir("status.txt");
+    char *status = harness_read_in(dir, "status.txt");
     assert_contains(status, "state: stopped");
     free(status);
 }
@@ -162,9 +100,8 @@ static void test_second_run_is_refused(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc == 4 && strcmp(argv[1], "--send-ctrl") == 0)
-        return send_ctrl_helper((DWORD)strtoul(argv[2], NULL, 10),
-                                (DWORD)strtoul(argv[3], NULL, 10));
+    if (harness_is_helper(argc, argv))
+        return harness_helper(argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timed_run),
         cmocka_unit_test(test_unprivileged_run_is_degraded),

@@ -24,62 +24,15 @@
 #include "pipe_server.h"
 #include "proto_fake.h"
 #include "testdata.h"
+#include "perch_cli_harness.h"
 
 static char pipe_name[96];
 static perch_pipe_server *server;
 
-typedef struct result {
-    DWORD code;
-    char out[65536], err[8192];
-} result;
-
-static void slurp(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
-}
-
-/* Runs perch.exe with args (a command line tail), capturing stdout and stderr. */
-static void run(const char *args, result *r)
-{
-    const char *cli = getenv("PERCH_CLI");
-    char cmd[2048], out_path[MAX_PATH], err_path[MAX_PATH], tmp[MAX_PATH];
-    SECURITY_ATTRIBUTES sa = {sizeof sa, NULL, TRUE};
-    STARTUPINFOA si;
-    PROCESS_INFORMATION pi;
-    assert_non_null(cli);
-    GetTempPathA(sizeof tmp, tmp);
-    snprintf(out_path, sizeof out_path, "%sperch-cli-%lu.out", tmp, GetCurrentProcessId());
-    snprintf(err_path, sizeof err_path, "%sperch-cli-%lu.err", tmp, GetCurrentProcessId());
-    HANDLE out = CreateFileA(out_path, GENERIC_WRITE, FILE_SHARE_READ, &sa, CREATE_ALWAYS, 0, NULL);
-    HANDLE err = CreateFileA(err_path, GENERIC_WRITE, FILE_SHARE_READ, &sa, CREATE_ALWAYS, 0, NULL);
-    memset(&si, 0, sizeof si);
-    si.cb = sizeof si;
-    si.dwFlags = STARTF_USESTDHANDLES;
-    si.hStdOutput = out;
-    si.hStdError = err;
-    si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
-    snprintf(cmd, sizeof cmd, "\"%s\" %s", cli, args);
-    assert_true(CreateProcessA(NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi));
-    assert_int_equal(WaitForSingleObject(pi.hProcess, 60000), WAIT_OBJECT_0);
-    GetExitCodeProcess(pi.hProcess, &r->code);
-    CloseHandle(pi.hProcess);
-    CloseHandle(pi.hThread);
-    CloseHandle(out);
-    CloseHandle(err);
-    slurp(out_path, r->out, sizeof r->out);
-    slurp(err_path, r->err, sizeof r->err);
-    DeleteFileA(out_path);
-    DeleteFileA(err_path);
-}
-
 static void expect(const char *args, DWORD code, const char *in_out, const char *in_err)
 {
-    static result r;
-    run(args, &r);
+    static perch_cli_result r;
+    perch_cli_run(args, &r);
     if (getenv("PERCH_TEST_VERBOSE"))
         printf("$ perch %s  (exit %lu)\n%s%s\n", args, r.code, r.out, r.err);
     if (r.code != code || (in_out && !strstr(r.out, in_out)) || (in_err && !strstr(r.err, in_err)))

@@ -20,6 +20,27 @@ static const char *pipe_name(void)
     return env && env[0] ? env : NULL;
 }
 
+/* Nothing serves the pipe: say whether the service is installed, and how to start it. */
+static int not_running(const char *cmd, const char *why)
+{
+    bool installed = false, running = false;
+    const char *pipe = pipe_name() ? pipe_name() : "\\\\.\\pipe\\perch";
+    if (pipe_name() == NULL && perch_pipe_service_state(&installed, &running) == 0 && !installed) {
+        fprintf(stderr,
+                "perch %s: the Perch service is not installed and no perchd runs in a console "
+                "(%s %s). Install it with 'perchd install' (elevated) or run 'perchd run'.\n",
+                cmd, why, pipe);
+        return PERCH_EXIT_SERVICE_NOT_INSTALLED;
+    }
+    fprintf(stderr, "perch %s: perchd is not running: %s %s. %s\n", cmd, why, pipe,
+            installed && !running ? "The Perch service is installed but stopped: start it with "
+                                    "'sc start Perch' (elevated)."
+                                  : "Start it with 'perchd run' in an elevated console, or "
+                                    "install and start the service ('perchd install', then "
+                                    "'sc start Perch').");
+    return PERCH_EXIT_SERVICE_NOT_RUNNING;
+}
+
 static int connect_failed(const char *cmd, int err, const char *why)
 {
     switch (err) {
@@ -31,12 +52,7 @@ static int connect_failed(const char *cmd, int err, const char *why)
                 cmd, why);
         return PERCH_EXIT_SERVICE_NOT_HERE;
     case PERCH_ENOENT:
-        fprintf(stderr,
-                "perch %s: perchd is not running: %s %s. Start it with 'perchd run' in an "
-                "elevated console, or install and start the service with 'perchd install' "
-                "and 'sc start Perch'.\n",
-                cmd, why, pipe_name() ? pipe_name() : "\\\\.\\pipe\\perch");
-        return PERCH_EXIT_SERVICE_NOT_RUNNING;
+        return not_running(cmd, why);
     case PERCH_EACCES:
         fprintf(stderr,
                 "perch %s: access denied: %s. perchd answers Administrators and LocalSystem, "

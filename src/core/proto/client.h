@@ -8,6 +8,7 @@
 #ifndef PERCH_PROTO_CLIENT_H
 #define PERCH_PROTO_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,5 +71,10 @@ int perch_proto_client_update(perch_proto_client *c, perch_proto_update *u, void
  * PERCH_EBUSY, or the translated error, with a sentence in why. */
 int perch_pipe_connect(const char *name, uint32_t timeout_ms, perch_proto_transport *t, char *why,
                        size_t why_len);
+
+/* What the service control manager says about the Perch service, for the sentence a client
+ * prints when nothing serves the pipe: 0 with *installed and *running, or PERCH_ENOTSUP
+ * (not Windows) or the translated error. Implemented per platform. */
+int perch_pipe_service_state(bool *installed, bool *running);
 
 #endif

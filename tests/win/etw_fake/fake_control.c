@@ -184,8 +184,8 @@ static void new_session(const EVENT_TRACE_PROPERTIES *p, fake_session *s)
 static uint32_t check_room(const WCHAR *name, const EVENT_TRACE_PROPERTIES *p)
 {
     fake_session other;
-    if (fake_find(name, 0, &other, NULL))
-        return ERROR_ALREADY_EXISTS;
+    if (fake_find(name, 0, &other, NULL) || fake_guid_running(&p->Wnode.Guid))
+        return ERROR_ALREADY_EXISTS; /* "A session with the same name or GUID is already running" */
     if (fake_count_sessions(0) >= MAX_SESSIONS)
         return ERROR_NO_SYSTEM_RESOURCES;
     bool system = is_kernel_logger(name) || (p->LogFileMode & EVENT_TRACE_SYSTEM_LOGGER_MODE);

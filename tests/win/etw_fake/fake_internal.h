@@ -53,6 +53,8 @@ uint32_t fake_store(const WCHAR *name, const fake_session *s);
 uint32_t fake_remove(const WCHAR *name);
 /* A fresh logger id. Call with the lock held. */
 uint32_t fake_next_logger_id(void);
+/* True when a running session uses guid as its session GUID. Call with the lock held. */
+bool fake_guid_running(const GUID *guid);
 /* Counts running sessions whose log file mode has any bit of mode_bits (0: all). */
 unsigned fake_count_sessions(uint32_t mode_bits);
 

@@ -164,6 +164,28 @@ uint32_t fake_next_logger_id(void)
     return (uint32_t)bump_root_dword(L"NextLoggerId") + 15u; /* ids below 16: well-known */
 }
 
+bool fake_guid_running(const GUID *guid)
+{
+    HKEY all = open_key(L"Sessions", NULL, true);
+    WCHAR name[FAKE_NAME_CHARS];
+    bool found = false;
+    if (all == NULL)
+        return false;
+    for (DWORD i = 0; !found; i++) {
+        DWORD n = FAKE_NAME_CHARS;
+        fake_session s;
+        if (RegEnumKeyExW(all, i, name, &n, NULL, NULL, NULL, NULL) != ERROR_SUCCESS)
+            break;
+        HKEY k = open_key(L"Sessions", name, false);
+        if (k != NULL && read_state(k, &s) && IsEqualGUID(&s.guid, guid))
+            found = true;
+        if (k != NULL)
+            RegCloseKey(k);
+    }
+    RegCloseKey(all);
+    return found;
+}
+
 unsigned fake_count_sessions(uint32_t mode_bits)
 {
     HKEY all = open_key(L"Sessions", NULL, true);
