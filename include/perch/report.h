@@ -2,7 +2,10 @@
  * The report: a perch_sink that aggregates the model's record stream (from an .etl through the
  * model, or later from a capture) and writes either a readable text summary or one JSON object
  * (docs/report.md). It keeps per-key counts, the entity and module names, and the distinct
- * stacks (for top stacks and the stack hash); never the samples or slices themselves.
+ * stacks (for top stacks and the stack hash); never the samples or slices themselves. The
+ * stacks are held in bounded memory: past memory_limit they go to scratch files
+ * (include/perch/scratch.h), so the report's memory does not grow with the trace; every
+ * figure stays exact.
  */
 #ifndef PERCH_REPORT_H
 #define PERCH_REPORT_H
@@ -13,6 +16,7 @@
 
 #include "perch/json.h"
 #include "perch/records.h"
+#include "perch/scratch.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,6 +27,12 @@ typedef struct perch_report perch_report;
 typedef struct perch_report_options {
     size_t sz;    /* sizeof(perch_report_options) */
     uint32_t top; /* rows in each top list; 0: 10 */
+    /* Bytes of stack state held in memory before the rest goes to scratch stores; 0: 16 MiB. */
+    uint64_t memory_limit;
+    /* Opens the scratch stores; NULL: temporary files in the system's temp folder
+     * (perch_scratch_open_temp). */
+    perch_scratch_open_fn scratch_open;
+    void *scratch_ctx;
 } perch_report_options;
 
 /* Creates an empty report. opts may be NULL. 0, PERCH_EINVAL or PERCH_ENOMEM. */
@@ -45,7 +55,7 @@ int perch_report_write_json(perch_report *r, perch_json *w);
  * records. 0, PERCH_EINVAL (not enabled), PERCH_ENOMEM or PERCH_ELIMIT, or PERCH_EIO. */
 int perch_report_write_html(perch_report *r, FILE *f);
 
-/* Writes the text summary to f. 0 or PERCH_EIO. */
+/* Writes the text summary to f. 0, PERCH_EIO, PERCH_ENOMEM or a scratch store's error. */
 int perch_report_write_text(perch_report *r, FILE *f);
 
 /* Frees the report. Accepts NULL. */

@@ -1,18 +1,21 @@
 /*
  * POSIX file backends of include/perch/io.h: positioned reads with pread, appends with
- * write, durability with fsync.
+ * write, durability with fsync; and the scratch file of include/perch/scratch.h (mkstemp,
+ * unlinked at once, pread/pwrite).
  */
 #define _POSIX_C_SOURCE   200809L
 #define _FILE_OFFSET_BITS 64
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "errno_map.h"
 #include "perch/error.h"
 #include "perch/io.h"
+#include "perch/scratch.h"
 #include "util/mem.h"
 
 struct file_ctx {
@@ -115,4 +118,69 @@ int perch_output_open_file(perch_output *out, const char *path)
     out->close = file_out_close;
     out->ctx = f;
     return 0;
+}
+
+static int scratch_write_at(void *ctx, uint64_t off, const void *buf, size_t len)
+{
+    const struct file_ctx *f = ctx;
+    const uint8_t *p = buf;
+    while (len) {
+        ssize_t n = pwrite(f->fd, p, len, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? perch__posix_error(errno) : PERCH_EIO;
+        p += n;
+        off += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int scratch_read_at(void *ctx, uint64_t off, void *buf, size_t len)
+{
+    uint8_t *p = buf;
+    while (len) {
+        size_t got = 0;
+        int err = file_read_at(ctx, off, p, len, &got);
+        if (err < 0)
+            return err;
+        if (got == 0)
+            return PERCH_ETRUNC;
+        p += got;
+        off += got;
+        len -= got;
+    }
+    return 0;
+}
+
+int perch_scratch_open_file(perch_scratch *s, const char *dir)
+{
+    const char *d = dir ? dir : getenv("TMPDIR");
+    size_t n = strlen(d && *d ? d : "/tmp");
+    char *path = perch__alloc(n + sizeof "/perch-scratch-XXXXXX");
+    struct file_ctx *f = perch__alloc(sizeof *f);
+    int fd = -1, err = 0;
+    if (path == NULL || f == NULL) {
+        err = PERCH_ENOMEM;
+        goto out_free;
+    }
+    memcpy(path, d && *d ? d : "/tmp", n);
+    memcpy(path + n, "/perch-scratch-XXXXXX", sizeof "/perch-scratch-XXXXXX");
+    fd = mkstemp(path);
+    if (fd < 0) {
+        err = perch__posix_error(errno);
+        goto out_free;
+    }
+    unlink(path); /* gone with the last descriptor, even if the process dies */
+    f->fd = fd;
+    s->write_at = scratch_write_at;
+    s->read_at = scratch_read_at;
+    s->close = file_in_close;
+    s->ctx = f;
+    f = NULL;
+out_free:
+    perch__free(f);
+    perch__free(path);
+    return err;
 }

@@ -2,7 +2,9 @@
  * Windows file backends of include/perch/io.h: CreateFileW on the UTF-16 form of a UTF-8
  * path; positioned reads with ReadFile and an OVERLAPPED offset (synchronous handle, so the
  * OVERLAPPED only carries the offset); appends with WriteFile; durability with
- * FlushFileBuffers. Win32 errors are translated by src/win/error.c, the one place for that.
+ * FlushFileBuffers. The scratch file of include/perch/scratch.h: GetTempFileNameW in the
+ * folder, reopened FILE_FLAG_DELETE_ON_CLOSE, positioned reads and writes. Win32 errors are
+ * translated by src/win/error.c, the one place for that.
  */
 #include <windows.h>
 #include <stdbool.h>
@@ -11,6 +13,7 @@
 
 #include "perch/error.h"
 #include "perch/io.h"
+#include "perch/scratch.h"
 #include "perch/win_error.h"
 #include "util/mem.h"
 #include "wstr.h"
@@ -147,5 +150,84 @@ int perch_output_open_file(perch_output *out, const char *path)
     out->sync = file_sync;
     out->close = file_out_close;
     out->ctx = f;
+    return 0;
+}
+
+static int scratch_write_at(void *ctx, uint64_t off, const void *buf, size_t len)
+{
+    const struct file_ctx *f = ctx;
+    const uint8_t *p = buf;
+    while (len > 0) {
+        OVERLAPPED ov;
+        DWORD n = 0, want = len > 0x40000000u ? 0x40000000u : (DWORD)len;
+        ZeroMemory(&ov, sizeof ov);
+        ov.Offset = (DWORD)(off & 0xffffffffu);
+        ov.OffsetHigh = (DWORD)(off >> 32);
+        if (!WriteFile(f->h, p, want, &n, &ov))
+            return perch_win_last_error();
+        if (n == 0)
+            return PERCH_EIO;
+        p += n;
+        off += n;
+        len -= n;
+    }
+    return 0;
+}
+
+static int scratch_read_at(void *ctx, uint64_t off, void *buf, size_t len)
+{
+    uint8_t *p = buf;
+    while (len > 0) {
+        size_t got = 0;
+        int err = file_read_at(ctx, off, p, len, &got);
+        if (err < 0)
+            return err;
+        if (got == 0)
+            return PERCH_ETRUNC;
+        p += got;
+        off += got;
+        len -= got;
+    }
+    return 0;
+}
+
+/* A new empty temporary file in wdir (which ends with a backslash or not), delete-on-close. */
+static int temp_handle(const wchar_t *wdir, HANDLE *out)
+{
+    wchar_t name[MAX_PATH + 1];
+    HANDLE h;
+    if (GetTempFileNameW(wdir, L"prc", 0, name) == 0)
+        return perch_win_last_error();
+    h = CreateFileW(name, GENERIC_READ | GENERIC_WRITE, 0, NULL, CREATE_ALWAYS,
+                    FILE_ATTRIBUTE_TEMPORARY | FILE_FLAG_DELETE_ON_CLOSE, NULL);
+    if (h == INVALID_HANDLE_VALUE) {
+        int err = perch_win_last_error();
+        DeleteFileW(name);
+        return err;
+    }
+    *out = h;
+    return 0;
+}
+
+int perch_scratch_open_file(perch_scratch *s, const char *dir)
+{
+    wchar_t tmp[MAX_PATH + 1], *wdir = dir ? perch__utf8_to_wide(dir) : NULL;
+    struct file_ctx *f;
+    HANDLE h = INVALID_HANDLE_VALUE;
+    int err;
+    if (dir != NULL && wdir == NULL)
+        return PERCH_EINVAL;
+    if (dir == NULL && GetTempPathW(MAX_PATH + 1, tmp) == 0)
+        return perch_win_last_error();
+    err = temp_handle(wdir ? wdir : tmp, &h);
+    perch__free(wdir);
+    if (err < 0)
+        return err;
+    if ((f = wrap_handle(h)) == NULL)
+        return PERCH_ENOMEM;
+    s->write_at = scratch_write_at;
+    s->read_at = scratch_read_at;
+    s->close = file_in_close;
+    s->ctx = f;
     return 0;
 }

@@ -91,7 +91,7 @@ static char *export_of(struct capture *c, perch_export_format fmt, size_t *len)
 /* Report text or JSON of c (caller frees). */
 static char *report_of(struct capture *c, int json)
 {
-    perch_report_options ro = {sizeof ro, 100000};
+    perch_report_options ro = {.sz = sizeof ro, .top = 100000};
     perch_report *r = NULL;
     perch_sink sink;
     assert_int_equal(perch_report_create(&ro, &r), 0);

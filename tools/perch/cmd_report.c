@@ -112,7 +112,7 @@ static int write_html(perch_report *r, const char *path)
 int perch_cmd_report(int argc, char **argv)
 {
     struct report_args a = {NULL, NULL, false, 10};
-    perch_report_options ro = {sizeof ro, 10};
+    perch_report_options ro = {.sz = sizeof ro, .top = 10};
     perch_report *r = NULL;
     perch_sink sink;
     int rc = parse_args(argc, argv, &a);
@@ -131,9 +131,11 @@ int perch_cmd_report(int argc, char **argv)
     } else if (rc == 0 && a.json) {
         perch_json w;
         perch_json_init(&w, perch_json_file_sink, stdout);
-        rc = perch_report_write_json(r, &w) < 0 ? perch_cli_error("report", PERCH_EIO) : 0;
+        int err = perch_report_write_json(r, &w);
+        rc = err < 0 ? perch_cli_error("report", err) : 0;
     } else if (rc == 0) {
-        rc = perch_report_write_text(r, stdout) < 0 ? perch_cli_error("report", PERCH_EIO) : 0;
+        int err = perch_report_write_text(r, stdout);
+        rc = err < 0 ? perch_cli_error("report", err) : 0;
     }
     perch_report_destroy(r);
     return rc == 0 && played == PERCH_CLI_PARTIAL ? PERCH_EXIT_PARTIAL : rc;

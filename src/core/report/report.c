@@ -12,6 +12,8 @@
 #include "report/report_html.h"
 #include "report/report_internal.h"
 
+#define DEFAULT_MEMORY ((uint64_t)16 << 20)
+
 static char *dup_str(const char *s)
 {
     size_t n = s ? strlen(s) : 0;
@@ -118,23 +120,7 @@ static int on_module(void *ctx, const perch_module_rec *rec)
 
 static int on_stack(void *ctx, const perch_stack_rec *rec)
 {
-    perch_report *r = ctx;
-    if (rec->id != r->stack_count + 1)
-        return PERCH_EFORMAT;
-    int err = perch__grow_array((void **)&r->stacks, sizeof *r->stacks, &r->stack_cap,
-                                r->stack_count + 1, RPT_MAX_ROWS);
-    if (err < 0)
-        return err;
-    rstack *s = &r->stacks[r->stack_count];
-    memset(s, 0, sizeof *s);
-    s->frames = perch__alloc(sizeof *s->frames * (rec->frame_count ? rec->frame_count : 1));
-    if (s->frames == NULL)
-        return PERCH_ENOMEM;
-    memcpy(s->frames, rec->frames, sizeof *s->frames * rec->frame_count);
-    s->count = rec->frame_count;
-    s->kernel = rec->kernel_frames;
-    r->stack_count++;
-    return 0;
+    return perch__rstacks_add(&((perch_report *)ctx)->stacks, rec);
 }
 
 /* The thread row of a sample or slice (a placeholder until its record comes); the first CPU
@@ -168,9 +154,11 @@ static int on_sample(void *ctx, const perch_sample_rec *rec)
     md->key = rec->module_key;
     md->samples++;
     r->samples++;
-    if (rec->stack_id == 0 || rec->stack_id > r->stack_count)
-        return rec->stack_id == 0 ? 0 : PERCH_EFORMAT;
-    rstack *s = &r->stacks[rec->stack_id - 1];
+    if (rec->stack_id == 0)
+        return 0;
+    rstack *s = perch__rstacks_get(&r->stacks, rec->stack_id);
+    if (s == NULL)
+        return r->stacks.meta.error ? r->stacks.meta.error : PERCH_EFORMAT;
     if (s->samples++ == 0)
         s->thread_key = rec->thread_key;
     r->samples_with_stack++;
@@ -249,7 +237,13 @@ int perch_report_create(const perch_report_options *opts, perch_report **out)
     if (r == NULL)
         return PERCH_ENOMEM;
     memset(r, 0, sizeof *r);
-    r->top = opts != NULL && opts->sz >= sizeof *opts && opts->top ? opts->top : 10;
+    bool full = opts != NULL && opts->sz >= sizeof *opts;
+    r->top = full && opts->top ? opts->top : 10;
+    uint64_t memory = full && opts->memory_limit ? opts->memory_limit : DEFAULT_MEMORY;
+    if (full && opts->scratch_open)
+        perch__rstacks_init(&r->stacks, memory, opts->scratch_open, opts->scratch_ctx);
+    else
+        perch__rstacks_init(&r->stacks, memory, perch_scratch_open_temp, NULL);
     *out = r;
     return 0;
 }
@@ -298,8 +292,7 @@ void perch_report_destroy(perch_report *r)
         perch__free(((rmod *)r->mods.rows)[i].name);
         perch__free(((rmod *)r->mods.rows)[i].pdb);
     }
-    for (uint32_t i = 0; i < r->stack_count; i++)
-        perch__free(r->stacks[i].frames);
+    perch__rstacks_free(&r->stacks);
     for (uint32_t i = 0; i < r->ledger_count; i++)
         perch__free(r->ledger[i].name);
     for (uint32_t i = 0; i < r->stat_count; i++)
@@ -307,7 +300,6 @@ void perch_report_destroy(perch_report *r)
     free_table(&r->threads);
     free_table(&r->procs);
     free_table(&r->mods);
-    perch__free(r->stacks);
     perch__free(r->ledger);
     perch__free(r->stats);
     perch__free(r->source);

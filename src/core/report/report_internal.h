@@ -8,6 +8,9 @@
 
 #include "model/hmap.h"
 #include "perch/report.h"
+#include "util/paged.h"
+#include "util/spool.h"
+#include "util/extsort.h"
 
 #define RPT_MAX_ROWS (1u << 22)
 #define RPT_MAX_WAIT 64
@@ -39,12 +42,28 @@ typedef struct rmod {
     uint64_t samples;
 } rmod;
 
+/* An interned stack (report_stacks.c): its frames are in the spool at frame_off. */
 typedef struct rstack {
-    uint64_t *frames;
-    uint32_t count, kernel;
-    uint64_t samples;
+    uint64_t frame_off;
+    uint64_t samples;    /* timer samples */
     uint64_t thread_key; /* of its first sample */
+    uint32_t count, kernel;
 } rstack;
+
+typedef struct rstacks {
+    perch__paged meta;     /* rstack of id at id - 1 */
+    perch__spool frames;   /* every stack's frames, in id order */
+    uint32_t count;        /* ids given */
+    size_t hash_memory;    /* the stack hash's sort budget */
+    uint64_t hash_spilled; /* bytes the stack hash's sort wrote to scratch */
+    perch_scratch_open_fn open;
+    void *open_ctx;
+} rstacks;
+
+typedef struct rstack_ref {
+    uint32_t id;
+    rstack e;
+} rstack_ref;
 
 typedef struct rtable {
     perch__hmap index;
@@ -66,8 +85,7 @@ struct perch_report {
     perch_trace_info info;
     char *source;
     rtable threads, procs, mods;
-    rstack *stacks;
-    uint32_t stack_count, stack_cap;
+    rstacks stacks;
     rnamed *ledger, *stats;
     uint32_t ledger_count, ledger_cap, stat_count, stat_cap;
     uint64_t samples, samples_pmc, samples_with_stack, merged, kernel_only, user_only;
@@ -76,6 +94,24 @@ struct perch_report {
     uint64_t wait_reason[RPT_MAX_WAIT + 1];
     uint64_t lbr;
 };
+
+/* report_stacks.c: memory is the report's budget (a quarter for entries in memory, a quarter
+ * for frames in memory, half for the stack hash's sort); open NULL: never spill. */
+void perch__rstacks_init(rstacks *s, uint64_t memory, perch_scratch_open_fn open, void *open_ctx);
+void perch__rstacks_free(rstacks *s);
+/* Adds the next stack (ids dense from 1: PERCH_EFORMAT otherwise). */
+int perch__rstacks_add(rstacks *s, const perch_stack_rec *rec);
+/* The entry of id (writable), valid until the next call; NULL for an unknown id or on error
+ * (then s->meta.error is set). */
+rstack *perch__rstacks_get(rstacks *s, uint32_t id);
+/* Reads e's frames into *buf (grown as needed, *cap frames). */
+int perch__rstacks_frames(rstacks *s, const rstack *e, uint64_t **buf, uint32_t *cap);
+/* S7: the stack hash, 16 hex digits. */
+int perch__rstacks_hash(rstacks *s, char out[17]);
+/* The top stacks by timer samples (then first seen), best first, perch__alloc'd into *out;
+ * *with_samples counts every stack with a timer sample. */
+int perch__rstacks_top(rstacks *s, uint32_t top, rstack_ref **out, uint32_t *n,
+                       uint32_t *with_samples);
 
 /* report.c */
 void *perch__rtable_get(rtable *t, uint64_t key, size_t row_size, bool create);

@@ -10,7 +10,6 @@
 #include "perch/error.h"
 #include "perch/kind.h"
 #include "report/report_internal.h"
-#include "util/sha256.h"
 
 typedef struct row {
     int64_t pid;
@@ -124,52 +123,6 @@ static uint64_t pdb_count(perch_report *r)
         perch__free(keys[i]);
     perch__free(keys);
     return distinct;
-}
-
-static char *stack_text(const rstack *s)
-{
-    char *t = perch__alloc((size_t)s->count * 19 + 1), *p = t;
-    if (t == NULL)
-        return NULL;
-    *p = '\0';
-    for (uint32_t i = 0; i < s->count; i++)
-        p += sprintf(p, "%s0x%" PRIx64, i ? "," : "", s->frames[i]);
-    return t;
-}
-
-/* S7: distinct stacks of timer samples as text, sorted, joined by \n, SHA-256, 16 hex. */
-static int stack_hash(perch_report *r, char out[17])
-{
-    char **texts = perch__alloc(sizeof *texts * (r->stack_count + 1)), hex[65];
-    uint32_t n = 0;
-    int err = texts == NULL ? PERCH_ENOMEM : 0;
-    for (uint32_t i = 0; i < r->stack_count && err == 0; i++)
-        if (r->stacks[i].samples > 0 && (texts[n++] = stack_text(&r->stacks[i])) == NULL)
-            err = PERCH_ENOMEM;
-    if (err == 0) {
-        perch__sha256 s;
-        uint8_t d[32];
-        qsort(texts, n, sizeof *texts, cmp_str);
-        perch__sha256_init(&s);
-        /* A stack interned again after a model window restart has a second id: hash each
-         * distinct text once. */
-        for (uint32_t i = 0; i < n; i++) {
-            if (i > 0 && strcmp(texts[i], texts[i - 1]) == 0)
-                continue;
-            if (i > 0)
-                perch__sha256_update(&s, "\n", 1);
-            perch__sha256_update(&s, texts[i], strlen(texts[i]));
-        }
-        perch__sha256_final(&s, d);
-        for (unsigned i = 0; i < 8; i++)
-            sprintf(hex + 2 * i, "%02x", d[i]);
-        memcpy(out, hex, 16);
-        out[16] = '\0';
-    }
-    for (uint32_t i = 0; texts != NULL && i < n; i++)
-        perch__free(texts[i]);
-    perch__free(texts);
-    return err;
 }
 
 static void write_rows(perch_json *w, const char *key, const row *rows, uint32_t n, uint32_t top,
@@ -322,7 +275,7 @@ int perch_report_write_json(perch_report *r, perch_json *w)
     uint32_t np = 0, nm = 0;
     char hash[17];
     row *procs = process_rows(r, &np), *mods = module_rows(r, &nm);
-    int err = procs && mods ? stack_hash(r, hash) : PERCH_ENOMEM;
+    int err = procs && mods ? perch__rstacks_hash(&r->stacks, hash) : PERCH_ENOMEM;
     if (err == 0) {
         perch_json_begin_object(w);
         write_named(w, "by_kind", r->stats, r->stat_count, "kind.");
@@ -339,7 +292,7 @@ int perch_report_write_json(perch_report *r, perch_json *w)
         perch_json_string(w, r->info.source ? r->info.source : "");
         perch_json_key(w, "stack_hash");
         perch_json_string(w, hash);
-        kv(w, "stacks_distinct", r->stack_count);
+        kv(w, "stacks_distinct", r->stacks.count);
         kv(w, "stacks_kernel_only", r->kernel_only);
         kv(w, "stacks_merged", r->merged);
         kv(w, "stacks_user_only", r->user_only);

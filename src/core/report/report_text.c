@@ -120,42 +120,38 @@ static void print_threads(perch_report *r, FILE *f)
     perch__free(v);
 }
 
-static int cmp_stacks(const void *a, const void *b)
-{
-    const rstack *x = *(const rstack *const *)a, *y = *(const rstack *const *)b;
-    return x->samples > y->samples ? -1 : x->samples < y->samples;
-}
-
-static void print_stack(perch_report *r, FILE *f, const rstack *s)
+static void print_stack(perch_report *r, FILE *f, const rstack *s, const uint64_t *frames)
 {
     rthread *t = perch__rtable_get(&r->threads, s->thread_key, sizeof *t, false);
     uint64_t pkey = t != NULL && t->known ? t->process_key : 0;
     for (uint32_t i = 0; i < s->count; i++) {
-        const rmod *md = module_at(r, s->frames[i], pkey);
+        const rmod *md = module_at(r, frames[i], pkey);
         if (md != NULL)
-            fprintf(f, "      %s!+0x%" PRIx64 "\n", md->name, s->frames[i] - md->base);
+            fprintf(f, "      %s!+0x%" PRIx64 "\n", md->name, frames[i] - md->base);
         else
-            fprintf(f, "      ?!0x%" PRIx64 "\n", s->frames[i]);
+            fprintf(f, "      ?!0x%" PRIx64 "\n", frames[i]);
     }
 }
 
-static void print_stacks(perch_report *r, FILE *f)
+static int print_stacks(perch_report *r, FILE *f)
 {
-    rstack **v = perch__alloc(sizeof *v * (r->stack_count + 1));
-    uint32_t n = 0;
-    if (v == NULL)
-        return;
-    for (uint32_t i = 0; i < r->stack_count; i++)
-        if (r->stacks[i].samples > 0)
-            v[n++] = &r->stacks[i];
-    qsort(v, n, sizeof *v, cmp_stacks);
-    fprintf(f, "\nTop stacks (%u distinct; innermost frame first)\n", n);
-    for (uint32_t i = 0; i < n && i < r->top; i++) {
-        fprintf(f, "  #%u: %" PRIu64 " samples, %u frames (%u kernel)\n", i + 1, v[i]->samples,
-                v[i]->count, v[i]->kernel);
-        print_stack(r, f, v[i]);
+    rstack_ref *v = NULL;
+    uint64_t *frames = NULL;
+    uint32_t n = 0, distinct = 0, cap = 0;
+    int err = perch__rstacks_top(&r->stacks, r->top, &v, &n, &distinct);
+    if (err)
+        return err;
+    fprintf(f, "\nTop stacks (%u distinct; innermost frame first)\n", distinct);
+    for (uint32_t i = 0; i < n && err == 0; i++) {
+        fprintf(f, "  #%u: %" PRIu64 " samples, %u frames (%u kernel)\n", i + 1, v[i].e.samples,
+                v[i].e.count, v[i].e.kernel);
+        err = perch__rstacks_frames(&r->stacks, &v[i].e, &frames, &cap);
+        if (err == 0)
+            print_stack(r, f, &v[i].e, frames);
     }
+    perch__free(frames);
     perch__free(v);
+    return err;
 }
 
 static void print_summary(perch_report *r, FILE *f)
@@ -196,11 +192,14 @@ int perch_report_write_text(perch_report *r, FILE *f)
     print_cpu_note(r, f);
     int err = perch__report_text_tables(r, f);
     print_threads(r, f);
-    print_stacks(r, f);
+    if (err == 0)
+        err = print_stacks(r, f);
     fprintf(f, "\nLedger (not turned into model data)\n");
     for (uint32_t i = 0; i < r->ledger_count; i++)
         fprintf(f, "  %-36s %12" PRIu64 "\n", r->ledger[i].name, r->ledger[i].value);
     if (r->ledger_count == 0)
         fprintf(f, "  (empty)\n");
-    return err == 0 && !ferror(f) ? 0 : PERCH_EIO;
+    if (err == 0 && ferror(f))
+        err = PERCH_EIO;
+    return err;
 }
