@@ -40,6 +40,7 @@ extern "C" {
     X(ESTATE, -23, "operation not valid in the current state")                                 \
     X(EOVERRUN, -24, "compressed data overruns its output")                                    \
     X(EISDIR, -25, "is a directory")                                                           \
+    X(ENOSPC, -26, "no space left on device")                                                  \
     X(ESYSTEM, -99, "unmapped operating system error")
 
 typedef enum perch_errno {

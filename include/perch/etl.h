@@ -28,24 +28,24 @@ extern "C" {
 #endif
 
 /* Why a part of the file could not be read: X(enum suffix, stable name, English text). */
-#define PERCH_ETL_REASON_MAP(X)                                                                \
-    X(IO, "io", "the file could not be read")                                                  \
-    X(BUFFER_HEADER, "buffer_header", "a buffer header has impossible sizes")                  \
-    X(BUFFER_TRUNCATED, "buffer_truncated", "the file is truncated inside a buffer")           \
-    X(BUFFER_LIMIT, "buffer_limit", "a buffer exceeds the size or memory caps")                \
-    X(DECOMPRESS, "decompress", "a compressed buffer has an invalid XPRESS stream")            \
-    X(DECOMPRESSED_SIZE, "decompressed_size", "a buffer decompressed to the wrong size")       \
-    X(RECORD_MARKER, "record_marker", "a record has an unknown header type")                   \
-    X(RECORD_SIZE, "record_size", "a record size is below its header or runs past its buffer") \
-    X(RECORD_EXT, "record_ext", "a record's PMC/PEBS or extended data exceeds its size")       \
-    X(INDEX_LIMIT, "index_limit", "the file has more buffers than the index may hold")         \
+#define PERCH_ETL_REASON_MAP(X)                                                                    \
+    X(IO, "io", "the file could not be read")                                                      \
+    X(BUFFER_HEADER, "buffer_header", "a buffer header has impossible sizes")                      \
+    X(BUFFER_TRUNCATED, "buffer_truncated", "the file is truncated inside a buffer")               \
+    X(BUFFER_LIMIT, "buffer_limit", "a buffer exceeds the size or memory caps")                    \
+    X(DECOMPRESS, "decompress", "a compressed buffer has an invalid XPRESS stream")                \
+    X(DECOMPRESSED_SIZE, "decompressed_size", "a buffer decompressed to the wrong size")           \
+    X(RECORD_MARKER, "record_marker", "a record has an unknown header type")                       \
+    X(RECORD_SIZE, "record_size", "a record size is below its header or runs past its buffer")     \
+    X(RECORD_EXT, "record_ext", "a record's PMC/PEBS or extended data exceeds its size")           \
+    X(INDEX_LIMIT, "index_limit", "the file has more buffers than the index may hold")             \
     X(TIME_ORDER, "time_order", "a CPU's events go back in time")
 
 typedef enum perch_etl_reason {
 #define PERCH_ETL_REASON_ENUM(name, text, desc) PERCH_ETL_R_##name,
     PERCH_ETL_REASON_MAP(PERCH_ETL_REASON_ENUM)
 #undef PERCH_ETL_REASON_ENUM
-    PERCH_ETL_REASON_COUNT
+        PERCH_ETL_REASON_COUNT
 } perch_etl_reason;
 
 /* "io", "buffer_header", ...; NULL for an out-of-range value. */
@@ -71,7 +71,7 @@ typedef struct perch_etl_header {
     uint32_t pointer_size; /* 4 or 8 */
     uint32_t events_lost;
     uint32_t cpu_speed_mhz;
-    int32_t tz_bias; /* minutes */
+    int32_t tz_bias;     /* minutes */
     uint64_t boot_time;  /* FILETIME */
     uint64_t perf_freq;  /* ticks per second of the QPC clock */
     uint64_t start_time; /* FILETIME */
@@ -83,14 +83,14 @@ typedef struct perch_etl_header {
 } perch_etl_header;
 
 typedef struct perch_etl_stats {
-    uint64_t records;                     /* records yielded */
-    uint64_t by_kind[PERCH_KIND_COUNT];   /* records yielded, by perch_event_kind */
-    uint64_t by_header[8];                /* records yielded, by perch_header_kind */
-    uint64_t buffers;                     /* buffers indexed */
-    uint64_t compressed_buffers;          /* of which compressed */
-    uint64_t buffers_events_lost;         /* buffers flagged EVENTS_LOST (0x2) */
-    uint64_t buffers_buffer_lost;         /* buffers flagged BUFFER_LOST (0x4) */
-    uint64_t skipped_records;             /* WPP messages and ERROR records, stepped over */
+    uint64_t records;                   /* records yielded */
+    uint64_t by_kind[PERCH_KIND_COUNT]; /* records yielded, by perch_event_kind */
+    uint64_t by_header[8];              /* records yielded, by perch_header_kind */
+    uint64_t buffers;                   /* buffers indexed */
+    uint64_t compressed_buffers;        /* of which compressed */
+    uint64_t buffers_events_lost;       /* buffers flagged EVENTS_LOST (0x2) */
+    uint64_t buffers_buffer_lost;       /* buffers flagged BUFFER_LOST (0x4) */
+    uint64_t skipped_records;           /* WPP messages and ERROR records, stepped over */
     uint64_t errors[PERCH_ETL_REASON_COUNT];
     /* Where the last error of each reason was found: the file offset of the damaged bytes; for
      * a record inside a compressed buffer, the file offset of that buffer. */
@@ -109,8 +109,8 @@ typedef struct perch_etl_options {
 
 /* Where opening failed: the reason and the byte offset (open only fills this on failure). */
 typedef struct perch_etl_open_error {
-    int err;         /* the PERCH_E* returned */
-    uint64_t offset; /* byte offset in the file where the problem was found */
+    int err;          /* the PERCH_E* returned */
+    uint64_t offset;  /* byte offset in the file where the problem was found */
     const char *what; /* static English detail, e.g. "not an .etl file (no buffer header)" */
 } perch_etl_open_error;
 
@@ -176,6 +176,11 @@ typedef struct perch_etl_position {
 perch_etl_position perch_etl_last_position(const perch_etl_reader *r);
 
 const perch_etl_header *perch_etl_header_of(const perch_etl_reader *r);
+
+/* The most bytes one record (header, extension data, payload) can take in this file: the
+ * record area of its largest buffer. A bound for whoever copies records (the pipeline's
+ * queue is sized so that no record of the file is refused). */
+uint64_t perch_etl_max_record_len(const perch_etl_reader *r);
 const perch_etl_stats *perch_etl_stats_of(const perch_etl_reader *r);
 
 /* Converts a raw timestamp to FILETIME (100 ns since 1601) per the header's clock type. */

@@ -22,6 +22,9 @@ int perch__posix_error(int e)
         return PERCH_EEXIST;
     case EISDIR:
         return PERCH_EISDIR;
+    case ENOSPC:
+    case EDQUOT:
+        return PERCH_ENOSPC;
     default:
         return PERCH_EIO;
     }

@@ -65,7 +65,11 @@ static double import_once(const char *etl, const char *out_path, uint64_t *event
     perch_output out;
     perch_capture_writer *w = NULL;
     perch_sink sink;
-    perch_pipeline_options po = {sizeof po, count_events, events, NULL, NULL, NULL};
+    const char *threads = getenv("PERCH_THREADS"); /* 1: one thread; default: two */
+    perch_pipeline_options po = {.sz = sizeof po,
+                                 .progress = count_events,
+                                 .progress_ctx = events,
+                                 .threads = threads ? (unsigned)atoi(threads) : 0};
     uint64_t t0 = perch_monotonic_ns();
     if (perch_input_open_file(&in, etl) < 0 || perch_output_open_file(&out, out_path) < 0 ||
         perch_capture_writer_create(&out, NULL, &w) < 0) {

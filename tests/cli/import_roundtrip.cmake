@@ -1,5 +1,8 @@
 # cmake -P script behind the perch import golden tests: imports ETL into a capture, reports
-# both with --json and fails unless the two JSON documents are byte for byte the same.
+# both with --json and fails unless the two JSON documents are byte for byte the same. It also
+# holds the one-thread path to the default two-thread one: the capture of 'import --threads 1'
+# must be the same file, and 'report --json' and 'dump --summary' / 'dump --limit' with
+# PERCH_THREADS=1 the same text.
 #   -DPERCH="<emulator;>perch"  -DETL=trace.etl  -DCAPTURE=out.perch
 # With -DSEED=N it first writes ETL with 'perch synth --seed N --size 2M'.
 foreach(v PERCH ETL CAPTURE)
@@ -35,6 +38,27 @@ if(NOT from_etl STREQUAL from_capture)
     message(FATAL_ERROR "report --json differs: compare ${CAPTURE}.etl.json and "
                         "${CAPTURE}.capture.json")
 endif()
+# One thread against two: the same bytes.
+run_perch(imported import ${ETL} -o ${CAPTURE}.1 --threads 1)
+execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${CAPTURE} ${CAPTURE}.1
+                RESULT_VARIABLE same)
+if(NOT same EQUAL 0)
+    message(FATAL_ERROR "import --threads 1 wrote another capture than the default: "
+                        "compare ${CAPTURE} and ${CAPTURE}.1")
+endif()
+file(REMOVE ${CAPTURE}.1)
+foreach(args "report;--json" "dump;--summary" "dump;--limit;3000")
+    run_perch(two ${args} ${ETL})
+    set(perch_saved "${perch}")
+    set(perch ${CMAKE_COMMAND} -E env PERCH_THREADS=1 ${perch})
+    run_perch(one ${args} ${ETL})
+    set(perch "${perch_saved}")
+    if(NOT one STREQUAL two)
+        string(REPLACE ";" " " shown "${args}")
+        message(FATAL_ERROR "perch ${shown} differs with PERCH_THREADS=1")
+    endif()
+endforeach()
 file(SIZE ${ETL} etl_size)
 file(SIZE ${CAPTURE} capture_size)
-message("round trip ok: ${n} bytes of identical JSON; ${etl_size} -> ${capture_size} bytes")
+message("round trip ok: ${n} bytes of identical JSON; ${etl_size} -> ${capture_size} bytes; "
+        "the same with one thread")

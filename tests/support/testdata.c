@@ -17,6 +17,18 @@
 #define PERCH_DEFAULT_DATA_DIR "../shared/data"
 #endif
 
+const char *const perch_test_etl_traces[] = {
+    "perfview_net.4.5.2.x64.etl",
+    "airbus_ShutdownPerfDiagLogger.etl",
+    "airbus_AMSITrace.etl",
+    "airbus_lxcore_kernel.etl",
+    "perfview_SelfDescribingSingleEvent.etl",
+    "perfview_primitive-types.etl",
+    "perfview_smallEtlFile.etl",
+};
+const size_t perch_test_etl_trace_count =
+    sizeof perch_test_etl_traces / sizeof perch_test_etl_traces[0];
+
 const char *perch_test_data_path(const char *rel)
 {
     static char path[4096];

@@ -12,6 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The real traces in the data folder's etl/ (file names), for tests that run every one. */
+extern const char *const perch_test_etl_traces[];
+extern const size_t perch_test_etl_trace_count;
+
 /* The full path of rel (e.g. "etl/perfview_net.4.5.2.x64.etl") in a static buffer, or NULL
  * when the file does not exist. */
 const char *perch_test_data_path(const char *rel);

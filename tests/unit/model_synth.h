@@ -447,7 +447,9 @@ static inline uint64_t rec_named_get(const rec_named *v, int n, const char *name
 #define LEDGER(r, name) rec_named_get((r)->ledger, (r)->nledger, name)
 #define STAT(r, name) rec_named_get((r)->stats, (r)->nstats, name)
 
-static inline perch_model *new_model(recorder *r, perch_sink *sink)
+/* A model on a recorder with the tests' trace info and opts (may be NULL). */
+static inline perch_model *new_model_opts(recorder *r, perch_sink *sink,
+                                          const perch_model_options *opts)
 {
     perch_trace_info info;
     perch_model *m = NULL;
@@ -460,9 +462,14 @@ static inline perch_model *new_model(recorder *r, perch_sink *sink)
     info.perf_freq = 10000000;
     info.events_lost = 3;
     *sink = recorder_sink(r);
-    if (perch_model_create(sink, &info, NULL, &m) != 0)
+    if (perch_model_create(sink, &info, opts, &m) != 0)
         return NULL;
     return m;
+}
+
+static inline perch_model *new_model(recorder *r, perch_sink *sink)
+{
+    return new_model_opts(r, sink, NULL);
 }
 
 static inline const rec_thread *find_thread(const recorder *r, uint64_t key)

@@ -453,7 +453,7 @@ static void test_memory_cap(void **state)
     assert_int_equal(perch_recorder_create(&o, &k.rec), 0);
     perch_sink sink;
     perch_input in;
-    perch_pipeline_options po = {sizeof po, c_progress, &k, NULL, NULL, NULL};
+    perch_pipeline_options po = {.sz = sizeof po, .progress = c_progress, .progress_ctx = &k};
     perch_recorder_sink(k.rec, &sink);
     perch_input_memory(&in, big, big_len);
     assert_int_equal(perch_pipeline_etl(&in, "synth", &sink, &po, NULL), 0);

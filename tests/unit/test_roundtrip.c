@@ -94,22 +94,13 @@ static size_t check_round_trip(const char *name, const uint8_t *etl, size_t len)
 
 static void test_real_traces(void **state)
 {
-    static const char *const traces[] = {
-        "perfview_net.4.5.2.x64.etl",
-        "airbus_ShutdownPerfDiagLogger.etl",
-        "airbus_AMSITrace.etl",
-        "airbus_lxcore_kernel.etl",
-        "perfview_SelfDescribingSingleEvent.etl",
-        "perfview_primitive-types.etl",
-        "perfview_smallEtlFile.etl",
-    };
     (void)state;
-    for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++) {
+    for (size_t i = 0; i < perch_test_etl_trace_count; i++) {
         char rel[128];
         size_t len;
-        snprintf(rel, sizeof rel, "etl/%s", traces[i]);
+        snprintf(rel, sizeof rel, "etl/%s", perch_test_etl_traces[i]);
         uint8_t *etl = perch_test_read_file(perch_test_require_data(rel), &len);
-        check_round_trip(traces[i], etl, len);
+        check_round_trip(perch_test_etl_traces[i], etl, len);
         free(etl);
     }
 }

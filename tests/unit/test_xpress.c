@@ -2,7 +2,9 @@
  * MS-XCA Plain LZ77 decoder tests: hand-made streams (literals, matches, overlapping
  * matches, each long-length encoding, the shared half byte), the error cases (overrun,
  * offset before the start, truncated tokens), and random token sequences built with the test
- * encoder, checked against a byte-at-a-time model of the output.
+ * encoder, checked against a byte-at-a-time model of the output; the fast path against the
+ * checked byte-by-byte path (perch__xpress_decompress_slow) at every cut and capacity near the
+ * end of a stream.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -78,10 +80,10 @@ static void check_long_length(size_t len, size_t expect_stream_len)
 
 static void test_length_encodings(void **state)
 {
-    check_long_length(9, 4 + 16 + 2);                 /* code 0..6 in the token */
-    check_long_length(10 + 14, 4 + 16 + 2 + 1);       /* half byte */
-    check_long_length(25 + 100, 4 + 16 + 2 + 1 + 1);  /* half byte 15, then a byte */
-    check_long_length(1003, 4 + 16 + 2 + 1 + 1 + 2); /* byte 255, then u16 */
+    check_long_length(9, 4 + 16 + 2);                     /* code 0..6 in the token */
+    check_long_length(10 + 14, 4 + 16 + 2 + 1);           /* half byte */
+    check_long_length(25 + 100, 4 + 16 + 2 + 1 + 1);      /* half byte 15, then a byte */
+    check_long_length(1003, 4 + 16 + 2 + 1 + 1 + 2);      /* byte 255, then u16 */
     check_long_length(70003, 4 + 16 + 2 + 1 + 1 + 2 + 4); /* u16 0, then u32 */
 }
 
@@ -120,12 +122,10 @@ static void test_errors(void **state)
                      PERCH_EFORMAT);
     assert_int_equal(perch__xpress_decompress(cut_token, sizeof cut_token, out, 8, &n),
                      PERCH_ETRUNC);
-    assert_int_equal(perch__xpress_decompress(cut_long, sizeof cut_long, out, 8, &n),
-                     PERCH_ETRUNC);
+    assert_int_equal(perch__xpress_decompress(cut_long, sizeof cut_long, out, 8, &n), PERCH_ETRUNC);
     assert_int_equal(perch__xpress_decompress(cut_flags, sizeof cut_flags, out, 8, &n),
                      PERCH_ETRUNC);
-    assert_int_equal(perch__xpress_decompress(bad_u16, sizeof bad_u16, out, 8, &n),
-                     PERCH_EFORMAT);
+    assert_int_equal(perch__xpress_decompress(bad_u16, sizeof bad_u16, out, 8, &n), PERCH_EFORMAT);
     assert_int_equal(n, 1234); /* untouched on error */
     assert_int_equal(perch__xpress_decompress(aaa, 0, out, 8, &n), 0);
     assert_int_equal(n, 0);
@@ -175,10 +175,60 @@ static void test_random_round_trips(void **state)
         assert_memory_equal(got, want, len);
         /* One byte less of output room must be an overrun, never a write past it. */
         assert_int_equal(perch__xpress_decompress(stream, sl, got, len - 1, &n), PERCH_EOVERRUN);
+        /* The checked byte-by-byte path gives the same bytes. */
+        memset(got, 0xee, OUT);
+        assert_int_equal(perch__xpress_decompress_slow(stream, sl, got, len, &n), 0);
+        assert_int_equal(n, len);
+        assert_memory_equal(got, want, len);
     }
     free(want);
     free(got);
     free(stream);
+}
+
+/* Decodes in[0, len) into cap bytes both ways; the results must be the same. */
+static void assert_paths_agree(const uint8_t *in, size_t len, size_t cap, uint8_t *a, uint8_t *b)
+{
+    size_t na = 1, nb = 2;
+    int ra = perch__xpress_decompress(in, len, a, cap, &na);
+    int rb = perch__xpress_decompress_slow(in, len, b, cap, &nb);
+    assert_int_equal(ra, rb);
+    if (ra == 0) {
+        assert_int_equal(na, nb);
+        assert_memory_equal(a, b, na);
+    }
+}
+
+/* The fast path against the checked one where they meet: every cut of a stream near its end
+ * (truncated tokens, a flag word cut short) and every output capacity near the size (the
+ * fast loop hands over to the slow one at each possible point). */
+static void test_fast_equals_checked_at_the_ends(void **state)
+{
+    enum { N = 3000 };
+    uint8_t want[N + 64], stream[2 * N], *a = malloc(N + 64), *b = malloc(N + 64);
+    struct xenc e;
+    size_t len = 0, sl;
+    xenc_init(&e, stream, sizeof stream);
+    while (len < N) {
+        uint32_t r = next_rand();
+        if (len < 4 || r % 4 == 0) {
+            want[len] = (uint8_t)r;
+            xenc_literal(&e, want[len++]);
+        } else {
+            size_t off = 1 + next_rand() % (len < 40 ? len : 40), ml = 3 + next_rand() % 50;
+            xenc_match(&e, off, ml);
+            for (size_t k = 0; k < ml; k++, len++)
+                want[len] = want[len - off];
+        }
+    }
+    sl = xenc_finish(&e);
+    assert_true(sl > 100);
+    for (size_t cut = sl > 200 ? sl - 200 : 0; cut <= sl; cut++)
+        assert_paths_agree(stream, cut, len, a, b);
+    for (size_t cap = len - 100; cap <= len + 40; cap++)
+        assert_paths_agree(stream, sl, cap, a, b);
+    free(a);
+    free(b);
 }
 
 int main(void)
@@ -191,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_shared_half_byte),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_random_round_trips),
+        cmocka_unit_test(test_fast_equals_checked_at_the_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

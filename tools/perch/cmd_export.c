@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "perch/error.h"
 #include "perch/export.h"
+#include "out_guard.h"
 #include "perch/io.h"
 #include "record_source.h"
 
@@ -164,6 +165,7 @@ static int run(const struct export_args *a, perch_export_format fmt,
 {
     perch_record_source src;
     perch_output out;
+    perch_cli_out guard;
     int err = open_source(a->input, &src), cerr;
     if (err)
         return perch_cli_error(a->input, err);
@@ -173,11 +175,14 @@ static int run(const struct export_args *a, perch_export_format fmt,
             src.close(src.ctx);
         return perch_cli_error(a->output, err);
     }
+    perch_cli_out_guard(&guard, &out);
     err = perch_export_run(fmt, &a->opt, &src, &out);
     cerr = out.close ? out.close(out.ctx) : 0;
     bool partial = perch_record_source_partial(&src); /* a cut or damaged input */
     if (src.close)
         src.close(src.ctx);
+    if (guard.error) /* the output failed (disk full ...): name it, not the input */
+        return perch_cli_error(perch_cli_out_name(a->output), guard.error);
     if (err || cerr)
         return perch_cli_error("export", err ? err : cerr);
     return partial ? PERCH_EXIT_PARTIAL : 0;

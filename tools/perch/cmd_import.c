@@ -1,6 +1,7 @@
 /*
  * perch import: turns an .etl trace into a compact capture file (docs/capture-format.md):
- * .etl reader -> model -> capture writer -> file. The file is written through
+ * .etl reader -> model -> capture writer -> file, the reading on a thread of its own ahead of
+ * the model unless --threads 1 (or PERCH_THREADS=1) says otherwise. The file is written through
  * perch_output_open_file in whole, checksummed chunks, so an import that dies halfway leaves
  * a capture readable up to its last complete chunk. A progress bar (bytes, events/s, ETA) is
  * drawn on stderr when it is a terminal; the command is otherwise quiet apart from one summary
@@ -15,6 +16,7 @@
 #include "perch/capture.h"
 #include "perch/error.h"
 #include "perch/etl.h"
+#include "out_guard.h"
 #include "perch/io.h"
 #include "perch/pipeline.h"
 #include "perch/platform.h"
@@ -32,12 +34,16 @@ struct import_progress {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: perch import TRACE.etl -o OUT.perch\n\n"
+    fprintf(out, "Usage: perch import TRACE.etl -o OUT.perch [--threads N]\n\n"
                  "Turns an .etl kernel trace into a compact capture file: the processes,\n"
                  "threads, modules, stacks, samples, slices and ledger the model derives from\n"
                  "it. 'perch report', 'perch info' and 'perch export' read the capture. OUT is\n"
                  "never the input: an existing OUT is replaced only when it is a capture.\n\n"
                  "  -o, --output FILE   the capture to write (required)\n"
+                 "  --threads N         1: read and model on one thread; 2 (the default): a\n"
+                 "                      reader thread (file reads, XPRESS) ahead of the model.\n"
+                 "                      The capture is the same either way. Also the\n"
+                 "                      PERCH_THREADS environment variable (every command)\n"
                  "  --help              show this help\n");
 }
 
@@ -55,6 +61,12 @@ static int parse_args(int argc, char **argv, struct import_args *a)
                 return 2;
             }
             a->output = argv[++i];
+        } else if (strcmp(arg, "--threads") == 0) {
+            if (i + 1 >= argc || (strcmp(argv[i + 1], "1") != 0 && strcmp(argv[i + 1], "2") != 0)) {
+                fprintf(stderr, "perch import: --threads needs 1 or 2\n");
+                return 2;
+            }
+            perch_cli_set_threads((unsigned)(argv[++i][0] - '0'));
         } else if (arg[0] == '-' && arg[1] != '\0') {
             fprintf(stderr, "perch import: unknown option '%s'\n\n", arg);
             usage(stderr);
@@ -181,6 +193,7 @@ int perch_cmd_import(int argc, char **argv)
     struct import_args a = {NULL, NULL};
     perch_input in;
     perch_output out;
+    perch_cli_out guard;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0)
         return rc;
@@ -191,9 +204,12 @@ int perch_cmd_import(int argc, char **argv)
         perch_input_close(&in);
         return perch_cli_error(a.output, err);
     }
+    perch_cli_out_guard(&guard, &out);
     err = import(&a, &in, &out);
     int cerr = out.close(out.ctx);
-    if (err == 0 && cerr < 0)
+    if (guard.error && err < 0) /* the output failed (disk full ...): name it, not the input */
+        perch_cli_error(a.output, guard.error);
+    else if (err == 0 && cerr < 0)
         return perch_cli_error(a.output, cerr);
     if (err < 0)
         fprintf(stderr,

@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "input_kind.h"
+#include "out_guard.h"
 #include "perch/error.h"
 #include "perch/json.h"
 #include "perch/report.h"
@@ -109,6 +110,20 @@ static int write_html(perch_report *r, const char *path)
     return 0;
 }
 
+/* The result of writing the report to standard output: a failed write or flush (a full
+ * disk, a closed pipe) names standard output and fails the command, out of memory names the
+ * report. */
+static int stdout_result(int err)
+{
+    if (err == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+        err = PERCH_EIO;
+    if (err == PERCH_EIO)
+        err = perch_cli_stdio_error();
+    if (err == PERCH_ENOMEM)
+        return perch_cli_error("report", err);
+    return err < 0 ? perch_cli_error("standard output", err) : 0;
+}
+
 int perch_cmd_report(int argc, char **argv)
 {
     struct report_args a = {NULL, NULL, false, 10};
@@ -131,11 +146,9 @@ int perch_cmd_report(int argc, char **argv)
     } else if (rc == 0 && a.json) {
         perch_json w;
         perch_json_init(&w, perch_json_file_sink, stdout);
-        int err = perch_report_write_json(r, &w);
-        rc = err < 0 ? perch_cli_error("report", err) : 0;
+        rc = stdout_result(perch_report_write_json(r, &w));
     } else if (rc == 0) {
-        int err = perch_report_write_text(r, stdout);
-        rc = err < 0 ? perch_cli_error("report", err) : 0;
+        rc = stdout_result(perch_report_write_text(r, stdout));
     }
     perch_report_destroy(r);
     return rc == 0 && played == PERCH_CLI_PARTIAL ? PERCH_EXIT_PARTIAL : rc;

@@ -3,9 +3,11 @@
  * magic, and played into a sink with one error message format for every command.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "input_kind.h"
+#include "out_guard.h"
 #include "partial.h"
 #include "perch/capture.h"
 #include "perch/error.h"
@@ -37,18 +39,50 @@ static void percent(void *ctx, uint64_t done, uint64_t total)
         fputc('\n', stderr);
 }
 
+static unsigned threads_override; /* perch_cli_set_threads; 0: PERCH_THREADS or the default */
+
+void perch_cli_set_threads(unsigned threads)
+{
+    threads_override = threads;
+}
+
+int perch_cli_threads(unsigned *threads)
+{
+    const char *env = getenv("PERCH_THREADS");
+    *threads = 0;
+    if (threads_override != 0) {
+        *threads = threads_override;
+    } else if (env != NULL && env[0] != '\0') {
+        if (strcmp(env, "1") != 0 && strcmp(env, "2") != 0) {
+            fprintf(stderr, "perch: PERCH_THREADS must be 1 or 2, not '%s'\n", env);
+            return PERCH_EINVAL;
+        }
+        *threads = (unsigned)(env[0] - '0');
+    }
+    return 0;
+}
+
 int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const perch_sink *sink,
                       perch_progress_fn progress, void *progress_ctx, bool warn)
 {
     perch_etl_open_error diag = {0, 0, NULL};
     char source[300];
     perch_etl_stats stats;
-    perch_pipeline_options opts = {sizeof opts, progress, progress_ctx, NULL, NULL, &stats};
+    perch_pipeline_options opts = {.sz = sizeof opts,
+                                   .progress = progress,
+                                   .progress_ctx = progress_ctx,
+                                   .reader_stats = &stats};
     memset(&stats, 0, sizeof stats);
+    if (perch_cli_threads(&opts.threads) < 0) {
+        perch_input_close(in);
+        return PERCH_EINVAL;
+    }
     perch_cli_etl_source(path, source, sizeof source);
     int err = perch_pipeline_etl(in, source, sink, &opts, &diag);
     if (err < 0 && progress != NULL)
         fputc('\n', stderr); /* end the progress line before the message */
+    if (err < 0 && perch_cli_output_failed())
+        return err; /* the command names its output */
     if (err < 0 && diag.what != NULL)
         fprintf(stderr, "perch %s: %s: %s at byte %llu\n", cmd, path, diag.what,
                 (unsigned long long)diag.offset);
@@ -76,7 +110,7 @@ static int run_capture(const char *cmd, perch_input *in, const char *path, const
             perch_cli_warn_capture(cmd, path, &st, size);
         return PERCH_CLI_PARTIAL;
     }
-    if (err < 0)
+    if (err < 0 && !perch_cli_output_failed())
         fprintf(stderr, "perch %s: %s: %s at byte %llu\n", cmd, path, st.reason,
                 (unsigned long long)st.offset);
     return err;

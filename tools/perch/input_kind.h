@@ -19,6 +19,13 @@ bool perch_cli_is_capture(const perch_input *in);
 /* "etl:<file name>" for the trace info of an .etl read from path. */
 void perch_cli_etl_source(const char *path, char *buf, size_t len);
 
+/* The number of threads the .etl pipeline uses (perch_pipeline_options.threads): the value
+ * given to perch_cli_set_threads (a command's --threads), else the PERCH_THREADS environment
+ * variable (1: one thread, 2: a reader thread ahead of the model), else 0 (the default: two).
+ * PERCH_EINVAL, after one line on stderr, for any other value of PERCH_THREADS. */
+int perch_cli_threads(unsigned *threads);
+void perch_cli_set_threads(unsigned threads);
+
 /* What perch_cli_play_file returns (besides 0 and a negative error) when the input was
  * partial: cut or damaged, every readable record played, one warning printed (partial.h). */
 #define PERCH_CLI_PARTIAL 1

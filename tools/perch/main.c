@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "out_guard.h"
 #include "perch/error.h"
 
 static const struct perch_command commands[] = {
@@ -57,6 +58,15 @@ int perch_cli_error(const char *what, int err)
     return 1;
 }
 
+/* A command that succeeded but whose standard output could not be written in full (a full
+ * disk, a closed pipe: stdio reports it only at the final flush) fails, saying so. */
+static int checked_stdout(int rc)
+{
+    if ((rc == 0 || rc == PERCH_EXIT_PARTIAL) && (fflush(stdout) != 0 || ferror(stdout)))
+        return perch_cli_error("standard output", perch_cli_stdio_error());
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -74,7 +84,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < command_count; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+            return checked_stdout(commands[i].run(argc - 1, argv + 1));
     fprintf(stderr, "perch: unknown command '%s'\n\n", argv[1]);
     print_usage(stderr);
     return 2;

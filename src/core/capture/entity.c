@@ -342,7 +342,8 @@ int perch__cap_ents_commit(perch__cap_ents *ents, unsigned type, const perch__ca
     if (!held) {
         i = take_slot(t);
         if (i == UINT32_MAX || perch__hmap_put(&t->index, e->key, i) < 0) {
-            if (i != UINT32_MAX) {
+            if (i != UINT32_MAX) { /* a fresh slot holds no strings yet */
+                memset(&t->slots[i], 0, sizeof t->slots[i]);
                 t->slots[i].num[0] = t->free;
                 t->free = i;
             }

@@ -54,8 +54,8 @@ static int read_header(perch__cap_reader *r)
     uint64_t size = r->in->size;
     size_t n = size < sizeof fixed ? (size_t)size : sizeof fixed;
     int err = read_at(r->in, 0, fixed, n, s);
-    if (err)
-        return bad_header(s, err, s->reason);
+    if (err) /* the input failed (I/O, memory): not a verdict on the header */
+        return err;
     if (n < CAP_MAGIC_LEN || memcmp(fixed, CAP_MAGIC, CAP_MAGIC_LEN) != 0)
         return bad_header(s, PERCH_EFORMAT, "not a Perch capture (bad magic)");
     if (n < sizeof fixed) {
@@ -71,7 +71,7 @@ static int read_header(perch__cap_reader *r)
     }
     if (hsize > sizeof fixed &&
         (err = read_at(r->in, sizeof fixed, extra, hsize - sizeof fixed, s)) != 0)
-        return bad_header(s, err, s->reason);
+        return err;
     err = perch__cap_header_check(fixed, extra, &h, s->reason, sizeof s->reason);
     if (err)
         return bad_header(s, err, s->reason);

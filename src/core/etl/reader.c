@@ -225,6 +225,15 @@ const perch_etl_header *perch_etl_header_of(const perch_etl_reader *r)
     return &r->header;
 }
 
+uint64_t perch_etl_max_record_len(const perch_etl_reader *r)
+{
+    uint64_t max = 0;
+    for (uint32_t i = 0; i < r->count; i++)
+        if (r->index[i].used > max)
+            max = r->index[i].used;
+    return max > PERCH__ETL_BUFFER_HEADER ? max - PERCH__ETL_BUFFER_HEADER : 0;
+}
+
 const perch_etl_stats *perch_etl_stats_of(const perch_etl_reader *r)
 {
     return &r->stats;

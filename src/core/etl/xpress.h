@@ -18,4 +18,10 @@
 int perch__xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap,
                              size_t *produced);
 
+/* The same decoder with every byte checked and matches copied one byte at a time, as the
+ * specification's loop does: the reference the differential fuzz target holds the fast path
+ * to (same result code, length and bytes). */
+int perch__xpress_decompress_slow(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap,
+                                  size_t *produced);
+
 #endif

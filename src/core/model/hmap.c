@@ -77,6 +77,14 @@ bool perch__hmap_get(const perch__hmap *m, uint64_t key, uint32_t *val)
     return true;
 }
 
+uint32_t *perch__hmap_ref(perch__hmap *m, uint64_t key)
+{
+    if (m->cap == 0)
+        return NULL;
+    uint32_t j = find(m, key);
+    return m->vals[j] == EMPTY ? NULL : &m->vals[j];
+}
+
 bool perch__hmap_del(perch__hmap *m, uint64_t key)
 {
     if (m->cap == 0)

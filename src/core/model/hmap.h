@@ -32,6 +32,9 @@ static inline uint64_t perch__mix64(uint64_t x)
 int perch__hmap_put(perch__hmap *m, uint64_t key, uint32_t val);
 /* True and *val when key is present. */
 bool perch__hmap_get(const perch__hmap *m, uint64_t key, uint32_t *val);
+/* The value slot of key for an update in place, or NULL when key is absent. Valid until the
+ * next put or del. */
+uint32_t *perch__hmap_ref(perch__hmap *m, uint64_t key);
 /* Removes key; true when it was present. */
 bool perch__hmap_del(perch__hmap *m, uint64_t key);
 void perch__hmap_free(perch__hmap *m);

@@ -57,6 +57,8 @@ int perch_model_create(const perch_sink *sink, const perch_trace_info *info,
         m->opts.kernel_wait_seconds = 0.1;
     if (m->opts.max_pending_samples == 0)
         m->opts.max_pending_samples = 1u << 20;
+    if (m->opts.max_pending_samples > MAX_GROUPS / 2) /* the bound must hold below the caps */
+        m->opts.max_pending_samples = MAX_GROUPS / 2;
     if (m->opts.max_entities == 0 || m->opts.max_entities > MAX_ENTITIES)
         m->opts.max_entities = m->opts.max_entities ? MAX_ENTITIES : DEFAULT_MAX_ENTITIES;
     if (m->opts.max_modules_per_map == 0 || m->opts.max_modules_per_map > MAX_MODULES_PER_MAP)

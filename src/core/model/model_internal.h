@@ -35,7 +35,9 @@
  * (8 MiB), the table is forgotten (not the ids, which stay dense) and a stack seen again gets
  * a new id. Keeps memory flat on traces whose distinct stacks keep growing. */
 #define STACK_WINDOW_FRAMES (1u << 20)
-#define MAX_DEFS (1u << 22)
+#define MAX_DEFS (1u << 22)     /* definitions remembered at one timestamp */
+#define MAX_GROUPS (1u << 22)   /* sample groups; samples too */
+#define FRAME_CLASSES 10u       /* frame blocks of 8 << c frames, up to MAX_PART_FRAMES */
 #define MAX_LBR 1024u
 #define TID_CACHE 1024u
 /* Windows thread ids are multiples of 4. */
@@ -69,6 +71,8 @@
     X(KEY_UNRESOLVED, "stack.key_unresolved", 1)                                               \
     X(PART_TOO_LONG, "stack.part_too_long", 1)                                                 \
     X(STACK_TOO_LONG, "stack.too_long", 1)                                                     \
+    X(KEY_WAIT_DROPPED, "stack.key_wait_dropped", 1)                                           \
+    X(DEFS_DROPPED, "stack.key_def_dropped", 1)                                                \
     X(EMIT_USER_ARRIVED, "stack.emit.user_part", 0)                                            \
     X(EMIT_WAIT_TIME, "stack.emit.wait_time", 0)                                               \
     X(EMIT_THREAD_EXIT, "stack.emit.thread_exit", 0)                                           \
@@ -187,11 +191,14 @@ typedef struct spart {
     uint64_t stack_key; /* key references */
     uint64_t *frames;
     uint32_t count;
+    uint32_t nkernel;   /* frames[0, nkernel) is the kernel segment */
     uint32_t next;      /* next part of the group, or next free */
     uint32_t next_wait; /* next reference waiting on the same key */
+    uint32_t prev_wait; /* previous one, NONE32: the first (the wait map's value) */
     uint32_t group;
     uint8_t is_ref, resolved, user_ref;
     uint8_t psz; /* pointer size of the part record: decides the kernel/user split */
+    uint8_t frames_class; /* the block class of frames (frames.c) */
 } spart;
 
 /* All samples sharing (timestamp, thread) and the parts that belong to them (S1, S3). */
@@ -225,9 +232,11 @@ typedef struct squeue {
 } squeue;
 
 typedef struct keydef {
+    uint64_t key;
     uint64_t ts; /* timestamp of the first definition at the latest definition time */
     uint64_t *frames;
     uint32_t count;
+    uint8_t frames_class;
 } keydef;
 
 typedef struct stack_entry {
@@ -278,16 +287,20 @@ struct perch_model {
     spart *parts;
     uint32_t part_count, part_cap, part_free;
     sgroup *groups;
-    uint32_t group_count, group_cap, group_free;
-    perch__hmap group_map; /* mixed (ts, tid) -> first group */
-    perch__hmap tid_groups; /* tid -> first pending group of that thread */
+    uint32_t group_count, group_cap, group_free, groups_live;
+    uint32_t *group_heads; /* bucket of mixed (ts, tid) -> first group, NONE32: none */
+    uint32_t group_buckets; /* power of two, at least groups_live; 0 before the first */
+    perch__hmap tid_groups; /* tid -> first pending group of that thread (groups.c) */
     /* Groups in creation order, (gen << 32 | group): [0] threads that may run user mode,
      * [1] threads that never do (idle, System), which wait only for their kernel part. */
     squeue queues[2];
+    squeue key_wait;       /* groups whose window closed while a key reference waits */
     perch__hmap wait_map;  /* stack key -> first waiting reference part */
-    keydef *defs;
-    uint32_t def_count, def_cap;
+    keydef *defs;          /* the definitions logged at def_time, the only ones a later */
+    uint32_t def_count, def_cap; /* reference can still use (parts.c) */
+    uint64_t def_time;
     perch__hmap def_map;   /* stack key -> defs index */
+    uint64_t *frame_free[FRAME_CLASSES]; /* free frame blocks by class (frames.c) */
 
     uint64_t *frame_pool;
     uint64_t frame_count, frame_cap;
@@ -344,9 +357,28 @@ static inline bool perch__samples_due(const perch_model *m, uint64_t now)
 }
 int perch__samples_thread_exit(perch_model *m, uint32_t tid);
 int perch__samples_finish(perch_model *m);
-uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid);
 int perch__group_finalize(perch_model *m, uint32_t g, enum model_counter reason);
 void perch__samples_free(perch_model *m);
+
+/* groups.c: the group of (ts, tid) or NONE32; a new live group (NONE32 on failure, m->error
+ * set); unlink and free a group; a thread's first pending group (NONE32: none) and the end of
+ * its list once it exited. */
+uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid);
+uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t queue);
+void perch__group_unlink(perch_model *m, uint32_t g);
+uint32_t perch__group_first_of_thread(const perch_model *m, uint32_t tid);
+void perch__group_thread_done(perch_model *m, uint32_t tid);
+void perch__groups_free(perch_model *m);
+
+/* parts.c: takes an unresolved reference part off its key's wait chain. */
+void perch__part_stop_waiting(perch_model *m, uint32_t p);
+
+/* frames.c: blocks of at least count frames from size-class free lists (*cls gets the class),
+ * given back with perch__frames_free (accepts NULL); the lists are freed by
+ * perch__frames_free_all. */
+uint64_t *perch__frames_alloc(perch_model *m, uint32_t count, uint8_t *cls);
+void perch__frames_free(perch_model *m, uint64_t *f, uint8_t cls);
+void perch__frames_free_all(perch_model *m);
 
 /* intern.c: returns the 1-based stack id (emitting the stack the first time), 0 on error. */
 uint32_t perch__stack_intern(perch_model *m, const uint64_t *frames, uint32_t count,

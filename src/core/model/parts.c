@@ -19,7 +19,7 @@ static uint32_t alloc_part(perch_model *m, uint32_t g, uint64_t ts, uint8_t psz)
         m->part_free = m->parts[p].next;
     } else {
         int err = perch__grow_array((void **)&m->parts, sizeof *m->parts, &m->part_cap,
-                              m->part_count + 1, MAX_PARTS);
+                                    m->part_count + 1, MAX_PARTS);
         if (err < 0) {
             m->error = err;
             return NONE32;
@@ -31,7 +31,7 @@ static uint32_t alloc_part(perch_model *m, uint32_t g, uint64_t ts, uint8_t psz)
     pt->ts = ts;
     pt->group = g;
     pt->psz = psz;
-    pt->next = pt->next_wait = NONE32;
+    pt->next = pt->next_wait = pt->prev_wait = NONE32;
     sgroup *gr = &m->groups[g];
     if (gr->parts_tail == NONE32)
         gr->parts = p;
@@ -49,13 +49,19 @@ static int set_frames(perch_model *m, uint32_t p, const perch_ptr_array *a, cons
         model_count(m, MC_PART_TOO_LONG, 1);
         count = MAX_PART_FRAMES;
     }
-    uint64_t *f = perch__alloc(sizeof *f * (count ? count : 1));
+    uint8_t cls;
+    uint64_t *f = perch__frames_alloc(m, count, &cls);
     if (f == NULL)
         return PERCH_ENOMEM;
     for (uint32_t i = 0; i < count; i++)
         f[i] = a != NULL ? perch_ptr_at(a, i) : u[i];
-    perch__free(m->parts[p].frames);
+    uint32_t k = 0; /* the kernel segment: the leading kernel-address frames (S4) */
+    while (k < count && perch__is_kernel_addr(m->parts[p].psz, f[k]))
+        k++;
+    perch__frames_free(m, m->parts[p].frames, m->parts[p].frames_class);
     m->parts[p].frames = f;
+    m->parts[p].frames_class = cls;
+    m->parts[p].nkernel = k;
     m->parts[p].count = count;
     m->parts[p].resolved = 1;
     return 0;
@@ -109,10 +115,14 @@ int perch__stack_key_ref(perch_model *m, const perch_event *ev, const perch_deco
     if (perch__hmap_get(&m->def_map, r->stack_key, &di) && m->defs[di].ts == ev->timestamp) {
         err = set_frames(m, p, NULL, m->defs[di].frames, m->defs[di].count);
     } else {
-        uint32_t head = NONE32;
-        perch__hmap_get(&m->wait_map, r->stack_key, &head);
-        pt->next_wait = head;
-        err = perch__hmap_put(&m->wait_map, r->stack_key, p);
+        uint32_t *head = perch__hmap_ref(&m->wait_map, r->stack_key);
+        if (head != NULL) { /* the newest first, as the definition walks them */
+            pt->next_wait = *head;
+            m->parts[*head].prev_wait = p;
+            *head = p;
+        } else {
+            err = perch__hmap_put(&m->wait_map, r->stack_key, p);
+        }
         m->groups[g].unresolved++;
     }
     if (err < 0 || !user)
@@ -121,33 +131,71 @@ int perch__stack_key_ref(perch_model *m, const perch_event *ev, const perch_deco
     return m->groups[g].unresolved == 0 ? perch__group_finalize(m, g, MC_EMIT_USER_ARRIVED) : 0;
 }
 
-/* Remembers the definition for references logged at its own timestamp after it. */
+void perch__part_stop_waiting(perch_model *m, uint32_t p)
+{
+    const spart *pt = &m->parts[p];
+    if (pt->next_wait != NONE32)
+        m->parts[pt->next_wait].prev_wait = pt->prev_wait;
+    if (pt->prev_wait != NONE32) {
+        m->parts[pt->prev_wait].next_wait = pt->next_wait;
+    } else if (pt->next_wait != NONE32) {
+        uint32_t *head = perch__hmap_ref(&m->wait_map, pt->stack_key);
+        if (head != NULL)
+            *head = pt->next_wait;
+    } else {
+        perch__hmap_del(&m->wait_map, pt->stack_key);
+    }
+}
+
+/* Forgets the definitions of an earlier timestamp: a reference only ever uses one logged at
+ * its own timestamp, and references come in time order, so only those at the latest
+ * definition time can still be used. Keeps the table as small as one timestamp's
+ * definitions, whatever the trace length. */
+static void forget_defs(perch_model *m)
+{
+    for (uint32_t di = 0; di < m->def_count; di++) {
+        perch__frames_free(m, m->defs[di].frames, m->defs[di].frames_class);
+        perch__hmap_del(&m->def_map, m->defs[di].key);
+    }
+    m->def_count = 0;
+}
+
+/* Remembers the definition for references logged at its own timestamp after it: the first
+ * one of its key at that time. Past MAX_DEFS at one timestamp it is not remembered (counted);
+ * waiting references still get it. */
 static int remember_def(perch_model *m, uint64_t key, uint64_t ts, const perch_ptr_array *a)
 {
     uint32_t di;
-    if (perch__hmap_get(&m->def_map, key, &di)) {
-        if (m->defs[di].ts == ts)
-            return 0; /* keep the first definition at this time */
-    } else {
-        int err = perch__grow_array((void **)&m->defs, sizeof *m->defs, &m->def_cap, m->def_count + 1,
-                              MAX_DEFS);
-        if (err < 0)
-            return err;
-        di = m->def_count++;
-        memset(&m->defs[di], 0, sizeof m->defs[di]);
-        err = perch__hmap_put(&m->def_map, key, di);
-        if (err < 0)
-            return err;
+    if (ts != m->def_time || m->def_count == 0) {
+        forget_defs(m);
+        m->def_time = ts;
     }
+    if (perch__hmap_get(&m->def_map, key, &di))
+        return 0; /* keep the first definition at this time */
+    if (m->def_count >= MAX_DEFS) {
+        model_count(m, MC_DEFS_DROPPED, 1);
+        return 0;
+    }
+    int err = perch__grow_array((void **)&m->defs, sizeof *m->defs, &m->def_cap, m->def_count + 1,
+                                MAX_DEFS);
+    if (err < 0)
+        return err;
     uint32_t count = a->count > MAX_PART_FRAMES ? MAX_PART_FRAMES : a->count;
-    uint64_t *f = perch__realloc(m->defs[di].frames, sizeof *f * (count ? count : 1));
-    if (f == NULL)
+    keydef *d = &m->defs[m->def_count];
+    d->frames = perch__frames_alloc(m, count, &d->frames_class);
+    if (d->frames == NULL)
         return PERCH_ENOMEM;
+    err = perch__hmap_put(&m->def_map, key, m->def_count);
+    if (err < 0) {
+        perch__frames_free(m, d->frames, d->frames_class);
+        return err;
+    }
     for (uint32_t i = 0; i < count; i++)
-        f[i] = perch_ptr_at(a, i);
-    m->defs[di].frames = f;
-    m->defs[di].count = count;
-    m->defs[di].ts = ts;
+        d->frames[i] = perch_ptr_at(a, i);
+    d->key = key;
+    d->ts = ts;
+    d->count = count;
+    m->def_count++;
     return 0;
 }
 
@@ -165,9 +213,8 @@ int perch__stack_key_def(perch_model *m, const perch_event *ev, const perch_deco
         sgroup *gr = &m->groups[g];
         gr->unresolved--;
         if (err == 0 && gr->unresolved == 0 && (gr->window_closed || gr->has_user))
-            err = perch__group_finalize(m, g,
-                                        gr->window_closed ? (enum model_counter)gr->reason
-                                                          : MC_EMIT_USER_ARRIVED);
+            err = perch__group_finalize(
+                m, g, gr->window_closed ? (enum model_counter)gr->reason : MC_EMIT_USER_ARRIVED);
         p = next;
     }
     return err;
@@ -190,8 +237,8 @@ int perch__lbr(perch_model *m, const perch_event *ev, const perch_decoded *d)
         to[i] = perch_lbr_to(l, i);
     }
     uint64_t ts = l->timestamp != 0 ? l->timestamp : ev->timestamp;
-    perch_lbr_rec rec = {m->threads[ti].key, l->thread_id, l->process_id, ts,
-                         l->filters,         n,            from,          to};
+    perch_lbr_rec rec = {
+        m->threads[ti].key, l->thread_id, l->process_id, ts, l->filters, n, from, to};
     model_count(m, MC_LBR_RECORDS, 1);
     return m->sink.lbr != NULL ? m->sink.lbr(m->sink.ctx, &rec) : 0;
 }

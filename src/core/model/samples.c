@@ -16,49 +16,61 @@
 #include "perch/error.h"
 
 #define MAX_QUEUE (1u << 24)
-#define MAX_GROUPS (1u << 22)
 
-static uint64_t group_key(uint64_t ts, uint32_t tid)
+/* True while entry still stands for a group waiting in q: for the window queues, a live group
+ * whose window is open; for key_wait, a live group whose window closed with a key reference
+ * still unresolved. Other entries are stale: queue_pop_live and compaction skip them. */
+static bool entry_waits(const perch_model *m, const squeue *q, uint64_t e)
 {
-    return ts ^ ((uint64_t)tid * 0x9E3779B97F4A7C15ull);
+    const sgroup *gr = &m->groups[(uint32_t)e];
+    if (!gr->live || gr->gen != (uint32_t)(e >> 32))
+        return false;
+    return q == &m->key_wait ? gr->window_closed && gr->unresolved > 0 : !gr->window_closed;
 }
 
-/* The group of (ts, tid) or NONE32; *head gets the first group of its hash chain (or NONE32),
- * so that add_group needs no second lookup. */
-static uint32_t find_group(const perch_model *m, uint64_t ts, uint32_t tid, uint32_t *head)
+/* Drops q's stale entries, keeping the order of the others. */
+static void queue_compact(perch_model *m, squeue *q)
 {
-    uint32_t g;
-    *head = NONE32;
-    if (!perch__hmap_get(&m->group_map, group_key(ts, tid), &g))
-        return NONE32;
-    *head = g;
-    for (; g != NONE32; g = m->groups[g].next_hash)
-        if (m->groups[g].ts == ts && m->groups[g].tid == tid)
-            return g;
-    return NONE32;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < q->len; i++) {
+        uint64_t e = q->e[(q->head + i) & (q->cap - 1)];
+        if (entry_waits(m, q, e))
+            q->e[(q->head + kept++) & (q->cap - 1)] = e;
+    }
+    q->len = kept;
 }
 
-uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid)
+/* Appends entry. A full queue first drops its stale entries (groups emitted by a user part or
+ * a definition leave one behind, and when trace time stops advancing nothing expires them), and
+ * grows only when that freed less than half: the queue stays within twice the groups that wait,
+ * whatever the timestamps do. */
+static int queue_grow(squeue *q)
 {
-    uint32_t head;
-    return find_group(m, ts, tid, &head);
+    uint32_t ncap = q->cap ? q->cap * 2 : 1024;
+    if (ncap > MAX_QUEUE)
+        return PERCH_ELIMIT;
+    uint64_t *e = perch__alloc(sizeof *e * ncap);
+    if (e == NULL)
+        return PERCH_ENOMEM;
+    for (uint32_t i = 0; i < q->len; i++)
+        e[i] = q->e[(q->head + i) & (q->cap - 1)];
+    perch__free(q->e);
+    q->e = e;
+    q->cap = ncap;
+    q->head = 0;
+    return 0;
 }
 
-static int queue_push(squeue *q, uint64_t entry)
+static int queue_push(perch_model *m, squeue *q, uint64_t entry)
 {
     if (q->len == q->cap) {
-        uint32_t ncap = q->cap ? q->cap * 2 : 1024;
-        if (ncap > MAX_QUEUE)
-            return PERCH_ELIMIT;
-        uint64_t *e = perch__alloc(sizeof *e * ncap);
-        if (e == NULL)
-            return PERCH_ENOMEM;
-        for (uint32_t i = 0; i < q->len; i++)
-            e[i] = q->e[(q->head + i) & (q->cap - 1)];
-        perch__free(q->e);
-        q->e = e;
-        q->cap = ncap;
-        q->head = 0;
+        if (q->cap > 0)
+            queue_compact(m, q);
+        if (q->cap == 0 || q->len > q->cap / 2) {
+            int err = queue_grow(q);
+            if (err < 0 && q->len == q->cap)
+                return err; /* more waiting groups than MAX_QUEUE: cannot happen (MAX_GROUPS) */
+        }
     }
     q->e[(q->head + q->len) & (q->cap - 1)] = entry;
     q->len++;
@@ -79,94 +91,12 @@ static int queue_add_group(perch_model *m, uint32_t g)
     uint64_t deadline = m->groups[g].ts + q->wait;
     if (deadline < q->deadline)
         q->deadline = deadline;
-    return queue_push(q, (uint64_t)m->groups[g].gen << 32 | g);
-}
-
-/* chain_head: the current first group of (ts, tid)'s hash chain, from find_group. */
-static uint32_t add_group(perch_model *m, uint64_t ts, uint32_t tid, uint8_t queue,
-                          uint32_t chain_head)
-{
-    uint32_t g = m->group_free, head = NONE32;
-    int err = 0;
-    if (g != NONE32) {
-        m->group_free = m->groups[g].next_hash;
-    } else {
-        err = perch__grow_array((void **)&m->groups, sizeof *m->groups, &m->group_cap,
-                          m->group_count + 1, MAX_GROUPS);
-        if (err == 0) {
-            g = m->group_count++;
-            m->groups[g].gen = 0;
-        }
-    }
-    if (err < 0) {
-        m->error = err;
-        return NONE32;
-    }
-    sgroup *gr = &m->groups[g];
-    uint32_t gen = gr->gen;
-    memset(gr, 0, sizeof *gr);
-    gr->gen = gen;
-    gr->ts = ts;
-    gr->tid = tid;
-    gr->samples = gr->samples_tail = gr->parts = gr->parts_tail = NONE32;
-    gr->live = 1;
-    gr->queue = queue;
-    gr->next_hash = chain_head;
-    gr->prev_hash = NONE32;
-    gr->tid_prev = gr->tid_next = NONE32;
-    if (tid != 0 && perch__hmap_get(&m->tid_groups, tid, &head)) { /* idle threads never exit */
-        gr->tid_next = head;
-        m->groups[head].tid_prev = g;
-    }
-    err = tid != 0 ? perch__hmap_put(&m->tid_groups, tid, g) : 0;
-    err = err ? err : perch__hmap_put(&m->group_map, group_key(ts, tid), g);
-    if (err == 0 && chain_head != NONE32)
-        m->groups[chain_head].prev_hash = g;
-    err = err ? err : queue_add_group(m, g);
-    if (err < 0) {
-        m->error = err;
-        return NONE32;
-    }
-    return g;
-}
-
-static void unlink_tid(perch_model *m, uint32_t g)
-{
-    sgroup *gr = &m->groups[g];
-    if (gr->tid == 0)
-        return;
-    if (gr->tid_next != NONE32)
-        m->groups[gr->tid_next].tid_prev = gr->tid_prev;
-    if (gr->tid_prev != NONE32)
-        m->groups[gr->tid_prev].tid_next = gr->tid_next;
-    else if (gr->tid_next != NONE32)
-        perch__hmap_put(&m->tid_groups, gr->tid, gr->tid_next); /* replace: no growth */
-    else
-        perch__hmap_del(&m->tid_groups, gr->tid);
-}
-
-/* Removes g from its hash chain; only a chain head touches the map itself. */
-static void unlink_group(perch_model *m, uint32_t g)
-{
-    unlink_tid(m, g);
-    sgroup *gr = &m->groups[g];
-    if (gr->next_hash != NONE32)
-        m->groups[gr->next_hash].prev_hash = gr->prev_hash;
-    if (gr->prev_hash != NONE32) {
-        m->groups[gr->prev_hash].next_hash = gr->next_hash;
-        return;
-    }
-    uint64_t key = group_key(gr->ts, gr->tid);
-    if (gr->next_hash == NONE32)
-        perch__hmap_del(&m->group_map, key);
-    else
-        perch__hmap_put(&m->group_map, key, gr->next_hash); /* replace: no growth */
+    return queue_push(m, q, (uint64_t)m->groups[g].gen << 32 | g);
 }
 
 static void release_group(perch_model *m, uint32_t g)
 {
     sgroup *gr = &m->groups[g];
-    unlink_group(m, g);
     for (uint32_t s = gr->samples, next; s != NONE32; s = next) {
         next = m->samples[s].next;
         m->samples[s].next = m->sample_free;
@@ -174,29 +104,27 @@ static void release_group(perch_model *m, uint32_t g)
     }
     for (uint32_t p = gr->parts, next; p != NONE32; p = next) {
         next = m->parts[p].next;
-        perch__free(m->parts[p].frames);
+        if (m->parts[p].is_ref && !m->parts[p].resolved)
+            perch__part_stop_waiting(m, p);
+        perch__frames_free(m, m->parts[p].frames, m->parts[p].frames_class);
         m->parts[p].frames = NULL;
         m->parts[p].next = m->part_free;
         m->part_free = p;
     }
-    gr->live = 0;
-    gr->gen++;
-    gr->next_hash = m->group_free;
-    m->group_free = g;
+    perch__group_unlink(m, g);
 }
 
 /* Appends the kernel (pass 0) or user (pass 1) segments of g's resolved parts to scratch,
  * never beyond max frames in all. */
 static uint32_t gather(perch_model *m, const sgroup *gr, int pass, uint32_t n, uint32_t max)
 {
-    for (uint32_t p = gr->parts; p != NONE32; p = m->parts[p].next) {
+    for (uint32_t p = gr->parts; p != NONE32 && n < max; p = m->parts[p].next) {
         const spart *pt = &m->parts[p];
-        uint32_t k = 0;
-        while (k < pt->count && perch__is_kernel_addr(pt->psz, pt->frames[k]))
-            k++;
-        uint32_t from = pass == 0 ? 0 : k, to = pass == 0 ? k : pt->count;
-        for (uint32_t i = from; i < to && n < max; i++)
-            m->scratch[n++] = pt->frames[i];
+        uint32_t from = pass == 0 ? 0 : pt->nkernel, to = pass == 0 ? pt->nkernel : pt->count;
+        uint32_t take = to - from < max - n ? to - from : max - n;
+        if (take > 0)
+            memcpy(m->scratch + n, pt->frames + from, sizeof *pt->frames * take);
+        n += take;
     }
     return n;
 }
@@ -244,8 +172,7 @@ static int emit_sample(perch_model *m, psample *s, uint32_t id, uint32_t kernel,
                        bool unresolved_only)
 {
     if (!s->module_done && s->thread < m->thread_count &&
-        m->threads[s->thread].key == s->rec.thread_key &&
-        m->threads[s->thread].pid != UNKNOWN_PID)
+        m->threads[s->thread].key == s->rec.thread_key && m->threads[s->thread].pid != UNKNOWN_PID)
         s->rec.module_key = perch__module_lookup(m, m->threads[s->thread].pid, s->rec.ip);
     s->rec.stack_id = id;
     if (id != 0)
@@ -270,12 +197,25 @@ int perch__group_finalize(perch_model *m, uint32_t g, enum model_counter reason)
 }
 
 /* The window of g is over (time, count bound or thread exit): emit now unless a key
- * reference still waits for its definition. */
+ * reference still waits for its definition; then g joins key_wait, oldest first. */
 static int close_window(perch_model *m, uint32_t g, enum model_counter reason)
 {
     m->groups[g].window_closed = 1;
     m->groups[g].reason = (uint8_t)reason;
-    return m->groups[g].unresolved == 0 ? perch__group_finalize(m, g, reason) : 0;
+    if (m->groups[g].unresolved == 0)
+        return perch__group_finalize(m, g, reason);
+    return queue_push(m, &m->key_wait, (uint64_t)m->groups[g].gen << 32 | g);
+}
+
+/* Emits g, whose window closed but whose key references still wait, without them: too many
+ * samples wait. Its unresolved references count as stack.key_unresolved, its samples as
+ * stack.key_wait_dropped (the rule of docs/model.md). */
+static int drop_key_wait(perch_model *m, uint32_t g)
+{
+    for (uint32_t p = m->groups[g].parts; p != NONE32; p = m->parts[p].next)
+        if (m->parts[p].is_ref && !m->parts[p].resolved)
+            model_count(m, MC_KEY_UNRESOLVED, 1);
+    return perch__group_finalize(m, g, MC_KEY_WAIT_DROPPED);
 }
 
 /* The first live, still-waiting group of q (popped unless peek), or NONE32. */
@@ -284,8 +224,7 @@ static uint32_t queue_pop_live(perch_model *m, squeue *q, bool peek)
     while (q->len > 0) {
         uint64_t e = q->e[q->head];
         uint32_t g = (uint32_t)e;
-        bool waiting = m->groups[g].live && m->groups[g].gen == (uint32_t)(e >> 32) &&
-                       !m->groups[g].window_closed;
+        bool waiting = entry_waits(m, q, e);
         if (waiting && peek)
             return g;
         q->head = (q->head + 1) & (q->cap - 1);
@@ -322,26 +261,36 @@ int perch__samples_advance(perch_model *m, uint64_t now)
         return 0;
     int err = expire(m, &m->queues[0], now);
     err = err ? err : expire(m, &m->queues[1], now);
-    uint32_t g;
-    for (int i = 1; i >= 0; i--)
-        while (err == 0 && m->samples_pending > m->opts.max_pending_samples &&
-               (g = queue_pop_live(m, &m->queues[i], false)) != NONE32)
-            err = close_window(m, g, MC_EMIT_COUNT_BOUND);
+    /* Too many samples wait: first those whose window already closed but whose key
+     * references still wait for a definition that may never come, oldest first; then the
+     * oldest open windows are closed (those of threads that never run in user mode first). */
+    while (err == 0 && m->samples_pending > m->opts.max_pending_samples) {
+        uint32_t g = queue_pop_live(m, &m->key_wait, false);
+        if (g != NONE32) {
+            err = drop_key_wait(m, g);
+            continue;
+        }
+        g = queue_pop_live(m, &m->queues[1], false);
+        if (g == NONE32)
+            g = queue_pop_live(m, &m->queues[0], false);
+        if (g == NONE32)
+            break;
+        err = close_window(m, g, MC_EMIT_COUNT_BOUND);
+    }
     return err;
 }
 
 int perch__samples_thread_exit(perch_model *m, uint32_t tid)
 {
     int err = 0;
-    uint32_t g;
-    if (!perch__hmap_get(&m->tid_groups, tid, &g))
-        return 0;
+    uint32_t g = perch__group_first_of_thread(m, tid);
     while (g != NONE32 && err == 0) {
         uint32_t next = m->groups[g].tid_next;
         if (!m->groups[g].window_closed)
             err = close_window(m, g, MC_EMIT_THREAD_EXIT);
         g = next;
     }
+    perch__group_thread_done(m, tid);
     return err;
 }
 
@@ -353,7 +302,7 @@ static uint32_t alloc_sample(perch_model *m)
         return s;
     }
     int err = perch__grow_array((void **)&m->samples, sizeof *m->samples, &m->sample_cap,
-                          m->sample_count + 1, MAX_GROUPS);
+                                m->sample_count + 1, MAX_GROUPS);
     if (err < 0) {
         m->error = err;
         return NONE32;
@@ -389,10 +338,15 @@ int perch__sample(perch_model *m, const perch_event *ev, const perch_decoded *d)
     bool pmc = d->type == PERCH_DECODED_PMC_SAMPLE;
     uint32_t tid = pmc ? d->pmc_sample.thread_id : d->sampled_profile.thread_id;
     uint32_t ti = perch__thread_for(m, tid, ev->cpu);
-    uint32_t head = NONE32;
-    uint32_t g = ti == NONE32 ? NONE32 : find_group(m, ev->timestamp, tid, &head);
-    if (ti != NONE32 && g == NONE32)
-        g = add_group(m, ev->timestamp, tid, queue_for(m, tid, ti), head);
+    uint32_t g = ti == NONE32 ? NONE32 : perch__group_find(m, ev->timestamp, tid);
+    if (ti != NONE32 && g == NONE32) {
+        g = perch__group_add(m, ev->timestamp, tid, queue_for(m, tid, ti));
+        int err = g != NONE32 ? queue_add_group(m, g) : 0;
+        if (err < 0) {
+            m->error = err;
+            g = NONE32;
+        }
+    }
     uint32_t s = g == NONE32 ? NONE32 : alloc_sample(m);
     if (s == NONE32)
         return m->error < 0 ? m->error : PERCH_ENOMEM;
@@ -430,15 +384,15 @@ void perch__samples_free(perch_model *m)
         perch__free(m->parts[p].frames);
     for (uint32_t d = 0; d < m->def_count; d++)
         perch__free(m->defs[d].frames);
+    perch__frames_free_all(m);
     perch__free(m->parts);
     perch__free(m->samples);
-    perch__free(m->groups);
     perch__free(m->queues[0].e);
     perch__free(m->queues[1].e);
+    perch__free(m->key_wait.e);
     perch__free(m->defs);
     perch__free(m->scratch);
-    perch__hmap_free(&m->group_map);
-    perch__hmap_free(&m->tid_groups);
+    perch__groups_free(m);
     perch__hmap_free(&m->wait_map);
     perch__hmap_free(&m->def_map);
 }

@@ -101,28 +101,35 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static uint64_t pdb_count(perch_report *r)
+/* The distinct PDB ids into *out: 0 or PERCH_ENOMEM (never a smaller count). */
+static int pdb_count(perch_report *r, uint64_t *out)
 {
     char **keys = perch__alloc(sizeof *keys * (r->mods.count + 1));
     uint32_t n = 0;
     uint64_t distinct = 0;
-    if (keys == NULL)
-        return 0;
-    for (uint32_t i = 0; i < r->mods.count; i++) {
+    int err = keys == NULL ? PERCH_ENOMEM : 0;
+    for (uint32_t i = 0; i < r->mods.count && err == 0; i++) {
         const rmod *md = (const rmod *)r->mods.rows + i;
         char g[37];
-        if (!md->has_pdb || (keys[n] = perch__alloc(strlen(md->pdb) + 64)) == NULL)
+        if (!md->has_pdb)
             continue;
+        if ((keys[n] = perch__alloc(strlen(md->pdb) + 64)) == NULL) {
+            err = PERCH_ENOMEM;
+            break;
+        }
         perch_guid_format(&md->guid, g);
         sprintf(keys[n++], "%s|%s|%" PRIu32, md->pdb, g, md->age);
     }
-    qsort(keys, n, sizeof *keys, cmp_str);
-    for (uint32_t i = 0; i < n; i++)
-        distinct += i == 0 || strcmp(keys[i], keys[i - 1]) != 0;
+    if (err == 0) {
+        qsort(keys, n, sizeof *keys, cmp_str);
+        for (uint32_t i = 0; i < n; i++)
+            distinct += i == 0 || strcmp(keys[i], keys[i - 1]) != 0;
+    }
     for (uint32_t i = 0; i < n; i++)
         perch__free(keys[i]);
     perch__free(keys);
-    return distinct;
+    *out = distinct;
+    return err;
 }
 
 static void write_rows(perch_json *w, const char *key, const row *rows, uint32_t n, uint32_t top,
@@ -274,8 +281,10 @@ int perch_report_write_json(perch_report *r, perch_json *w)
 {
     uint32_t np = 0, nm = 0;
     char hash[17];
+    uint64_t pdb_ids = 0;
     row *procs = process_rows(r, &np), *mods = module_rows(r, &nm);
     int err = procs && mods ? perch__rstacks_hash(&r->stacks, hash) : PERCH_ENOMEM;
+    err = err ? err : pdb_count(r, &pdb_ids);
     if (err == 0) {
         perch_json_begin_object(w);
         write_named(w, "by_kind", r->stats, r->stat_count, "kind.");
@@ -283,7 +292,7 @@ int perch_report_write_json(perch_report *r, perch_json *w)
         write_header(r, w);
         write_named(w, "ledger", r->ledger, r->ledger_count, NULL);
         kv(w, "lbr_records", r->lbr);
-        kv(w, "pdb_ids", pdb_count(r));
+        kv(w, "pdb_ids", pdb_ids);
         kv(w, "pmc_samples", r->samples_pmc);
         kv(w, "samples", r->samples);
         kv(w, "samples_with_stack", r->samples_with_stack);

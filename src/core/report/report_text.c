@@ -73,12 +73,12 @@ static void print_cpu_note(const perch_report *r, FILE *f)
             (double)iv / 10000.0, from_trace ? "the trace logged" : "Windows uses by default");
 }
 
-static void print_threads(perch_report *r, FILE *f)
+static int print_threads(perch_report *r, FILE *f)
 {
     uint32_t n = 0;
     rthread **v = perch__report_sorted_threads(r, &n);
     if (v == NULL)
-        return;
+        return PERCH_ENOMEM;
     fprintf(f, "\nThreads (top %u by samples)\n  %8s %8s %-24s %-20s %10s %12s\n", r->top, "pid",
             "tid", "process", "thread", "samples", perch__report_cpu_heading(r));
     for (uint32_t i = 0; i < n && i < r->top; i++) {
@@ -89,6 +89,7 @@ static void print_threads(perch_report *r, FILE *f)
                 perch__report_cpu_ms(r, v[i]->cpu_ticks, v[i]->samples));
     }
     perch__free(v);
+    return 0;
 }
 
 static void print_stack(perch_report *r, FILE *f, const rstack *s, const uint64_t *frames)
@@ -182,11 +183,11 @@ int perch_report_write_text(perch_report *r, FILE *f)
     print_summary(r, f);
     print_cpu_note(r, f);
     int err = perch__report_text_tables(r, f);
-    print_threads(r, f);
-    if (!err)
-        err = print_functions(r, f);
-    if (err == 0)
-        err = print_stacks(r, f);
+    err = err ? err : print_threads(r, f);
+    err = err ? err : print_functions(r, f);
+    err = err ? err : print_stacks(r, f);
+    if (err) /* a section could not be sorted: stop rather than print a report without it */
+        return err;
     fprintf(f, "\nLedger (not turned into model data)\n");
     for (uint32_t i = 0; i < r->ledger_count; i++)
         fprintf(f, "  %-36s %12" PRIu64 "\n", r->ledger[i].name, r->ledger[i].value);

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# The performance table of issue 12 in one run: every figure is a whole-process median of RUNS
+# runs (elapsed time and peak RSS from /usr/bin/time), next to its floor, cat of the same bytes
+# measured in the same run, and next to snail-server when SNAIL_BENCH names a driver for it.
+#
+#   tests/bench/run-bench.sh            # Perch alone beside cat
+#   SNAIL_BENCH=/path/to/snail-driver RUNS=7 SIZES="512M 2G" tests/bench/run-bench.sh
+#
+# Inputs: the real x64 PerfView trace (XPRESS-compressed) from PERCH_DATA_DIR, and synthetic
+# traces written by `perch synth --seed 1 --size S` for each S in SIZES (default "512M 2G")
+# into BENCH_TMP (default: a temporary folder, deleted at exit). The first size is "the" size
+# for the stage, dump, report and export rows; the last one also gives the linearity row.
+#
+# Perch's stages are measured on one thread (PERCH_THREADS=1), each process doing one stage
+# more than the one before (tests/bench/bench_stages.c): read, + decode, + model, + capture
+# writer (perch import), so their ratios to cat add up to the one-thread import; the default
+# two-thread import follows. The snail driver is built outside this repository (never commit
+# its code; see issue 12 for how) and must answer:
+#   $SNAIL_BENCH pass FILE      a bare etl_file::process pass over FILE
+#   $SNAIL_BENCH analyze FILE   etl_data_provider::process + analyze_stacks
+# Timings mean little on a shared machine: the load average is printed with the table.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build="$root/build/linux"
+data="${PERCH_DATA_DIR:-$root/../shared/data}"
+runs="${RUNS:-5}"
+sizes=(${SIZES:-512M 2G})
+snail="${SNAIL_BENCH:-}"
+x64="$data/etl/perfview_net.4.5.2.x64.etl"
+
+cmake --preset linux >/dev/null
+cmake --build --preset linux -j2 --target perch bench_stages >/dev/null
+perch="$build/tools/perch"
+stages="$build/tests/bench/bench_stages"
+tmp="${BENCH_TMP:-}"
+if [ -z "$tmp" ]; then
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/perch-bench.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT INT TERM
+fi
+[ -f "$x64" ] || { echo "run-bench: $x64 not found (set PERCH_DATA_DIR)" >&2; exit 1; }
+
+# measure NAME CMD...: runs CMD RUNS times (output discarded); sets T[NAME] (median elapsed
+# seconds, from bash's microsecond clock) and M[NAME] (median peak RSS in MiB, from
+# /usr/bin/time). A failing command stops the script.
+declare -A T M
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+measure() {
+    local name="$1" i t0 t1 secs=() rss=()
+    shift
+    for ((i = 0; i < runs; i++)); do
+        t0=$EPOCHREALTIME
+        /usr/bin/time -f "%M" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" ||
+            { echo "run-bench: '$*' failed:" >&2; cat "$tmp/err" >&2; exit 1; }
+        t1=$EPOCHREALTIME
+        secs+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')")
+        rss+=("$(cat "$tmp/time")")
+    done
+    T[$name]=$(printf '%s\n' "${secs[@]}" | median)
+    M[$name]=$(printf '%s\n' "${rss[@]}" | median | awk '{ printf "%.1f", $1 / 1024 }')
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+ms() { awk -v a="$1" 'BEGIN { printf "%.0f ms", a * 1000 }'; }
+dms() { awk -v a="$1" 'BEGIN { printf "%+.0f ms", a * 1000 }'; }
+dratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%+.2f", a / b; else print "-" }'; }
+row() { printf '| %s | %s | %s | %s | %s |\n' "$@"; }
+
+# The inputs.
+for s in "${sizes[@]}"; do
+    [ -f "$tmp/synth-$s.etl" ] || "$perch" synth -o "$tmp/synth-$s.etl" --seed 1 --size "$s" >/dev/null
+done
+first="${sizes[0]}"
+last="${sizes[${#sizes[@]}-1]}"
+inputs=("x64:$x64")
+for s in "${sizes[@]}"; do inputs+=("$s:$tmp/synth-$s.etl"); done
+
+for in in "${inputs[@]}"; do
+    name="${in%%:*}" file="${in#*:}"
+    measure "cat.$name" cat "$file"
+    measure "import.$name" "$perch" import "$file" -o "$tmp/$name.perch"
+    if [ "$name" = x64 ] || [ "$name" = "$first" ]; then
+        measure "read.$name" "$stages" read "$file"
+        measure "decode.$name" "$stages" decode "$file"
+        measure "model.$name" "$stages" model "$file"
+        measure "import1.$name" env PERCH_THREADS=1 "$perch" import "$file" -o "$tmp/$name.perch"
+    fi
+    if [ -n "$snail" ] && { [ "$name" = x64 ] || [ "$name" = "$first" ]; }; then
+        measure "snail_pass.$name" "$snail" pass "$file"
+        measure "snail_analyze.$name" "$snail" analyze "$file"
+    fi
+done
+f="$tmp/synth-$first.etl"
+measure "dump.$first" "$perch" dump --summary "$f"
+for s in "${sizes[@]}"; do measure "report.$s" "$perch" report --json "$tmp/synth-$s.etl"; done
+cap="$tmp/$first.perch"
+measure "cat_cap" cat "$cap"
+for fmt in chrome gecko pprof; do
+    measure "export.$fmt" "$perch" export --format "$fmt" -o "$tmp/out.$fmt" "$cap"
+done
+xpress=$("$stages" xpress "$x64" 512)
+
+echo
+echo "Perch performance, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "(medians of $runs whole-process runs; ratios are to cat of the same bytes in this run)"
+echo
+row "figure" "Perch" "× cat" "snail-server" "Perch / snail"
+row "---" "---" "---" "---" "---"
+for in in "${inputs[@]}"; do
+    name="${in%%:*}"
+    sn="-" sr="-"
+    if [ -n "$snail" ] && [ -n "${T[snail_analyze.$name]:-}" ]; then
+        sn="analysis $(ms "${T[snail_analyze.$name]}")"
+        sr=$(ratio "${T[import.$name]}" "${T[snail_analyze.$name]}")
+    fi
+    row "import $name (2 threads)" "$(ms "${T[import.$name]}")" \
+        "$(ratio "${T[import.$name]}" "${T[cat.$name]}")" "$sn" "$sr"
+    if [ -n "${T[read.$name]:-}" ]; then
+        prev=0
+        for st in read decode model import1; do
+            d=$(awk -v a="${T[$st.$name]}" -v b="$prev" 'BEGIN { print a - b }')
+            label=$([ "$st" = import1 ] && echo "capture writer" || echo "$st")
+            row "  stage $label ($name, 1 thread)" "$(dms "$d")" \
+                "$(dratio "$d" "${T[cat.$name]}")" "" ""
+            prev="${T[$st.$name]}"
+        done
+        row "  = import $name, 1 thread" "$(ms "${T[import1.$name]}")" \
+            "$(ratio "${T[import1.$name]}" "${T[cat.$name]}")" "" ""
+    fi
+done
+if [ "$first" != "$last" ]; then
+    lin=$(awk -v a="${T[import.$last]}" -v b="${T[import.$first]}" \
+        -v sa="$(stat -c %s "$tmp/synth-$last.etl")" -v sb="$(stat -c %s "$tmp/synth-$first.etl")" \
+        'BEGIN { printf "%.2f", (a / b) / (sa / sb) }')
+    row "import $last / import $first per byte (1.00 = linear)" "$lin" "" "" ""
+fi
+sp="-" spr="-"
+if [ -n "$snail" ]; then
+    sp="bare pass $(ms "${T[snail_pass.$first]}")"
+    spr=$(ratio "${T[dump.$first]}" "${T[snail_pass.$first]}")
+fi
+row "dump --summary $first" "$(ms "${T[dump.$first]}")" \
+    "$(ratio "${T[dump.$first]}" "${T[cat.$first]}")" "$sp" "$spr"
+for s in "${sizes[@]}"; do
+    row "report --json $s peak RSS" "${M[report.$s]} MiB" "" "" ""
+done
+row "XPRESS decoder alone (x64 buffers, CPU time)" "${xpress#xpress }" "" "" ""
+for fmt in chrome gecko pprof; do
+    row "export $fmt of the $first capture (RSS ${M[export.$fmt]} MiB)" \
+        "$(ms "${T[export.$fmt]}")" "$(ratio "${T[export.$fmt]}" "${T[cat_cap]}")" "" ""
+done

@@ -1,0 +1,1 @@
+perch_add_fuzzer(xpress_diff ${PERCH_DATA_DIR}/etl)

@@ -1,0 +1,439 @@
+/*
+ * The pipelined import (include/perch/pipeline.h): a reader thread ahead of the model must
+ * give the same output byte for byte as one thread, on every real trace in the data folder
+ * and on synthetic traces (with the default ring and with the smallest one, so the reader
+ * waits all the time); progress is reported the same way; a sink error stops both threads
+ * with that error; a reader that stops (allocation failure on its thread) ends the model with
+ * what was read and "etl.read_error" in the ledger; an allocation-failure sweep over the whole
+ * two-thread pipeline ends every run with 0 (and the same bytes: a thread or queue that cannot
+ * be had falls back to one thread) or PERCH_ENOMEM. Also the two reusable pieces alone: the
+ * feeder with a limit and stopped early, and perch_pipeline_consume's ticks and errors.
+ *
+ * The output compared is the capture (what perch import writes, every record and field).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "perch/capture.h"
+#include "perch/error.h"
+#include "perch/pipeline.h"
+#include "perch/platform.h"
+#include "perch/synth.h"
+#include "perch/thread.h"
+#include "testdata.h"
+#include "util/mem.h"
+
+struct bytes {
+    uint8_t *p;
+    size_t len;
+};
+
+struct progress_log {
+    uint64_t calls, last_done, last_total;
+    bool backwards;
+};
+
+static void log_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    struct progress_log *l = ctx;
+    l->backwards |= l->calls > 0 && done < l->last_done;
+    l->calls++;
+    l->last_done = done;
+    l->last_total = total;
+}
+
+/* Imports etl into a capture in memory with the given threads and ring; returns the pipeline's
+ * result and the bytes (caller frees). */
+static int import(const struct bytes *etl, unsigned threads, size_t queue_bytes,
+                  struct progress_log *log, struct bytes *cap)
+{
+    perch_output out;
+    perch_memory_out mem;
+    perch_capture_writer *w = NULL;
+    perch_sink sink;
+    perch_input in;
+    perch_pipeline_options o = {.sz = sizeof o,
+                                .progress = log ? log_progress : NULL,
+                                .progress_ctx = log,
+                                .threads = threads,
+                                .queue_bytes = queue_bytes};
+    cap->p = NULL;
+    cap->len = 0;
+    perch_output_memory(&out, &mem, (size_t)1 << 30);
+    int err = perch_capture_writer_create(&out, NULL, &w);
+    if (err < 0)
+        return err;
+    perch_capture_writer_sink(w, &sink);
+    perch_input_memory(&in, etl->p, etl->len);
+    err = perch_pipeline_etl(&in, "etl:threads", &sink, &o, NULL);
+    perch_capture_writer_destroy(w);
+    cap->p = perch_output_memory_take(&mem, &cap->len);
+    return err;
+}
+
+static void assert_same_bytes(const struct bytes *a, const struct bytes *b)
+{
+    assert_int_equal(a->len, b->len);
+    assert_memory_equal(a->p, b->p, a->len);
+}
+
+/* One thread, two threads, two threads on the smallest ring: the same capture and the same
+ * progress calls. */
+static void check_trace(const char *name, const struct bytes *etl)
+{
+    struct bytes one, two, small;
+    struct progress_log l1 = {0}, l2 = {0}, l3 = {0};
+    assert_int_equal(import(etl, 1, 0, &l1, &one), 0);
+    assert_int_equal(import(etl, 2, 0, &l2, &two), 0);
+    assert_int_equal(import(etl, 0, PERCH_EVENT_QUEUE_MIN_BYTES, &l3, &small), 0);
+    assert_true(one.len > 100);
+    assert_same_bytes(&one, &two);
+    assert_same_bytes(&one, &small);
+    assert_int_equal(l1.calls, l2.calls);
+    assert_int_equal(l1.calls, l3.calls);
+    assert_false(l2.backwards || l3.backwards);
+    assert_int_equal(l2.last_done, etl->len); /* the last call: everything read */
+    assert_int_equal(l2.last_total, etl->len);
+    printf("  %-40s %9zu -> %7zu bytes, identical with 1 and 2 threads (%llu progress calls)\n",
+           name, etl->len, one.len, (unsigned long long)l1.calls);
+    perch_free(one.p);
+    perch_free(two.p);
+    perch_free(small.p);
+}
+
+static struct bytes real_trace(const char *name)
+{
+    char rel[128];
+    struct bytes b;
+    snprintf(rel, sizeof rel, "etl/%s", name);
+    b.p = perch_test_read_file(perch_test_require_data(rel), &b.len);
+    return b;
+}
+
+static void test_real_traces(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < perch_test_etl_trace_count; i++) {
+        struct bytes etl = real_trace(perch_test_etl_traces[i]);
+        check_trace(perch_test_etl_traces[i], &etl);
+        free(etl.p);
+    }
+}
+
+static struct bytes synth_trace(uint64_t seed, size_t target)
+{
+    perch_synth_options opt;
+    perch_output out;
+    perch_memory_out mem;
+    struct bytes b;
+    perch_synth_options_init(&opt);
+    opt.seed = seed;
+    opt.target_bytes = target;
+    perch_output_memory(&out, &mem, (size_t)256 << 20);
+    assert_int_equal(perch_synth_write(&opt, &out, NULL), 0);
+    b.p = perch_output_memory_take(&mem, &b.len);
+    return b;
+}
+
+static void test_synthetic_traces(void **state)
+{
+    static const uint64_t seeds[] = {1, 3, 11};
+    (void)state;
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        char name[32];
+        struct bytes etl = synth_trace(seeds[i], (size_t)(4u + 2u * i) << 20);
+        snprintf(name, sizeof name, "synth seed %llu", (unsigned long long)seeds[i]);
+        check_trace(name, &etl);
+        perch_free(etl.p);
+    }
+}
+
+/* A sink whose slice callback fails at the n-th slice, forwarding the rest to a capture. */
+struct failing_sink {
+    perch_sink inner;
+    uint64_t slices, fail_at;
+};
+
+static int fail_slice(void *ctx, const perch_slice_rec *s)
+{
+    struct failing_sink *f = ctx;
+    if (++f->slices == f->fail_at)
+        return PERCH_EIO;
+    return f->inner.slice ? f->inner.slice(f->inner.ctx, s) : 0;
+}
+
+/* A sink error stops the model and the reader (no hang, the same error with either). */
+static void test_sink_error_stops_both(void **state)
+{
+    struct bytes etl = synth_trace(2, 8u << 20);
+    (void)state;
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        struct failing_sink f = {{0}, 0, 1000};
+        perch_sink sink;
+        perch_input in;
+        perch_pipeline_options o = {
+            .sz = sizeof o, .threads = threads, .queue_bytes = PERCH_EVENT_QUEUE_MIN_BYTES};
+        memset(&sink, 0, sizeof sink);
+        sink.ctx = &f;
+        sink.slice = fail_slice;
+        perch_input_memory(&in, etl.p, etl.len);
+        assert_int_equal(perch_pipeline_etl(&in, "etl:fail", &sink, &o, NULL), PERCH_EIO);
+        assert_int_equal(f.slices, 1000);
+    }
+    perch_free(etl.p);
+}
+
+/* ---- allocation failures on the reader's thread or anywhere ------------------------- */
+
+static _Thread_local bool on_main_thread;
+static atomic_int fail_countdown; /* the allocation that fails, counted down; < 0: none */
+static atomic_bool reader_only;
+static atomic_int failures;
+
+static void *failing_realloc(void *p, size_t n)
+{
+    if (n != 0 && p == NULL && (!atomic_load(&reader_only) || !on_main_thread) &&
+        atomic_fetch_sub(&fail_countdown, 1) == 0) {
+        atomic_fetch_add(&failures, 1);
+        return NULL;
+    }
+    return perch__default_realloc(p, n);
+}
+
+static void arm(int countdown, bool reader)
+{
+    atomic_store(&reader_only, reader);
+    atomic_store(&fail_countdown, countdown);
+    atomic_store(&failures, 0);
+    perch__realloc_hook = failing_realloc;
+}
+
+static void disarm(void)
+{
+    perch__realloc_hook = perch__default_realloc;
+    atomic_store(&fail_countdown, -1);
+}
+
+struct ledger_probe {
+    bool finished;
+    uint64_t read_error;
+};
+
+static int probe_ledger(void *ctx, const perch_ledger_rec *l)
+{
+    struct ledger_probe *p = ctx;
+    if (strcmp(l->reason, "etl.read_error") == 0)
+        p->read_error = l->count;
+    return 0;
+}
+
+static int probe_finish(void *ctx)
+{
+    ((struct ledger_probe *)ctx)->finished = true;
+    return 0;
+}
+
+/* The reader fails on its own thread (the XPRESS scratch buffer grows as larger compressed
+ * buffers come): the pipeline returns PERCH_ENOMEM after finishing the model, whose ledger
+ * says the reading stopped. */
+static void test_reader_error_ends_model(void **state)
+{
+    struct bytes etl = real_trace("perfview_net.4.5.2.x64.etl");
+    struct ledger_probe p = {false, 0};
+    perch_sink sink;
+    perch_input in;
+    perch_pipeline_options o = {.sz = sizeof o, .threads = 2};
+    (void)state;
+    memset(&sink, 0, sizeof sink);
+    sink.ctx = &p;
+    sink.ledger = probe_ledger;
+    sink.finish = probe_finish;
+    perch_input_memory(&in, etl.p, etl.len);
+    on_main_thread = true;
+    arm(0, true);
+    int err = perch_pipeline_etl(&in, "etl:reader-error", &sink, &o, NULL);
+    disarm();
+    assert_int_equal(atomic_load(&failures), 1);
+    assert_int_equal(err, PERCH_ENOMEM);
+    assert_true(p.finished);
+    assert_int_equal(p.read_error, 1);
+    free(etl.p);
+}
+
+/* Every allocation of a two-thread import fails once in turn (stepping through them): each
+ * run ends with PERCH_ENOMEM, or with 0 and exactly the bytes of the one-thread import. */
+static void test_allocation_failure_sweep(void **state)
+{
+    struct bytes etl = synth_trace(5, 1u << 20), ref, got;
+    int ok = 0, nomem = 0;
+    (void)state;
+    assert_int_equal(import(&etl, 1, 0, NULL, &ref), 0);
+    on_main_thread = true;
+    for (int n = 0; n < 4000; n += n < 200 ? 1 : 37) {
+        arm(n, false);
+        int err = import(&etl, 2, 0, NULL, &got);
+        bool failed = atomic_load(&failures) > 0;
+        disarm();
+        assert_true(err == 0 || err == PERCH_ENOMEM);
+        assert_true(err == 0 || failed);
+        if (err == 0) {
+            ok++;
+            assert_same_bytes(&got, &ref);
+        } else {
+            nomem++;
+        }
+        perch_free(got.p);
+        if (!failed)
+            break; /* past the last allocation */
+    }
+    printf("  %d runs ended with PERCH_ENOMEM, %d succeeded with identical bytes\n", nomem, ok);
+    assert_true(nomem > 10);
+    assert_true(ok > 0);
+    perch_free(ref.p);
+    perch_free(etl.p);
+}
+
+/* ---- the two pieces alone ------------------------------------------------------------ */
+
+static void test_feeder_limit_and_early_stop(void **state)
+{
+    struct bytes etl = synth_trace(7, 8u << 20);
+    perch_etl_reader *r = NULL;
+    perch_etl_feeder *f = NULL;
+    perch_event ev;
+    uint64_t n = 0, last_ts = 0;
+    int err;
+    (void)state;
+    assert_int_equal(perch_etl_open_memory(etl.p, etl.len, NULL, &r, NULL), 0);
+    assert_int_equal(perch_etl_feeder_start(r, 0, 1000, &f), 0);
+    while ((err = perch_event_queue_pop(perch_etl_feeder_queue(f), &ev, UINT32_MAX)) == 0) {
+        assert_true(ev.timestamp >= last_ts);
+        last_ts = ev.timestamp;
+        n++;
+    }
+    assert_int_equal(err, PERCH_EOF);
+    assert_int_equal(n, 1000);
+    assert_int_equal(perch_event_queue_close_status(perch_etl_feeder_queue(f)), 0);
+    assert_true(perch_etl_feeder_position(f) > 0);
+    assert_int_equal(perch_etl_feeder_finish(f), 0);
+    assert_int_equal(perch_etl_stats_of(r)->records, 1000); /* it read no further */
+    /* Stopped after 10 records of a trace far larger than the ring: the reader was waiting. */
+    assert_int_equal(perch_etl_feeder_start(r, PERCH_EVENT_QUEUE_MIN_BYTES, 0, &f), 0);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(perch_event_queue_pop(perch_etl_feeder_queue(f), &ev, UINT32_MAX), 0);
+    assert_int_equal(perch_etl_feeder_finish(f), PERCH_ECANCELED);
+    assert_int_equal(perch_etl_feeder_finish(NULL), 0);
+    perch_etl_destroy(r);
+    perch_free(etl.p);
+}
+
+struct tick_log {
+    uint64_t calls, last_records;
+    int fail_at; /* the call that returns an error, 0: never */
+};
+
+static int count_tick(void *ctx, uint64_t records)
+{
+    struct tick_log *t = ctx;
+    t->calls++;
+    t->last_records = records;
+    return t->fail_at != 0 && t->calls == (uint64_t)t->fail_at ? PERCH_ELIMIT : 0;
+}
+
+/* A producer that pushes the records of a trace, pausing for a while halfway. */
+struct slow_producer {
+    perch_etl_reader *r;
+    perch_event_queue *q;
+    uint64_t pause_at;
+    uint32_t pause_ms;
+    int err;
+};
+
+static int produce_slowly(void *arg)
+{
+    struct slow_producer *p = arg;
+    perch_event ev;
+    uint64_t n = 0;
+    int err = 0;
+    while ((err = perch_etl_next(p->r, &ev)) == 0) {
+        if (n++ == p->pause_at)
+            perch_sleep_ms(p->pause_ms);
+        if ((err = perch_event_queue_push(p->q, &ev)) < 0)
+            break;
+    }
+    p->err = err == PERCH_EOF ? 0 : err;
+    perch_event_queue_close(p->q, p->err);
+    return p->err;
+}
+
+static int consume_with(const struct bytes *etl, struct tick_log *t, uint32_t tick_ms,
+                        uint32_t pause_ms, uint64_t *fed, int *producer_err)
+{
+    perch_etl_reader *r = NULL;
+    perch_model *m = NULL;
+    perch_thread *th = NULL;
+    perch_sink sink;
+    perch_trace_info info;
+    struct slow_producer p = {NULL, NULL, 5000, pause_ms, 0};
+    perch_consume_options co = {sizeof co, count_tick, t, 4096, tick_ms};
+    memset(&sink, 0, sizeof sink);
+    assert_int_equal(perch_etl_open_memory(etl->p, etl->len, NULL, &r, NULL), 0);
+    perch_pipeline_trace_info(perch_etl_header_of(r), "etl:consume", &info);
+    assert_int_equal(perch_model_create(&sink, &info, NULL, &m), 0);
+    assert_int_equal(perch_event_queue_create(PERCH_EVENT_QUEUE_MIN_BYTES, &p.q), 0);
+    p.r = r;
+    assert_int_equal(perch_thread_start(produce_slowly, &p, "producer", &th), 0);
+    int err = perch_pipeline_consume(p.q, m, &co, fed);
+    assert_int_equal(perch_thread_join(th, producer_err), 0);
+    perch_event_queue_destroy(p.q);
+    perch_model_destroy(m);
+    perch_etl_destroy(r);
+    return err;
+}
+
+static void test_consume_ticks_and_errors(void **state)
+{
+    struct bytes etl = synth_trace(9, 4u << 20);
+    struct tick_log t = {0, 0, 0};
+    uint64_t fed = 0, records;
+    int perr = 1;
+    (void)state;
+    /* Idle for 300 ms halfway with tick_ms 20: ticks by time besides those by count. */
+    assert_int_equal(consume_with(&etl, &t, 20, 300, &fed, &perr), 0);
+    assert_int_equal(perr, 0);
+    records = fed;
+    assert_true(records > 20000);
+    assert_true(t.calls >= records / 4096 + 5);
+    /* A tick that fails stops the loop with its error and cancels the producer. */
+    t = (struct tick_log){0, 0, 3};
+    assert_int_equal(consume_with(&etl, &t, 0, 0, &fed, &perr), PERCH_ELIMIT);
+    assert_int_equal(t.calls, 3);
+    assert_int_equal(fed, 3 * 4096);
+    /* Canceled waiting (ECANCELED) or between pushes (ESTATE); 0 only if it had finished. */
+    assert_true(perr == PERCH_ECANCELED || perr == PERCH_ESTATE || perr == 0);
+    assert_int_equal(perch_pipeline_consume(NULL, NULL, NULL, NULL), PERCH_EINVAL);
+    perch_free(etl.p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_real_traces),
+        cmocka_unit_test(test_synthetic_traces),
+        cmocka_unit_test(test_sink_error_stops_both),
+        cmocka_unit_test(test_reader_error_ends_model),
+        cmocka_unit_test(test_allocation_failure_sweep),
+        cmocka_unit_test(test_feeder_limit_and_early_stop),
+        cmocka_unit_test(test_consume_ticks_and_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
