@@ -141,7 +141,12 @@ fi
 row "dump --summary $first" "$(ms "${T[dump.$first]}")" \
     "$(ratio "${T[dump.$first]}" "${T[cat.$first]}")" "$sp" "$spr"
 for s in "${sizes[@]}"; do
-    row "report --json $s peak RSS" "${M[report.$s]} MiB" "" "" ""
+    sn="-" sr="-"
+    if [ -n "${M[snail_analyze.$s]:-}" ]; then
+        sn="analysis peak RSS ${M[snail_analyze.$s]} MiB"
+        sr=$(ratio "${M[report.$s]}" "${M[snail_analyze.$s]}")
+    fi
+    row "report --json $s peak RSS" "${M[report.$s]} MiB" "" "$sn" "$sr"
 done
 row "XPRESS decoder alone (x64 buffers, CPU time)" "${xpress#xpress }" "" "" ""
 for fmt in chrome gecko pprof; do
