@@ -60,7 +60,7 @@ static void run_trace(const perch_sink *sink)
  * when not NULL, restricted to [from, to). */
 static char *report_over(const char *capture, uint64_t from, uint64_t to)
 {
-    perch_report_options ro = {sizeof ro, 100000};
+    perch_report_options ro = {.sz = sizeof ro, .top = 100000};
     perch_report *rep;
     perch_sink rs, ws;
     window_filter wf;
