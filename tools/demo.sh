@@ -64,6 +64,6 @@ perch_wine_start "$ROOT"
 echo
 echo "== Perch for Windows, run under Wine (build/mingw)"
 demo_steps "$ROOT/build/demo/wine" wine "$ROOT/build/mingw/tools/perch.exe"
-step "the Windows service (not implemented yet)" wine "$ROOT/build/mingw/tools/perchd.exe" --version
+step "the Windows service (its live session needs Windows; under Wine it runs against a test fake of ETW, docs/service.md)" wine "$ROOT/build/mingw/tools/perchd.exe" --version
 echo
 echo "demo: done"
