@@ -175,8 +175,9 @@ static void check_trace(const char *name, const uint8_t *data, size_t len)
     s7_of(data, len, want);
     snprintf(pat, sizeof pat, "\"stack_hash\":\"%s\"", want);
     assert_non_null(strstr(def.json, pat));
-    /* every trace with stacks spills them at 4 KiB */
-    assert_true(in_memory == 3 || strstr(def.json, "\"stacks_distinct\":0,") != NULL);
+    /* every trace with stacks spills them at 4 KiB (3 stores), and its per-IP counts (a 4th)
+     * past 11 distinct sampled IPs */
+    assert_true(in_memory == 4 || strstr(def.json, "\"stacks_distinct\":0,") != NULL);
     printf("  %-40s stack_hash %s, JSON %zu and text %zu bytes identical (%u scratch stores)\n",
            name, want, strlen(def.json), strlen(def.text), in_memory);
     free(def.json), free(def.text), free(mem.json), free(mem.text);
@@ -253,12 +254,105 @@ static void test_scratch_refused(void **state)
     free(etl);
 }
 
+/* ---- a named stream: the top functions with the per-IP counts spilled --------------------- */
+
+#define NAMED_FUNCS 40
+#define NAMED_SPAN  0x100u
+#define NAMED_BASE  0x7ff700000000ull
+
+/* Feeds a module named by NAMED_FUNCS symbol runs and 20,000 timer samples at 4,000 distinct
+ * IPs (function j = rva / NAMED_SPAN gets the samples whose IP falls in its run); want[j]
+ * counts them independently. */
+static void feed_named(perch_sink *k, uint64_t want[NAMED_FUNCS])
+{
+    perch_trace_info ti = {.source = "named", .cpu_count = 1, .pointer_size = 8, .perf_freq = 1};
+    perch_module_rec m = {.key = 7,
+                          .process_key = 3,
+                          .pid = 30,
+                          .base = NAMED_BASE,
+                          .size = NAMED_FUNCS * NAMED_SPAN,
+                          .path = "C:\\app\\Named.dll",
+                          .pdb_name = ""};
+    char name[NAMED_FUNCS][16];
+    assert_int_equal(k->trace_info(k->ctx, &ti), 0);
+    assert_int_equal(k->module(k->ctx, &m), 0);
+    for (uint32_t j = 0; j < NAMED_FUNCS; j++) {
+        snprintf(name[j], sizeof name[j], "func%02u", j);
+        perch_symbol_rec sr = {.module_key = 7,
+                               .span_rva = j * NAMED_SPAN,
+                               .span_size = NAMED_SPAN,
+                               .func_rva = j * NAMED_SPAN,
+                               .func_size = NAMED_SPAN,
+                               .source = 1,
+                               .name = name[j]};
+        assert_int_equal(k->symbol(k->ctx, &sr), 0);
+        want[j] = 0;
+    }
+    for (uint32_t i = 0; i < 20000; i++) {
+        uint32_t rva = (i * 2654435761u) % 4000u * (NAMED_FUNCS * NAMED_SPAN / 4000u);
+        perch_sample_rec sm = {.thread_key = 5,
+                               .tid = 50,
+                               .kind = PERCH_SAMPLE_TIMER,
+                               .ts = i,
+                               .ip = NAMED_BASE + rva,
+                               .module_key = 7,
+                               .count = 1};
+        assert_int_equal(k->sample(k->ctx, &sm), 0);
+        want[rva / NAMED_SPAN]++;
+    }
+}
+
+static void named_report(const perch_report_options *ro, struct out *o, uint64_t want[])
+{
+    perch_report *r = NULL;
+    perch_sink sink;
+    text json = {NULL, 0, 0};
+    perch_json w;
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(perch_report_create(ro, &r), 0);
+    perch_report_sink(r, &sink);
+    feed_named(&sink, want);
+    perch_json_init(&w, perch_test_text_sink, &json);
+    assert_int_equal(perch_report_write_json(r, &w), 0);
+    assert_int_equal(perch_report_write_text(r, f), 0);
+    perch_report_destroy(r);
+    o->json = json.data;
+    o->text = read_back(f);
+}
+
+static void test_named_functions(void **state)
+{
+    struct out def, mem;
+    uint64_t want[NAMED_FUNCS];
+    perch_report_options small = {
+        .sz = sizeof small, .memory_limit = 4096, .scratch_open = counting_open};
+    char pat[96];
+    uint32_t best = 0;
+    (void)state;
+    named_report(NULL, &def, want);
+    opened = 0;
+    named_report(&small, &mem, want);
+    assert_true(opened >= 1); /* the per-IP counts went to a scratch store */
+    assert_string_equal(mem.json, def.json);
+    assert_string_equal(mem.text, def.text);
+    for (uint32_t j = 1; j < NAMED_FUNCS; j++)
+        if (want[j] > want[best])
+            best = j;
+    snprintf(pat, sizeof pat,
+             "\"top_functions\":[{\"name\":\"named.dll!func%02u\",\"samples\":%" PRIu64, best,
+             want[best]);
+    assert_non_null(strstr(def.json, pat));
+    free(def.json), free(def.text), free(mem.json), free(mem.text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_real_traces),
         cmocka_unit_test(test_synthetic_traces),
         cmocka_unit_test(test_scratch_refused),
+        cmocka_unit_test(test_named_functions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

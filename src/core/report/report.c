@@ -255,10 +255,11 @@ int perch_report_create(const perch_report_options *opts, perch_report **out)
     bool full = opts != NULL && opts->sz >= sizeof *opts;
     r->top = full && opts->top ? opts->top : 10;
     uint64_t memory = full && opts->memory_limit ? opts->memory_limit : DEFAULT_MEMORY;
-    if (full && opts->scratch_open)
-        perch__rstacks_init(&r->stacks, memory, opts->scratch_open, opts->scratch_ctx);
-    else
-        perch__rstacks_init(&r->stacks, memory, perch_scratch_open_temp, NULL);
+    perch_scratch_open_fn open =
+        full && opts->scratch_open ? opts->scratch_open : perch_scratch_open_temp;
+    void *open_ctx = full && opts->scratch_open ? opts->scratch_ctx : NULL;
+    perch__rstacks_init(&r->stacks, memory, open, open_ctx);
+    perch__rips_init(&r->ips, memory, open, open_ctx);
     *out = r;
     return 0;
 }
@@ -301,8 +302,7 @@ void perch_report_destroy(perch_report *r)
         return;
     perch__html_destroy(r->html);
     perch_symnames_destroy(r->names);
-    perch__free(r->ips);
-    perch__hmap_free(&r->ip_index);
+    perch__rips_free(&r->ips);
     for (uint32_t i = 0; i < r->threads.count; i++)
         perch__free(((rthread *)r->threads.rows)[i].name);
     for (uint32_t i = 0; i < r->procs.count; i++)

@@ -83,6 +83,15 @@ typedef struct rip {
     uint64_t module_key, ip, samples;
 } rip;
 
+/* The per-IP counts (report_funcs.c): a fixed table (module_key 0: empty) whose rows go to the
+ * spool when it fills. */
+typedef struct rips {
+    rip *slot;          /* mask + 1 rows, allocated at the first sample */
+    uint32_t mask;      /* slots - 1 (a power of two) */
+    uint32_t used;      /* rows in the table */
+    perch__spool spool; /* earlier rows (an IP may have one in several flushes) */
+} rips;
+
 struct perch__html;
 
 struct perch_report {
@@ -102,9 +111,7 @@ struct perch_report {
     uint64_t lbr;
     perch_symnames *names; /* the stream's symbol records; NULL until the first module */
     bool named;            /* a symbol record arrived */
-    rip *ips;              /* per (module, IP): timer samples */
-    uint32_t ip_count, ip_cap;
-    perch__hmap ip_index;
+    rips ips;              /* per (module, IP): timer samples */
 };
 
 /* report_stacks.c: memory is the report's budget (a quarter for entries in memory, a quarter
@@ -136,12 +143,20 @@ void *perch__rtable_get(rtable *t, uint64_t key, size_t row_size, bool create);
 const rmod *perch__report_module_at(perch_report *r, uint64_t addr, uint64_t process_key);
 size_t perch__report_frame(perch_report *r, const rmod *md, uint64_t addr, char *buf, size_t cap,
                            perch_sym_func *f, int64_t *off, bool *named);
-int perch__report_count_ip(perch_report *r, uint64_t module_key, uint64_t ip, uint32_t count);
 typedef struct rfunc {
     char name[192];
     uint64_t samples;
     uint8_t source;
 } rfunc;
+
+/* report_funcs.c: the per-IP counts in an eighth of the report's memory budget (half the
+ * table, half the spool's memory; open NULL: never spill), the count of one timer sample's
+ * (module, IP) (module_key != 0), and the top functions: every named IP's samples summed by
+ * "module!function" (truncated to rfunc's name), samples descending then name, in *rows
+ * (perch__free) and *n. Errors: PERCH_ENOMEM or a scratch store's error. */
+void perch__rips_init(rips *t, uint64_t memory, perch_scratch_open_fn open, void *open_ctx);
+void perch__rips_free(rips *t);
+int perch__report_count_ip(perch_report *r, uint64_t module_key, uint64_t ip, uint32_t count);
 int perch__report_functions(perch_report *r, rfunc **rows, uint32_t *n);
 /* --json, only when the stream has symbol records (else nothing, so the JSON of an unnamed
  * stream is unchanged): "top_functions", and "top_stacks" with every frame named. */

@@ -1,7 +1,7 @@
 /*
  * Names in the report: which module holds a frame (the M5 rule), what the stream's symbol
- * records call it ("module!function+0xoff", else "module!+0xoff"), and the top functions by
- * timer samples at the IP, counted per (module, IP) as samples arrive and named at output.
+ * records call it ("module!function+0xoff", else "module!+0xoff"), and the JSON of the top
+ * functions (counted in report_funcs.c) and the top stacks.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,8 +13,6 @@
 #include "perch/error.h"
 #include "perch/json.h"
 #include "report/report_internal.h"
-
-#define MAX_IPS (1u << 24)
 
 /* M5 order among ranges containing an address: highest base, then smallest size, then name. */
 static bool better_module(const rmod *a, const rmod *b)
@@ -61,74 +59,6 @@ size_t perch__report_frame(perch_report *r, const rmod *md, uint64_t addr, char 
     if (n < 0)
         n = 0;
     return (size_t)n < cap ? (size_t)n : cap - 1;
-}
-
-int perch__report_count_ip(perch_report *r, uint64_t module_key, uint64_t ip, uint32_t count)
-{
-    uint64_t k = perch__mix64(module_key * 0x9e3779b97f4a7c15ull ^ ip);
-    uint32_t at;
-    while (perch__hmap_get(&r->ip_index, k, &at)) { /* rehash past a colliding pair */
-        if (r->ips[at].module_key == module_key && r->ips[at].ip == ip) {
-            r->ips[at].samples += count;
-            return 0;
-        }
-        k = perch__mix64(k + 1);
-    }
-    if (r->ip_count >= MAX_IPS)
-        return 0; /* the function table then counts the IPs seen first */
-    int err =
-        perch__grow_array((void **)&r->ips, sizeof *r->ips, &r->ip_cap, r->ip_count + 1, MAX_IPS);
-    if (!err)
-        err = perch__hmap_put(&r->ip_index, k, r->ip_count);
-    if (!err)
-        r->ips[r->ip_count++] = (rip){module_key, ip, count};
-    return err;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(((const rfunc *)a)->name, ((const rfunc *)b)->name);
-}
-
-static int cmp_samples(const void *a, const void *b)
-{
-    const rfunc *x = a, *y = b;
-    if (x->samples != y->samples)
-        return x->samples > y->samples ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-int perch__report_functions(perch_report *r, rfunc **rows, uint32_t *n)
-{
-    rfunc *v = perch__calloc(r->ip_count + 1u, sizeof *v);
-    uint32_t m = 0, w = 0;
-    if (v == NULL)
-        return PERCH_ENOMEM;
-    for (uint32_t i = 0; i < r->ip_count && r->names != NULL; i++) {
-        const rmod *md = perch__rtable_get(&r->mods, r->ips[i].module_key, sizeof *md, false);
-        perch_sym_func f;
-        int64_t off;
-        uint64_t addr = r->ips[i].ip;
-        if (md == NULL || !md->known || addr - md->base > UINT32_MAX ||
-            !perch_symnames_lookup(r->names, md->key, (uint32_t)(addr - md->base), &f, &off))
-            continue;
-        snprintf(v[m].name, sizeof v[m].name, "%s!%s", md->name, f.name);
-        v[m].samples = r->ips[i].samples;
-        v[m++].source = f.source;
-    }
-    if (m > 0)
-        qsort(v, m, sizeof *v, cmp_name);
-    for (uint32_t i = 0; i < m; i++) {
-        if (w > 0 && strcmp(v[w - 1].name, v[i].name) == 0)
-            v[w - 1].samples += v[i].samples;
-        else
-            v[w++] = v[i];
-    }
-    if (w > 0)
-        qsort(v, w, sizeof *v, cmp_samples);
-    *rows = v;
-    *n = w;
-    return 0;
 }
 
 static void write_frame(perch_report *r, perch_json *w, uint64_t addr, uint64_t pkey)
