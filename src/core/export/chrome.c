@@ -272,11 +272,11 @@ static int on_sample(void *ctx, const perch_sample_rec *r)
     span = !perch__map_get(&c->sliced, r->thread_key, &unused);
     if (!frames)
         return perch__profiles_sample(&c->prof, pid_of(c, r->thread_key), track_tid(r->tid, r->cpu),
-                                      r->thread_key, r->module_key, &r->ip, 1, true, us, r->count,
+                                      r->thread_key, r->module_key, &r->ip, 1, 0, us, r->count,
                                       span);
     return perch__profiles_sample(&c->prof, pid_of(c, r->thread_key), track_tid(r->tid, r->cpu),
-                                  r->thread_key, r->module_key, frames, count, false, us, r->count,
-                                  span);
+                                  r->thread_key, r->module_key, frames, count, r->stack_id, us,
+                                  r->count, span);
 }
 
 static int on_stack(void *ctx, const perch_stack_rec *rec)

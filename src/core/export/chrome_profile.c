@@ -281,18 +281,36 @@ static void span_json(perch__profiles *p, const perch__ptrack *t)
     perch_json_end_object(w);
 }
 
+/* The leaf node of frames (innermost first) in track t, the path from the root created as
+ * needed; an interned stack's leaf is remembered per track. */
+static int leaf_for(perch__profiles *p, perch__ptrack *t, uint64_t thread_key, uint64_t module_key,
+                    const uint64_t *frames, uint32_t count, uint32_t stack_id, uint32_t *leaf)
+{
+    uint64_t key = ((uint64_t)(t - p->tracks) + 1) << 32 | stack_id;
+    uint32_t node = ROOT_ID;
+    int err = 0;
+    if (stack_id != 0 && perch__map_get(&p->leaf_map, key, leaf))
+        return 0;
+    for (uint32_t i = count; !err && i-- > 0;) { /* root first */
+        const perch__module *m =
+            perch__resolve_frame(p->ents, thread_key, module_key, frames[i], stack_id == 0);
+        err = node_for(p, t, node, frames[i], m, &node);
+    }
+    if (!err && stack_id != 0)
+        err = perch__map_put(&p->leaf_map, p->budget, key, node);
+    *leaf = node;
+    return err;
+}
+
 int perch__profiles_sample(perch__profiles *p, uint32_t pid, uint32_t tid, uint64_t thread_key,
-                           uint64_t module_key, const uint64_t *frames, uint32_t count, bool is_ip,
-                           uint64_t us, uint32_t weight, bool span)
+                           uint64_t module_key, const uint64_t *frames, uint32_t count,
+                           uint32_t stack_id, uint64_t us, uint32_t weight, bool span)
 {
     perch__ptrack *t;
     uint32_t node = ROOT_ID;
     int err = track_for(p, pid, tid, &t);
-    for (uint32_t i = count; !err && i-- > 0;) { /* root first */
-        const perch__module *m =
-            perch__resolve_frame(p->ents, thread_key, module_key, frames[i], is_ip);
-        err = node_for(p, t, node, frames[i], m, &node);
-    }
+    if (!err)
+        err = leaf_for(p, t, thread_key, module_key, frames, count, stack_id, &node);
     if (weight == 0)
         weight = 1;
     for (uint32_t i = 0; !err && i < weight && i < MAX_WEIGHT; i++) {
@@ -328,5 +346,6 @@ void perch__profiles_free(perch__profiles *p)
     perch__release(p->budget, (void **)&p->tracks, &p->cap, sizeof *p->tracks);
     perch__map_free(&p->track_map, p->budget);
     perch__loctab_free(&p->node_map, p->budget);
+    perch__map_free(&p->leaf_map, p->budget);
     p->count = 0;
 }

@@ -196,11 +196,19 @@ void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms)
 {
     uint64_t ns = perch__ticks_to_ns(ticks < 0 ? (uint64_t)0 - (uint64_t)ticks : (uint64_t)ticks,
                                      freq ? freq : 1);
-    uint64_t unit = ms ? 1000000u : 1000u;
-    char buf[48];
-    snprintf(buf, sizeof buf, "%s%" PRIu64 ".%0*" PRIu64, ticks < 0 ? "-" : "", ns / unit,
-             ms ? 6 : 3, ns % unit);
-    perch_json_raw(w, buf);
+    uint64_t unit = ms ? 1000000u : 1000u, whole = ns / unit, frac = ns % unit;
+    char buf[48], *p = buf + sizeof buf;
+    *--p = '\0';
+    for (int d = ms ? 6 : 3; d > 0; d--, frac /= 10) /* the fraction, zero-padded */
+        *--p = (char)('0' + frac % 10);
+    *--p = '.';
+    do {
+        *--p = (char)('0' + whole % 10);
+        whole /= 10;
+    } while (whole);
+    if (ticks < 0)
+        *--p = '-';
+    perch_json_raw(w, p);
 }
 
 void perch__json_us(perch_json *w, int64_t ticks, uint64_t freq)

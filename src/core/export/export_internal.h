@@ -421,19 +421,21 @@ typedef struct perch__profiles {
     size_t count, cap;
     perch__map track_map;   /* (pid << 32 | tid) + 1 -> track index */
     perch__loctab node_map; /* (track << 32 | parent, addr) -> extra = node id */
+    perch__map leaf_map;    /* (track + 1) << 32 | stack id -> the stack's leaf node id */
     perch__psample *out;    /* the samples of the chunk being written, gaps included */
     size_t out_count, out_cap;
     uint64_t samples; /* samples written (each count of a sample once) */
 } perch__profiles;
 
 /* Queues one timer sample of a track (pid, tid) at us (microseconds from the trace start):
- * frames innermost first (is_ip: frames is the sample's own ip, resolved with module_key),
+ * frames innermost first (is_ip: frames is the sample's own ip, resolved with module_key;
+ * else interned stack stack_id, whose leaf node is looked up once per track),
  * repeated `weight` times. span: the track has no slices, so the profile gets a complete
  * event of its own ("CPU samples"), without which DevTools shows neither the thread nor a
  * time range. Writes a chunk when enough are queued. */
 int perch__profiles_sample(perch__profiles *p, uint32_t pid, uint32_t tid, uint64_t thread_key,
-                           uint64_t module_key, const uint64_t *frames, uint32_t count, bool is_ip,
-                           uint64_t us, uint32_t weight, bool span);
+                           uint64_t module_key, const uint64_t *frames, uint32_t count,
+                           uint32_t stack_id, uint64_t us, uint32_t weight, bool span);
 /* Closes every track (a last gap sample one interval after its last sample), writes what is
  * queued and the spans. */
 int perch__profiles_finish(perch__profiles *p);

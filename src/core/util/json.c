@@ -104,35 +104,58 @@ void perch_json_end_array(perch_json *w)
     close_scope(w, ']');
 }
 
-/* Non-ASCII bytes pass through when they form valid UTF-8; each other byte is written as
- * \u00XX (read as Latin-1, close to the ANSI code page of a payload's 8-bit strings), so the
- * output is valid JSON text whatever bytes a trace carried. */
-static void put_escaped(perch_json *w, const char *s, size_t n)
+/* What each byte needs inside a string: 0 nothing, 1 a two-byte escape (\" \\ \n \r \t),
+ * 2 a \u00XX escape (other controls and DEL), 3 a UTF-8 check (bytes >= 0x80). */
+static const uint8_t esc_class[256] = {
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 2, 2, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+};
+
+/* The escape of byte c (class 1 or 2) into esc; returns its length. */
+static size_t escape_of(unsigned char c, char esc[6])
 {
     static const char hex[] = "0123456789abcdef";
+    esc[0] = '\\';
+    if (esc_class[c] == 1) {
+        esc[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : (char)c;
+        return 2;
+    }
+    memcpy(esc + 1, "u00", 3);
+    esc[4] = hex[c >> 4];
+    esc[5] = hex[c & 15];
+    return 6;
+}
+
+/* Non-ASCII bytes pass through when they form valid UTF-8; each other byte is written as
+ * \u00XX (read as Latin-1, close to the ANSI code page of a payload's 8-bit strings), so the
+ * output is valid JSON text whatever bytes a trace carried. Runs of plain bytes are copied
+ * at once. */
+static void put_escaped(perch_json *w, const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
     put_char(w, '"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x80) {
-            size_t k = perch_utf8_seq_len((const uint8_t *)s + i, n - i);
-            char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            if (k == 0)
-                put(w, esc, 6);
-            else
-                put(w, s + i, k);
-            i += k ? k - 1 : 0;
-        } else if (c == '"' || c == '\\') {
-            char esc[2] = {'\\', (char)c};
-            put(w, esc, 2);
-        } else if (c == '\n' || c == '\r' || c == '\t') {
-            char esc[2] = {'\\', c == '\n' ? 'n' : c == '\r' ? 'r' : 't'};
-            put(w, esc, 2);
-        } else if (c < 0x20 || c == 0x7f) {
-            char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            put(w, esc, 6);
-        } else {
-            put_char(w, (char)c);
-        }
+    while (i < n) {
+        size_t run = i;
+        while (run < n && esc_class[u[run]] == 0)
+            run++;
+        if (run > i)
+            put(w, s + i, run - i);
+        if (run == n)
+            break;
+        char esc[6];
+        size_t k = esc_class[u[run]] == 3 ? perch_utf8_seq_len(u + run, n - run) : 0;
+        if (k > 0)
+            put(w, s + run, k);
+        else
+            put(w, esc, escape_of(u[run], esc));
+        i = run + (k ? k : 1);
     }
     put_char(w, '"');
 }
@@ -177,7 +200,15 @@ void perch_json_uint(perch_json *w, uint64_t v)
 void perch_json_int(perch_json *w, int64_t v)
 {
     char tmp[24];
-    put_number(w, tmp, snprintf(tmp, sizeof tmp, "%" PRId64, v));
+    uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    char *p = tmp + sizeof tmp;
+    do {
+        *--p = (char)('0' + m % 10);
+        m /= 10;
+    } while (m);
+    if (v < 0)
+        *--p = '-';
+    put_number(w, p, (int)(tmp + sizeof tmp - p));
 }
 
 void perch_json_double(perch_json *w, double v)
