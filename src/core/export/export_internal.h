@@ -349,38 +349,66 @@ size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uin
 size_t perch__thread_short_name(const perch__entities *e, const perch__thread *t, uint32_t tid,
                                 char *buf, size_t cap);
 
+/* ---- keyed varint logs (vlog.c) ------------------------------------------------------ */
+typedef struct perch__vlog {
+    uint64_t key;
+    uint32_t tag;
+    uint8_t *data; /* LEB128 varints */
+    size_t len, cap;
+    size_t count;  /* entries */
+    uint64_t prev; /* the writer's delta base */
+    bool unsorted; /* an entry came before the one ahead of it */
+} perch__vlog;
+
+typedef struct perch__vlogs {
+    perch__vlog *v;
+    size_t count, cap;
+    perch__map index; /* hash of (key, tag) -> log index, probe chain on collisions */
+} perch__vlogs;
+
+/* The log of (key, tag), created empty when create; *out NULL when absent. The pointer is
+ * valid until the next call that creates a log. */
+int perch__vlogs_get(perch__vlogs *s, perch__budget *b, uint64_t key, uint32_t tag, bool create,
+                     perch__vlog **out);
+/* Appends one entry of n varints. */
+int perch__vlog_put(perch__vlog *l, perch__budget *b, const uint64_t *vals, size_t n);
+/* The varint at *off (advanced). */
+uint64_t perch__vlog_next(const perch__vlog *l, size_t *off);
+void perch__vlogs_free(perch__vlogs *s, perch__budget *b);
+
 /* ---- gecko markers: a bounded log of slices ------------------------------------------- */
 typedef struct perch__mark {
-    uint64_t thread_key;
     uint64_t start, end;
     uint64_t ready; /* ticks from ready to switch-in; UINT64_MAX = unknown */
     uint16_t cpu;
     int8_t priority, wait_reason;
     uint8_t pmc_count;
+    uint32_t order; /* position in the thread's log */
     uint64_t pmc[PERCH_MAX_PMC];
 } perch__mark;
 
 typedef struct perch__slice_log {
-    perch__mark *marks;
-    size_t count, cap;
+    perch__vlogs threads;              /* per thread key: its slices, varint-encoded */
+    uint64_t count;                    /* marks kept */
     uint64_t limit;                    /* most marks kept */
     uint64_t dropped;                  /* slices past the limit or the budget */
     uint32_t pmc_names[PERCH_MAX_PMC]; /* offsets in the entities' strings */
     uint32_t pmc_name_count;
+    perch__mark *marks; /* the thread being written, by start */
+    size_t mark_count, mark_cap;
 } perch__slice_log;
 
 /* Keeps r (or counts it as dropped past the limit or the budget). */
 int perch__slice_log_add(perch__slice_log *l, perch__budget *b, const perch_slice_rec *r);
-/* Sorts by (thread key, start); then perch__slice_log_range finds a thread's marks. */
-void perch__slice_log_sort(perch__slice_log *l);
-void perch__slice_log_range(const perch__slice_log *l, uint64_t thread_key, size_t *begin,
-                            size_t *end);
+/* Decodes the marks of thread_key into l->marks (l->mark_count of them), sorted by start
+ * (ties in arrival order). */
+int perch__slice_log_thread(perch__slice_log *l, perch__budget *b, uint64_t thread_key);
 void perch__slice_log_free(perch__slice_log *l, perch__budget *b);
 /* The meta.markerSchema array (the "CSwitch" schema). */
 void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l, const perch__entities *e);
-/* A thread's markers table for marks [begin, end): interval markers named by string index
- * name, in category. */
-void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l, size_t begin, size_t end,
+/* A thread's markers table for the marks in l->marks: interval markers named by string
+ * index name, in category. */
+void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l,
                                const perch_trace_info *info, uint32_t name, uint32_t category);
 
 /* ---- chrome: timer samples as CPU-profile trace events ("Profile" + "ProfileChunk", the
@@ -444,23 +472,29 @@ void perch__profiles_free(perch__profiles *p);
 /* ---- gecko: the timer and PMC samples at their own times ------------------------------ */
 typedef struct perch__gsample {
     uint64_t ts;
-    uint32_t row;   /* aggregate row: its seq until perch__gsample_log_sort, then its index */
+    uint32_t row;   /* aggregate row index (after perch__agg_sort) */
     uint32_t count; /* the sample's Count */
+    uint32_t order; /* position in the group's log */
 } perch__gsample;
 
 typedef struct perch__gsample_log {
-    perch__gsample *v;
-    size_t count, cap;
-    uint64_t limit; /* most samples kept */
-    bool overflow;  /* past the limit or the budget: the profile falls back to aggregates */
+    perch__vlogs groups; /* per (thread key, kind, PMC source): (ts delta, row seq, count) */
+    size_t count;        /* samples kept */
+    uint64_t limit;      /* most samples kept */
+    bool overflow;       /* past the limit or the budget: the profile falls back to aggregates */
+    uint32_t *pos;       /* row seq -> row index after perch__agg_sort */
+    size_t pos_cap;
+    perch__gsample *v; /* the group being written, by time (ties in arrival order) */
+    size_t v_count, v_cap;
 } perch__gsample_log;
 
 /* Keeps one sample of aggregate row seq (or marks the log overflowed). */
 int perch__gsample_log_add(perch__gsample_log *l, perch__budget *b, const perch_sample_rec *r,
                            uint32_t seq);
-/* After perch__agg_sort: maps each entry to its row's new index and sorts the log by
- * (group of the row, time), so each group's samples are one run in time order. */
+/* After perch__agg_sort: the map from each row's creation index to its new index. */
 int perch__gsample_log_sort(perch__gsample_log *l, perch__budget *b, const perch__collect *c);
+/* Decodes the samples of the group whose first row is first into l->v (l->v_count). */
+int perch__gsample_log_group(perch__gsample_log *l, perch__budget *b, const perch__agg_row *first);
 void perch__gsample_log_free(perch__gsample_log *l, perch__budget *b);
 
 /* Shared create/destroy for the one-pass aggregate formats. */

@@ -38,8 +38,7 @@ struct gecko {
     perch__collect *c;
     perch__slice_log *log;
     perch__gsample_log *samples;
-    size_t sample_cursor; /* first log entry of the group being written */
-    bool idle;            /* the group being written is an idle thread */
+    bool idle; /* the group being written is an idle thread */
     perch_json *w;
     uint32_t *lib_of; /* per module index: lib index + 1, 0 = none yet */
     size_t lib_of_cap;
@@ -352,20 +351,19 @@ static void gecko_libs_json(struct gecko *g)
 }
 
 /* The group's samples at their own times (the log), or one per distinct stack. */
-static void samples_json(struct gecko *g, const perch__group *grp)
+static int samples_json(struct gecko *g, const perch__group *grp)
 {
     const perch_trace_info *info = &g->c->ents.info;
-    const perch__gsample_log *l = g->samples;
+    perch__gsample_log *l = g->samples;
     const perch__agg_row *rows = g->c->agg.rows;
     bool real = !l->overflow;
-    size_t begin = g->sample_cursor, end = begin, n;
+    size_t n;
     uint64_t cpu_us = perch__interval_ns(&g->c->opt) / 1000;
     perch_json *w = g->w;
-    if (real)
-        while (end < l->count && l->v[end].row >= grp->begin && l->v[end].row < grp->end)
-            end++;
-    g->sample_cursor = end;
-    n = real ? end - begin : grp->end - grp->begin;
+    int err = real ? perch__gsample_log_group(l, &g->c->budget, &rows[grp->begin]) : 0;
+    if (err)
+        return err;
+    n = real ? l->v_count : grp->end - grp->begin;
     perch_json_key(w, "samples");
     perch_json_begin_object(w);
     perch_json_key(w, "weightType");
@@ -377,14 +375,13 @@ static void samples_json(struct gecko *g, const perch__group *grp)
     perch_json_begin_array(w);
     perch_json_null(w);
     for (size_t i = 0; i < n; i++)
-        perch_json_uint(
-            w, g->sample_stack[(real ? l->v[begin + i].row : grp->begin + i) - grp->begin]);
+        perch_json_uint(w, g->sample_stack[(real ? l->v[i].row : grp->begin + i) - grp->begin]);
     perch_json_end_array(w);
     perch_json_key(w, "time");
     perch_json_begin_array(w);
     for (size_t i = 0; i <= n; i++) {
         size_t k = i ? i - 1 : 0;
-        uint64_t ts = real ? l->v[begin + k].ts : rows[grp->begin + k].first_ts;
+        uint64_t ts = real ? l->v[k].ts : rows[grp->begin + k].first_ts;
         int64_t rel = (int64_t)(ts - info->start_raw);
         if (i == 0)
             rel -= (int64_t)(perch__interval_ns(&g->c->opt) * info->perf_freq / 1000000000u);
@@ -395,19 +392,20 @@ static void samples_json(struct gecko *g, const perch__group *grp)
     perch_json_begin_array(w);
     perch_json_uint(w, 0);
     for (size_t i = 0; i < n; i++)
-        perch_json_uint(w, real ? l->v[begin + i].count : rows[grp->begin + i].count);
+        perch_json_uint(w, real ? l->v[i].count : rows[grp->begin + i].count);
     perch_json_end_array(w);
     perch_json_key(w, "threadCPUDelta"); /* us of CPU each sample stands for */
     perch_json_begin_array(w);
     perch_json_uint(w, 0);
     for (size_t i = 0; i < n; i++) {
-        uint64_t k = real ? l->v[begin + i].count : rows[grp->begin + i].count;
+        uint64_t k = real ? l->v[i].count : rows[grp->begin + i].count;
         bool pmc = rows[grp->begin].kind == PERCH_SAMPLE_PMC;
         perch_json_uint(w, pmc || g->idle ? 0 : k * cpu_us);
     }
     perch_json_end_array(w);
     key_length(w, n + 1);
     perch_json_end_object(w);
+    return 0;
 }
 
 static uint32_t frame_category(const struct gecko *g, size_t frame)
@@ -581,15 +579,15 @@ static void thread_head_json(struct gecko *g, const perch__group *grp)
 static int markers_json(struct gecko *g, const perch__group *grp)
 {
     const perch__agg_row *first = &g->c->agg.rows[grp->begin];
-    size_t begin = 0, end = 0;
     uint32_t name = 0;
     int err = 0;
+    g->log->mark_count = 0;
     if (first->kind != PERCH_SAMPLE_PMC && first->thread_key)
-        perch__slice_log_range(g->log, first->thread_key, &begin, &end);
-    if (end > begin)
+        err = perch__slice_log_thread(g->log, &g->c->budget, first->thread_key);
+    if (!err && g->log->mark_count > 0)
         err = perch__intern_str(&g->strings, &g->c->budget, "Running", &name);
     perch_json_key(g->w, "markers");
-    perch__gecko_markers_json(g->w, g->log, begin, end, &g->c->ents.info, name, CAT_OTHER);
+    perch__gecko_markers_json(g->w, g->log, &g->c->ents.info, name, CAT_OTHER);
     return err;
 }
 
@@ -599,8 +597,9 @@ static int gecko_thread_json(struct gecko *g, const perch__group *grp)
     int err;
     perch_json_begin_object(w);
     thread_head_json(g, grp);
-    samples_json(g, grp);
-    err = markers_json(g, grp);
+    err = samples_json(g, grp);
+    if (!err)
+        err = markers_json(g, grp);
     stack_table_json(g);
     frame_table_json(g);
     if (!err)
@@ -644,7 +643,6 @@ static int gecko_write(perch__collect *c)
     g->c = c;
     g->log = &((struct gecko_state *)c)->log; /* c is the first member of the state */
     g->samples = &((struct gecko_state *)c)->samples;
-    perch__slice_log_sort(g->log);
     err = perch__gsample_log_sort(g->samples, &c->budget, c);
     perch_json_init(g->w, perch__json_output_sink, c->out);
     perch_json_begin_object(g->w);

@@ -1,6 +1,7 @@
 /*
  * Slices as Firefox Profiler markers: the gecko writer keeps a bounded log of slices (a hard
- * cap, perch_export_options.gecko_max_markers, with a count of what it dropped) and writes
+ * cap, perch_export_options.gecko_max_markers, with a count of what it dropped), one varint
+ * log per thread (vlog.c: deltas and small numbers, a few bytes a slice), and writes
  * each thread's slices as interval markers of the "CSwitch" schema (CPU, priority, wait
  * reason, ready latency, PMC deltas under the counter names) in that thread's markers table.
  * Marker tables and schema fields follow the processed profile format of version 48
@@ -14,65 +15,105 @@
 #include "export/export_internal.h"
 #include "perch/error.h"
 
+static uint64_t zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* One slice as varints: start delta, duration, ready + 1 (0 unknown), cpu, priority, wait
+ * reason, the PMC count and deltas. */
+static size_t encode(const perch_slice_rec *r, uint64_t prev, uint64_t e[8 + PERCH_MAX_PMC])
+{
+    uint64_t end = r->end_ts >= r->start_ts ? r->end_ts : r->start_ts;
+    uint32_t pmc = r->pmc_count < PERCH_MAX_PMC ? r->pmc_count : PERCH_MAX_PMC;
+    size_t n = 0;
+    e[n++] = zigzag((int64_t)(r->start_ts - prev));
+    e[n++] = end - r->start_ts;
+    e[n++] = (r->flags & PERCH_SLICE_HAS_READY) && r->ready_ts <= r->start_ts
+                 ? r->start_ts - r->ready_ts + 1
+                 : 0;
+    e[n++] = r->cpu;
+    e[n++] = zigzag((int8_t)r->priority);
+    e[n++] = zigzag((int8_t)r->wait_reason);
+    e[n++] = pmc;
+    for (uint32_t i = 0; i < pmc; i++)
+        e[n++] = r->pmc_delta[i];
+    return n;
+}
+
 int perch__slice_log_add(perch__slice_log *l, perch__budget *b, const perch_slice_rec *r)
 {
-    perch__mark *m;
+    perch__vlog *t;
+    uint64_t e[8 + PERCH_MAX_PMC];
     int err;
     if (l->count >= l->limit) {
         l->dropped++;
         return 0;
     }
-    err = perch__grow(b, (void **)&l->marks, &l->cap, l->count + 1, sizeof *l->marks);
+    err = perch__vlogs_get(&l->threads, b, r->thread_key, 0, true, &t);
+    if (!err)
+        err = perch__vlog_put(t, b, e, encode(r, t->prev, e));
     if (err == PERCH_ELIMIT) { /* the budget is full: drop and count, keep exporting */
         l->dropped++;
         return 0;
     }
     if (err)
         return err;
-    m = &l->marks[l->count++];
-    m->thread_key = r->thread_key;
-    m->start = r->start_ts;
-    m->end = r->end_ts >= r->start_ts ? r->end_ts : r->start_ts;
-    m->ready = (r->flags & PERCH_SLICE_HAS_READY) && r->ready_ts <= r->start_ts
-                   ? r->start_ts - r->ready_ts
-                   : UINT64_MAX;
-    m->cpu = r->cpu;
-    m->priority = r->priority;
-    m->wait_reason = r->wait_reason;
-    m->pmc_count = r->pmc_count < PERCH_MAX_PMC ? r->pmc_count : PERCH_MAX_PMC;
-    memcpy(m->pmc, r->pmc_delta, sizeof m->pmc);
+    t->unsorted |= r->start_ts < t->prev;
+    t->prev = r->start_ts;
+    l->count++;
     return 0;
 }
 
 static int cmp_mark(const void *x, const void *y)
 {
     const perch__mark *a = x, *b = y;
-    if (a->thread_key != b->thread_key)
-        return a->thread_key < b->thread_key ? -1 : 1;
-    return (a->start > b->start) - (a->start < b->start);
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return (a->order > b->order) - (a->order < b->order);
 }
 
-void perch__slice_log_sort(perch__slice_log *l)
+static void decode(const perch__vlog *t, size_t *off, uint64_t *start, perch__mark *m)
 {
-    if (l->marks)
-        qsort(l->marks, l->count, sizeof *l->marks, cmp_mark);
+    uint64_t ready;
+    *start += (uint64_t)unzigzag(perch__vlog_next(t, off));
+    m->start = *start;
+    m->end = m->start + perch__vlog_next(t, off);
+    ready = perch__vlog_next(t, off);
+    m->ready = ready ? ready - 1 : UINT64_MAX;
+    m->cpu = (uint16_t)perch__vlog_next(t, off);
+    m->priority = (int8_t)unzigzag(perch__vlog_next(t, off));
+    m->wait_reason = (int8_t)unzigzag(perch__vlog_next(t, off));
+    m->pmc_count = (uint8_t)perch__vlog_next(t, off);
+    for (uint32_t i = 0; i < PERCH_MAX_PMC; i++)
+        m->pmc[i] = i < m->pmc_count ? perch__vlog_next(t, off) : 0;
 }
 
-void perch__slice_log_range(const perch__slice_log *l, uint64_t thread_key, size_t *begin,
-                            size_t *end)
+int perch__slice_log_thread(perch__slice_log *l, perch__budget *b, uint64_t thread_key)
 {
-    size_t lo = 0, hi = l->count;
-    while (lo < hi) { /* first mark of thread_key */
-        size_t mid = lo + (hi - lo) / 2;
-        if (l->marks[mid].thread_key < thread_key)
-            lo = mid + 1;
-        else
-            hi = mid;
+    perch__vlog *t = NULL;
+    uint64_t start = 0;
+    size_t off = 0;
+    int err = perch__vlogs_get(&l->threads, b, thread_key, 0, false, &t);
+    l->mark_count = 0;
+    if (err || t == NULL)
+        return err;
+    err = perch__grow(b, (void **)&l->marks, &l->mark_cap, t->count, sizeof *l->marks);
+    if (err)
+        return err;
+    for (size_t i = 0; i < t->count; i++) {
+        decode(t, &off, &start, &l->marks[i]);
+        l->marks[i].order = (uint32_t)i;
     }
-    *begin = lo;
-    while (lo < l->count && l->marks[lo].thread_key == thread_key)
-        lo++;
-    *end = lo;
+    l->mark_count = t->count;
+    if (t->unsorted)
+        qsort(l->marks, l->mark_count, sizeof *l->marks, cmp_mark);
+    return 0;
 }
 
 static void field(perch_json *w, const char *key, const char *label, const char *format)
@@ -156,10 +197,10 @@ static void times(perch_json *w, const perch__slice_log *l, size_t begin, size_t
     perch_json_end_array(w);
 }
 
-void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l, size_t begin, size_t end,
+void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l,
                                const perch_trace_info *info, uint32_t name, uint32_t category)
 {
-    size_t n = end - begin;
+    size_t begin = 0, end = l->mark_count, n = end - begin;
     perch_json_begin_object(w);
     perch_json_key(w, "data");
     perch_json_begin_array(w);
@@ -192,6 +233,8 @@ void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l, size_t 
 
 void perch__slice_log_free(perch__slice_log *l, perch__budget *b)
 {
-    perch__release(b, (void **)&l->marks, &l->cap, sizeof *l->marks);
+    perch__vlogs_free(&l->threads, b);
+    perch__release(b, (void **)&l->marks, &l->mark_cap, sizeof *l->marks);
     l->count = 0;
+    l->mark_count = 0;
 }

@@ -1,10 +1,12 @@
 /*
  * The gecko writer's sample log: every sample as (time, aggregate row, count), so the Firefox
  * Profiler gets each sample at its own time (its activity graph and CPU usage follow the real
- * timeline) while the stacks stay interned once per row. 16 bytes a sample, charged to the
- * exporter's budget, with a hard cap (perch_export_options.gecko_max_samples). Past either the
- * log is marked overflowed and the profile falls back to one sample per distinct stack (the
- * totals stay exact; meta.extra says so).
+ * timeline) while the stacks stay interned once per row. Each group (thread, kind, PMC source:
+ * one profile thread) has its own varint log (vlog.c) of (time delta, row, count), a few
+ * bytes a sample, charged to the exporter's budget, with a hard cap
+ * (perch_export_options.gecko_max_samples). Past either the log is marked overflowed and the
+ * profile falls back to one sample per distinct stack (the totals stay exact; meta.extra says
+ * so). At output each group is decoded alone and sorted by time (ties in arrival order).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +14,25 @@
 #include "export/export_internal.h"
 #include "perch/error.h"
 
+static uint32_t group_tag(uint16_t kind, uint16_t source)
+{
+    return (uint32_t)kind << 16 | source;
+}
+
+static uint64_t zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
 int perch__gsample_log_add(perch__gsample_log *l, perch__budget *b, const perch_sample_rec *r,
                            uint32_t seq)
 {
+    perch__vlog *g;
     int err;
     if (l->overflow)
         return 0;
@@ -22,89 +40,81 @@ int perch__gsample_log_add(perch__gsample_log *l, perch__budget *b, const perch_
         l->overflow = true;
         return 0;
     }
-    err = perch__grow(b, (void **)&l->v, &l->cap, l->count + 1, sizeof *l->v);
+    err = perch__vlogs_get(&l->groups, b, r->thread_key, group_tag(r->kind, r->profile_source),
+                           true, &g);
+    if (!err) {
+        uint64_t e[3] = {zigzag((int64_t)(r->ts - g->prev)), seq, r->count ? r->count : 1};
+        err = perch__vlog_put(g, b, e, 3);
+        g->unsorted |= r->ts < g->prev;
+        g->prev = r->ts;
+    }
     if (err == PERCH_ELIMIT) { /* the budget is full: give the log up, keep exporting */
         l->overflow = true;
-        perch__release(b, (void **)&l->v, &l->cap, sizeof *l->v);
+        perch__vlogs_free(&l->groups, b);
         l->count = 0;
         return 0;
     }
     if (err)
         return err;
-    l->v[l->count++] = (perch__gsample){r->ts, seq, r->count ? r->count : 1};
-    return 0;
-}
-
-/* qsort has no context argument: entries are sorted through keys that carry their group. */
-struct key {
-    uint32_t group;
-    uint32_t index;
-    uint64_t ts;
-};
-
-static int cmp_key(const void *x, const void *y)
-{
-    const struct key *a = x, *b = y;
-    if (a->group != b->group)
-        return a->group < b->group ? -1 : 1;
-    if (a->ts != b->ts)
-        return a->ts < b->ts ? -1 : 1;
-    return (a->index > b->index) - (a->index < b->index);
-}
-
-/* pos[seq] = sorted row index; group[row] = index of the first row of its group. */
-static int row_maps(perch__budget *b, const perch__collect *c, uint32_t **pos, size_t *pos_cap,
-                    uint32_t **group, size_t *group_cap)
-{
-    perch__group g;
-    int err = perch__grow(b, (void **)pos, pos_cap, c->agg.count + 1, sizeof **pos);
-    if (!err)
-        err = perch__grow(b, (void **)group, group_cap, c->agg.count + 1, sizeof **group);
-    if (err)
-        return err;
-    for (size_t i = 0; i < c->agg.count; i++)
-        (*pos)[c->agg.rows[i].seq] = (uint32_t)i;
-    for (size_t i = 0; i < c->agg.count; i = g.end) {
-        perch__agg_group(c, i, &g);
-        for (size_t r = g.begin; r < g.end; r++)
-            (*group)[r] = (uint32_t)g.begin;
-    }
+    l->count++;
     return 0;
 }
 
 int perch__gsample_log_sort(perch__gsample_log *l, perch__budget *b, const perch__collect *c)
 {
-    uint32_t *pos = NULL, *group = NULL;
-    struct key *keys = NULL;
-    perch__gsample *sorted = NULL;
-    size_t pos_cap = 0, group_cap = 0, key_cap = 0, sorted_cap = 0;
     int err;
     if (l->overflow || l->count == 0)
         return 0;
-    err = row_maps(b, c, &pos, &pos_cap, &group, &group_cap);
-    if (!err)
-        err = perch__grow(b, (void **)&keys, &key_cap, l->count, sizeof *keys);
-    if (!err)
-        err = perch__grow(b, (void **)&sorted, &sorted_cap, l->count, sizeof *sorted);
-    if (!err) {
-        for (size_t i = 0; i < l->count; i++) {
-            l->v[i].row = pos[l->v[i].row];
-            keys[i] = (struct key){group[l->v[i].row], (uint32_t)i, l->v[i].ts};
-        }
-        qsort(keys, l->count, sizeof *keys, cmp_key);
-        for (size_t i = 0; i < l->count; i++)
-            sorted[i] = l->v[keys[i].index];
-        memcpy(l->v, sorted, l->count * sizeof *sorted);
+    err = perch__grow(b, (void **)&l->pos, &l->pos_cap, c->agg.count + 1, sizeof *l->pos);
+    if (err)
+        return err;
+    for (size_t i = 0; i < c->agg.count; i++)
+        l->pos[c->agg.rows[i].seq] = (uint32_t)i;
+    return 0;
+}
+
+static int cmp_sample(const void *x, const void *y)
+{
+    const perch__gsample *a = x, *b = y;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return (a->order > b->order) - (a->order < b->order);
+}
+
+int perch__gsample_log_group(perch__gsample_log *l, perch__budget *b, const perch__agg_row *first)
+{
+    perch__vlog *g = NULL;
+    uint64_t ts = 0;
+    size_t off = 0;
+    int err = 0;
+    l->v_count = 0;
+    if (!l->overflow && l->count > 0)
+        err = perch__vlogs_get(&l->groups, b, first->thread_key,
+                               group_tag(first->kind, first->profile_source), false, &g);
+    if (err || g == NULL)
+        return err;
+    err = perch__grow(b, (void **)&l->v, &l->v_cap, g->count, sizeof *l->v);
+    if (err)
+        return err;
+    for (size_t i = 0; i < g->count; i++) {
+        perch__gsample *s = &l->v[i];
+        ts += (uint64_t)unzigzag(perch__vlog_next(g, &off));
+        s->ts = ts;
+        s->row = l->pos[perch__vlog_next(g, &off)];
+        s->count = (uint32_t)perch__vlog_next(g, &off);
+        s->order = (uint32_t)i;
     }
-    perch__release(b, (void **)&pos, &pos_cap, sizeof *pos);
-    perch__release(b, (void **)&group, &group_cap, sizeof *group);
-    perch__release(b, (void **)&keys, &key_cap, sizeof *keys);
-    perch__release(b, (void **)&sorted, &sorted_cap, sizeof *sorted);
-    return err;
+    l->v_count = g->count;
+    if (g->unsorted)
+        qsort(l->v, l->v_count, sizeof *l->v, cmp_sample);
+    return 0;
 }
 
 void perch__gsample_log_free(perch__gsample_log *l, perch__budget *b)
 {
-    perch__release(b, (void **)&l->v, &l->cap, sizeof *l->v);
+    perch__vlogs_free(&l->groups, b);
+    perch__release(b, (void **)&l->pos, &l->pos_cap, sizeof *l->pos);
+    perch__release(b, (void **)&l->v, &l->v_cap, sizeof *l->v);
     l->count = 0;
+    l->v_count = 0;
 }
