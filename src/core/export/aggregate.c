@@ -89,7 +89,6 @@ static int new_row(perch__agg *a, perch__budget *b, const perch_sample_rec *s, s
     r->ip = s->ip;
     r->module_key = s->module_key;
     r->first_ts = s->ts;
-    r->last_ts = s->ts;
     r->seq = (uint32_t)a->count;
     a->slots[slot] = SLOT(a->count, h);
     a->count++;
@@ -122,8 +121,8 @@ int perch__agg_add(perch__agg *a, perch__budget *b, const perch_sample_rec *s, u
     r->count += s->count ? s->count : 1;
     if (s->ts < r->first_ts)
         r->first_ts = s->ts;
-    if (s->ts > r->last_ts)
-        r->last_ts = s->ts;
+    if (s->ts > a->last_ts)
+        a->last_ts = s->ts;
     a->samples++;
     a->total += s->count ? s->count : 1;
     return 0;
@@ -159,6 +158,7 @@ void perch__agg_free(perch__agg *a, perch__budget *b)
     perch__release(b, (void **)&a->rows, &a->cap, sizeof *a->rows);
     perch__release(b, (void **)&a->slots, &a->slot_cap, sizeof *a->slots);
     a->count = 0;
+    a->last_ts = 0;
 }
 
 const uint64_t *perch__agg_frames(const perch__stacks *s, const perch__agg_row *r, uint32_t *count)

@@ -233,10 +233,9 @@ typedef struct perch__agg_row {
     uint32_t stack_id;
     uint16_t kind;
     uint16_t profile_source;
+    uint32_t seq;   /* the row's index before perch__agg_sort (creation order) */
     uint64_t count; /* sum of sample counts */
     uint64_t first_ts;
-    uint64_t last_ts;
-    uint32_t seq; /* the row's index before perch__agg_sort (creation order) */
 } perch__agg_row;
 
 typedef struct perch__agg {
@@ -246,6 +245,7 @@ typedef struct perch__agg {
     size_t slot_cap;
     uint64_t samples; /* records seen */
     uint64_t total;   /* sum of counts */
+    uint64_t last_ts; /* the latest sample time */
 } perch__agg;
 
 /* Adds a sample to its row; *seq (may be NULL) receives the row's creation index. */

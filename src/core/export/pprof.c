@@ -277,10 +277,7 @@ static void write_locations(struct pprof *p)
 static void write_trailer(struct pprof *p, uint32_t cpu)
 {
     const perch_trace_info *info = &p->c->ents.info;
-    uint64_t last = info->start_raw;
-    for (size_t i = 0; i < p->c->agg.count; i++)
-        if (p->c->agg.rows[i].last_ts > last)
-            last = p->c->agg.rows[i].last_ts;
+    uint64_t last = p->c->agg.last_ts > info->start_raw ? p->c->agg.last_ts : info->start_raw;
     for (size_t i = 0; i < p->strings.count; i++) {
         perch__pb_bytes(&p->top, PROFILE_STRING_TABLE, perch__interned(&p->strings, (uint32_t)i),
                         p->strings.len[i]);
