@@ -35,6 +35,7 @@
 #define CHUNK      1024
 #define MAX_WEIGHT 1000
 #define ROOT_ID    1u
+#define LEAF_CACHE ((size_t)1 << 16) /* entries of the leaf cache, a power of two */
 
 static int track_for(perch__profiles *p, uint32_t pid, uint32_t tid, perch__ptrack **out)
 {
@@ -282,22 +283,39 @@ static void span_json(perch__profiles *p, const perch__ptrack *t)
 }
 
 /* The leaf node of frames (innermost first) in track t, the path from the root created as
- * needed; an interned stack's leaf is remembered per track. */
+ * needed. An interned stack's leaf is remembered in a direct-mapped cache of LEAF_CACHE
+ * entries (a later stack whose key lands on the same entry replaces it), so the common case
+ * (a stack sampled again on the same thread) costs one probe instead of one per frame. */
 static int leaf_for(perch__profiles *p, perch__ptrack *t, uint64_t thread_key, uint64_t module_key,
                     const uint64_t *frames, uint32_t count, uint32_t stack_id, uint32_t *leaf)
 {
     uint64_t key = ((uint64_t)(t - p->tracks) + 1) << 32 | stack_id;
+    size_t at = (size_t)(perch__hash64(key) & (LEAF_CACHE - 1));
     uint32_t node = ROOT_ID;
     int err = 0;
-    if (stack_id != 0 && perch__map_get(&p->leaf_map, key, leaf))
+    if (stack_id != 0 && p->leaf_key == NULL) {
+        err = perch__grow(p->budget, (void **)&p->leaf_key, &p->leaf_key_cap, LEAF_CACHE,
+                          sizeof *p->leaf_key);
+        if (!err)
+            err = perch__grow(p->budget, (void **)&p->leaf_node, &p->leaf_node_cap, LEAF_CACHE,
+                              sizeof *p->leaf_node);
+        if (err)
+            return err;
+        memset(p->leaf_key, 0, LEAF_CACHE * sizeof *p->leaf_key);
+    }
+    if (stack_id != 0 && p->leaf_key[at] == key) {
+        *leaf = p->leaf_node[at];
         return 0;
+    }
     for (uint32_t i = count; !err && i-- > 0;) { /* root first */
         const perch__module *m =
             perch__resolve_frame(p->ents, thread_key, module_key, frames[i], stack_id == 0);
         err = node_for(p, t, node, frames[i], m, &node);
     }
-    if (!err && stack_id != 0)
-        err = perch__map_put(&p->leaf_map, p->budget, key, node);
+    if (!err && stack_id != 0) {
+        p->leaf_key[at] = key;
+        p->leaf_node[at] = node;
+    }
     *leaf = node;
     return err;
 }
@@ -346,6 +364,7 @@ void perch__profiles_free(perch__profiles *p)
     perch__release(p->budget, (void **)&p->tracks, &p->cap, sizeof *p->tracks);
     perch__map_free(&p->track_map, p->budget);
     perch__loctab_free(&p->node_map, p->budget);
-    perch__map_free(&p->leaf_map, p->budget);
+    perch__release(p->budget, (void **)&p->leaf_key, &p->leaf_key_cap, sizeof *p->leaf_key);
+    perch__release(p->budget, (void **)&p->leaf_node, &p->leaf_node_cap, sizeof *p->leaf_node);
     p->count = 0;
 }

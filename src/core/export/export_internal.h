@@ -449,15 +449,17 @@ typedef struct perch__profiles {
     size_t count, cap;
     perch__map track_map;   /* (pid << 32 | tid) + 1 -> track index */
     perch__loctab node_map; /* (track << 32 | parent, addr) -> extra = node id */
-    perch__map leaf_map;    /* (track + 1) << 32 | stack id -> the stack's leaf node id */
-    perch__psample *out;    /* the samples of the chunk being written, gaps included */
+    uint64_t *leaf_key;     /* a direct-mapped cache: (track + 1) << 32 | stack id, 0 empty */
+    uint32_t *leaf_node;    /* ... -> that stack's leaf node id in that track */
+    size_t leaf_key_cap, leaf_node_cap;
+    perch__psample *out; /* the samples of the chunk being written, gaps included */
     size_t out_count, out_cap;
     uint64_t samples; /* samples written (each count of a sample once) */
 } perch__profiles;
 
 /* Queues one timer sample of a track (pid, tid) at us (microseconds from the trace start):
  * frames innermost first (is_ip: frames is the sample's own ip, resolved with module_key;
- * else interned stack stack_id, whose leaf node is looked up once per track),
+ * else interned stack stack_id, whose leaf node is remembered in a bounded cache),
  * repeated `weight` times. span: the track has no slices, so the profile gets a complete
  * event of its own ("CPU samples"), without which DevTools shows neither the thread nor a
  * time range. Writes a chunk when enough are queued. */
