@@ -214,14 +214,17 @@ size_t perch__module_base_name(const char *path, char *buf, size_t cap);
 
 /* ---- interned stacks ------------------------------------------------------------------- */
 typedef struct perch__stacks {
-    uint64_t *frames;
-    size_t frame_count, frame_cap;
-    uint64_t *index; /* per id: offset << 24 | count (count < 2^24) */
+    uint8_t *bytes; /* every stack's frames as varints of their zigzag deltas (stacks.c) */
+    size_t byte_count, byte_cap;
+    uint64_t *index; /* per id: byte offset << 24 | frame count (count < 2^24) */
     size_t count, cap;
+    uint64_t *frames; /* the stack perch__stacks_get decoded last */
+    size_t frame_cap; /* frames of the longest stack */
 } perch__stacks;
 
 int perch__stacks_add(perch__stacks *s, perch__budget *b, const perch_stack_rec *rec);
-/* Frames of id, innermost first; NULL (and *count 0) for an unknown id. */
+/* Frames of id, innermost first; NULL (and *count 0) for an unknown id. The array is valid
+ * until the next perch__stacks_get or perch__stacks_add. */
 const uint64_t *perch__stacks_get(const perch__stacks *s, uint32_t id, uint32_t *count);
 void perch__stacks_free(perch__stacks *s, perch__budget *b);
 

@@ -1,6 +1,9 @@
 /*
- * The interned stacks of a record stream, kept by id for the exporters: one flat frame array
- * and a per-id (offset, count) index. Memory is bounded by the distinct stacks (the model
+ * The interned stacks of a record stream, kept by id for the exporters: each stack's frames
+ * as LEB128 varints of the zigzag difference from the frame before (the first from 0), in one
+ * byte array, and a per-id (offset, count) index. Frames of one stack sit close together in
+ * their modules, so a frame takes 3 to 5 bytes instead of 8; a lookup decodes the stack into
+ * one buffer sized for the longest. Memory is bounded by the distinct stacks (the model
  * interns them), not by the samples that use them.
  */
 #include <string.h>
@@ -9,6 +12,23 @@
 #include "perch/error.h"
 
 #define MAX_FRAMES_PER_STACK ((1u << 24) - 1)
+
+static size_t put_frames(uint8_t *out, const uint64_t *f, uint32_t n)
+{
+    uint64_t prev = 0;
+    size_t len = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t d = (int64_t)(f[i] - prev);
+        uint64_t v = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+        prev = f[i];
+        while (v >= 0x80) {
+            out[len++] = (uint8_t)(v | 0x80);
+            v >>= 7;
+        }
+        out[len++] = (uint8_t)v;
+    }
+    return len;
+}
 
 int perch__stacks_add(perch__stacks *s, perch__budget *b, const perch_stack_rec *rec)
 {
@@ -21,16 +41,15 @@ int perch__stacks_add(perch__stacks *s, perch__budget *b, const perch_stack_rec 
         n = MAX_FRAMES_PER_STACK;
     err = perch__grow(b, (void **)&s->index, &s->cap, (size_t)rec->id + 1, sizeof *s->index);
     if (!err)
-        err = perch__grow(b, (void **)&s->frames, &s->frame_cap, s->frame_count + n,
-                          sizeof *s->frames);
+        err = perch__grow(b, (void **)&s->bytes, &s->byte_cap, s->byte_count + (size_t)n * 10, 1);
+    if (!err)
+        err = perch__grow(b, (void **)&s->frames, &s->frame_cap, n, sizeof *s->frames);
     if (err)
         return err;
     if (s->cap > old)
         memset(s->index + old, 0, (s->cap - old) * sizeof *s->index);
-    if (n)
-        memcpy(s->frames + s->frame_count, rec->frames, (size_t)n * sizeof *s->frames);
-    s->index[rec->id] = (uint64_t)s->frame_count << 24 | n;
-    s->frame_count += n;
+    s->index[rec->id] = (uint64_t)s->byte_count << 24 | n;
+    s->byte_count += put_frames(s->bytes + s->byte_count, rec->frames, n);
     if (rec->id >= s->count)
         s->count = (size_t)rec->id + 1;
     return 0;
@@ -38,19 +57,33 @@ int perch__stacks_add(perch__stacks *s, perch__budget *b, const perch_stack_rec 
 
 const uint64_t *perch__stacks_get(const perch__stacks *s, uint32_t id, uint32_t *count)
 {
-    uint64_t v;
+    const uint8_t *p;
+    uint64_t v, prev = 0;
     *count = 0;
     if (id == 0 || id >= s->count)
         return NULL;
     v = s->index[id];
     *count = (uint32_t)(v & MAX_FRAMES_PER_STACK);
-    return *count ? s->frames + (v >> 24) : NULL;
+    p = s->bytes + (v >> 24);
+    for (uint32_t i = 0; i < *count; i++) {
+        uint64_t z = 0;
+        for (unsigned shift = 0;; shift += 7) {
+            uint8_t c = *p++;
+            z |= (uint64_t)(c & 0x7f) << shift;
+            if (!(c & 0x80))
+                break;
+        }
+        prev += (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
+        s->frames[i] = prev;
+    }
+    return *count ? s->frames : NULL;
 }
 
 void perch__stacks_free(perch__stacks *s, perch__budget *b)
 {
-    perch__release(b, (void **)&s->frames, &s->frame_cap, sizeof *s->frames);
+    perch__release(b, (void **)&s->bytes, &s->byte_cap, 1);
     perch__release(b, (void **)&s->index, &s->cap, sizeof *s->index);
-    s->frame_count = 0;
+    perch__release(b, (void **)&s->frames, &s->frame_cap, sizeof *s->frames);
+    s->byte_count = 0;
     s->count = 0;
 }
