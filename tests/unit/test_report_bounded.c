@@ -44,20 +44,13 @@ static char *read_back(FILE *f)
     return s;
 }
 
-/* Reports data (an .etl in memory) with the given options (NULL: defaults). */
-static int report_of(const uint8_t *data, size_t len, const perch_report_options *ro, struct out *o)
+/* Writes r's JSON and text into o (unless err is set) and destroys r. */
+static int write_out(perch_report *r, int err, struct out *o)
 {
-    perch_input in;
-    perch_report *r = NULL;
-    perch_sink sink;
     text json = {NULL, 0, 0};
     perch_json w;
     FILE *f = tmpfile();
     assert_non_null(f);
-    perch_input_memory(&in, data, len);
-    assert_int_equal(perch_report_create(ro, &r), 0);
-    perch_report_sink(r, &sink);
-    int err = perch_pipeline_etl(&in, "etl:bounded", &sink, NULL, NULL);
     perch_json_init(&w, perch_test_text_sink, &json);
     if (err == 0)
         err = perch_report_write_json(r, &w);
@@ -67,6 +60,18 @@ static int report_of(const uint8_t *data, size_t len, const perch_report_options
     o->json = json.data;
     o->text = read_back(f);
     return err;
+}
+
+/* Reports data (an .etl in memory) with the given options (NULL: defaults). */
+static int report_of(const uint8_t *data, size_t len, const perch_report_options *ro, struct out *o)
+{
+    perch_input in;
+    perch_report *r = NULL;
+    perch_sink sink;
+    perch_input_memory(&in, data, len);
+    assert_int_equal(perch_report_create(ro, &r), 0);
+    perch_report_sink(r, &sink);
+    return write_out(r, perch_pipeline_etl(&in, "etl:bounded", &sink, NULL, NULL), o);
 }
 
 /* ---- S7, independently ------------------------------------------------------------------ */
@@ -306,19 +311,10 @@ static void named_report(const perch_report_options *ro, struct out *o, uint64_t
 {
     perch_report *r = NULL;
     perch_sink sink;
-    text json = {NULL, 0, 0};
-    perch_json w;
-    FILE *f = tmpfile();
-    assert_non_null(f);
     assert_int_equal(perch_report_create(ro, &r), 0);
     perch_report_sink(r, &sink);
     feed_named(&sink, want);
-    perch_json_init(&w, perch_test_text_sink, &json);
-    assert_int_equal(perch_report_write_json(r, &w), 0);
-    assert_int_equal(perch_report_write_text(r, f), 0);
-    perch_report_destroy(r);
-    o->json = json.data;
-    o->text = read_back(f);
+    assert_int_equal(write_out(r, 0, o), 0);
 }
 
 static void test_named_functions(void **state)

@@ -369,6 +369,17 @@ typedef struct perch__vlogs {
     perch__map index; /* hash of (key, tag) -> log index, probe chain on collisions */
 } perch__vlogs;
 
+/* Signed deltas as small unsigned varints: 0, -1, 1, -2 ... -> 0, 1, 2, 3 ... */
+static inline uint64_t perch__zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t perch__unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
 /* The log of (key, tag), created empty when create; *out NULL when absent. The pointer is
  * valid until the next call that creates a log. */
 int perch__vlogs_get(perch__vlogs *s, perch__budget *b, uint64_t key, uint32_t tag, bool create,

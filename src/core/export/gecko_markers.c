@@ -15,16 +15,6 @@
 #include "export/export_internal.h"
 #include "perch/error.h"
 
-static uint64_t zigzag(int64_t v)
-{
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
-static int64_t unzigzag(uint64_t v)
-{
-    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-
 /* One slice as varints: start delta, duration, ready + 1 (0 unknown), cpu, priority, wait
  * reason, the PMC count and deltas. */
 static size_t encode(const perch_slice_rec *r, uint64_t prev, uint64_t e[8 + PERCH_MAX_PMC])
@@ -32,14 +22,14 @@ static size_t encode(const perch_slice_rec *r, uint64_t prev, uint64_t e[8 + PER
     uint64_t end = r->end_ts >= r->start_ts ? r->end_ts : r->start_ts;
     uint32_t pmc = r->pmc_count < PERCH_MAX_PMC ? r->pmc_count : PERCH_MAX_PMC;
     size_t n = 0;
-    e[n++] = zigzag((int64_t)(r->start_ts - prev));
+    e[n++] = perch__zigzag((int64_t)(r->start_ts - prev));
     e[n++] = end - r->start_ts;
     e[n++] = (r->flags & PERCH_SLICE_HAS_READY) && r->ready_ts <= r->start_ts
                  ? r->start_ts - r->ready_ts + 1
                  : 0;
     e[n++] = r->cpu;
-    e[n++] = zigzag((int8_t)r->priority);
-    e[n++] = zigzag((int8_t)r->wait_reason);
+    e[n++] = perch__zigzag((int8_t)r->priority);
+    e[n++] = perch__zigzag((int8_t)r->wait_reason);
     e[n++] = pmc;
     for (uint32_t i = 0; i < pmc; i++)
         e[n++] = r->pmc_delta[i];
@@ -81,14 +71,14 @@ static int cmp_mark(const void *x, const void *y)
 static void decode(const perch__vlog *t, size_t *off, uint64_t *start, perch__mark *m)
 {
     uint64_t ready;
-    *start += (uint64_t)unzigzag(perch__vlog_next(t, off));
+    *start += (uint64_t)perch__unzigzag(perch__vlog_next(t, off));
     m->start = *start;
     m->end = m->start + perch__vlog_next(t, off);
     ready = perch__vlog_next(t, off);
     m->ready = ready ? ready - 1 : UINT64_MAX;
     m->cpu = (uint16_t)perch__vlog_next(t, off);
-    m->priority = (int8_t)unzigzag(perch__vlog_next(t, off));
-    m->wait_reason = (int8_t)unzigzag(perch__vlog_next(t, off));
+    m->priority = (int8_t)perch__unzigzag(perch__vlog_next(t, off));
+    m->wait_reason = (int8_t)perch__unzigzag(perch__vlog_next(t, off));
     m->pmc_count = (uint8_t)perch__vlog_next(t, off);
     for (uint32_t i = 0; i < PERCH_MAX_PMC; i++)
         m->pmc[i] = i < m->pmc_count ? perch__vlog_next(t, off) : 0;

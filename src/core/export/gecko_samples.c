@@ -19,16 +19,6 @@ static uint32_t group_tag(uint16_t kind, uint16_t source)
     return (uint32_t)kind << 16 | source;
 }
 
-static uint64_t zigzag(int64_t v)
-{
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
-static int64_t unzigzag(uint64_t v)
-{
-    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-
 int perch__gsample_log_add(perch__gsample_log *l, perch__budget *b, const perch_sample_rec *r,
                            uint32_t seq)
 {
@@ -43,7 +33,7 @@ int perch__gsample_log_add(perch__gsample_log *l, perch__budget *b, const perch_
     err = perch__vlogs_get(&l->groups, b, r->thread_key, group_tag(r->kind, r->profile_source),
                            true, &g);
     if (!err) {
-        uint64_t e[3] = {zigzag((int64_t)(r->ts - g->prev)), seq, r->count ? r->count : 1};
+        uint64_t e[3] = {perch__zigzag((int64_t)(r->ts - g->prev)), seq, r->count ? r->count : 1};
         err = perch__vlog_put(g, b, e, 3);
         g->unsorted |= r->ts < g->prev;
         g->prev = r->ts;
@@ -98,7 +88,7 @@ int perch__gsample_log_group(perch__gsample_log *l, perch__budget *b, const perc
         return err;
     for (size_t i = 0; i < g->count; i++) {
         perch__gsample *s = &l->v[i];
-        ts += (uint64_t)unzigzag(perch__vlog_next(g, &off));
+        ts += (uint64_t)perch__unzigzag(perch__vlog_next(g, &off));
         s->ts = ts;
         s->row = l->pos[perch__vlog_next(g, &off)];
         s->count = (uint32_t)perch__vlog_next(g, &off);

@@ -18,8 +18,7 @@ static size_t put_frames(uint8_t *out, const uint64_t *f, uint32_t n)
     uint64_t prev = 0;
     size_t len = 0;
     for (uint32_t i = 0; i < n; i++) {
-        int64_t d = (int64_t)(f[i] - prev);
-        uint64_t v = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+        uint64_t v = perch__zigzag((int64_t)(f[i] - prev));
         prev = f[i];
         while (v >= 0x80) {
             out[len++] = (uint8_t)(v | 0x80);
@@ -73,7 +72,7 @@ const uint64_t *perch__stacks_get(const perch__stacks *s, uint32_t id, uint32_t 
             if (!(c & 0x80))
                 break;
         }
-        prev += (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
+        prev += (uint64_t)perch__unzigzag(z);
         s->frames[i] = prev;
     }
     return *count ? s->frames : NULL;
