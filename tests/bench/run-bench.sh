@@ -94,6 +94,7 @@ measure "dump.$first" "$perch" dump --summary "$f"
 for s in "${sizes[@]}"; do measure "report.$s" "$perch" report --json "$tmp/synth-$s.etl"; done
 cap="$tmp/$first.perch"
 measure "cat_cap" cat "$cap"
+measure "replay_cap" "$perch" info "$cap" # every chunk read and decoded: the exports' floor
 for fmt in chrome gecko pprof; do
     measure "export.$fmt" "$perch" export --format "$fmt" -o "$tmp/out.$fmt" "$cap"
 done
@@ -149,6 +150,8 @@ for s in "${sizes[@]}"; do
     row "report --json $s peak RSS" "${M[report.$s]} MiB" "" "$sn" "$sr"
 done
 row "XPRESS decoder alone (x64 buffers, CPU time)" "${xpress#xpress }" "" "" ""
+row "  floor: perch info of the $first capture (a replay of every chunk)" \
+    "$(ms "${T[replay_cap]}")" "$(ratio "${T[replay_cap]}" "${T[cat_cap]}")" "" ""
 for fmt in chrome gecko pprof; do
     row "export $fmt of the $first capture (RSS ${M[export.$fmt]} MiB)" \
         "$(ms "${T[export.$fmt]}")" "$(ratio "${T[export.$fmt]}" "${T[cat_cap]}")" "" ""
