@@ -48,7 +48,8 @@ int perch__stacks_add(perch__stacks *s, perch__budget *b, const perch_stack_rec 
     if (s->cap > old)
         memset(s->index + old, 0, (s->cap - old) * sizeof *s->index);
     s->index[rec->id] = (uint64_t)s->byte_count << 24 | n;
-    s->byte_count += put_frames(s->bytes + s->byte_count, rec->frames, n);
+    if (n)
+        s->byte_count += put_frames(s->bytes + s->byte_count, rec->frames, n);
     if (rec->id >= s->count)
         s->count = (size_t)rec->id + 1;
     return 0;
@@ -63,6 +64,8 @@ const uint64_t *perch__stacks_get(const perch__stacks *s, uint32_t id, uint32_t 
         return NULL;
     v = s->index[id];
     *count = (uint32_t)(v & MAX_FRAMES_PER_STACK);
+    if (*count == 0)
+        return NULL;
     p = s->bytes + (v >> 24);
     for (uint32_t i = 0; i < *count; i++) {
         uint64_t z = 0;
@@ -75,7 +78,7 @@ const uint64_t *perch__stacks_get(const perch__stacks *s, uint32_t id, uint32_t 
         prev += (uint64_t)perch__unzigzag(z);
         s->frames[i] = prev;
     }
-    return *count ? s->frames : NULL;
+    return s->frames;
 }
 
 void perch__stacks_free(perch__stacks *s, perch__budget *b)
