@@ -8,6 +8,10 @@
  * equal those of `perch import` of the same trace. Each of those records is in exactly one
  * file (a file is rotated between two records); the ledger and the statistics the model writes
  * at its end are in the last file only, so those are not summed.
+ *
+ * And `perch record --name NAME --set KEY=VALUE` through the real pipe and CLI: NAME.perch first,
+ * then NAME-...-000002.perch and on; refusals of bad names, of a clash, of keys one recording
+ * cannot change and of values out of range, each with its sentence.
  */
 #include "etw_fake.h"
 #include "perch_cli_harness.h"
@@ -16,9 +20,27 @@
 #define SESSION "Perch Kernel Session"
 
 static char dir[MAX_PATH], etl[MAX_PATH * 2], pipe_name[96];
-static char out[HARNESS_OUT_MAX];
+static char out[HARNESS_OUT_MAX]; /* perchd's output (drain) */
 static perch_cli_result r;
 static struct harness_child child; /* perchd_fake */
+
+static HANDLE drainer;
+static size_t drained;
+
+/* Reads perchd's output into out until the pipe ends. */
+static DWORD WINAPI drain(LPVOID arg)
+{
+    char buf[4096];
+    DWORD n;
+    (void)arg;
+    while (ReadFile(child.out_read, buf, sizeof buf, &n, NULL) && n > 0) {
+        size_t k = n < sizeof out - 1 - drained ? n : sizeof out - 1 - drained;
+        memcpy(out + drained, buf, k);
+        drained += k;
+        out[drained] = '\0';
+    }
+    return 0;
+}
 
 static void cli(const char *args, DWORD want)
 {
@@ -67,14 +89,18 @@ static void make_trace(void)
     snprintf(etl, sizeof etl, "%s\\seed5.etl", src);
     /* a capture of about 2.7 MB: three files or more at 1 MiB */
     snprintf(args, sizeof args, "synth -o \"%s\" --seed 5 --size 16M", etl);
-    assert_int_equal(harness_run_with("PERCH_EXE", args, out, sizeof out, 120000), 0);
+    static char said[HARNESS_OUT_MAX]; /* not out: perchd's drain may still write there */
+    assert_int_equal(harness_run_with("PERCH_EXE", args, said, sizeof said, 120000), 0);
 }
 
-static void start_perchd(const char *name, const char *extra)
+/* perchd_fake run replaying the trace (pace 0: at full speed, N: N times its own speed). */
+static void start_perchd(const char *name, const char *extra, uint32_t pace)
 {
     char args[MAX_PATH * 4];
     assert_int_equal(perch_fake_etw_reset(), 0);
     assert_int_equal(perch_fake_etw_set_string("Replay", etl), 0);
+    assert_int_equal(perch_fake_etw_set_dword("Pace", pace), 0);
+    assert_int_equal(perch_fake_etw_set_dword("RealTimeLagMs", 600000), 0); /* none lost */
     snprintf(pipe_name, sizeof pipe_name, "\\\\.\\pipe\\perchd-rotate-%lu",
              (unsigned long)GetCurrentProcessId());
     SetEnvironmentVariableA("PERCH_PIPE", pipe_name); /* perchd_fake and perch inherit it */
@@ -83,6 +109,11 @@ static void start_perchd(const char *name, const char *extra)
              "run --defaults --data-dir \"%s\" --capture-dir \"%s\\cap\" --duration 600 %s", dir,
              dir, extra);
     harness_spawn_with("PERCHD_FAKE_EXE", args, CREATE_NEW_CONSOLE, &child);
+    /* perchd echoes every log line to its stderr (this pipe): drain it all along, or a full
+     * pipe blocks the thread that logs (the refusals below are long sentences) */
+    drained = 0;
+    drainer = CreateThread(NULL, 0, drain, NULL, 0, NULL);
+    assert_non_null(drainer);
     if (!harness_wait_status(dir, "state: running", 30000)) {
         TerminateProcess(child.pi.hProcess, 1);
         fail_msg("perchd_fake run did not report running");
@@ -104,10 +135,19 @@ static void wait_consumed(void)
 
 static void stop_perchd(void)
 {
+    DWORD code = 99;
     harness_send_ctrl(&child, CTRL_C_EVENT);
-    DWORD code = harness_finish(&child, out, sizeof out, 120000);
+    if (WaitForSingleObject(child.pi.hProcess, 120000) != WAIT_OBJECT_0)
+        fail_msg("perchd did not stop within 120 s");
+    GetExitCodeProcess(child.pi.hProcess, &code);
+    WaitForSingleObject(drainer, 10000); /* the pipe ends with the process */
+    CloseHandle(drainer);
+    CloseHandle(child.pi.hProcess);
+    CloseHandle(child.pi.hThread);
+    CloseHandle(child.out_read);
     child.pi.hProcess = NULL;
-    assert_int_equal(code, 0);
+    if (code != 0)
+        fail_msg("perchd exited with %lu:\n%s", (unsigned long)code, out);
     assert_int_equal(perch_fake_etw_count("Perch"), 0);
 }
 
@@ -136,7 +176,7 @@ static void test_recording_rotates_by_size(void **state)
     totals files = {0, 0, 0}, whole = {0, 0, 0};
     (void)state;
     make_trace();
-    start_perchd("live_rotate", "--set RecordOnStart=on --set RotateSizeMb=1");
+    start_perchd("live_rotate", "--set RecordOnStart=on --set RotateSizeMb=1", 0);
     wait_consumed();
 
     /* the status names the file being written; the list holds it and the ones before */
@@ -171,6 +211,59 @@ static void test_recording_rotates_by_size(void **state)
     assert_int_equal(files.slices, whole.slices);
 }
 
+/* `perch record` refuses: exit 1 and the sentence on stderr. */
+static void refused(const char *args, const char *sentence)
+{
+    cli(args, 1);
+    if (strstr(r.err, sentence) == NULL)
+        fail_msg("perch %s: no \"%s\" in:\n%s", args, sentence, r.err);
+}
+
+/* perch record --name and --set through the pipe: the recording's first file has the name,
+ * later ones are numbered after it; its caps come from --set; bad names, a clash, keys one
+ * recording cannot change and values out of range are refused with a sentence. */
+static void test_record_name_and_set(void **state)
+{
+    char find[MAX_PATH * 2], path[MAX_PATH * 2];
+    WIN32_FIND_DATAA fd;
+    totals t = {0, 0, 0};
+    (void)state;
+    make_trace();
+    start_perchd("live_named", "", 1); /* the trace's 7 s in about 7 s: recorded as it comes */
+    cli("record --name hitch --set RotateSizeMb=1 --set DiskCapMb=16 --json", 0);
+    assert_contains(r.out, "\"name\":\"hitch.perch\"");
+    refused("record --name other", "a recording is already running");
+    /* checked before anything starts, so refused the same while one runs */
+    refused("record --name ..\\x", "is not a capture name: it may not contain a directory");
+    refused("record --name CON", "Windows reserves it for a device");
+    refused("record --name perch", "the names perchd gives its own recordings");
+    refused("record --name \"a b\"", "use 1 to 32 letters, digits");
+    refused("record --set RotateSizeMb=0", "RotateSizeMb: '0' is out of range; allowed: 1 to");
+    refused("record --set SampleIntervalUs=50", "SampleIntervalUs: '50' is out of range");
+    refused("record --set SampleIntervalUs=500", "SampleIntervalUs is a setting of the kernel "
+                                                 "session");
+    refused("record --set EventGroups=process", "EventGroups is a setting of the kernel session");
+    refused("record --set QueueMb=8", "QueueMb is a setting of perchd itself");
+    refused("record --set Nope=1", "Nope is not a configuration key");
+    wait_consumed();
+    cli("stop --json", 0);
+    assert_contains(r.out, "\"name\":\"hitch.perch\"");
+    refused("record --name hitch.perch", "a capture called hitch.perch (or hitch-...) is already");
+
+    /* hitch.perch, then hitch-YYYYMMDD-HHMMSS-000002.perch ... */
+    snprintf(path, sizeof path, "%s\\cap\\hitch.perch", dir);
+    add_report(path, &t);
+    snprintf(find, sizeof find, "%s\\cap\\hitch-*-000002.perch", dir);
+    HANDLE h = FindFirstFileA(find, &fd);
+    if (h == INVALID_HANDLE_VALUE)
+        fail_msg("the recording did not rotate (RotateSizeMb=1): no %s", find);
+    FindClose(h);
+    size_t n = 1 + sum_files("hitch-*.perch", &t);
+    printf("named recording: %zu files, %llu samples\n", n, t.samples);
+    assert_true(t.samples > 1000);
+    stop_perchd();
+}
+
 /* A failed check leaves perchd_fake running: end it, so ctest does not wait for it. */
 static int end_perchd(void **state)
 {
@@ -187,6 +280,7 @@ int main(int argc, char **argv)
         return harness_helper(argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_recording_rotates_by_size, end_perchd),
+        cmocka_unit_test_teardown(test_record_name_and_set, end_perchd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
