@@ -11,7 +11,8 @@
  *
  * And `perch record --name NAME --set KEY=VALUE` through the real pipe and CLI: NAME.perch first,
  * then NAME-...-000002.perch and on; refusals of bad names, of a clash, of keys one recording
- * cannot change and of values out of range, each with its sentence.
+ * cannot change and of values out of range, each with its sentence. And DiskCapMb: a recording
+ * larger than the cap keeps its newest files within it, and no other file is deleted.
  */
 #include "etw_fake.h"
 #include "perch_cli_harness.h"
@@ -131,6 +132,26 @@ static void wait_consumed(void)
     snprintf(needle, sizeof needle, "events: %u received", info.delivered);
     if (!harness_wait_status(dir, needle, 60000))
         fail_msg("perchd did not take the %u events delivered", info.delivered);
+}
+
+/* Waits until the status file counts every event the fake delivered as received or dropped
+ * (queue full: a replay at full speed outruns the model thread). */
+static void wait_taken(void)
+{
+    perch_fake_etw_session_info info;
+    if (!perch_fake_etw_wait_replay(SESSION, 300000))
+        fail_msg("the replay of %s did not finish", etl);
+    assert_true(perch_fake_etw_session(SESSION, &info));
+    for (ULONGLONG t0 = GetTickCount64(); GetTickCount64() - t0 < 120000; Sleep(200)) {
+        char *st = harness_read_in(dir, "status.txt");
+        const char *e = strstr(st, "events: "), *q = strstr(st, "losses: ");
+        unsigned long long got = e ? strtoull(e + 8, NULL, 10) : 0;
+        unsigned long long dropped = q ? strtoull(q + 8, NULL, 10) : 0;
+        free(st);
+        if (got + dropped >= info.delivered)
+            return;
+    }
+    fail_msg("perchd did not take the %u events delivered", info.delivered);
 }
 
 static void stop_perchd(void)
@@ -264,6 +285,76 @@ static void test_record_name_and_set(void **state)
     stop_perchd();
 }
 
+/* A file of dir\cap with some bytes in it (not a capture perchd made). */
+static void put_file(const char *name)
+{
+    char path[MAX_PATH * 2];
+    snprintf(path, sizeof path, "%s\\cap\\%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("not perchd's", f);
+    fclose(f);
+}
+
+static bool exists(const char *name)
+{
+    char path[MAX_PATH * 2];
+    snprintf(path, sizeof path, "%s\\cap\\%s", dir, name);
+    return GetFileAttributesA(path) != INVALID_FILE_ATTRIBUTES;
+}
+
+/* DiskCapMb through perchd: a recording larger than the cap keeps its newest files within it
+ * (the current one aside), and no other file of the directory is deleted. */
+static void test_disk_cap_deletes_only_recordings(void **state)
+{
+    char args[MAX_PATH * 3], src[MAX_PATH], find[MAX_PATH * 2];
+    static char said[HARNESS_OUT_MAX];
+    WIN32_FIND_DATAA fd;
+    uint64_t total = 0, newest = 0;
+    size_t n = 0;
+    (void)state;
+    harness_fresh_dir("live_cap_src", src, sizeof src);
+    snprintf(etl, sizeof etl, "%s\\big.etl", src);
+    /* about 24 MB of capture: more than the smallest cap, 16 MiB */
+    snprintf(args, sizeof args, "synth -o \"%s\" --seed 7 --size 144M", etl);
+    assert_int_equal(harness_run_with("PERCH_EXE", args, said, sizeof said, 300000), 0);
+    start_perchd("live_cap", "--set RecordOnStart=on --set RotateSizeMb=1 --set DiskCapMb=16", 0);
+    put_file("notes.perch");
+    put_file("perch-keep.txt");
+    put_file("snapshot-20200101-000000.perch");
+    put_file("perch-20200101-000000-x.perch");
+    wait_taken();
+    stop_perchd();
+    snprintf(find, sizeof find, "%s\\cap\\perch-*-*-*.perch", dir);
+    HANDLE h = FindFirstFileA(find, &fd);
+    assert_true(h != INVALID_HANDLE_VALUE);
+    do {
+        uint64_t size = ((uint64_t)fd.nFileSizeHigh << 32) | fd.nFileSizeLow;
+        if (strcmp(fd.cFileName, "perch-20200101-000000-x.perch") == 0)
+            continue;
+        total += size;
+        newest = size; /* names sort by sequence */
+        n++;
+    } while (FindNextFileA(h, &fd));
+    FindClose(h);
+    char *log = harness_read_in(dir, "perchd.log");
+    const char *deleted = strstr(log, " deleted for the disk cap.");
+    assert_non_null(deleted);
+    printf("disk cap 16 MiB: %zu files kept, %.1f MiB\n", n, (double)total / 1048576.0);
+    assert_true(total <= (16ull << 20) + newest);
+    assert_true(n >= 8);
+    assert_lacks(log, ", 0 deleted for the disk cap.");
+    free(log);
+    snprintf(find, sizeof find, "%s\\cap\\perch-*-000001.perch", dir);
+    h = FindFirstFileA(find, &fd);
+    if (h != INVALID_HANDLE_VALUE)
+        fail_msg("the oldest file %s is still there", fd.cFileName);
+    assert_true(exists("notes.perch"));
+    assert_true(exists("perch-keep.txt"));
+    assert_true(exists("snapshot-20200101-000000.perch"));
+    assert_true(exists("perch-20200101-000000-x.perch"));
+}
+
 /* A failed check leaves perchd_fake running: end it, so ctest does not wait for it. */
 static int end_perchd(void **state)
 {
@@ -281,6 +372,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_recording_rotates_by_size, end_perchd),
         cmocka_unit_test_teardown(test_record_name_and_set, end_perchd),
+        cmocka_unit_test_teardown(test_disk_cap_deletes_only_recordings, end_perchd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
