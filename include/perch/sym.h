@@ -430,6 +430,18 @@ void perch_symworker_tap_destroy(perch_symworker_tap *t);
 void perch_symworker_tap_sink(perch_symworker_tap *t, perch_sink *sink);
 int perch_symworker_tap_flush(perch_symworker_tap *t);
 
+/* Names for outputs that each stand on their own (rotated capture files, flight-recorder
+ * snapshots): fills *out with a perch_sink_wrap (include/perch/records.h) whose every output
+ * collects what the records written through it hit (its own perch_symhits: the samples' IPs
+ * and their stacks' frames, in the modules that output holds) and, at the output's end (its
+ * first ledger or stat record, or its finish), writes the worker's names that cover those
+ * addresses, one record per run, for the output's own module keys (the first of each module
+ * identity). Before that it waits up to finish_wait_ms for the worker to look up what is
+ * queued; with model_thread true (the output is written on the model thread, as a rotation
+ * is) it first queues what the worker's sink collected since the last pump. An address the
+ * worker has not named by then stays unnamed in that output. w must outlive every output. */
+void perch_symworker_names(perch_symworker *w, bool model_thread, perch_sink_wrap *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,11 +3,13 @@
  * include/perch/sym.h with the DbgHelp backend (sym_dbghelp.h), a sink of the live engine
  * that queues the addresses samples and stacks hit when the engine is idle, and a tap in
  * front of the recording's capture writer that writes the names the worker found into the
- * file (a symbol chunk), so a recording names its frames on any machine. DbgHelp's path is
+ * file (a symbol chunk), so a recording names its frames on any machine; the flight recorder's
+ * snapshots and the rotating files get theirs through perch_symworker_names. DbgHelp's path is
  * PERCH_SYMBOL_PATH when set, else its own default (_NT_SYMBOL_PATH, _NT_ALTERNATE_SYMBOL_PATH).
  * Names are optional: when DbgHelp cannot start, perchd logs it and records without them.
  */
 #include <windows.h>
+#include <string.h>
 
 #include "daemon_internal.h"
 #include "log.h"
@@ -60,6 +62,13 @@ int perch__daemon_symbols_tap(perch_daemon *d, perch_sink *sink)
     if (err == 0)
         perch_symworker_tap_sink(v->rec_tap, sink);
     return err;
+}
+
+void perch__daemon_symbols_names(perch_daemon *d, bool model_thread, perch_sink_wrap *out)
+{
+    memset(out, 0, sizeof *out);
+    if (d->live.symbols != NULL)
+        perch_symworker_names(d->live.symbols, model_thread, out);
 }
 
 void perch__daemon_symbols_untap(perch_daemon *d)

@@ -146,6 +146,7 @@ void perch_symworker_destroy(perch_symworker *w)
         if (w->ids[i]) {
             perch__free((char *)w->ids[i]->rec.path);
             perch__free((char *)w->ids[i]->rec.pdb_name);
+            perch__free(w->ids[i]->key);
             perch__free(w->ids[i]);
         }
     for (uint32_t i = 0; i < w->nresults; i++) {
@@ -218,9 +219,10 @@ static int share_ident(perch_symworker *w, uint32_t ident)
     id->rec.key = perch__symhits_first_key(w->hits, ident);
     id->rec.path = dup_str(h->rec.path);
     id->rec.pdb_name = dup_str(h->rec.pdb_name);
+    id->key = dup_str(h->key);
     struct perch__sw_ident **v = NULL;
     perch_mutex_lock(w->lock);
-    int err = id->rec.path && id->rec.pdb_name ? 0 : PERCH_ENOMEM;
+    int err = id->rec.path && id->rec.pdb_name && id->key ? 0 : PERCH_ENOMEM;
     if (!err && ident >= w->nids) {
         v = perch__realloc(w->ids, (ident + 1u) * sizeof *v);
         if (v == NULL)
@@ -237,9 +239,23 @@ static int share_ident(perch_symworker *w, uint32_t ident)
     if (err) {
         perch__free((char *)id->rec.path);
         perch__free((char *)id->rec.pdb_name);
+        perch__free(id->key);
         perch__free(id);
     }
     return err;
+}
+
+bool perch__symworker_find_ident(perch_symworker *w, const char *key, uint32_t *ident)
+{
+    bool found = false;
+    perch_mutex_lock(w->lock);
+    for (uint32_t i = 0; i < w->nids && !found; i++)
+        if (w->ids[i] && strcmp(w->ids[i]->key, key) == 0) {
+            *ident = i;
+            found = true;
+        }
+    perch_mutex_unlock(w->lock);
+    return found;
 }
 
 static int enqueue(void *ctx, uint32_t ident, uint32_t rva)
