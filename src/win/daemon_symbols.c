@@ -5,7 +5,8 @@
  * front of the recording's capture writer that writes the names the worker found into the
  * file (a symbol chunk), so a recording names its frames on any machine; the flight recorder's
  * snapshots and the rotating files get theirs through perch_symworker_names. DbgHelp's path is
- * PERCH_SYMBOL_PATH when set, else its own default (_NT_SYMBOL_PATH, _NT_ALTERNATE_SYMBOL_PATH).
+ * the SymbolPath key when set, else PERCH_SYMBOL_PATH, else its own default (_NT_SYMBOL_PATH,
+ * _NT_ALTERNATE_SYMBOL_PATH).
  * Names are optional: when DbgHelp cannot start, perchd logs it and records without them.
  */
 #include <windows.h>
@@ -15,28 +16,44 @@
 #include "log.h"
 #include "perch/error.h"
 #include "sym_dbghelp.h"
+#include "util/mem.h"
 #include "wstr.h"
 
 /* How long a recording's end waits for the worker to name what was queued (on the model
  * thread, so the queue fills meanwhile; the live queue holds seconds of events). */
 #define FINISH_WAIT_MS 2000u
 
-/* PERCH_SYMBOL_PATH in UTF-8 into path; false when unset, empty or too long. */
-static bool symbol_path(char *path, size_t len)
+/* The symbol path in UTF-8 into path: the SymbolPath key, else PERCH_SYMBOL_PATH; NULL when
+ * neither is set (DbgHelp then uses _NT_SYMBOL_PATH). *from names where it came from. */
+static const char *symbol_path(const perch_daemon *d, char *path, size_t len, const char **from)
 {
     wchar_t w[4096];
+    *from = "SymbolPath";
+    if (d->o.config.symbol_path[0] != '\0') {
+        wchar_t *raw = perch__utf8_to_wide(d->o.config.symbol_path);
+        DWORD n = raw ? ExpandEnvironmentStringsW(raw, w, sizeof w / sizeof w[0]) : 0;
+        perch__free(raw);
+        if (n > 0 && n <= sizeof w / sizeof w[0] && perch__wide_to_utf8(w, path, len) == 0)
+            return path; /* %VARIABLES% expanded */
+        return d->o.config.symbol_path;
+    }
+    *from = "PERCH_SYMBOL_PATH";
     DWORD n = GetEnvironmentVariableW(L"PERCH_SYMBOL_PATH", w, sizeof w / sizeof w[0]);
-    return n > 0 && n < sizeof w / sizeof w[0] && perch__wide_to_utf8(w, path, len) == 0;
+    if (n > 0 && n < sizeof w / sizeof w[0] && perch__wide_to_utf8(w, path, len) == 0)
+        return path;
+    *from = "DbgHelp's default (_NT_SYMBOL_PATH)";
+    return NULL;
 }
 
 void perch__daemon_symbols_add(perch_daemon *d)
 {
     struct perch_daemon_live *v = &d->live;
-    char path[8192];
+    char buf[8192];
+    const char *from;
     perch_symworker_options o = {sizeof o, 0, FINISH_WAIT_MS, {0}};
     perch_sink sink;
-    bool have = symbol_path(path, sizeof path);
-    int err = perch_dbghelp_backend_create(have ? path : NULL, &v->sym_backend);
+    const char *path = symbol_path(d, buf, sizeof buf, &from);
+    int err = perch_dbghelp_backend_create(path, &v->sym_backend);
     if (err == 0) {
         o.backend = v->sym_backend;
         err = perch_symworker_create(&o, &v->symbols);
@@ -45,6 +62,9 @@ void perch__daemon_symbols_add(perch_daemon *d)
         perch_symworker_sink(v->symbols, &sink);
         err = perch_live_add_sink(v->engine, "symbols", &sink, perch_symworker_idle);
     }
+    if (err == 0)
+        perch_log(PERCH_LOG_INFO, "Function names: DbgHelp's symbol path is %s (%s).",
+                  path ? path : "its own", from);
     if (err != 0) {
         perch_log(PERCH_LOG_WARNING,
                   "Recordings carry no function names: the symbol worker could not start (%s).",

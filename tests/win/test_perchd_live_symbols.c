@@ -3,7 +3,8 @@
  * whose game process runs the x86_64 fixture image lld made (tests/fixtures/sym), perchd_fake
  * (perchd linked with the fake ETW) replays it live with a recording and the flight recorder
  * on, its symbol worker names what the samples hit with Wine's dbghelp (a real implementation
- * that reads the fixture's PDB; the symbol path points at the fixture's folder), and Ctrl+Break
+ * that reads the fixture's PDB; the SymbolPath key points at the fixture's folder, and wins over
+ * a PERCH_SYMBOL_PATH that points nowhere), and Ctrl+Break
  * writes a snapshot and stops (the trace spans 8 s, so the snapshot holds most samples: the
  * recorder's open segment and the model's last seconds are not in it yet). With no symbol files at
  * hand afterwards (`perch report` never looks for any), the recording's report must list as its top
@@ -114,11 +115,12 @@ static void test_perchd_names_recording_and_snapshot(void **state)
 
     assert_int_equal(perch_fake_etw_reset(), 0);
     assert_int_equal(perch_fake_etw_set_string("Replay", etl), 0);
-    SetEnvironmentVariableA("PERCH_SYMBOL_PATH", fixtures); /* perchd_fake inherits it */
+    /* the SymbolPath key comes before PERCH_SYMBOL_PATH (here a folder that does not exist) */
+    SetEnvironmentVariableA("PERCH_SYMBOL_PATH", "C:\\no\\such\\folder");
     snprintf(args, sizeof args,
              "run --defaults --data-dir \"%s\" --capture-dir \"%s\\cap\" --set RecordOnStart=on "
-             "--set FlightRecorderSeconds=3600 --duration 300",
-             dir, dir);
+             "--set FlightRecorderSeconds=3600 --set \"SymbolPath=%s\" --duration 300",
+             dir, dir, fixtures);
     harness_spawn_with("PERCHD_FAKE_EXE", args, CREATE_NEW_CONSOLE, &c);
     SetEnvironmentVariableA("PERCH_SYMBOL_PATH", NULL);
     if (!harness_wait_status(dir, "state: running", 30000)) {
@@ -132,6 +134,9 @@ static void test_perchd_names_recording_and_snapshot(void **state)
     assert_int_equal(harness_finish(&c, out, sizeof out, 120000), 0);
     assert_contains(out, "Snapshot of the flight recorder written to");
     char *log = harness_read_in(dir, "perchd.log");
+    char said[MAX_PATH * 3];
+    snprintf(said, sizeof said, "DbgHelp's symbol path is %s (SymbolPath).", fixtures);
+    assert_contains(log, said);
     assert_contains(log, "Function names:");
     free(log);
     captures(rec, snap, sizeof rec);
