@@ -382,11 +382,22 @@ void perch_symbackend_resolver_destroy(perch_symbackend *b);
  * tap in front of a capture-writing sink adds the records to what it writes. */
 typedef struct perch_symworker perch_symworker;
 
+/* Bounds for a service that runs for weeks (each counted in perch_symworker_stats). After
+ * every pump the model thread's collection keeps no (stack, thread) or (module, IP) pairs
+ * (those were queued), only the stacks' frames, at most max_stack_frames of them: past it the
+ * oldest stacks are forgotten down to half (a later sample with a forgotten stack still gives
+ * its IP; its frames are not queued again). The set of addresses already queued holds at most
+ * max_addresses: past it, it starts afresh (each address is then queued, and looked up, once
+ * more; no record is made twice). At most max_records symbol records are kept; past it a new
+ * function's record is dropped. Taps and perch_symworker_names outputs keep their own. */
 typedef struct perch_symworker_options {
-    size_t size;              /* sizeof(perch_symworker_options) */
-    uint32_t queue_cap;       /* addresses waiting for the worker; 0: 65536 */
-    uint32_t finish_wait_ms;  /* how long a tap's finish waits for the worker; 0: 5000 */
-    perch_symbackend backend; /* borrowed; must outlive the worker */
+    size_t size;               /* sizeof(perch_symworker_options) */
+    uint32_t queue_cap;        /* addresses waiting for the worker; 0: 65536 */
+    uint32_t finish_wait_ms;   /* how long a tap's finish waits for the worker; 0: 5000 */
+    perch_symbackend backend;  /* borrowed; must outlive the worker */
+    uint32_t max_stack_frames; /* 0: 1 << 22 (32 MiB of frames) */
+    uint32_t max_addresses;    /* 0: 1 << 20 */
+    uint32_t max_records;      /* 0: 1 << 20 */
 } perch_symworker_options;
 
 typedef struct perch_symworker_stats {
@@ -396,6 +407,9 @@ typedef struct perch_symworker_stats {
     uint64_t named;     /* of which it named */
     uint64_t records;   /* symbol records made (one per run) */
     uint32_t modules_loaded, modules_failed;
+    uint64_t stacks_forgotten; /* by max_stack_frames */
+    uint64_t address_resets;   /* times the set of queued addresses started afresh */
+    uint64_t records_dropped;  /* by max_records */
 } perch_symworker_stats;
 
 /* Starts the worker thread. 0, PERCH_EINVAL, PERCH_ENOMEM or the thread's error. */

@@ -117,6 +117,10 @@ void perch__daemon_symbols_add(perch_daemon *d);
 int perch__daemon_symbols_tap(perch_daemon *d, perch_sink *sink);
 void perch__daemon_symbols_untap(perch_daemon *d);
 
+/* The worker's drops (queue full, stacks forgotten, records dropped) as engine losses, so they
+ * reach the ledger of every capture (the supervisor, once a second). */
+void perch__daemon_symbols_losses(perch_daemon *d);
+
 /* The names wrapper for the flight recorder's snapshots (model_thread false) or the rotating
  * files (true); zeroed (no names) without a worker. */
 void perch__daemon_symbols_names(perch_daemon *d, bool model_thread, perch_sink_wrap *out);

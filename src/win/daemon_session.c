@@ -286,6 +286,7 @@ static void hand_losses(perch_daemon *d, const perch_etw_poll *p)
     perch_live_set_loss(e, "session.log_buffers_lost", p->losses.log_buffers_lost);
     perch_live_set_loss(e, "live.bad_record", p->consumer.bad_records);
     perch_live_set_loss(e, "live.pmc_malformed", p->consumer.pmc_malformed);
+    perch__daemon_symbols_losses(d);
 }
 
 void perch__daemon_session_poll(perch_daemon *d)

@@ -50,7 +50,7 @@ void perch__daemon_symbols_add(perch_daemon *d)
     struct perch_daemon_live *v = &d->live;
     char buf[8192];
     const char *from;
-    perch_symworker_options o = {sizeof o, 0, FINISH_WAIT_MS, {0}};
+    perch_symworker_options o = {.size = sizeof o, .finish_wait_ms = FINISH_WAIT_MS};
     perch_sink sink;
     const char *path = symbol_path(d, buf, sizeof buf, &from);
     int err = perch_dbghelp_backend_create(path, &v->sym_backend);
@@ -91,6 +91,17 @@ void perch__daemon_symbols_names(perch_daemon *d, bool model_thread, perch_sink_
         perch_symworker_names(d->live.symbols, model_thread, out);
 }
 
+void perch__daemon_symbols_losses(perch_daemon *d)
+{
+    perch_symworker_stats st;
+    if (d->live.symbols == NULL || d->live.engine == NULL)
+        return;
+    perch_symworker_get_stats(d->live.symbols, &st);
+    perch_live_set_loss(d->live.engine, "symbols.queue_full", st.dropped);
+    perch_live_set_loss(d->live.engine, "symbols.stacks_forgotten", st.stacks_forgotten);
+    perch_live_set_loss(d->live.engine, "symbols.records_dropped", st.records_dropped);
+}
+
 void perch__daemon_symbols_untap(perch_daemon *d)
 {
     perch_symworker_tap_destroy(d->live.rec_tap);
@@ -105,9 +116,13 @@ void perch__daemon_symbols_destroy(perch_daemon *d)
         perch_symworker_get_stats(v->symbols, &st);
         perch_log(PERCH_LOG_INFO,
                   "Function names: %llu addresses looked up, %llu named, %llu dropped (queue "
-                  "full); %u modules loaded, %u not found or not matching.",
+                  "full); %u modules loaded, %u not found or not matching; %llu stacks "
+                  "forgotten, %llu records dropped for the caps, %llu fresh starts of the "
+                  "address set.",
                   (unsigned long long)st.looked_up, (unsigned long long)st.named,
-                  (unsigned long long)st.dropped, st.modules_loaded, st.modules_failed);
+                  (unsigned long long)st.dropped, st.modules_loaded, st.modules_failed,
+                  (unsigned long long)st.stacks_forgotten, (unsigned long long)st.records_dropped,
+                  (unsigned long long)st.address_resets);
     }
     perch_symworker_destroy(v->symbols);
     v->symbols = NULL;

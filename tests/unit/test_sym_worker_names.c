@@ -193,7 +193,7 @@ static void test_names_in_snapshots_and_rotated_files(void **state)
     perch_resolver *r = NULL;
     perch_symbackend be;
     perch_symworker *w = NULL;
-    perch_symworker_options o = {sizeof o, 0, 0, {0}};
+    perch_symworker_options o = {.size = sizeof o};
     assert_int_equal(perch_resolver_create(NULL, true, &r), 0);
     assert_int_equal(perch_symbackend_resolver_create(r, &be), 0);
     o.backend = be;

@@ -16,8 +16,6 @@
 #include "sym/hits_internal.h"
 #include "sym/worker_internal.h"
 
-#define MAX_RESULTS (1u << 24)
-
 static char *dup_str(const char *s)
 {
     return perch__strdup(s ? s : "");
@@ -37,7 +35,8 @@ static int keep(perch_symworker *w, uint32_t ident, uint64_t key, const perch_sy
     perch_mutex_lock(w->lock);
     if (!err)
         err = perch__grow_array((void **)&w->results, sizeof *w->results, &w->cap_results,
-                                w->nresults + 1, MAX_RESULTS);
+                                w->nresults + 1, w->opt.max_records);
+    w->st.records_dropped += err == PERCH_ELIMIT;
     if (!err) {
         rec->rec =
             (perch_symbol_rec){key, f->span_rva, f->span_size, f->rva, f->size, f->source, name};
@@ -117,6 +116,9 @@ int perch_symworker_create(const perch_symworker_options *o, perch_symworker **o
     w->opt = *o;
     w->opt.queue_cap = o->queue_cap ? o->queue_cap : 65536;
     w->opt.finish_wait_ms = o->finish_wait_ms ? o->finish_wait_ms : 5000;
+    w->opt.max_stack_frames = o->max_stack_frames ? o->max_stack_frames : 1u << 22;
+    w->opt.max_addresses = o->max_addresses ? o->max_addresses : 1u << 20;
+    w->opt.max_records = o->max_records ? o->max_records : 1u << 20;
     w->queue = perch__calloc(w->opt.queue_cap, sizeof *w->queue);
     int err = w->queue ? perch_symhits_create(&w->hits) : PERCH_ENOMEM;
     err = err ? err : perch_mutex_create(&w->lock);
@@ -287,11 +289,18 @@ int perch_symworker_pump(perch_symworker *w)
     if (w->pair_done == w->hits->npair && w->ip_done == w->hits->nip)
         return 0; /* nothing new since the last pump (the idle call is frequent) */
     int err = perch__symhits_credit(w->hits, w->pair_done, w->ip_done, enqueue, w);
-    if (!err) {
-        w->pair_done = w->hits->npair;
-        w->ip_done = w->hits->nip;
-    }
-    return err;
+    if (err)
+        return err;
+    uint32_t gone = perch__symhits_trim(w->hits, w->opt.max_stack_frames); /* the bounds */
+    bool reset = w->seen.count > w->opt.max_addresses;
+    if (reset)
+        perch__hmap_free(&w->seen);
+    w->pair_done = w->ip_done = 0;
+    perch_mutex_lock(w->lock);
+    w->st.stacks_forgotten += gone;
+    w->st.address_resets += reset;
+    perch_mutex_unlock(w->lock);
+    return 0;
 }
 
 int perch_symworker_wait(perch_symworker *w, uint32_t timeout_ms)
