@@ -33,17 +33,21 @@ struct perch_daemon_live {
     char info_source[160]; /* the trace info handed to the model (owned here) */
     uint64_t info_freq;    /* its perf_freq, 0 until the model asked (d->lock) */
     char session_config[2048];
-    /* the recording (ctl) */
+    /* the recording: rotating capture files (daemon_captures.c). ctl serializes its start
+     * and stop; the model thread publishes the rotation's figures under d->lock (idle). */
     bool recording;
-    perch_output rec_out;
-    perch_capture_writer *rec_writer;
-    perch_sink rec_sink;
-    char rec_path[PERCH_CONFIG_PATH_MAX];
+    struct perch_capture_rotate *rotate;
+    perch_sink rec_sink;                  /* the rotation's (names: its opts.names) */
+    uint32_t rec_id;                      /* grows by one per recording (d->lock) */
+    char rec_name[256];                   /* its first file's name, "" until it exists (d->lock) */
+    char rec_path[PERCH_CONFIG_PATH_MAX]; /* the file being written, else the last (d->lock) */
+    uint64_t rec_bytes;                   /* written by this recording, every file (d->lock) */
+    uint32_t rec_files;                   /* files it created (d->lock) */
+    uint64_t rec_deleted;                 /* files the disk cap deleted (d->lock) */
     /* function names (daemon_symbols.c): the DbgHelp worker, a sink of the engine (NULL when
-     * it could not start), and the tap in front of the recording's writer */
+     * it could not start) */
     perch_symworker *symbols;
     perch_symbackend sym_backend;
-    perch_symworker_tap *rec_tap;
 };
 
 struct perch_daemon {
@@ -111,11 +115,6 @@ void perch__daemon_record_close(perch_daemon *d);
 /* daemon_symbols.c: the symbol worker as a sink of the engine (before it starts); on failure
  * it logs and the daemon records without names. */
 void perch__daemon_symbols_add(perch_daemon *d);
-
-/* Puts the worker's tap in front of *sink (the recording's writer), replacing *sink; nothing
- * without a worker. 0 or PERCH_ENOMEM. */
-int perch__daemon_symbols_tap(perch_daemon *d, perch_sink *sink);
-void perch__daemon_symbols_untap(perch_daemon *d);
 
 /* The worker's drops (queue full, stacks forgotten, records dropped) as engine losses, so they
  * reach the ledger of every capture (the supervisor, once a second). */

@@ -1,10 +1,11 @@
 /*
  * perchd's function names (src/win/daemon_internal.h): the symbol worker of
  * include/perch/sym.h with the DbgHelp backend (sym_dbghelp.h), a sink of the live engine
- * that queues the addresses samples and stacks hit when the engine is idle, and a tap in
- * front of the recording's capture writer that writes the names the worker found into the
- * file (a symbol chunk), so a recording names its frames on any machine; the flight recorder's
- * snapshots and the rotating files get theirs through perch_symworker_names. DbgHelp's path is
+ * that queues the addresses samples and stacks hit when the engine is idle; every file of a
+ * recording (the rotation) and every flight-recorder snapshot gets, through
+ * perch_symworker_names, a symbol chunk with the names of what its own records hit, so each
+ * names its frames on any machine. The worker's drops go to the engine's losses (the ledger).
+ * DbgHelp's path is
  * the SymbolPath key when set, else PERCH_SYMBOL_PATH, else its own default (_NT_SYMBOL_PATH,
  * _NT_ALTERNATE_SYMBOL_PATH).
  * Names are optional: when DbgHelp cannot start, perchd logs it and records without them.
@@ -73,17 +74,6 @@ void perch__daemon_symbols_add(perch_daemon *d)
     }
 }
 
-int perch__daemon_symbols_tap(perch_daemon *d, perch_sink *sink)
-{
-    struct perch_daemon_live *v = &d->live;
-    if (v->symbols == NULL)
-        return 0;
-    int err = perch_symworker_tap_create(v->symbols, sink, &v->rec_tap);
-    if (err == 0)
-        perch_symworker_tap_sink(v->rec_tap, sink);
-    return err;
-}
-
 void perch__daemon_symbols_names(perch_daemon *d, bool model_thread, perch_sink_wrap *out)
 {
     memset(out, 0, sizeof *out);
@@ -100,12 +90,6 @@ void perch__daemon_symbols_losses(perch_daemon *d)
     perch_live_set_loss(d->live.engine, "symbols.queue_full", st.dropped);
     perch_live_set_loss(d->live.engine, "symbols.stacks_forgotten", st.stacks_forgotten);
     perch_live_set_loss(d->live.engine, "symbols.records_dropped", st.records_dropped);
-}
-
-void perch__daemon_symbols_untap(perch_daemon *d)
-{
-    perch_symworker_tap_destroy(d->live.rec_tap);
-    d->live.rec_tap = NULL;
 }
 
 void perch__daemon_symbols_destroy(perch_daemon *d)

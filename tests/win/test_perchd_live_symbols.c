@@ -1,18 +1,18 @@
 /*
- * Function names through perchd, end to end under Wine: `perch synth --module` writes a trace
- * whose game process runs the x86_64 fixture image lld made (tests/fixtures/sym), perchd_fake
- * (perchd linked with the fake ETW) replays it live with a recording and the flight recorder
- * on, its symbol worker names what the samples hit with Wine's dbghelp (a real implementation
- * that reads the fixture's PDB; the SymbolPath key points at the fixture's folder, and wins over
- * a PERCH_SYMBOL_PATH that points nowhere), and Ctrl+Break
- * writes a snapshot and stops (the trace spans 8 s, so the snapshot holds most samples: the
- * recorder's open segment and the model's last seconds are not in it yet). With no symbol files at
- * hand afterwards (`perch report` never looks for any), the recording's report must list as its top
- * functions exactly the fixture's functions that the offline path (perch import, then perch
- * symbolize with the fixture's folder) names from PDB procedures, with the same sample counts (the
- * live recording holds the same samples as the import); the snapshot's report must name only
- * fixture functions from that same list. So "a shipped capture names its frames on any OS" holds
- * for both captures perchd writes.
+ * Function names through perchd, end to end under Wine: `perch synth --module` writes an 8 s
+ * trace whose game process runs the x86_64 fixture image lld made (tests/fixtures/sym),
+ * perchd_fake (perchd linked with the fake ETW) replays it live with a rotating recording
+ * (RotateSizeMb 1) and the flight recorder on, its symbol worker names what the samples hit
+ * with Wine's dbghelp (a real implementation that reads the fixture's PDB; the SymbolPath key
+ * points at the fixture's folder and wins over a PERCH_SYMBOL_PATH that points nowhere), and
+ * Ctrl+Break writes a snapshot and stops (the snapshot holds most samples: the recorder's open
+ * segment and the model's last seconds are not in it yet). With no symbol files at hand
+ * afterwards (`perch report` never looks for any), every file of the recording must name its
+ * own top functions, and summed over the files they must be exactly the fixture's functions
+ * that the offline path (perch import, then perch symbolize with the fixture's folder) names
+ * from PDB procedures, with the same sample counts (the live recording holds the same samples
+ * as the import); the snapshot's report must name only functions from that offline list. So
+ * "a shipped capture names its frames on any OS" holds for every capture perchd writes.
  */
 #include "etw_fake.h"
 #include "perchd_harness.h"
@@ -53,25 +53,42 @@ static int functions_of(const char *file, fn_row *rows)
     return n;
 }
 
-/* The recording in dir\cap (the first file that is not a snapshot) and the snapshot. */
-static void captures(char *rec, char *snap, size_t len)
+#define MAX_FILES 8
+
+/* The recording's files in dir\cap (every file that is not a snapshot, up to MAX_FILES) and
+ * the snapshot. Returns the number of recording files. */
+static int captures(char (*rec)[MAX_PATH * 2], char *snap, size_t len)
 {
     char pattern[MAX_PATH * 2];
     WIN32_FIND_DATAA fd;
-    rec[0] = snap[0] = '\0';
+    int n = 0;
+    snap[0] = '\0';
     snprintf(pattern, sizeof pattern, "%s\\cap\\*.perch", dir);
     HANDLE h = FindFirstFileA(pattern, &fd);
     if (h == INVALID_HANDLE_VALUE)
         fail_msg("no capture in %s\\cap", dir);
     do {
-        bool is_snap = strncmp(fd.cFileName, "snapshot-", 9) == 0;
-        char *to = is_snap ? snap : rec;
-        if (to[0] == '\0')
-            snprintf(to, len, "%s\\cap\\%s", dir, fd.cFileName);
+        if (strncmp(fd.cFileName, "snapshot-", 9) == 0)
+            snprintf(snap, len, "%s\\cap\\%s", dir, fd.cFileName);
+        else if (n < MAX_FILES)
+            snprintf(rec[n++], MAX_PATH * 2, "%s\\cap\\%s", dir, fd.cFileName);
     } while (FindNextFileA(h, &fd));
     FindClose(h);
-    if (rec[0] == '\0' || snap[0] == '\0')
+    if (n == 0 || snap[0] == '\0')
         fail_msg("want a recording and a snapshot in %s\\cap", dir);
+    return n;
+}
+
+/* Adds row to sum[*n] (by name). */
+static void add_row(fn_row *sum, int *n, const fn_row *row)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(sum[i].name, row->name) == 0) {
+            sum[i].samples += row->samples;
+            return;
+        }
+    if (*n < MAX_ROWS)
+        sum[(*n)++] = *row;
 }
 
 static const fn_row *find_row(const fn_row *rows, int n, const char *name)
@@ -99,7 +116,7 @@ static int offline(const char *etl, const char *fixtures, fn_row *rows)
 static void test_perchd_names_recording_and_snapshot(void **state)
 {
     char image[MAX_PATH * 2], fixtures[MAX_PATH * 2], etl[MAX_PATH * 2], args[MAX_PATH * 6];
-    char rec[MAX_PATH * 2], snap[MAX_PATH * 2];
+    char rec[MAX_FILES][MAX_PATH * 2], snap[MAX_PATH * 2];
     fn_row want[MAX_ROWS], live[MAX_ROWS], snapped[MAX_ROWS];
     struct harness_child c;
     (void)state;
@@ -119,7 +136,8 @@ static void test_perchd_names_recording_and_snapshot(void **state)
     SetEnvironmentVariableA("PERCH_SYMBOL_PATH", "C:\\no\\such\\folder");
     snprintf(args, sizeof args,
              "run --defaults --data-dir \"%s\" --capture-dir \"%s\\cap\" --set RecordOnStart=on "
-             "--set FlightRecorderSeconds=3600 --set \"SymbolPath=%s\" --duration 300",
+             "--set FlightRecorderSeconds=3600 --set \"SymbolPath=%s\" --set RotateSizeMb=1 "
+             "--duration 300",
              dir, dir, fixtures);
     harness_spawn_with("PERCHD_FAKE_EXE", args, CREATE_NEW_CONSOLE, &c);
     SetEnvironmentVariableA("PERCH_SYMBOL_PATH", NULL);
@@ -139,10 +157,19 @@ static void test_perchd_names_recording_and_snapshot(void **state)
     assert_contains(log, said);
     assert_contains(log, "Function names:");
     free(log);
-    captures(rec, snap, sizeof rec);
-
-    int nlive = functions_of(rec, live), nsnap = functions_of(snap, snapped), procs = 0;
-    print_message("offline %d, recording %d, snapshot %d top functions\n", nwant, nlive, nsnap);
+    int files = captures(rec, snap, sizeof snap), nlive = 0, procs = 0;
+    assert_true(files >= 2); /* RotateSizeMb 1: each file names what its own samples hit */
+    for (int f = 0; f < files; f++) {
+        fn_row rows[MAX_ROWS];
+        int n = functions_of(rec[f], rows);
+        print_message("file %d: %d named top functions\n", f + 1, n);
+        assert_true(n >= 1);
+        for (int i = 0; i < n; i++)
+            add_row(live, &nlive, &rows[i]);
+    }
+    int nsnap = functions_of(snap, snapped);
+    print_message("offline %d, recording %d (%d files), snapshot %d top functions\n", nwant, nlive,
+                  files, nsnap);
     for (int i = 0; i < nlive; i++)
         print_message("  recording: %s %llu %s\n", live[i].name, live[i].samples, live[i].source);
     for (int i = 0; i < nsnap; i++)
