@@ -87,11 +87,8 @@ static void test_worker(void **state)
     (void)state;
     const char *path = sym_fixture_path("x86_64/app.exe");
     perch_input in;
-    perch_pe *pe = NULL;
+    perch_pe *pe = sym_fixture_pe(path);
     const char *why;
-    assert_int_equal(perch_input_open_file(&in, path), 0);
-    assert_int_equal(perch_pe_read(&in, &pe, &why), 0);
-    perch_input_close(&in);
     const perch_pe_info *pi = perch_pe_get_info(pe);
     uint32_t rva[3] = {pi->functions[0].begin + 2, pi->functions[1].begin + 3,
                        pi->functions[2].begin};
@@ -196,12 +193,7 @@ static void test_queue_cap(void **state)
 {
     (void)state;
     const char *path = sym_fixture_path("x86_64/app.exe");
-    perch_input in;
-    perch_pe *pe = NULL;
-    const char *why;
-    assert_int_equal(perch_input_open_file(&in, path), 0);
-    assert_int_equal(perch_pe_read(&in, &pe, &why), 0);
-    perch_input_close(&in);
+    perch_pe *pe = sym_fixture_pe(path);
     const perch_pe_info *pi = perch_pe_get_info(pe);
     uint32_t rva[3] = {pi->functions[0].begin, pi->functions[1].begin, pi->functions[2].begin};
     perch_resolver *r = NULL;
@@ -247,31 +239,17 @@ static void test_queue_cap(void **state)
     assert_int_equal(perch_symworker_create(NULL, &w), PERCH_EINVAL);
 }
 
-static int nop_info(void *ctx, const perch_trace_info *r)
-{
-    (void)ctx, (void)r;
-    return 0;
-}
-static int nop_thread(void *ctx, const perch_thread_rec *r)
-{
-    (void)ctx, (void)r;
-    return 0;
-}
-static int nop_module(void *ctx, const perch_module_rec *r)
-{
-    (void)ctx, (void)r;
-    return 0;
-}
-static int nop_stack(void *ctx, const perch_stack_rec *r)
-{
-    (void)ctx, (void)r;
-    return 0;
-}
-static int nop_sample(void *ctx, const perch_sample_rec *r)
-{
-    (void)ctx, (void)r;
-    return 0;
-}
+#define NOP(name, type)                                                                            \
+    static int nop_##name(void *ctx, const type *r)                                                \
+    {                                                                                              \
+        (void)ctx, (void)r;                                                                        \
+        return 0;                                                                                  \
+    }
+NOP(info, perch_trace_info)
+NOP(thread, perch_thread_rec)
+NOP(module, perch_module_rec)
+NOP(stack, perch_stack_rec)
+NOP(sample, perch_sample_rec)
 
 /* The bounds for a run of weeks: 200 distinct 3-frame stacks at distinct addresses of the
  * fixture's functions, pumped every 10, with a stack cap of 30 frames, an address set of 16
@@ -282,12 +260,8 @@ static void test_bounds(void **state)
 {
     (void)state;
     const char *path = sym_fixture_path("x86_64/app.exe");
-    perch_input in;
-    perch_pe *pe = NULL;
+    perch_pe *pe = sym_fixture_pe(path);
     const char *why;
-    assert_int_equal(perch_input_open_file(&in, path), 0);
-    assert_int_equal(perch_pe_read(&in, &pe, &why), 0);
-    perch_input_close(&in);
     const perch_pe_info *pi = perch_pe_get_info(pe);
     perch_resolver *r = NULL;
     perch_symbackend be;

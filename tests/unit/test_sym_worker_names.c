@@ -180,12 +180,8 @@ static void test_names_in_snapshots_and_rotated_files(void **state)
 {
     (void)state;
     const char *path = sym_fixture_path("x86_64/app.exe"), *dir = "sym_names_rotate";
-    perch_input in;
-    perch_pe *pe = NULL;
+    perch_pe *pe = sym_fixture_pe(path);
     const char *why;
-    assert_int_equal(perch_input_open_file(&in, path), 0);
-    assert_int_equal(perch_pe_read(&in, &pe, &why), 0);
-    perch_input_close(&in);
     const perch_pe_info *pi = perch_pe_get_info(pe);
     uint32_t rva[3] = {pi->functions[0].begin + 2, pi->functions[1].begin + 3,
                        pi->functions[2].begin};
