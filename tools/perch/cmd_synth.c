@@ -24,6 +24,8 @@ struct synth_args {
     const char *module;     /* --module: a real image standing in for demo.exe */
     perch_synth_options opt;
     perch_synth_image image;
+    perch_pe *pe;            /* the --module image (its strings are image's) */
+    uint32_t *rva, *fn_size; /* image's function arrays */
 };
 
 struct progress {
@@ -322,8 +324,8 @@ static bool ascii(const char *s)
     return true;
 }
 
-/* --module: the image's identity and its primary .pdata functions into a->image (the arrays
- * live until the process ends). 0 or 1 with a message. */
+/* --module: the image's identity and its primary .pdata functions into a->image (freed by
+ * free_module). 0 or 1 with a message. */
 static int load_module(struct synth_args *a)
 {
     perch_input in;
@@ -342,6 +344,9 @@ static int load_module(struct synth_args *a)
     const perch_pe_info *pi = perch_pe_get_info(pe);
     uint32_t n = 0, *rva = calloc(pi->function_count + 1u, sizeof *rva);
     uint32_t *size = calloc(pi->function_count + 1u, sizeof *size);
+    a->pe = pe;
+    a->rva = rva;
+    a->fn_size = size;
     for (uint32_t i = 0; rva && size && i < pi->function_count; i++)
         if (pi->functions[i].begin == pi->functions[i].primary_begin &&
             pi->functions[i].end > pi->functions[i].begin) {
@@ -361,18 +366,51 @@ static int load_module(struct synth_args *a)
         fprintf(stderr, "perch synth: --module %s: %s\n", a->module,
                 n == 0 ? "the image has no .pdata functions (an x64 image is needed)"
                        : "only ASCII paths can be logged");
-        return 1; /* pe is not freed: the strings above are its own */
+        return 1;
     }
     a->opt.image = &a->image;
     return 0;
 }
 
-int perch_cmd_synth(int argc, char **argv)
+static void free_module(struct synth_args *a)
 {
-    struct synth_args a;
+    perch_pe_destroy(a->pe);
+    free(a->rva);
+    free(a->fn_size);
+}
+
+/* Writes the trace a asks for and says what was written. 0 or 1. */
+static int write_trace(struct synth_args *a)
+{
     struct progress prog = {perch_is_terminal(stderr), perch_monotonic_ns(), 0};
     perch_output out;
     perch_synth_stats st;
+    a->opt.progress = on_progress;
+    a->opt.progress_ctx = &prog;
+    int err = perch_output_open_file(&out, a->path);
+    if (err) {
+        fprintf(stderr, "perch synth: cannot create %s: %s\n", a->path, perch_strerror(err));
+        return 1;
+    }
+    err = perch_synth_write(&a->opt, &out, &st);
+    int cerr = out.close(out.ctx);
+    if (prog.on)
+        fprintf(stderr, "\r%20s\r", "");
+    if (err || cerr) {
+        /* never removed: the path may be a device or something else not ours to delete */
+        fprintf(stderr, "perch synth: writing %s: %s (what was written is left as it is)\n",
+                a->path, perch_strerror(err ? err : cerr));
+        return 1;
+    }
+    if (!a->stats_path || strcmp(a->stats_path, "-") != 0)
+        report(a->path, &st, a->opt.seed, perch_monotonic_ns() - prog.started);
+    return a->stats_path ? write_stats(a->stats_path, &st, a->opt.seed) : 0;
+}
+
+int perch_cmd_synth(int argc, char **argv)
+{
+    struct synth_args a;
+    memset(&a, 0, sizeof a);
     int rc = parse_args(&a, argc, argv);
     if (rc == 1) {
         usage(stdout);
@@ -382,26 +420,7 @@ int perch_cmd_synth(int argc, char **argv)
         fprintf(stderr, "Try 'perch synth --help'.\n");
         return 2;
     }
-    if (a.module != NULL && load_module(&a) != 0)
-        return 1;
-    a.opt.progress = on_progress;
-    a.opt.progress_ctx = &prog;
-    int err = perch_output_open_file(&out, a.path);
-    if (err) {
-        fprintf(stderr, "perch synth: cannot create %s: %s\n", a.path, perch_strerror(err));
-        return 1;
-    }
-    err = perch_synth_write(&a.opt, &out, &st);
-    int cerr = out.close(out.ctx);
-    if (prog.on)
-        fprintf(stderr, "\r%20s\r", "");
-    if (err || cerr) {
-        /* never removed: the path may be a device or something else not ours to delete */
-        fprintf(stderr, "perch synth: writing %s: %s (what was written is left as it is)\n", a.path,
-                perch_strerror(err ? err : cerr));
-        return 1;
-    }
-    if (!a.stats_path || strcmp(a.stats_path, "-") != 0)
-        report(a.path, &st, a.opt.seed, perch_monotonic_ns() - prog.started);
-    return a.stats_path ? write_stats(a.stats_path, &st, a.opt.seed) : 0;
+    rc = a.module != NULL && load_module(&a) != 0 ? 1 : write_trace(&a);
+    free_module(&a);
+    return rc;
 }
