@@ -74,6 +74,8 @@ typedef struct perch_recorder_opts {
     /* How long a snapshot waits for the model thread to seal the open segment, so that the
      * records it holds are in the snapshot too (default 0: no wait; see perch_recorder_idle). */
     uint32_t seal_wait_ms;
+    perch_sink_wrap names; /* put in front of each snapshot's writer, on the snapshot's
+                            * thread (function names: perch_symworker_names); none by default */
 } perch_recorder_opts;
 
 void perch_recorder_opts_default(perch_recorder_opts *opts);
