@@ -56,6 +56,9 @@ typedef struct perch_capture_rotate_opts {
     /* Wall clock for names and age: ms since 1970 UTC. Required (perch_fs_wall_ms). */
     uint64_t (*wall_ms)(void *clock_ctx);
     void *clock_ctx;
+    /* Put in front of each file's writer (function names: perch_symworker_names); none by
+     * default. */
+    perch_sink_wrap names;
 } perch_capture_rotate_opts;
 
 /* Fills the defaults (dir NULL, wall_ms NULL: the caller sets both). */

@@ -65,6 +65,8 @@ typedef struct perch_recorder_opts {
     uint32_t segment_ms;       /* ... or at this much trace time (default 1000) */
     uint32_t max_stack_frames; /* stack store cap, oldest forgotten (default 1 << 22) */
     uint32_t max_entities;     /* entity store cap, oldest ended forgotten (default 1 << 20) */
+    perch_sink_wrap names;     /* put in front of each snapshot's writer, on the snapshot's
+                                * thread (function names: perch_symworker_names); none by default */
 } perch_recorder_opts;
 
 void perch_recorder_opts_default(perch_recorder_opts *opts);

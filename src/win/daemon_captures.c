@@ -106,7 +106,8 @@ static int publish_call(void *ctx)
     return 0;
 }
 
-/* Creates the rotation and its sink (behind the symbols tap) into d->live, not attached. */
+/* Creates the rotation and its sink into d->live, not attached; each file gets the names of
+ * what its own records hit at its end (perch_symworker_names, on the model thread). */
 static int open_recording(perch_daemon *d, const perch_config *c)
 {
     struct perch_daemon_live *v = &d->live;
@@ -114,22 +115,17 @@ static int open_recording(perch_daemon *d, const perch_config *c)
     if (d->capture_dir[0] == '\0')
         return PERCH_ENOENT;
     rotate_opts_of(d, c, &ro);
+    perch__daemon_symbols_names(d, true, &ro.names);
     int err = perch_capture_rotate_create(&ro, &v->rotate);
     if (err < 0)
         return err;
     perch_capture_rotate_sink(v->rotate, &v->rec_sink);
-    err = perch__daemon_symbols_tap(d, &v->rec_sink); /* names into the files */
-    if (err < 0) {
-        perch_capture_rotate_destroy(v->rotate);
-        v->rotate = NULL;
-    }
-    return err;
+    return 0;
 }
 
 static void close_recording(perch_daemon *d)
 {
     struct perch_daemon_live *v = &d->live;
-    perch__daemon_symbols_untap(d);
     perch_capture_rotate_destroy(v->rotate);
     v->rotate = NULL;
     memset(&v->rec_sink, 0, sizeof v->rec_sink);

@@ -188,6 +188,7 @@ static int create_recorder(perch_daemon *d)
     perch_recorder_opts_default(&ro);
     ro.window_ms = d->o.config.recorder_seconds * 1000u;
     ro.max_bytes = (uint64_t)d->o.config.recorder_mb << 20;
+    perch__daemon_symbols_names(d, false, &ro.names); /* snapshots on the pipe's threads */
     int err = perch_recorder_create(&ro, &v->recorder);
     if (err == 0) {
         perch_recorder_sink(v->recorder, &sink);
@@ -216,10 +217,9 @@ static int create_engine(perch_daemon *d)
         perch_live_query_sink(v->query, &sink);
         err = perch_live_add_sink(v->engine, "query", &sink, flush_query);
     }
-    err = err ? err : create_recorder(d);
     if (err == 0)
         perch__daemon_symbols_add(d); /* names are optional: it logs and goes on */
-    return err;
+    return err ? err : create_recorder(d);
 }
 
 void perch__daemon_pipe_start(perch_daemon *d)
@@ -286,6 +286,7 @@ static void hand_losses(perch_daemon *d, const perch_etw_poll *p)
     perch_live_set_loss(e, "session.log_buffers_lost", p->losses.log_buffers_lost);
     perch_live_set_loss(e, "live.bad_record", p->consumer.bad_records);
     perch_live_set_loss(e, "live.pmc_malformed", p->consumer.pmc_malformed);
+    perch__daemon_symbols_losses(d);
 }
 
 void perch__daemon_session_poll(perch_daemon *d)

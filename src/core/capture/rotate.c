@@ -30,6 +30,7 @@ struct perch_capture_rotate {
     perch_output out;
     perch_capture_writer *w;
     perch_sink wsink;
+    void *names; /* the names wrapper's state of the open file (opts.names), or NULL */
     bool open, finished;
     int error;
     uint64_t opened_ms;
@@ -90,6 +91,21 @@ static int apply_disk_cap(perch_capture_rotate *r)
     return err;
 }
 
+/* Puts opts.names in front of the file's writer sink. */
+static int wrap_names(perch_capture_rotate *r)
+{
+    const perch_sink_wrap *nw = &r->opts.names;
+    perch_sink inner = r->wsink;
+    return nw->open ? nw->open(nw->ctx, &inner, &r->wsink, &r->names) : 0;
+}
+
+static void unwrap_names(perch_capture_rotate *r)
+{
+    if (r->names != NULL)
+        r->opts.names.close(r->opts.names.ctx, r->names);
+    r->names = NULL;
+}
+
 static int open_file(perch_capture_rotate *r)
 {
     char name[96];
@@ -106,6 +122,13 @@ static int open_file(perch_capture_rotate *r)
     if (err == 0) {
         snprintf(r->stats.current_path, sizeof r->stats.current_path, "%s", path);
         perch_capture_writer_sink(r->w, &r->wsink);
+        if ((err = wrap_names(r)) != 0) {
+            perch_capture_writer_destroy(r->w);
+            r->w = NULL;
+            r->out.close(r->out.ctx);
+        }
+    }
+    if (err == 0) {
         r->open = true;
         r->opened_ms = now;
         r->stats.files_created++;
@@ -135,11 +158,12 @@ static int close_file(perch_capture_rotate *r, bool finish)
     perch_capture_writer_stats ws;
     int err = finish ? put_missing(r) : 0;
     if (err == 0 && finish)
-        err = perch_capture_writer_finish(r->w);
+        err = r->wsink.finish(r->wsink.ctx);
     perch_capture_writer_get_stats(r->w, &ws);
     r->stats.bytes_written += ws.bytes;
     perch_capture_writer_destroy(r->w);
     r->w = NULL;
+    unwrap_names(r);
     int cerr = r->out.close(r->out.ctx);
     perch__cap_scope_end(&r->scope);
     r->open = false;
@@ -277,7 +301,7 @@ void perch_capture_rotate_sink(perch_capture_rotate *r, perch_sink *sink)
         on_ledger,
         on_stat,
         on_finish,
-        NULL, /* symbol: names are not rotated yet */
+        NULL, /* symbol: a file's names come from opts.names */
     };
     *sink = callbacks;
     sink->ctx = r;
@@ -326,6 +350,7 @@ void perch_capture_rotate_destroy(perch_capture_rotate *r)
         return;
     if (r->open) {
         perch_capture_writer_destroy(r->w); /* no end chunk: as after a crash */
+        unwrap_names(r);
         r->out.close(r->out.ctx);
         perch__cap_scope_end(&r->scope);
     }

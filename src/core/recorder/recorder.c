@@ -294,7 +294,7 @@ void perch_recorder_sink(perch_recorder *r, perch_sink *sink)
         NULL,
         NULL,
         on_finish,
-        NULL, /* symbol: names are not recorded yet */
+        NULL, /* symbol: a snapshot's names come from opts.names */
     };
     *sink = callbacks;
     sink->ctx = r;

@@ -153,11 +153,23 @@ static int write_range(snap *s, perch_sink *w)
     return err;
 }
 
+/* The snapshot's writer sink, behind the names wrapper when there is one. */
+static int open_sink(snap *s, perch_capture_writer *w, perch_sink *ws, void **names)
+{
+    const perch_sink_wrap *nw = &s->r->opts.names;
+    perch_capture_writer_sink(w, ws);
+    if (nw->open == NULL)
+        return 0;
+    perch_sink inner = *ws;
+    return nw->open(nw->ctx, &inner, ws, names);
+}
+
 int perch_recorder_snapshot(perch_recorder *r, double last_seconds, perch_output *out)
 {
     snap s;
     perch_capture_writer *w = NULL;
     perch_sink ws;
+    void *names = NULL;
     if (!r || !out)
         return PERCH_EINVAL;
     memset(&s, 0, sizeof s);
@@ -165,13 +177,16 @@ int perch_recorder_snapshot(perch_recorder *r, double last_seconds, perch_output
     int err = take(&s, last_seconds);
     if (err == 0)
         err = perch_capture_writer_create(out, NULL, &w);
+    if (err == 0)
+        err = open_sink(&s, w, &ws, &names);
     if (err == 0) {
-        perch_capture_writer_sink(w, &ws);
         err = write_range(&s, &ws);
         if (err == 0)
-            err = perch_capture_writer_finish(w);
+            err = ws.finish(ws.ctx);
     }
     perch_capture_writer_destroy(w);
+    if (names != NULL)
+        r->opts.names.close(r->opts.names.ctx, names);
     perch__cap_scope_end(&s.scope);
     release(&s);
     return err;
