@@ -107,7 +107,17 @@ void perch__daemon_record_status(perch_daemon *d, perch_daemon_status *st);
 
 /* Starts a recording before the engine starts (RecordOnStart) or while it runs. Caller holds
  * ctl. */
-int perch__daemon_record_start_locked(perch_daemon *d, char *file, size_t len);
+int perch__daemon_record_start_locked(perch_daemon *d, const perch_config *c, const char *stem,
+                                      char *file, size_t len);
+
+/* daemon_record_opts.c: the configuration and name stem ("" when none) of one recording, from
+ * the daemon's configuration and o (may be NULL). 0, or an error with a sentence in why. */
+int perch__daemon_record_config(perch_daemon *d, const perch_daemon_record_opts *o, perch_config *c,
+                                char *stem, size_t len, char *why, size_t why_len);
+
+/* Checks a recording's name; its stem (without ".perch") into stem. 0 or PERCH_EINVAL with a
+ * sentence. */
+int perch__daemon_record_name(const char *name, char *stem, size_t len, char *why, size_t why_len);
 
 /* Closes the recording's file after the engine finished it (at stop). Caller holds ctl. */
 void perch__daemon_record_close(perch_daemon *d);

@@ -27,6 +27,7 @@
 #define RETRY_MAX_MS   60000u
 #define QUIET_MS       5000u /* a session with no event for this long gets a sentence */
 #define DRAIN_STEP_MS  500u
+#define SEAL_WAIT_MS   2000u /* a snapshot waits this long at most for the model thread */
 
 static bool running_under_wine(void)
 {
@@ -188,11 +189,12 @@ static int create_recorder(perch_daemon *d)
     perch_recorder_opts_default(&ro);
     ro.window_ms = d->o.config.recorder_seconds * 1000u;
     ro.max_bytes = (uint64_t)d->o.config.recorder_mb << 20;
+    ro.seal_wait_ms = SEAL_WAIT_MS;                   /* a snapshot holds the open segment too */
     perch__daemon_symbols_names(d, false, &ro.names); /* snapshots on the pipe's threads */
     int err = perch_recorder_create(&ro, &v->recorder);
     if (err == 0) {
         perch_recorder_sink(v->recorder, &sink);
-        err = perch_live_add_sink(v->engine, "recorder", &sink, NULL);
+        err = perch_live_add_sink(v->engine, "recorder", &sink, perch_recorder_idle);
     }
     return err;
 }
@@ -260,7 +262,7 @@ void perch__daemon_session_start(perch_daemon *d)
     InitializeSRWLock(&v->etw_lock);
     int err = create_engine(d);
     if (err == 0 && d->o.config.record_on_start)
-        perch__daemon_record_start_locked(d, NULL, 0);
+        perch__daemon_record_start_locked(d, &d->o.config, "", NULL, 0);
     err = err ? err : perch_live_start(v->engine, NULL);
     if (err < 0) {
         perch_log(PERCH_LOG_ERROR, "The live engine could not start: %s.", perch_strerror(err));

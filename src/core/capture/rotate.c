@@ -24,7 +24,7 @@
 struct perch_capture_rotate {
     perch__cap_ent_adapter entities; /* first: the sink's entity callbacks cast ctx to it */
     perch_capture_rotate_opts opts;  /* dir and prefix point at the copies below */
-    char *dir, *prefix;
+    char *dir, *prefix, *first;      /* first: the first file's name, or NULL */
     perch__cap_store store;
     perch__cap_scope scope;
     perch_output out;
@@ -69,7 +69,7 @@ static int apply_disk_cap(perch_capture_rotate *r)
     int err = perch_fs_list(r->dir, MAX_LISTING, &e, &n);
     if (err)
         return err;
-    n = perch__rotate_keep_ours(r->prefix, e, n); /* sorted oldest first */
+    n = perch__rotate_keep_named(r->prefix, r->first, e, n); /* sorted oldest first */
     for (size_t i = 0; i < n; i++)
         total += e[i].size;
     for (size_t i = 0; i < n && total > r->opts.max_total_bytes && err == 0; i++) {
@@ -110,7 +110,10 @@ static int open_file(perch_capture_rotate *r)
 {
     char name[96];
     uint64_t now = r->opts.wall_ms(r->opts.clock_ctx);
-    perch__rotate_name(r->prefix, now, ++r->seq, name, sizeof name);
+    if (++r->seq == 1 && r->first)
+        snprintf(name, sizeof name, "%s", r->first);
+    else
+        perch__rotate_name(r->prefix, now, r->seq, name, sizeof name);
     char *path = perch_fs_join(r->dir, name);
     if (!path || strlen(path) >= sizeof r->stats.current_path) {
         perch__free(path);
@@ -307,6 +310,8 @@ void perch_capture_rotate_sink(perch_capture_rotate *r, perch_sink *sink)
     sink->ctx = r;
 }
 
+static bool first_name_ok(const char *prefix, const char *name);
+
 static int check_opts(const perch_capture_rotate_opts *o)
 {
     if (!o || o->size != sizeof *o || !o->dir || !o->wall_ms || !o->prefix)
@@ -315,7 +320,30 @@ static int check_opts(const perch_capture_rotate_opts *o)
         return PERCH_EINVAL;
     if (o->writer.size != sizeof o->writer || o->max_entities == 0)
         return PERCH_EINVAL;
+    if (o->first_name && !first_name_ok(o->prefix, o->first_name))
+        return PERCH_EINVAL;
     return 0;
+}
+
+/* The first file is <prefix>.perch. */
+static bool first_name_ok(const char *prefix, const char *name)
+{
+    size_t n = strlen(prefix);
+    return strncmp(name, prefix, n) == 0 && strcmp(name + n, ".perch") == 0;
+}
+
+/* With a first name: a file of that name, or any of the prefix, is a clash. */
+static int check_clash(perch_capture_rotate *r)
+{
+    uint64_t size;
+    char *path = perch_fs_join(r->dir, r->first);
+    if (!path)
+        return PERCH_ENOMEM;
+    int err = perch_fs_size(path, &size);
+    perch__free(path);
+    if (err == 0 || r->seq > 0)
+        return PERCH_EEXIST;
+    return err == PERCH_ENOENT ? 0 : err;
 }
 
 int perch_capture_rotate_create(const perch_capture_rotate_opts *opts, perch_capture_rotate **out)
@@ -330,16 +358,21 @@ int perch_capture_rotate_create(const perch_capture_rotate_opts *opts, perch_cap
     r->opts = *opts;
     r->dir = perch__strdup(opts->dir);
     r->prefix = perch__strdup(opts->prefix);
+    r->first = opts->first_name ? perch__strdup(opts->first_name) : NULL;
     perch__cap_store_init(&r->store, opts->max_entities, opts->max_stack_frames);
-    err = r->dir && r->prefix ? perch_fs_mkdir(r->dir) : PERCH_ENOMEM;
+    err = r->dir && r->prefix && (r->first || !opts->first_name) ? perch_fs_mkdir(r->dir)
+                                                                 : PERCH_ENOMEM;
     if (err == 0)
         err = perch__rotate_last_seq(r->dir, r->prefix, &r->seq);
+    if (err == 0 && r->first)
+        err = check_clash(r);
     if (err) {
         perch_capture_rotate_destroy(r);
         return err;
     }
     r->opts.dir = r->dir;
     r->opts.prefix = r->prefix;
+    r->opts.first_name = r->first;
     *out = r;
     return 0;
 }
@@ -357,6 +390,7 @@ void perch_capture_rotate_destroy(perch_capture_rotate *r)
     perch__cap_store_free(&r->store);
     perch__free(r->dir);
     perch__free(r->prefix);
+    perch__free(r->first);
     perch__free(r);
 }
 

@@ -183,6 +183,7 @@ static int model_main(void *arg)
             atomic_store(&l->error, err);
         else
             atomic_store(&l->finished, true);
+        atomic_store(&l->samples_waiting, 0); /* the finish gave them to the sinks */
     }
     perch_mutex_lock(l->mu);
     l->ended = true;
@@ -255,6 +256,7 @@ void perch_live_get_stats(const perch_live *l, perch_live_stats *st)
     st->queue_bytes_high = qs.bytes_high;
     st->queue_capacity = qs.capacity;
     st->last_timestamp = atomic_load(&l->last_timestamp);
+    st->samples_waiting = atomic_load(&l->samples_waiting);
     st->sinks = (uint32_t)l->slot_count;
     st->failed_sinks = atomic_load(&l->failed_sinks);
     st->error = atomic_load(&l->error);
