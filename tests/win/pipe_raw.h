@@ -1,7 +1,8 @@
 /*
- * A raw client of Perch's pipe for the Windows tests (tests/win): a plain pipe handle to write
- * bytes no client library would (oversized, truncated, garbage frames) and to read the frames
- * the server answers with. Header-only (static functions); the pipe name is the caller's.
+ * Clients of Perch's pipe for the Windows tests (tests/win): a raw one, a plain pipe handle to
+ * write bytes no client library would (oversized, truncated, garbage frames) and to read the
+ * frames the server answers with; and the worker the 32-clients tests run on each thread.
+ * Header-only (static functions); the pipe name is the caller's.
  */
 #ifndef PERCH_TEST_PIPE_RAW_H
 #define PERCH_TEST_PIPE_RAW_H
@@ -18,6 +19,7 @@
 #include <windows.h>
 
 #include "perch/proto.h"
+#include "proto/client.h"
 #include "perch/error.h"
 
 /* A raw client handle on the pipe called name. */
@@ -120,6 +122,46 @@ static inline void raw_hostile_basics(const char *name)
     h = raw_open(name);
     raw_write(h, hb, 10);
     CloseHandle(h);
+}
+
+/* One of many clients at once: connects to a->pipe, asks STATUS and TOP (threads by CPU over
+ * the last window_ms) twenty times each; a->ok counts the answers (a TOP with rows when
+ * a->need_rows), a->why keeps the last failure. */
+typedef struct pipe_worker {
+    const char *pipe;
+    uint32_t window_ms;
+    bool need_rows;
+    int ok;
+    char why[300];
+} pipe_worker;
+
+static inline int pipe_worker_run(void *arg)
+{
+    pipe_worker *a = arg;
+    perch_proto_transport t;
+    perch_proto_client *c;
+    if (perch_pipe_connect(a->pipe, 30000, &t, a->why, sizeof a->why) != 0 ||
+        perch_proto_client_open(&t, "c", 1, 30000, &c, a->why, sizeof a->why) != 0)
+        return 0;
+    for (int i = 0; i < 20; i++) {
+        perch_proto_status st;
+        perch_proto_top_rep top;
+        perch_proto_top_req req = {PERCH_TOP_THREADS,   PERCH_ORDER_CPU, 10, false, 0,
+                                   {a->window_ms, 0, 0}};
+        void *m = NULL;
+        if (perch_proto_client_call(c, PERCH_MSG_STATUS, NULL, &st, sizeof st, &m, 30000, a->why,
+                                    sizeof a->why) == 0)
+            a->ok++;
+        perch_free(m);
+        m = NULL;
+        if (perch_proto_client_call(c, PERCH_MSG_TOP, &req, &top, sizeof top, &m, 30000, a->why,
+                                    sizeof a->why) == 0 &&
+            (top.row_count > 0 || !a->need_rows))
+            a->ok++;
+        perch_free(m);
+    }
+    perch_proto_client_close(c);
+    return 0;
 }
 
 #endif

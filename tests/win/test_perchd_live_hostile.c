@@ -177,45 +177,15 @@ static void check_same_window(const char *snapshot)
 
 /* ---- 32 clients at once ------------------------------------------------------------------- */
 
-typedef struct worker_arg {
-    int ok;
-    char why[300];
-} worker_arg;
-
-static int concurrent_client(void *arg)
-{
-    worker_arg *a = arg;
-    perch_proto_transport t;
-    perch_proto_client *c;
-    if (perch_pipe_connect(pipe_name, 30000, &t, a->why, sizeof a->why) != 0 ||
-        perch_proto_client_open(&t, "c", 1, 30000, &c, a->why, sizeof a->why) != 0)
-        return 0;
-    for (int i = 0; i < 20; i++) {
-        perch_proto_status st;
-        perch_proto_top_rep top;
-        perch_proto_top_req req = {PERCH_TOP_THREADS, PERCH_ORDER_CPU, 10, false, 0, {2000, 0, 0}};
-        void *m = NULL;
-        if (perch_proto_client_call(c, PERCH_MSG_STATUS, NULL, &st, sizeof st, &m, 30000, a->why,
-                                    sizeof a->why) == 0)
-            a->ok++;
-        perch_free(m);
-        m = NULL;
-        if (perch_proto_client_call(c, PERCH_MSG_TOP, &req, &top, sizeof top, &m, 30000, a->why,
-                                    sizeof a->why) == 0)
-            a->ok++;
-        perch_free(m);
-    }
-    perch_proto_client_close(c);
-    return 0;
-}
-
 static void thirty_two_clients(void)
 {
     perch_thread *t[32];
-    static worker_arg a[32];
+    static pipe_worker a[32];
     memset(a, 0, sizeof a);
-    for (int i = 0; i < 32; i++)
-        assert_int_equal(perch_thread_start(concurrent_client, &a[i], "client", &t[i]), 0);
+    for (int i = 0; i < 32; i++) {
+        a[i].pipe = pipe_name, a[i].window_ms = 2000;
+        assert_int_equal(perch_thread_start(pipe_worker_run, &a[i], "client", &t[i]), 0);
+    }
     for (int i = 0; i < 32; i++) {
         assert_int_equal(perch_thread_join(t[i], NULL), 0);
         if (a[i].ok != 40)
