@@ -54,6 +54,9 @@ typedef struct perch_live_options {
      * copied. perch_live_start's info may then be NULL. */
     void (*trace_info)(void *info_ctx, perch_trace_info *info);
     void *info_ctx;
+    /* With attachable: ended processes, threads and modules kept (each type) for late sinks,
+     * the oldest forgotten past it; 0: 4096. */
+    uint32_t max_ended_entities;
 } perch_live_options;
 
 typedef struct perch_live_stats {

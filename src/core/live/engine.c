@@ -51,8 +51,9 @@ int perch_live_create(const perch_live_options *o, perch_live **out)
     int err = perch_mutex_create(&l->mu);
     err = err ? err : perch_cond_create(&l->cv);
     if (err == 0 && o->attachable)
-        err = perch__live_state_create(o->max_stack_frames ? o->max_stack_frames : 1u << 22,
-                                       STATE_MAX_ENDED, &l->state);
+        err = perch__live_state_create(
+            o->max_stack_frames ? o->max_stack_frames : 1u << 22,
+            o->max_ended_entities ? o->max_ended_entities : STATE_MAX_ENDED, &l->state);
     if (err < 0) {
         perch_cond_destroy(l->cv);
         perch_mutex_destroy(l->mu);
