@@ -7,9 +7,11 @@
  * that the file's records use are written into that same file before the first record that
  * uses them (the rotation keeps the current record of every entity and the frames of recent
  * stacks, and re-emits them lazily in each new file; stack ids are renumbered per file, dense
- * from 1 in first-use order). A file is readable while it is being written and after a crash,
- * up to its last complete chunk, and such a prefix still names its threads, processes and
- * modules.
+ * from 1 in first-use order). An entity that appears or changes while a file is open is
+ * written into it at once, used or not, so the first file of a rotation started with the
+ * model holds every entity record an unrotated capture holds. A file is readable while it is being
+ * written and after a crash, up to its last complete chunk, and such a prefix still names its
+ * threads, processes and modules.
  *
  * Names: <prefix>-YYYYMMDD-HHMMSS-<seq>.perch, UTC time of the file's creation and a sequence
  * number of at least six digits that grows by one per file (the sequence restarts after the highest

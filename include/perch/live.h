@@ -98,6 +98,11 @@ int perch_live_add_sink(perch_live *l, const char *name, const perch_sink *sink,
 int perch_live_attach(perch_live *l, const char *name, const perch_sink *sink,
                       perch_live_idle_fn idle);
 
+/* perch_live_attach, with idle called with idle_ctx instead of the sink's ctx (for a sink
+ * wrapped by another, e.g. a tap in front of a writer, whose owner needs the idle call). */
+int perch_live_attach_idle(perch_live *l, const char *name, const perch_sink *sink,
+                           perch_live_idle_fn idle, void *idle_ctx);
+
 /* Detaches the sink whose ctx is sink_ctx, on the model thread between two records. With
  * finish, the sink first gets the engine's books since it was attached (live.* drops, the
  * losses given to perch_live_set_loss, gaps) as ledger records, then its finish callback

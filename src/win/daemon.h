@@ -71,12 +71,17 @@ typedef struct perch_daemon_status {
     perch_live_stats live; /* the engine: events, rate, drops, gaps */
     uint32_t feature_count;
     perch_daemon_feature features[PERCH_DAEMON_MAX_FEATURES];
+    /* The recording: the figures of the one running, else of the last one (0 and "" when
+     * none ran). */
     bool recording;                             /* rotating capture files are being written */
-    char recording_file[PERCH_CONFIG_PATH_MAX]; /* the current one */
+    uint32_t recording_id;                      /* grows by one per recording started */
+    char recording_name[256];                   /* its first file's name ("" until it exists) */
+    char recording_file[PERCH_CONFIG_PATH_MAX]; /* the current one (full path) */
     uint64_t recording_bytes;                   /* written by this recording, every file */
-    uint32_t recording_files;
-    bool recorder_on;        /* the flight recorder keeps history */
-    double recorder_seconds; /* history it holds now */
+    uint32_t recording_files;                   /* files it created */
+    uint64_t recording_deleted;                 /* of its files, deleted for DiskCapMb */
+    bool recorder_on;                           /* the flight recorder keeps history */
+    double recorder_seconds;                    /* history it holds now */
     uint64_t recorder_bytes;
     uint64_t recorder_cap_bytes;             /* FlightRecorderMb */
     uint64_t recorder_dropped;               /* chunks dropped for the memory cap */

@@ -14,7 +14,9 @@
 
 #include "daemon_internal.h"
 #include "log.h"
+#include "perch/capture_rotate.h"
 #include "perch/error.h"
+#include "perch/fs.h"
 #include "perch/platform.h"
 #include "perch/recorder.h"
 #include "perch/win_error.h"
@@ -49,30 +51,77 @@ static void new_path(perch_daemon *d, const char *kind, char *out, size_t len)
     }
 }
 
-/* Opens the file and the writer into d->live (not attached yet). */
-static int open_recording(perch_daemon *d)
+static const char *base_of(const char *path)
+{
+    const char *b = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '\\' || *p == '/')
+            b = p + 1;
+    return b;
+}
+
+/* The rotation's options from the configuration: RotateSizeMb, RotateAgeMinutes, DiskCapMb;
+ * chunks flushed by time too, so every file is readable while written. */
+static void rotate_opts_of(perch_daemon *d, const perch_config *c, perch_capture_rotate_opts *o)
+{
+    perch_capture_rotate_opts_default(o);
+    o->dir = d->capture_dir;
+    o->prefix = "perch";
+    o->max_file_bytes = (uint64_t)c->rotate_size_mb << 20;
+    o->max_file_age_ms = (uint64_t)c->rotate_age_minutes * 60000u;
+    o->max_total_bytes = (uint64_t)c->disk_cap_mb << 20;
+    o->writer.now_ns = writer_clock;
+    o->wall_ms = perch_fs_wall_ms;
+}
+
+/* Model thread (or no model thread running): the rotation's figures into what status shows. */
+static void publish(perch_daemon *d)
 {
     struct perch_daemon_live *v = &d->live;
-    perch_capture_writer_opts wo;
+    perch_capture_rotate_stats rs;
+    perch_capture_rotate_get_stats(v->rotate, &rs);
+    for (char *c = rs.current_path; *c; c++)
+        if (*c == '/')
+            *c = '\\'; /* perch_fs_join's separator; Windows shows '\' */
+    AcquireSRWLockExclusive(&d->lock);
+    if (rs.current_path[0] != '\0') {
+        snprintf(v->rec_path, sizeof v->rec_path, "%s", rs.current_path);
+        if (v->rec_name[0] == '\0')
+            snprintf(v->rec_name, sizeof v->rec_name, "%s", base_of(rs.current_path));
+    }
+    v->rec_bytes = rs.bytes_written + rs.current_bytes;
+    v->rec_files = (uint32_t)rs.files_created;
+    v->rec_deleted = rs.files_deleted;
+    ReleaseSRWLockExclusive(&d->lock);
+}
+
+static void publish_idle(void *ctx)
+{
+    publish(ctx);
+}
+
+static int publish_call(void *ctx)
+{
+    publish(ctx);
+    return 0;
+}
+
+/* Creates the rotation and its sink (behind the symbols tap) into d->live, not attached. */
+static int open_recording(perch_daemon *d, const perch_config *c)
+{
+    struct perch_daemon_live *v = &d->live;
+    perch_capture_rotate_opts ro;
     if (d->capture_dir[0] == '\0')
         return PERCH_ENOENT;
-    new_path(d, "perch", v->rec_path, sizeof v->rec_path);
-    int err = perch_output_open_file(&v->rec_out, v->rec_path);
+    rotate_opts_of(d, c, &ro);
+    int err = perch_capture_rotate_create(&ro, &v->rotate);
     if (err < 0)
         return err;
-    perch_capture_writer_opts_default(&wo);
-    wo.now_ns = writer_clock; /* flush and sync by time too: readable while written */
-    err = perch_capture_writer_create(&v->rec_out, &wo, &v->rec_writer);
+    perch_capture_rotate_sink(v->rotate, &v->rec_sink);
+    err = perch__daemon_symbols_tap(d, &v->rec_sink); /* names into the files */
     if (err < 0) {
-        v->rec_out.close(v->rec_out.ctx);
-        return err;
-    }
-    perch_capture_writer_sink(v->rec_writer, &v->rec_sink);
-    err = perch__daemon_symbols_tap(d, &v->rec_sink); /* names into the file */
-    if (err < 0) {
-        perch_capture_writer_destroy(v->rec_writer);
-        v->rec_writer = NULL;
-        v->rec_out.close(v->rec_out.ctx);
+        perch_capture_rotate_destroy(v->rotate);
+        v->rotate = NULL;
     }
     return err;
 }
@@ -81,11 +130,23 @@ static void close_recording(perch_daemon *d)
 {
     struct perch_daemon_live *v = &d->live;
     perch__daemon_symbols_untap(d);
-    perch_capture_writer_destroy(v->rec_writer);
-    v->rec_writer = NULL;
-    if (v->rec_out.close != NULL)
-        v->rec_out.close(v->rec_out.ctx);
-    memset(&v->rec_out, 0, sizeof v->rec_out);
+    perch_capture_rotate_destroy(v->rotate);
+    v->rotate = NULL;
+    memset(&v->rec_sink, 0, sizeof v->rec_sink);
+}
+
+static void set_recording(perch_daemon *d, bool on)
+{
+    struct perch_daemon_live *v = &d->live;
+    AcquireSRWLockExclusive(&d->lock);
+    v->recording = on;
+    if (on) {
+        v->rec_id++;
+        v->rec_name[0] = v->rec_path[0] = '\0';
+        v->rec_bytes = v->rec_deleted = 0;
+        v->rec_files = 0;
+    }
+    ReleaseSRWLockExclusive(&d->lock);
 }
 
 int perch__daemon_record_start_locked(perch_daemon *d, char *file, size_t len)
@@ -93,23 +154,30 @@ int perch__daemon_record_start_locked(perch_daemon *d, char *file, size_t len)
     struct perch_daemon_live *v = &d->live;
     if (v->recording || v->engine == NULL)
         return PERCH_ESTATE;
-    int err = open_recording(d);
+    set_recording(d, true); /* before the attach: the model thread publishes at once */
+    int err = open_recording(d, &d->o.config);
     if (err == 0) {
-        err = perch_live_attach(v->engine, "recording", &v->rec_sink, NULL);
+        err = perch_live_attach_idle(v->engine, "recording", &v->rec_sink, publish_idle, d);
         if (err < 0)
             close_recording(d);
     }
     if (err < 0) {
-        perch_log(PERCH_LOG_ERROR, "The recording could not start (%s): %s.", v->rec_path,
+        set_recording(d, false);
+        perch_log(PERCH_LOG_ERROR, "The recording could not start in %s: %s.",
+                  d->capture_dir[0] ? d->capture_dir : "(no capture directory)",
                   perch_strerror(err));
         return err;
     }
-    AcquireSRWLockExclusive(&d->lock);
-    v->recording = true;
-    ReleaseSRWLockExclusive(&d->lock);
-    perch_log(PERCH_LOG_INFO, "Recording into %s.", v->rec_path);
+    perch_live_call(v->engine, publish_call, d, UINT32_MAX); /* its first file, if open */
+    AcquireSRWLockShared(&d->lock);
     if (file != NULL)
         snprintf(file, len, "%s", v->rec_path);
+    perch_log(PERCH_LOG_INFO,
+              "Recording into %s (a new file every %u MiB or %u minutes, at most %u MiB of "
+              "them).",
+              v->rec_path[0] ? v->rec_path : d->capture_dir, d->o.config.rotate_size_mb,
+              d->o.config.rotate_age_minutes, d->o.config.disk_cap_mb);
+    ReleaseSRWLockShared(&d->lock);
     return 0;
 }
 
@@ -124,6 +192,20 @@ int perch_daemon_record_start(perch_daemon *d, char *file, size_t len)
     return err;
 }
 
+/* The end of a recording in the log (after its last publish). */
+static void log_end(perch_daemon *d, int err)
+{
+    const struct perch_daemon_live *v = &d->live;
+    AcquireSRWLockShared(&d->lock);
+    perch_log(err < 0 ? PERCH_LOG_ERROR : PERCH_LOG_INFO,
+              "The recording %s %s%s: %u file(s), %.1f MiB, the last %s, %llu deleted for the "
+              "disk cap.",
+              v->rec_name, err < 0 ? "ended with an error: " : "is complete",
+              err < 0 ? perch_strerror(err) : "", v->rec_files, (double)v->rec_bytes / 1048576.0,
+              v->rec_path, (unsigned long long)v->rec_deleted);
+    ReleaseSRWLockShared(&d->lock);
+}
+
 int perch_daemon_record_stop(perch_daemon *d)
 {
     if (d == NULL)
@@ -133,13 +215,10 @@ int perch_daemon_record_stop(perch_daemon *d)
     int err = PERCH_ESTATE;
     if (v->recording && v->engine != NULL) {
         err = perch_live_detach(v->engine, v->rec_sink.ctx, true);
+        publish(d); /* detached: the model thread no longer touches the rotation */
         close_recording(d);
-        AcquireSRWLockExclusive(&d->lock);
-        v->recording = false;
-        ReleaseSRWLockExclusive(&d->lock);
-        perch_log(err < 0 ? PERCH_LOG_ERROR : PERCH_LOG_INFO, "The recording %s %s%s.", v->rec_path,
-                  err < 0 ? "ended with an error: " : "is complete",
-                  err < 0 ? perch_strerror(err) : "");
+        set_recording(d, false);
+        log_end(d, err);
     }
     ReleaseSRWLockExclusive(&d->ctl);
     return err;
@@ -150,27 +229,25 @@ void perch__daemon_record_close(perch_daemon *d)
     struct perch_daemon_live *v = &d->live;
     if (!v->recording)
         return;
-    int err = v->rec_writer ? perch_capture_writer_finish(v->rec_writer) : 0;
+    /* the engine finished the rotation already (the model's end); a second finish says so */
+    int err = v->rotate ? perch_capture_rotate_finish(v->rotate) : 0;
+    if (v->rotate)
+        publish(d);
     close_recording(d);
-    AcquireSRWLockExclusive(&d->lock);
-    v->recording = false;
-    ReleaseSRWLockExclusive(&d->lock);
-    /* the engine finished the writer already (the model's end); a second finish is refused */
-    perch_log(PERCH_LOG_INFO, "The recording %s is complete%s.", v->rec_path,
-              err < 0 && err != PERCH_ESTATE ? " up to an error" : "");
+    set_recording(d, false);
+    log_end(d, err == PERCH_ESTATE ? 0 : err);
 }
 
 void perch__daemon_record_status(perch_daemon *d, perch_daemon_status *st)
 {
     const struct perch_daemon_live *v = &d->live;
     st->recording = v->recording;
-    if (v->recording && v->rec_writer != NULL) {
-        perch_capture_writer_stats ws;
-        perch_capture_writer_get_stats(v->rec_writer, &ws);
-        snprintf(st->recording_file, sizeof st->recording_file, "%s", v->rec_path);
-        st->recording_bytes = ws.bytes;
-        st->recording_files = 1;
-    }
+    st->recording_id = v->rec_id; /* the figures below: of the last one once it ended */
+    snprintf(st->recording_name, sizeof st->recording_name, "%s", v->rec_name);
+    snprintf(st->recording_file, sizeof st->recording_file, "%s", v->rec_path);
+    st->recording_bytes = v->rec_bytes;
+    st->recording_files = v->rec_files;
+    st->recording_deleted = v->rec_deleted;
 }
 
 static int write_snapshot(perch_daemon *d, uint32_t last_seconds, const char *path)

@@ -33,12 +33,17 @@ struct perch_daemon_live {
     char info_source[160]; /* the trace info handed to the model (owned here) */
     uint64_t info_freq;    /* its perf_freq, 0 until the model asked (d->lock) */
     char session_config[2048];
-    /* the recording (ctl) */
+    /* the recording: rotating capture files (daemon_captures.c). ctl serializes its start
+     * and stop; the model thread publishes the rotation's figures under d->lock (idle). */
     bool recording;
-    perch_output rec_out;
-    perch_capture_writer *rec_writer;
-    perch_sink rec_sink;
-    char rec_path[PERCH_CONFIG_PATH_MAX];
+    struct perch_capture_rotate *rotate;
+    perch_sink rec_sink;                  /* the rotation's, behind the symbols tap */
+    uint32_t rec_id;                      /* grows by one per recording (d->lock) */
+    char rec_name[256];                   /* its first file's name, "" until it exists (d->lock) */
+    char rec_path[PERCH_CONFIG_PATH_MAX]; /* the file being written, else the last (d->lock) */
+    uint64_t rec_bytes;                   /* written by this recording, every file (d->lock) */
+    uint32_t rec_files;                   /* files it created (d->lock) */
+    uint64_t rec_deleted;                 /* files the disk cap deleted (d->lock) */
     /* function names (daemon_symbols.c): the DbgHelp worker, a sink of the engine (NULL when
      * it could not start), and the tap in front of the recording's writer */
     perch_symworker *symbols;

@@ -27,7 +27,7 @@ struct perch_pipe_daemon {
     SRWLOCK lock;      /* the timed stop's file name */
     SRWLOCK requests;  /* one RECORD or STOP at a time (they move the timer) */
     HANDLE stop_timer; /* stops a recording with a duration */
-    char timed_file[PERCH_CONFIG_PATH_MAX];
+    uint32_t timed_id; /* the recording the timer stops (perch_daemon_status.recording_id) */
     uint64_t record_start_ms;
 };
 
@@ -97,7 +97,7 @@ static void fill_status(perch_pipe_daemon *p, const perch_daemon_status *ds, per
     st->loss_count = losses_of(ds, losses);
     st->losses = losses;
     if (ds->recording) {
-        *rec = (perch_proto_capture){base_name(ds->recording_file),
+        *rec = (perch_proto_capture){ds->recording_name,
                                      ds->recording_bytes,
                                      0,
                                      GetTickCount64() - p->record_start_ms,
@@ -197,9 +197,9 @@ static void CALLBACK timed_stop(void *ctx, BOOLEAN fired)
         return;
     perch_daemon_status_get(p->d, ds);
     AcquireSRWLockExclusive(&p->lock);
-    if (ds->recording && strcmp(ds->recording_file, p->timed_file) == 0)
+    if (ds->recording && ds->recording_id == p->timed_id)
         perch_daemon_record_stop(p->d); /* only the recording this timer was set for */
-    p->timed_file[0] = '\0';
+    p->timed_id = 0;
     ReleaseSRWLockExclusive(&p->lock);
     perch__free(ds);
 }
@@ -233,9 +233,13 @@ static int record_locked(perch_pipe_daemon *p, const perch_proto_record_req *r,
         return not_yet(a, err, "recording");
     p->record_start_ms = GetTickCount64();
     if (r->duration_ms) {
+        perch_daemon_status *ds = perch__alloc(sizeof *ds);
+        if (ds != NULL)
+            perch_daemon_status_get(p->d, ds);
         AcquireSRWLockExclusive(&p->lock);
-        snprintf(p->timed_file, sizeof p->timed_file, "%s", file);
+        p->timed_id = ds != NULL ? ds->recording_id : 0;
         ReleaseSRWLockExclusive(&p->lock);
+        perch__free(ds);
         if (!CreateTimerQueueTimer(&p->stop_timer, NULL, timed_stop, p, (DWORD)r->duration_ms, 0,
                                    WT_EXECUTEONLYONCE)) {
             perch_daemon_record_stop(p->d);
@@ -270,14 +274,16 @@ static int b_stop(void *ctx, const perch_proto_peer *peer, const perch_proto_sto
     cancel_timer(p);
     perch_daemon_status_get(p->d, ds);
     int err = 0;
-    if (r->name && r->name[0] && strcmp(r->name, base_name(ds->recording_file)) != 0) {
+    if (r->name && r->name[0] && strcmp(r->name, ds->recording_name) != 0 &&
+        strcmp(r->name, base_name(ds->recording_file)) != 0) {
         perch_proto_answer_fail(a, "'%s' is not the recording in progress", r->name);
         err = PERCH_ENOENT;
     }
     if (err == 0 && (err = perch_daemon_record_stop(p->d)) == PERCH_ESTATE)
         perch_proto_answer_fail(a, "no recording is running");
     if (err == 0) {
-        perch_proto_stop_rep rep = {base_name(ds->recording_file), ds->recording_bytes,
+        perch_daemon_status_get(p->d, ds); /* its last figures */
+        perch_proto_stop_rep rep = {ds->recording_name, ds->recording_bytes,
                                     GetTickCount64() - p->record_start_ms};
         err = perch_proto_answer_set(a, &rep);
     }

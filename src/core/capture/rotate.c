@@ -110,6 +110,7 @@ static int open_file(perch_capture_rotate *r)
         r->opened_ms = now;
         r->stats.files_created++;
         memset(&r->scope, 0, sizeof r->scope);
+        r->scope.eager = true; /* what appears while the file is open goes in, used or not */
         err = perch__cap_scope_begin(&r->scope, &r->store, &r->wsink);
     }
     perch__free(path);

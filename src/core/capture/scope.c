@@ -124,9 +124,12 @@ static int ensure(perch__cap_scope *sc, unsigned type, uint64_t key)
 int perch__cap_scope_entity(perch__cap_scope *sc, unsigned type, const perch__cap_ent *e)
 {
     uint32_t v;
-    if (!perch__hmap_get(&sc->written[type], e->key, &v) || v == 0)
+    bool held = perch__hmap_get(&sc->written[type], e->key, &v) && v != 0;
+    if (!held && !sc->eager)
         return 0;
     int err = ensure(sc, CAP_ENT_PROCESS, process_of(type, e));
+    if (err == 0 && !held)
+        err = perch__hmap_put(&sc->written[type], e->key, 1);
     return err ? err : perch__cap_ent_send(sc->out, type, e);
 }
 

@@ -29,6 +29,7 @@ typedef struct perch__cap_scope {
     uint64_t *frames; /* copy buffer for a stack taken from the store */
     uint32_t frame_cap;
     uint64_t missing_entities, missing_stacks;
+    bool eager; /* write every new entity at once too, not only before its first use */
 } perch__cap_scope;
 
 /* Starts an output: writes the store's trace info and counter names to out (borrowed). */
@@ -43,7 +44,7 @@ int perch__cap_scope_slice(perch__cap_scope *sc, const perch_slice_rec *rec);
 int perch__cap_scope_lbr(perch__cap_scope *sc, const perch_lbr_rec *rec);
 
 /* A new state of an entity (already in the store): written at once when the output holds
- * the entity (a change), else left for its first use. */
+ * the entity (a change) or the scope is eager, else left for its first use. */
 int perch__cap_scope_entity(perch__cap_scope *sc, unsigned type, const perch__cap_ent *e);
 
 #endif

@@ -75,7 +75,7 @@ int perch_live_add_sink(perch_live *l, const char *name, const perch_sink *sink,
         return PERCH_ESTATE;
     if (l->slot_count == PERCH_LIVE_MAX_SINKS)
         return PERCH_ELIMIT;
-    perch__live_slot_fill(l, &l->slots[l->slot_count++], name, sink, idle);
+    perch__live_slot_fill(l, &l->slots[l->slot_count++], name, sink, idle, sink->ctx);
     return 0;
 }
 

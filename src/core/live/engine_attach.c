@@ -11,13 +11,14 @@
 #include "perch/error.h"
 
 void perch__live_slot_fill(perch_live *l, struct live_slot *s, const char *name,
-                           const perch_sink *sink, perch_live_idle_fn idle)
+                           const perch_sink *sink, perch_live_idle_fn idle, void *idle_ctx)
 {
     perch__live_books(l, &s->base);
     perch_mutex_lock(l->mu);
     memcpy(s->name, name, strlen(name) + 1);
     s->sink = *sink;
     s->idle = idle;
+    s->idle_ctx = idle_ctx;
     atomic_store(&s->error, 0);
     s->finished = false;
     s->used = true;
@@ -29,6 +30,7 @@ struct attach_req {
     const char *name;
     const perch_sink *sink;
     perch_live_idle_fn idle;
+    void *idle_ctx;
 };
 
 static int do_attach(void *ctx)
@@ -45,24 +47,34 @@ static int do_attach(void *ctx)
     int err = perch__live_state_replay(l->state, r->sink);
     if (err < 0)
         return err;
-    perch__live_slot_fill(l, &l->slots[i], r->name, r->sink, r->idle);
+    perch__live_slot_fill(l, &l->slots[i], r->name, r->sink, r->idle, r->idle_ctx);
     if (i == l->slot_count)
         l->slot_count++;
     return 0;
 }
 
-int perch_live_attach(perch_live *l, const char *name, const perch_sink *sink,
-                      perch_live_idle_fn idle)
+int perch_live_attach_idle(perch_live *l, const char *name, const perch_sink *sink,
+                           perch_live_idle_fn idle, void *idle_ctx)
 {
     if (l == NULL || name == NULL || sink == NULL || strlen(name) >= LIVE_NAME_MAX)
         return PERCH_EINVAL;
-    if (!atomic_load(&l->started))
-        return perch_live_add_sink(l, name, sink, idle);
+    if (!atomic_load(&l->started)) {
+        int err = perch_live_add_sink(l, name, sink, idle);
+        if (err == 0)
+            l->slots[l->slot_count - 1].idle_ctx = idle_ctx; /* not started: no reader yet */
+        return err;
+    }
     if (l->state == NULL)
         return PERCH_ESTATE;
     /* the request lives on this stack, so the call may not time out */
-    struct attach_req r = {l, name, sink, idle};
+    struct attach_req r = {l, name, sink, idle, idle_ctx};
     return perch_live_call(l, do_attach, &r, UINT32_MAX);
+}
+
+int perch_live_attach(perch_live *l, const char *name, const perch_sink *sink,
+                      perch_live_idle_fn idle)
+{
+    return perch_live_attach_idle(l, name, sink, idle, sink != NULL ? sink->ctx : NULL);
 }
 
 /* Writes the growth of the books since the slot was attached as ledger records. */

@@ -33,6 +33,7 @@ struct live_slot {
     bool used;                /* mu (written on the model thread) */
     perch_sink sink;
     perch_live_idle_fn idle;
+    void *idle_ctx;    /* what idle is called with (the sink's ctx unless attached otherwise) */
     _Atomic int error; /* sticky: the slot is off once set (model writes) */
     bool finished;     /* model: its finish was called */
     struct live_books base;
@@ -116,6 +117,6 @@ void perch__live_books(perch_live *l, struct live_books *b);
 
 /* engine_attach.c: fills a slot (name, sink, idle, books base). */
 void perch__live_slot_fill(perch_live *l, struct live_slot *s, const char *name,
-                           const perch_sink *sink, perch_live_idle_fn idle);
+                           const perch_sink *sink, perch_live_idle_fn idle, void *idle_ctx);
 
 #endif

@@ -88,6 +88,6 @@ void perch__live_idle(perch_live *l)
     for (size_t i = 0; i < l->slot_count; i++) {
         struct live_slot *s = &l->slots[i];
         if (s->idle != NULL && ACTIVE(s))
-            s->idle(s->sink.ctx);
+            s->idle(s->idle_ctx);
     }
 }
