@@ -6,6 +6,21 @@
 # keeps one persistent wineserver with Wine's background services already up, so each test
 # program starts in a fraction of a second and no test inherits a long-lived service process
 # (which would hold ctest's output pipe open). perch_wine_stop ends that wineserver only.
+# The wineserver and Wine's services outlive the command that started them, so they are
+# started with every descriptor above 2 closed: one started under `flock LOCK cmd` would
+# otherwise inherit the lock and hold it for as long as it lives.
+
+# Runs a command with the descriptors above 2 closed (a subshell closes them, then execs).
+perch__without_inherited_fds() {
+    (
+        fd=3
+        while [ "$fd" -lt 256 ]; do
+            eval "exec $fd>&-" 2>/dev/null
+            fd=$((fd + 1))
+        done
+        exec "$@"
+    )
+}
 
 perch_wine_env() {
     local root="$1"
@@ -23,10 +38,10 @@ perch_wine_start() {
     rm -rf "$WINEPREFIX"
     mkdir -p "$(dirname "$WINEPREFIX")"
     echo "[wine] creating prefix $WINEPREFIX"
-    wineboot --init </dev/null >/dev/null 2>&1
+    perch__without_inherited_fds wineboot --init </dev/null >/dev/null 2>&1
     wineserver -w
-    wineserver -p </dev/null >/dev/null 2>&1
-    wineboot </dev/null >/dev/null 2>&1
+    perch__without_inherited_fds wineserver -p </dev/null >/dev/null 2>&1
+    perch__without_inherited_fds wineboot </dev/null >/dev/null 2>&1
 }
 
 perch_wine_stop() {

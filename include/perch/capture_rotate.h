@@ -53,9 +53,17 @@ typedef struct perch_capture_rotate_opts {
                                 * 1 << 20); past it the oldest key is forgotten, an ended one
                                 * first (a later use: ledger capture.entity_forgotten) */
     perch_capture_writer_opts writer; /* chunk size and sync policy of every file */
+    /* NULL, or "<prefix>.perch": the name of the first file (a named recording; the later
+     * ones are named as usual, from sequence 2). Create refuses with PERCH_EEXIST when a file
+     * of that name or any file of the prefix is already in dir; the disk cap counts that file
+     * too, as the oldest. */
+    const char *first_name;
     /* Wall clock for names and age: ms since 1970 UTC. Required (perch_fs_wall_ms). */
     uint64_t (*wall_ms)(void *clock_ctx);
     void *clock_ctx;
+    /* Put in front of each file's writer (function names: perch_symworker_names); none by
+     * default. */
+    perch_sink_wrap names;
 } perch_capture_rotate_opts;
 
 /* Fills the defaults (dir NULL, wall_ms NULL: the caller sets both). */

@@ -73,6 +73,7 @@ typedef struct perch_config {
     uint32_t disk_cap_mb;                          /* DiskCapMb */
     uint32_t log_file_kb;                          /* LogFileKb */
     uint32_t log_files;                            /* LogFiles */
+    char symbol_path[PERCH_CONFIG_PATH_MAX];       /* SymbolPath: "" (none) or a symbol path */
 } perch_config;
 
 typedef enum perch_config_type {
@@ -83,6 +84,7 @@ typedef enum perch_config_type {
     PERCH_CONFIG_ENUM,    /* one word of tokens[] */
     PERCH_CONFIG_FLAGS,   /* a comma list of tokens[] (bit i = tokens[i]), "none" or "all" */
     PERCH_CONFIG_NAMES,   /* a comma list of up to PERCH_CONFIG_MAX_NAMES identifiers */
+    PERCH_CONFIG_SYMPATH, /* a symbol path (DIR;srv*DIR*URL;...), "none" when empty */
 } perch_config_type;
 
 /* One key of the table. */
@@ -117,6 +119,9 @@ int perch_config_set(perch_config *c, const perch_config_key *k, const char *tex
 /* Like perch_config_set by key name: PERCH_ENOENT (and a sentence) for an unknown name. */
 int perch_config_set_named(perch_config *c, const char *name, const char *text, char *why,
                            size_t why_len);
+
+/* True for the keys whose field is text (PATH, NAMES, SYMPATH). */
+bool perch_config_is_text(const perch_config_key *k);
 
 /* True for the keys stored as registry DWORDs: U32, MASK and BOOL. */
 bool perch_config_is_number(const perch_config_key *k);

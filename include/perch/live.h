@@ -54,6 +54,9 @@ typedef struct perch_live_options {
      * copied. perch_live_start's info may then be NULL. */
     void (*trace_info)(void *info_ctx, perch_trace_info *info);
     void *info_ctx;
+    /* With attachable: ended processes, threads and modules kept (each type) for late sinks,
+     * the oldest forgotten past it; 0: 4096. */
+    uint32_t max_ended_entities;
 } perch_live_options;
 
 typedef struct perch_live_stats {
@@ -67,11 +70,14 @@ typedef struct perch_live_stats {
     uint64_t gaps;           /* perch_live_note_gap calls */
     uint64_t gap_ms;         /* their total duration */
     uint64_t last_timestamp; /* raw timestamp of the last record fed (0 before any) */
-    uint32_t sinks;          /* sinks attached */
-    uint32_t failed_sinks;   /* of which switched off after an error */
-    int error;               /* the model's error (the engine then only drains), else 0 */
-    bool running;            /* the model thread runs */
-    bool finished;           /* the model was finished: every sink got its finish */
+    /* Samples the model holds back for their stack parts (perch_model_samples_waiting), as of
+     * the model thread's last idle call or tick; 0 once the model finished. */
+    uint64_t samples_waiting;
+    uint32_t sinks;        /* sinks attached */
+    uint32_t failed_sinks; /* of which switched off after an error */
+    int error;             /* the model's error (the engine then only drains), else 0 */
+    bool running;          /* the model thread runs */
+    bool finished;         /* the model was finished: every sink got its finish */
 } perch_live_stats;
 
 /* Creates an engine over o->queue. Returns 0, PERCH_EINVAL or PERCH_ENOMEM; *out untouched on

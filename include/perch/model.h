@@ -29,7 +29,7 @@ extern "C" {
 typedef struct perch_model perch_model;
 
 typedef struct perch_model_options {
-    size_t sz;                     /* sizeof(perch_model_options) */
+    size_t sz; /* sizeof(perch_model_options) */
     /* A sample waits for its stack parts at most this long in trace time (seconds of the
      * trace clock) once it has no unresolved key reference. 0: the default, 4 s. */
     double stack_wait_seconds;
@@ -74,6 +74,10 @@ int perch_model_ledger_add(perch_model *m, const char *reason, uint64_t count);
  * processes, then the ledger, the statistics, and calls sink->finish. Returns 0 or the first
  * error. Feeding after finish is PERCH_ESTATE. */
 int perch_model_finish(perch_model *m);
+
+/* Samples the model holds back now, waiting for their stack parts (not yet given to the
+ * sink). 0 for NULL. Same thread as perch_model_feed. */
+uint64_t perch_model_samples_waiting(const perch_model *m);
 
 /* Frees the model. Accepts NULL. Does not call the sink. */
 void perch_model_destroy(perch_model *m);

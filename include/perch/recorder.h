@@ -26,15 +26,21 @@
  * ledger entry "recorder.dropped_records" when records of the range had been dropped (counted
  * over the last 256 dropped segments whose newest record is in the range), the entries
  * "capture.entity_forgotten" / "capture.stack_forgotten" when a record's entity or stack had
- * left the stores, and the end chunk. While the model thread feeds, records still in the open
- * segment's unflushed chunks (at most segment_bytes / 4 per record type) are not yet in a
- * snapshot; after the sink's finish every record is. So `perch report` of the snapshot equals the
- * report of the full record stream filtered by that rule (tests/unit/test_recorder.c holds them
- * equal).
+ * left the stores, and the end chunk. The open segment is in it too: with seal_wait_ms, the
+ * snapshot asks the model thread to seal it (after its next data record, or at its next
+ * perch_recorder_idle call) and waits up to seal_wait_ms for that, so every record the
+ * recorder received before the snapshot began is in it; without (or when the wait times out),
+ * the open segment's unflushed chunks (at most segment_bytes / 4 per record type) are not.
+ * After the sink's finish every record is. So `perch report` of the snapshot equals the report
+ * of the full record stream filtered by that rule (tests/unit/test_recorder.c holds them
+ * equal). Records the model itself still holds (samples waiting for their stack) have not
+ * reached the recorder; perch_recorder_snapshot_counted can say how many in the snapshot.
  *
  * Threads: the sink callbacks run on the model thread; perch_recorder_snapshot and
  * perch_recorder_get_stats may be called from any other thread at the same time. One mutex
- * guards the ring and the stores. The model thread holds it for one record's store update or
+ * guards the ring and the stores. A snapshot that waits for the seal waits on a condition
+ * variable (the lock released); the model thread is not held up by it, nor is its producer.
+ * The model thread holds the mutex for one record's store update or
  * time bookkeeping, one chunk appended to the open segment (a memcpy of at most
  * segment_bytes / 4), or one segment hand-off (a pointer push; dropped segments' memory is
  * freed outside it). The snapshot holds it to take references to the sealed segments and to
@@ -65,6 +71,11 @@ typedef struct perch_recorder_opts {
     uint32_t segment_ms;       /* ... or at this much trace time (default 1000) */
     uint32_t max_stack_frames; /* stack store cap, oldest forgotten (default 1 << 22) */
     uint32_t max_entities;     /* entity store cap, oldest ended forgotten (default 1 << 20) */
+    /* How long a snapshot waits for the model thread to seal the open segment, so that the
+     * records it holds are in the snapshot too (default 0: no wait; see perch_recorder_idle). */
+    uint32_t seal_wait_ms;
+    perch_sink_wrap names; /* put in front of each snapshot's writer, on the snapshot's
+                            * thread (function names: perch_symworker_names); none by default */
 } perch_recorder_opts;
 
 void perch_recorder_opts_default(perch_recorder_opts *opts);
@@ -85,6 +96,22 @@ void perch_recorder_sink(perch_recorder *rec, perch_sink *sink);
  * model thread feeds. 0, PERCH_ESTATE before any trace info arrived, PERCH_ENOMEM, or out's
  * error (the capture written so far is then cut, and readable up to its last chunk). */
 int perch_recorder_snapshot(perch_recorder *rec, double last_seconds, perch_output *out);
+
+/* The model thread's idle call (a perch_live_idle_fn, with rec): serves a snapshot waiting
+ * for the open segment to be sealed when no record arrives to do it. A sealing request is
+ * otherwise served after the next data record. */
+void perch_recorder_idle(void *rec);
+
+typedef struct perch_recorder_snap_counts {
+    uint64_t samples, slices, lbr; /* data records written into the snapshot */
+} perch_recorder_snap_counts;
+
+/* perch_recorder_snapshot, also writing the ledger entry "recorder.samples_waiting" with
+ * samples_waiting when it is not 0 (samples the model still held back for their stack, which
+ * no snapshot holds yet), and counting what it wrote into *counts (may be NULL). */
+int perch_recorder_snapshot_counted(perch_recorder *rec, double last_seconds,
+                                    uint64_t samples_waiting, perch_output *out,
+                                    perch_recorder_snap_counts *counts);
 
 typedef struct perch_recorder_stats {
     uint64_t segments;         /* held now, the open one included */

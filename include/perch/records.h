@@ -219,6 +219,19 @@ typedef struct perch_sink {
     int (*symbol)(void *ctx, const perch_symbol_rec *rec); /* before finish */
 } perch_sink;
 
+/* A wrapper that an owner of several outputs (rotated capture files, flight-recorder
+ * snapshots) puts in front of each output's writer, e.g. to add a symbol chunk at its end
+ * (perch_symworker_names, include/perch/sym.h). open fills *out with a sink that forwards to
+ * inner (copied) and makes *state; the owner then writes the output only through *out, its
+ * finish included, and calls close(ctx, state) once the output is closed, also when it failed
+ * or was never finished. open NULL: no wrapper. open returns 0 or PERCH_ENOMEM (out and state
+ * untouched on error). */
+typedef struct perch_sink_wrap {
+    void *ctx;
+    int (*open)(void *ctx, const perch_sink *inner, perch_sink *out, void **state);
+    void (*close)(void *ctx, void *state);
+} perch_sink_wrap;
+
 #ifdef __cplusplus
 }
 #endif

@@ -382,11 +382,22 @@ void perch_symbackend_resolver_destroy(perch_symbackend *b);
  * tap in front of a capture-writing sink adds the records to what it writes. */
 typedef struct perch_symworker perch_symworker;
 
+/* Bounds for a service that runs for weeks (each counted in perch_symworker_stats). After
+ * every pump the model thread's collection keeps no (stack, thread) or (module, IP) pairs
+ * (those were queued), only the stacks' frames, at most max_stack_frames of them: past it the
+ * oldest stacks are forgotten down to half (a later sample with a forgotten stack still gives
+ * its IP; its frames are not queued again). The set of addresses already queued holds at most
+ * max_addresses: past it, it starts afresh (each address is then queued, and looked up, once
+ * more; no record is made twice). At most max_records symbol records are kept; past it a new
+ * function's record is dropped. Taps and perch_symworker_names outputs keep their own. */
 typedef struct perch_symworker_options {
-    size_t size;              /* sizeof(perch_symworker_options) */
-    uint32_t queue_cap;       /* addresses waiting for the worker; 0: 65536 */
-    uint32_t finish_wait_ms;  /* how long a tap's finish waits for the worker; 0: 5000 */
-    perch_symbackend backend; /* borrowed; must outlive the worker */
+    size_t size;               /* sizeof(perch_symworker_options) */
+    uint32_t queue_cap;        /* addresses waiting for the worker; 0: 65536 */
+    uint32_t finish_wait_ms;   /* how long a tap's finish waits for the worker; 0: 5000 */
+    perch_symbackend backend;  /* borrowed; must outlive the worker */
+    uint32_t max_stack_frames; /* 0: 1 << 22 (32 MiB of frames) */
+    uint32_t max_addresses;    /* 0: 1 << 20 */
+    uint32_t max_records;      /* 0: 1 << 20 */
 } perch_symworker_options;
 
 typedef struct perch_symworker_stats {
@@ -396,6 +407,9 @@ typedef struct perch_symworker_stats {
     uint64_t named;     /* of which it named */
     uint64_t records;   /* symbol records made (one per run) */
     uint32_t modules_loaded, modules_failed;
+    uint64_t stacks_forgotten; /* by max_stack_frames */
+    uint64_t address_resets;   /* times the set of queued addresses started afresh */
+    uint64_t records_dropped;  /* by max_records */
 } perch_symworker_stats;
 
 /* Starts the worker thread. 0, PERCH_EINVAL, PERCH_ENOMEM or the thread's error. */
@@ -429,6 +443,18 @@ int perch_symworker_tap_create(perch_symworker *w, const perch_sink *inner,
 void perch_symworker_tap_destroy(perch_symworker_tap *t);
 void perch_symworker_tap_sink(perch_symworker_tap *t, perch_sink *sink);
 int perch_symworker_tap_flush(perch_symworker_tap *t);
+
+/* Names for outputs that each stand on their own (rotated capture files, flight-recorder
+ * snapshots): fills *out with a perch_sink_wrap (include/perch/records.h) whose every output
+ * collects what the records written through it hit (its own perch_symhits: the samples' IPs
+ * and their stacks' frames, in the modules that output holds) and, at the output's end (its
+ * first ledger or stat record, or its finish), writes the worker's names that cover those
+ * addresses, one record per run, for the output's own module keys (the first of each module
+ * identity). Before that it waits up to finish_wait_ms for the worker to look up what is
+ * queued; with model_thread true (the output is written on the model thread, as a rotation
+ * is) it first queues what the worker's sink collected since the last pump. An address the
+ * worker has not named by then stays unnamed in that output. w must outlive every output. */
+void perch_symworker_names(perch_symworker *w, bool model_thread, perch_sink_wrap *out);
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 
+#include "perch/event.h"
 #include "perch/io.h"
 #include "perch/kind.h"
 
@@ -36,6 +37,23 @@ extern "C" {
 typedef void (*perch_synth_progress_fn)(void *ctx, int pass, uint64_t bytes_done,
                                         uint64_t bytes_total);
 
+/* A real image placed in the trace (perch synth --module): it stands in for the game process's
+ * executable (demo.exe). Its image events carry this path, size, TimeDateStamp and PDB
+ * identity, and every user frame the scenario puts in the executable lands inside one of
+ * these functions (the function picked as for demo.exe's own, modulo function_count; the
+ * offset kept inside the function's size), so a profile of the trace hits the image's real
+ * functions. Everything is copied by perch_synth_write; the bytes stay deterministic. */
+typedef struct perch_synth_image {
+    const char *path;     /* as the image events log it (a Windows path: ASCII only) */
+    const char *pdb_name; /* the RSDS record's PDB path (ASCII; "" or NULL: the image's name) */
+    perch_guid pdb_guid;
+    uint32_t pdb_age;
+    uint32_t size_of_image, time_date_stamp;
+    uint32_t function_count;       /* 1 or more */
+    const uint32_t *function_rva;  /* function starts (RVAs inside size_of_image) */
+    const uint32_t *function_size; /* their sizes in bytes (1 or more) */
+} perch_synth_image;
+
 typedef struct perch_synth_options {
     uint32_t struct_size;  /* sizeof(perch_synth_options): set by perch_synth_options_init */
     uint32_t cpus;         /* 1..PERCH_SYNTH_MAX_CPUS */
@@ -44,6 +62,7 @@ typedef struct perch_synth_options {
     uint64_t duration_ms;  /* stop at this trace duration; 0 = no time limit */
     perch_synth_progress_fn progress; /* may be NULL */
     void *progress_ctx;
+    const perch_synth_image *image; /* NULL: the catalog's demo.exe */
 } perch_synth_options;
 
 #define PERCH_SYNTH_TOP 10

@@ -145,6 +145,28 @@ int perch_daemon_read_status_file(const char *data_dir, char *buf, size_t len, u
  * is not running. */
 int perch_daemon_record_start(perch_daemon *d, char *file, size_t len);
 
+typedef struct perch_daemon_option {
+    const char *key, *value;
+} perch_daemon_option;
+
+typedef struct perch_daemon_record_opts {
+    /* NULL or "": perch-YYYYMMDD-HHMMSS-NNNNNN.perch; else NAME (".perch" added when absent):
+     * the first file is NAME.perch, later ones NAME-YYYYMMDD-HHMMSS-NNNNNN.perch, from 2. */
+    const char *name;
+    size_t option_count;
+    const perch_daemon_option *options; /* KEY=VALUE for this recording (docs/service.md) */
+} perch_daemon_record_opts;
+
+/* perch_daemon_record_start with a name and configuration keys for this recording: the
+ * rotation caps (RotateSizeMb, RotateAgeMinutes, DiskCapMb) apply to it. On a refusal why
+ * receives one sentence: PERCH_EINVAL (not a capture name, or a value not of its key's type),
+ * PERCH_ERANGE (a value out of range: the sentence names key, value and range), PERCH_ENOENT
+ * (no such key), PERCH_ENOTSUP (a key of the kernel session or of perchd itself, which one
+ * recording cannot change), PERCH_EEXIST (a capture of that name is there already),
+ * PERCH_ESTATE (a recording runs, or the daemon does not). */
+int perch_daemon_record_start_with(perch_daemon *d, const perch_daemon_record_opts *o, char *file,
+                                   size_t len, char *why, size_t why_len);
+
 /* Stops the recording (its last file is finished and complete). PERCH_ESTATE when none. */
 int perch_daemon_record_stop(perch_daemon *d);
 

@@ -62,11 +62,16 @@ static const char *base_of(const char *path)
 
 /* The rotation's options from the configuration: RotateSizeMb, RotateAgeMinutes, DiskCapMb;
  * chunks flushed by time too, so every file is readable while written. */
-static void rotate_opts_of(perch_daemon *d, const perch_config *c, perch_capture_rotate_opts *o)
+static void rotate_opts_of(perch_daemon *d, const perch_config *c, const char *stem, char *first,
+                           size_t len, perch_capture_rotate_opts *o)
 {
     perch_capture_rotate_opts_default(o);
     o->dir = d->capture_dir;
-    o->prefix = "perch";
+    o->prefix = stem[0] ? stem : "perch";
+    if (stem[0]) {
+        snprintf(first, len, "%s.perch", stem);
+        o->first_name = first;
+    }
     o->max_file_bytes = (uint64_t)c->rotate_size_mb << 20;
     o->max_file_age_ms = (uint64_t)c->rotate_age_minutes * 60000u;
     o->max_total_bytes = (uint64_t)c->disk_cap_mb << 20;
@@ -106,30 +111,27 @@ static int publish_call(void *ctx)
     return 0;
 }
 
-/* Creates the rotation and its sink (behind the symbols tap) into d->live, not attached. */
-static int open_recording(perch_daemon *d, const perch_config *c)
+/* Creates the rotation and its sink into d->live, not attached; each file gets the names of
+ * what its own records hit at its end (perch_symworker_names, on the model thread). */
+static int open_recording(perch_daemon *d, const perch_config *c, const char *stem)
 {
     struct perch_daemon_live *v = &d->live;
     perch_capture_rotate_opts ro;
+    char first[64];
     if (d->capture_dir[0] == '\0')
         return PERCH_ENOENT;
-    rotate_opts_of(d, c, &ro);
+    rotate_opts_of(d, c, stem, first, sizeof first, &ro);
+    perch__daemon_symbols_names(d, true, &ro.names);
     int err = perch_capture_rotate_create(&ro, &v->rotate);
     if (err < 0)
         return err;
     perch_capture_rotate_sink(v->rotate, &v->rec_sink);
-    err = perch__daemon_symbols_tap(d, &v->rec_sink); /* names into the files */
-    if (err < 0) {
-        perch_capture_rotate_destroy(v->rotate);
-        v->rotate = NULL;
-    }
-    return err;
+    return 0;
 }
 
 static void close_recording(perch_daemon *d)
 {
     struct perch_daemon_live *v = &d->live;
-    perch__daemon_symbols_untap(d);
     perch_capture_rotate_destroy(v->rotate);
     v->rotate = NULL;
     memset(&v->rec_sink, 0, sizeof v->rec_sink);
@@ -149,13 +151,14 @@ static void set_recording(perch_daemon *d, bool on)
     ReleaseSRWLockExclusive(&d->lock);
 }
 
-int perch__daemon_record_start_locked(perch_daemon *d, char *file, size_t len)
+int perch__daemon_record_start_locked(perch_daemon *d, const perch_config *c, const char *stem,
+                                      char *file, size_t len)
 {
     struct perch_daemon_live *v = &d->live;
     if (v->recording || v->engine == NULL)
         return PERCH_ESTATE;
     set_recording(d, true); /* before the attach: the model thread publishes at once */
-    int err = open_recording(d, &d->o.config);
+    int err = open_recording(d, c, stem);
     if (err == 0) {
         err = perch_live_attach_idle(v->engine, "recording", &v->rec_sink, publish_idle, d);
         if (err < 0)
@@ -163,7 +166,8 @@ int perch__daemon_record_start_locked(perch_daemon *d, char *file, size_t len)
     }
     if (err < 0) {
         set_recording(d, false);
-        perch_log(PERCH_LOG_ERROR, "The recording could not start in %s: %s.",
+        perch_log(err == PERCH_EEXIST ? PERCH_LOG_WARNING : PERCH_LOG_ERROR,
+                  "The recording%s%s could not start in %s: %s.", stem[0] ? " " : "", stem,
                   d->capture_dir[0] ? d->capture_dir : "(no capture directory)",
                   perch_strerror(err));
         return err;
@@ -175,21 +179,43 @@ int perch__daemon_record_start_locked(perch_daemon *d, char *file, size_t len)
     perch_log(PERCH_LOG_INFO,
               "Recording into %s (a new file every %u MiB or %u minutes, at most %u MiB of "
               "them).",
-              v->rec_path[0] ? v->rec_path : d->capture_dir, d->o.config.rotate_size_mb,
-              d->o.config.rotate_age_minutes, d->o.config.disk_cap_mb);
+              v->rec_path[0] ? v->rec_path : d->capture_dir, c->rotate_size_mb,
+              c->rotate_age_minutes, c->disk_cap_mb);
     ReleaseSRWLockShared(&d->lock);
     return 0;
 }
 
-int perch_daemon_record_start(perch_daemon *d, char *file, size_t len)
+int perch_daemon_record_start_with(perch_daemon *d, const perch_daemon_record_opts *o, char *file,
+                                   size_t len, char *why, size_t why_len)
 {
+    perch_config c;
+    char stem[64], sentence[PERCH_DAEMON_TEXT] = "";
     if (d == NULL)
         return PERCH_EINVAL;
+    int err = perch__daemon_record_config(d, o, &c, stem, sizeof stem, sentence, sizeof sentence);
     AcquireSRWLockExclusive(&d->ctl);
-    int err = d->state == PERCH_DAEMON_RUNNING ? perch__daemon_record_start_locked(d, file, len)
-                                               : PERCH_ESTATE;
+    if (err == 0)
+        err = d->state == PERCH_DAEMON_RUNNING
+                  ? perch__daemon_record_start_locked(d, &c, stem, file, len)
+                  : PERCH_ESTATE;
     ReleaseSRWLockExclusive(&d->ctl);
+    if (err == PERCH_EEXIST)
+        snprintf(sentence, sizeof sentence,
+                 "a capture called %s.perch (or %s-...) is already in %s: choose another name, "
+                 "or delete it",
+                 stem, stem, d->capture_dir);
+    else if (err == PERCH_ESTATE && sentence[0] == '\0')
+        snprintf(sentence, sizeof sentence, "%s",
+                 d->live.recording ? "a recording is already running; stop it with 'perch stop'"
+                                   : "perchd is not running its engine");
+    if (why != NULL)
+        snprintf(why, why_len, "%s", sentence);
     return err;
+}
+
+int perch_daemon_record_start(perch_daemon *d, char *file, size_t len)
+{
+    return perch_daemon_record_start_with(d, NULL, file, len, NULL, 0);
 }
 
 /* The end of a recording in the log (after its last publish). */
@@ -253,12 +279,23 @@ void perch__daemon_record_status(perch_daemon *d, perch_daemon_status *st)
 static int write_snapshot(perch_daemon *d, uint32_t last_seconds, const char *path)
 {
     perch_output out;
+    perch_live_stats ls;
+    perch_recorder_snap_counts n = {0, 0, 0};
     int err = perch_output_open_file(&out, path);
     if (err < 0)
         return err;
-    err = perch_recorder_snapshot(d->live.recorder, last_seconds, &out);
+    perch_live_get_stats(d->live.engine, &ls); /* the engine lives as long as ctl is held */
+    err = perch_recorder_snapshot_counted(d->live.recorder, last_seconds, ls.samples_waiting, &out,
+                                          &n);
     int closed = out.close(out.ctx);
     err = err < 0 ? err : closed;
+    if (err == 0)
+        perch_log(PERCH_LOG_INFO,
+                  "The snapshot %s holds %llu samples and %llu slices; %llu samples the model "
+                  "still held back for their stack are not in it (ledger "
+                  "recorder.samples_waiting).",
+                  path, (unsigned long long)n.samples, (unsigned long long)n.slices,
+                  (unsigned long long)ls.samples_waiting);
     if (err < 0) {
         wchar_t *w = perch__utf8_to_wide(path);
         if (w != NULL)

@@ -37,7 +37,7 @@ struct perch_daemon_live {
      * and stop; the model thread publishes the rotation's figures under d->lock (idle). */
     bool recording;
     struct perch_capture_rotate *rotate;
-    perch_sink rec_sink;                  /* the rotation's, behind the symbols tap */
+    perch_sink rec_sink;                  /* the rotation's (names: its opts.names) */
     uint32_t rec_id;                      /* grows by one per recording (d->lock) */
     char rec_name[256];                   /* its first file's name, "" until it exists (d->lock) */
     char rec_path[PERCH_CONFIG_PATH_MAX]; /* the file being written, else the last (d->lock) */
@@ -45,10 +45,9 @@ struct perch_daemon_live {
     uint32_t rec_files;                   /* files it created (d->lock) */
     uint64_t rec_deleted;                 /* files the disk cap deleted (d->lock) */
     /* function names (daemon_symbols.c): the DbgHelp worker, a sink of the engine (NULL when
-     * it could not start), and the tap in front of the recording's writer */
+     * it could not start) */
     perch_symworker *symbols;
     perch_symbackend sym_backend;
-    perch_symworker_tap *rec_tap;
 };
 
 struct perch_daemon {
@@ -108,7 +107,17 @@ void perch__daemon_record_status(perch_daemon *d, perch_daemon_status *st);
 
 /* Starts a recording before the engine starts (RecordOnStart) or while it runs. Caller holds
  * ctl. */
-int perch__daemon_record_start_locked(perch_daemon *d, char *file, size_t len);
+int perch__daemon_record_start_locked(perch_daemon *d, const perch_config *c, const char *stem,
+                                      char *file, size_t len);
+
+/* daemon_record_opts.c: the configuration and name stem ("" when none) of one recording, from
+ * the daemon's configuration and o (may be NULL). 0, or an error with a sentence in why. */
+int perch__daemon_record_config(perch_daemon *d, const perch_daemon_record_opts *o, perch_config *c,
+                                char *stem, size_t len, char *why, size_t why_len);
+
+/* Checks a recording's name; its stem (without ".perch") into stem. 0 or PERCH_EINVAL with a
+ * sentence. */
+int perch__daemon_record_name(const char *name, char *stem, size_t len, char *why, size_t why_len);
 
 /* Closes the recording's file after the engine finished it (at stop). Caller holds ctl. */
 void perch__daemon_record_close(perch_daemon *d);
@@ -117,10 +126,13 @@ void perch__daemon_record_close(perch_daemon *d);
  * it logs and the daemon records without names. */
 void perch__daemon_symbols_add(perch_daemon *d);
 
-/* Puts the worker's tap in front of *sink (the recording's writer), replacing *sink; nothing
- * without a worker. 0 or PERCH_ENOMEM. */
-int perch__daemon_symbols_tap(perch_daemon *d, perch_sink *sink);
-void perch__daemon_symbols_untap(perch_daemon *d);
+/* The worker's drops (queue full, stacks forgotten, records dropped) as engine losses, so they
+ * reach the ledger of every capture (the supervisor, once a second). */
+void perch__daemon_symbols_losses(perch_daemon *d);
+
+/* The names wrapper for the flight recorder's snapshots (model_thread false) or the rotating
+ * files (true); zeroed (no names) without a worker. */
+void perch__daemon_symbols_names(perch_daemon *d, bool model_thread, perch_sink_wrap *out);
 
 /* Once the engine is gone. */
 void perch__daemon_symbols_destroy(perch_daemon *d);

@@ -27,6 +27,7 @@
 #define RETRY_MAX_MS   60000u
 #define QUIET_MS       5000u /* a session with no event for this long gets a sentence */
 #define DRAIN_STEP_MS  500u
+#define SEAL_WAIT_MS   2000u /* a snapshot waits this long at most for the model thread */
 
 static bool running_under_wine(void)
 {
@@ -188,10 +189,12 @@ static int create_recorder(perch_daemon *d)
     perch_recorder_opts_default(&ro);
     ro.window_ms = d->o.config.recorder_seconds * 1000u;
     ro.max_bytes = (uint64_t)d->o.config.recorder_mb << 20;
+    ro.seal_wait_ms = SEAL_WAIT_MS;                   /* a snapshot holds the open segment too */
+    perch__daemon_symbols_names(d, false, &ro.names); /* snapshots on the pipe's threads */
     int err = perch_recorder_create(&ro, &v->recorder);
     if (err == 0) {
         perch_recorder_sink(v->recorder, &sink);
-        err = perch_live_add_sink(v->engine, "recorder", &sink, NULL);
+        err = perch_live_add_sink(v->engine, "recorder", &sink, perch_recorder_idle);
     }
     return err;
 }
@@ -216,10 +219,9 @@ static int create_engine(perch_daemon *d)
         perch_live_query_sink(v->query, &sink);
         err = perch_live_add_sink(v->engine, "query", &sink, flush_query);
     }
-    err = err ? err : create_recorder(d);
     if (err == 0)
         perch__daemon_symbols_add(d); /* names are optional: it logs and goes on */
-    return err;
+    return err ? err : create_recorder(d);
 }
 
 void perch__daemon_pipe_start(perch_daemon *d)
@@ -260,7 +262,7 @@ void perch__daemon_session_start(perch_daemon *d)
     InitializeSRWLock(&v->etw_lock);
     int err = create_engine(d);
     if (err == 0 && d->o.config.record_on_start)
-        perch__daemon_record_start_locked(d, NULL, 0);
+        perch__daemon_record_start_locked(d, &d->o.config, "", NULL, 0);
     err = err ? err : perch_live_start(v->engine, NULL);
     if (err < 0) {
         perch_log(PERCH_LOG_ERROR, "The live engine could not start: %s.", perch_strerror(err));
@@ -286,6 +288,7 @@ static void hand_losses(perch_daemon *d, const perch_etw_poll *p)
     perch_live_set_loss(e, "session.log_buffers_lost", p->losses.log_buffers_lost);
     perch_live_set_loss(e, "live.bad_record", p->consumer.bad_records);
     perch_live_set_loss(e, "live.pmc_malformed", p->consumer.pmc_malformed);
+    perch__daemon_symbols_losses(d);
 }
 
 void perch__daemon_session_poll(perch_daemon *d)

@@ -176,19 +176,8 @@ static int scratch_write_at(void *ctx, uint64_t off, const void *buf, size_t len
 
 static int scratch_read_at(void *ctx, uint64_t off, void *buf, size_t len)
 {
-    uint8_t *p = buf;
-    while (len > 0) {
-        size_t got = 0;
-        int err = file_read_at(ctx, off, p, len, &got);
-        if (err < 0)
-            return err;
-        if (got == 0)
-            return PERCH_ETRUNC;
-        p += got;
-        off += got;
-        len -= got;
-    }
-    return 0;
+    perch_input in = {file_read_at, NULL, 0, ctx}; /* the file as an input: read exactly */
+    return perch_input_read_exact(&in, off, buf, len);
 }
 
 /* A new empty temporary file in wdir (which ends with a backslash or not), delete-on-close. */

@@ -2,8 +2,9 @@
  * The backend of perchd's pipe (pipe_daemon.h): each request mapped onto daemon.h. STATUS
  * turns the daemon's status (and the live window's and the pipe's own figures) into the
  * protocol's; CAPTURES, FETCH and SNAPSHOT go to the capture calls; RECORD with a duration
- * starts the recording and a timer-queue timer stops it. What this daemon cannot do yet
- * (per-recording options, chosen names) is refused with a sentence, never ignored.
+ * starts the recording and a timer-queue timer stops it; its name and KEY=VALUE options go to
+ * perch_daemon_record_start_with, whose refusals (a bad name, a key one recording cannot
+ * change, a value out of range) are answered with its sentence, never ignored.
  */
 #include <windows.h>
 
@@ -16,8 +17,9 @@
 #include "pipe_daemon.h"
 #include "util/mem.h"
 
-#define RATE_WINDOW_MS 5000u
-#define MAX_LOSSES     5
+#define RATE_WINDOW_MS           5000u
+#define MAX_LOSSES               5
+#define PERCH_RECORD_MAX_OPTIONS 32 /* KEY=VALUE pairs of one RECORD (as many as the CLI sends) */
 
 struct perch_pipe_daemon {
     perch_daemon *d;
@@ -214,21 +216,27 @@ static void cancel_timer(perch_pipe_daemon *p)
 static int record_locked(perch_pipe_daemon *p, const perch_proto_record_req *r,
                          perch_proto_answer *a)
 {
-    char file[PERCH_CONFIG_PATH_MAX] = "";
-    if (r->option_count > 0 || (r->name && r->name[0])) {
-        perch_proto_answer_fail(a, "this perchd records with its configuration and names its "
-                                   "captures itself: change settings with 'perchd config set'");
-        return PERCH_ENOTSUP;
+    char file[PERCH_CONFIG_PATH_MAX] = "", why[PERCH_DAEMON_TEXT] = "";
+    perch_daemon_option opts[PERCH_RECORD_MAX_OPTIONS];
+    if (r->option_count > PERCH_RECORD_MAX_OPTIONS) {
+        perch_proto_answer_fail(a, "%u options are too many for one recording (at most %d)",
+                                r->option_count, PERCH_RECORD_MAX_OPTIONS);
+        return PERCH_ELIMIT;
     }
+    for (uint32_t i = 0; i < r->option_count; i++)
+        opts[i] = (perch_daemon_option){r->options[i].key, r->options[i].value};
+    perch_daemon_record_opts ro = {r->name, r->option_count, opts};
     if (r->duration_ms > UINT32_MAX - 1) {
         perch_proto_answer_fail(a, "a duration of %llu ms is too long",
                                 (unsigned long long)r->duration_ms);
         return PERCH_ERANGE;
     }
     cancel_timer(p);
-    int err = perch_daemon_record_start(p->d, file, sizeof file);
-    if (err == PERCH_ESTATE)
-        perch_proto_answer_fail(a, "a recording is already running; stop it with 'perch stop'");
+    int err = perch_daemon_record_start_with(p->d, &ro, file, sizeof file, why, sizeof why);
+    if (err < 0 && why[0]) {
+        perch_proto_answer_fail(a, "%s", why);
+        return err; /* a refusal with its reason (ENOTSUP too: not a missing feature) */
+    }
     if (err < 0)
         return not_yet(a, err, "recording");
     p->record_start_ms = GetTickCount64();

@@ -39,3 +39,10 @@ add_test(NAME cli.report_text_cpu_measured
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/report_cpu_measured.cmake)
 set_tests_properties(cli.report_text_cpu_measured PROPERTIES LABELS cli
                      PASS_REGULAR_EXPRESSION "cpu column measured")
+# --from/--to: a window of the trace (report_window.cmake).
+add_test(NAME cli.report_window
+         COMMAND ${CMAKE_COMMAND} "-DPERCH=${cpu_perch}" -DDIR=${CMAKE_CURRENT_BINARY_DIR}/window
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/report_window.cmake)
+set_tests_properties(cli.report_window PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "report window ok")
+perch_cli_test(report_bad_from "--from needs a time from the trace's start" report --from soon x.etl)
+perch_cli_test(report_window_order "--from must come before --to" report --from 2s --to 1s x.etl)

@@ -41,9 +41,12 @@ foreach(in ${etl} ${DIR}/f.perch)
                    ${PERCH} report --json ${in} OUTPUT_FILE /dev/full)
 endforeach()
 # execute_process takes OUTPUT_FILE as its own option anywhere in the list: the reports
-# above wrote to /dev/full. The text report too:
-expect_failure("^perch: standard output: no space left on device\n$"
-               ${PERCH} report ${etl} OUTPUT_FILE /dev/full)
+# above wrote to /dev/full. The text report, info, dump and an export to standard output too:
+foreach(cmd "report;${etl}" "info;${DIR}/f.perch" "info;--json;${DIR}/f.perch"
+            "dump;--summary;${etl}" "export;--format;folded;${DIR}/f.perch")
+    expect_failure("^perch: standard output: no space left on device\n$"
+                   ${PERCH} ${cmd} OUTPUT_FILE /dev/full)
+endforeach()
 
 # A file-size limit (bash's ulimit -f counts 1024-byte blocks) stops the import half way:
 # the output is named (first line), it is said to be incomplete, and what was written reads

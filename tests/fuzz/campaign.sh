@@ -7,7 +7,9 @@
 # The targets are listed from the build (ctest's fuzz label), so a target someone adds later
 # with perch_add_fuzzer is in the campaign with no edit here; each runs with the seed
 # directories and options of its ctest command. Targets whose seeds hold .etl files also get
-# a few small synthetic traces (written with the build's own `perch synth`). The corpus each
+# a few small synthetic traces (written with the build's own `perch synth`) and the first
+# buffers of every seed trace (cut copies under the build directory), and run with a smaller
+# -max_len (--etl-max-len): an execution then reads a few buffers, not a whole 1 MiB trace. The corpus each
 # target grows lives under the build directory (<build>/fuzz-campaign/corpus/<target>) and is
 # kept from one campaign to the next; nothing here writes into the source tree. Crash, leak,
 # timeout and out-of-memory reproducers land in <build>/fuzz-campaign/artifacts/.
@@ -21,6 +23,7 @@
 #   --runs N      executions per target (default 10000000)
 #   --seconds S   wall-time limit per target (default 600), whichever comes first
 #   --only REGEX  only the targets whose ctest name (fuzz.<name>) matches
+#   --etl-max-len N  -max_len of the targets seeded with .etl files (default 131072)
 #   --out FILE    the table (default <build>/fuzz-campaign/table.md)
 # Exit status: 0 when no target crashed, 1 when one did, 2 on a usage or setup error.
 set -euo pipefail
@@ -31,6 +34,7 @@ RUNS=10000000
 SECONDS_MAX=600
 ONLY=""
 OUT=""
+ETL_MAX_LEN=131072
 
 usage() { sed -n '/^# usage:/,/^# Exit status/p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -39,16 +43,19 @@ while [ $# -gt 0 ]; do
     --runs) RUNS="$2"; shift 2 ;;
     --seconds) SECONDS_MAX="$2"; shift 2 ;;
     --only) ONLY="$2"; shift 2 ;;
+    --etl-max-len) ETL_MAX_LEN="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "campaign: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
     esac
 done
-case "$RUNS$SECONDS_MAX" in *[!0-9]*) echo "campaign: --runs and --seconds take numbers" >&2; exit 2 ;; esac
+case "$RUNS$SECONDS_MAX$ETL_MAX_LEN" in
+*[!0-9]*) echo "campaign: --runs, --seconds and --etl-max-len take numbers" >&2; exit 2 ;;
+esac
 
 WORK="$BUILD/fuzz-campaign"
 OUT="${OUT:-$WORK/table.md}"
-mkdir -p "$WORK/bin" "$WORK/corpus" "$WORK/artifacts" "$WORK/logs" "$WORK/synth"
+mkdir -p "$WORK/bin" "$WORK/corpus" "$WORK/artifacts" "$WORK/logs" "$WORK/synth" "$WORK/cuts"
 
 # One line per target: name, then the ctest command as tab-separated words.
 targets="$(ctest --test-dir "$BUILD" -L '^fuzz$' --show-only=json-v1 2>/dev/null |
@@ -67,6 +74,17 @@ synth_seeds() {
         "$perch" synth -o "$WORK/synth/synth_2cpu.etl" --seed 2 --cpus 2 --duration-ms 40 >/dev/null
 }
 
+# cut_seeds <dir>: the first 64 KiB and 128 KiB of every .etl in dir (a trace's header buffer
+# and its first event buffers), for the targets that run with the smaller -max_len.
+cut_seeds() {
+    local f base
+    for f in "$1"/*.etl; do
+        base="$(basename "$f" .etl)"
+        [ -s "$WORK/cuts/$base.64k.etl" ] || head -c 65536 "$f" >"$WORK/cuts/$base.64k.etl"
+        [ -s "$WORK/cuts/$base.128k.etl" ] || head -c 131072 "$f" >"$WORK/cuts/$base.128k.etl"
+    done
+}
+
 # field <log> <name>: a "name: value" field of libFuzzer's last status line (DONE, or the
 # last one printed before a crash).
 field() {
@@ -78,7 +96,7 @@ stat_value() { sed -n "s/^stat::$2: *//p" "$1" | tail -n 1; }
 {
     echo "Fuzz campaign, $(date -u '+%Y-%m-%d %H:%M UTC') on $(nproc) cores, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo
-    echo "Command: \`tests/fuzz/campaign.sh --runs $RUNS --seconds $SECONDS_MAX${ONLY:+ --only '$ONLY'}\` (build: ${BUILD#"$ROOT"/})"
+    echo "Command: \`tests/fuzz/campaign.sh --runs $RUNS --seconds $SECONDS_MAX --etl-max-len $ETL_MAX_LEN${ONLY:+ --only '$ONLY'}\` (build: ${BUILD#"$ROOT"/}, source $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown))"
     echo
     echo "| target | executions | wall s | exec/s | cov | ft | corpus (units / bytes) | crashes |"
     echo "|---|---:|---:|---:|---:|---:|---|---|"
@@ -105,13 +123,18 @@ while IFS=$'\t' read -r name bin args; do
         *) [ -d "$w" ] && dirs+=("$w") ;;
         esac
     done
+    etl_seeded=0
     for d in "${dirs[@]:1}"; do
         if compgen -G "$d/*.etl" >/dev/null; then
-            synth_seeds
-            dirs+=("$WORK/synth")
-            break
+            etl_seeded=1
+            cut_seeds "$d"
         fi
     done
+    if [ "$etl_seeded" -eq 1 ]; then
+        synth_seeds
+        dirs+=("$WORK/synth" "$WORK/cuts")
+        opts=("${opts[@]/#-max_len=*/-max_len=$ETL_MAX_LEN}")
+    fi
     log="$WORK/logs/$short.log"
     before="$(find "$WORK/artifacts" -name "$short-*" | sort)"
     start="$(date +%s)"

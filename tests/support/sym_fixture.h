@@ -41,6 +41,19 @@ static inline uint8_t *sym_fixture(const char *rel, size_t *len)
     return perch_test_read_file(sym_fixture_path(rel), len);
 }
 
+/* The PE image at path (a fixture), read with Perch's reader; destroy with perch_pe_destroy. */
+static inline perch_pe *sym_fixture_pe(const char *path)
+{
+    perch_input in;
+    perch_pe *pe = NULL;
+    const char *why = NULL;
+    assert_int_equal(perch_input_open_file(&in, path), 0);
+    if (perch_pe_read(&in, &pe, &why) != 0)
+        fail_msg("%s: %s", path, why ? why : "not read");
+    perch_input_close(&in);
+    return pe;
+}
+
 /* Feeds one process with the image, a thread and 3 samples with a 3-frame stack into both. */
 static inline void sym_fixture_feed(const perch_sink *a, const perch_sink *b, const char *path,
                                     const perch_pe_info *pi, const uint32_t rva[3])

@@ -2,8 +2,9 @@
  * Rotating capture files (include/perch/capture_rotate.h) on a synthetic trace: every file is
  * a complete capture that names every key it uses and holds every stack it uses (ids dense
  * from 1), the files together hold every sample, the disk cap deletes the oldest files, the
- * age cap rotates by the clock, the sequence continues after files already there, and a file
- * left open by a crash (or cut anywhere) still reports with names.
+ * age cap rotates by the clock, the sequence continues after files already there, a file
+ * left open by a crash (or cut anywhere) still reports with names, and a named rotation starts
+ * with <prefix>.perch and refuses to start over files of its name.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -308,6 +309,57 @@ static void test_crash_leaves_readable_files(void **state)
     perch_fs_list_free(e, n);
 }
 
+/* A named rotation: the first file is <prefix>.perch, the later ones numbered from 2; the
+ * disk cap counts the first one as the oldest; a second rotation of that name is a clash. */
+static void test_first_name(void **state)
+{
+    const char *dir = "rotate_named";
+    perch_capture_rotate_opts o;
+    perch_capture_rotate_stats st;
+    perch_capture_rotate *r = NULL;
+    clock c = {1764547200000ull, 1};
+    size_t n;
+    uint32_t seq;
+    uint64_t samples = 0;
+    (void)state;
+    empty_dir(dir);
+    opts_for(&o, dir, &c);
+    o.first_name = "t.perch";
+    run(dir, &o, true, &st);
+    perch_fs_entry *e = NULL;
+    assert_int_equal(perch_fs_list(dir, 10000, &e, &n), 0);
+    n = perch__rotate_keep_named("t", "t.perch", e, n);
+    assert_true(n >= 3);
+    assert_int_equal(st.files_created, n);
+    assert_string_equal(e[0].name, "t.perch");
+    assert_true(perch__rotate_parse("t", e[1].name, &seq));
+    assert_int_equal(seq, 2);
+    for (size_t i = 0; i < n; i++) {
+        check k;
+        char *p = perch_fs_join(dir, e[i].name);
+        assert_int_equal(check_file(p, &k, 0), PERCH_CAPTURE_STOP_END);
+        assert_int_equal(k.missing, 0);
+        samples += k.samples;
+        perch_free(p);
+    }
+    assert_int_equal(samples, trace_samples);
+    perch_fs_list_free(e, n);
+    assert_int_equal(perch_capture_rotate_create(&o, &r), PERCH_EEXIST);
+    o.first_name = "u.perch"; /* not <prefix>.perch */
+    assert_int_equal(perch_capture_rotate_create(&o, &r), PERCH_EINVAL);
+    /* the cap deletes the named first file first */
+    empty_dir(dir);
+    opts_for(&o, dir, &c);
+    o.first_name = "t.perch";
+    o.max_total_bytes = 200u << 10;
+    run(dir, &o, true, &st);
+    assert_true(st.files_deleted > 0);
+    uint64_t size;
+    char *p = perch_fs_join(dir, "t.perch");
+    assert_int_equal(perch_fs_size(p, &size), PERCH_ENOENT);
+    perch_free(p);
+}
+
 static void test_names(void **state)
 {
     char name[96];
@@ -334,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_disk_cap_deletes_oldest),
         cmocka_unit_test(test_age_and_sequence),
         cmocka_unit_test(test_crash_leaves_readable_files),
+        cmocka_unit_test(test_first_name),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -38,9 +38,7 @@ static void test_defaults_parse_and_round_trip(void **state)
         assert_int_equal(perch_config_format(&c, k, text, sizeof text), 0);
         assert_int_equal(perch_config_set(&again, k, text, why, sizeof why), 0);
         assert_memory_equal((char *)&again + k->offset, (char *)&c + k->offset,
-                            k->type == PERCH_CONFIG_PATH || k->type == PERCH_CONFIG_NAMES
-                                ? strlen((char *)&c + k->offset) + 1
-                                : k->size);
+                            perch_config_is_text(k) ? strlen((char *)&c + k->offset) + 1 : k->size);
         if (perch_config_is_number(k)) {
             uint32_t v = perch_config_number(&c, k);
             assert_true(v >= k->min && v <= k->max);
@@ -238,6 +236,36 @@ static void test_mask_and_unknown_key(void **state)
     assert_int_equal(perch_config_format(&c, key("LbrFilters"), text, 3), PERCH_ERANGE);
 }
 
+/* SymbolPath takes what _NT_SYMBOL_PATH takes (absolute folders, store forms, URLs), refuses
+ * a relative entry with the sentence of every key, and shows "none" when empty. */
+static void test_symbol_path(void **state)
+{
+    static const char *const good[] = {
+        "C:\\sym", "srv*C:\\sym*https://msdl.microsoft.com/download/symbols",
+        "C:\\a;;cache*D:\\c;SRV*\\\\server\\share*https://x", "%SYMBOLS%\\local;https://x/y"};
+    static const char *const bad[] = {"symbols", "C:\\a;relative", "C:\\a|b", "srv*"};
+    perch_config c;
+    char why[PERCH_CONFIG_WHY_MAX], text[PERCH_CONFIG_PATH_MAX];
+    const perch_config_key *k = key("SymbolPath");
+    (void)state;
+    perch_config_defaults(&c);
+    assert_string_equal(c.symbol_path, "");
+    assert_int_equal(perch_config_format(&c, k, text, sizeof text), 0);
+    assert_string_equal(text, "none");
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        assert_int_equal(perch_config_set(&c, k, good[i], why, sizeof why), 0);
+        assert_string_equal(c.symbol_path, good[i]);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(perch_config_set(&c, k, bad[i], why, sizeof why), PERCH_EINVAL);
+        assert_non_null(strstr(why, "SymbolPath: '"));
+        assert_non_null(strstr(why, "is not a symbol path; allowed: entries separated by ;"));
+        assert_string_equal(c.symbol_path, good[3]); /* unchanged */
+    }
+    assert_int_equal(perch_config_set(&c, k, " none ", why, sizeof why), 0);
+    assert_string_equal(c.symbol_path, "");
+}
+
 /* docs/service.md has a row "| `Key` | `default` | range ... |" for every key. */
 static void test_docs_list_every_key(void **state)
 {
@@ -275,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_mask_and_unknown_key),
+        cmocka_unit_test(test_symbol_path),
         cmocka_unit_test(test_docs_list_every_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

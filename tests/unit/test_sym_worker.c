@@ -5,7 +5,8 @@
  * model thread, the tap writes the records into the capture (and its finish waits for the
  * worker), and the capture read back names the frames as Perch's own resolver does. A queue
  * of one address, while the worker is held in its first load, drops the rest and counts them.
- * A tap made late writes the names for the module keys it saw.
+ * A tap made late writes the names for the module keys it saw. The bounds for a long run
+ * (stacks, the address set, records) hold and are counted.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,8 @@
 #include "perch/error.h"
 #include "perch/sym.h"
 #include "perch/thread.h"
+#include "sym/hits_internal.h"
+#include "sym/worker_internal.h"
 #include "sym_fixture.h"
 
 static int on_symbol(void *ctx, const perch_symbol_rec *rec)
@@ -84,11 +87,8 @@ static void test_worker(void **state)
     (void)state;
     const char *path = sym_fixture_path("x86_64/app.exe");
     perch_input in;
-    perch_pe *pe = NULL;
+    perch_pe *pe = sym_fixture_pe(path);
     const char *why;
-    assert_int_equal(perch_input_open_file(&in, path), 0);
-    assert_int_equal(perch_pe_read(&in, &pe, &why), 0);
-    perch_input_close(&in);
     const perch_pe_info *pi = perch_pe_get_info(pe);
     uint32_t rva[3] = {pi->functions[0].begin + 2, pi->functions[1].begin + 3,
                        pi->functions[2].begin};
@@ -96,7 +96,7 @@ static void test_worker(void **state)
     perch_resolver *r = NULL, *ref = NULL;
     perch_symbackend be;
     perch_symworker *w = NULL;
-    perch_symworker_options o = {sizeof o, 0, 0, {0}};
+    perch_symworker_options o = {.size = sizeof o};
     assert_int_equal(perch_resolver_create(NULL, true, &r), 0);
     assert_int_equal(perch_symbackend_resolver_create(r, &be), 0);
     o.backend = be;
@@ -193,18 +193,13 @@ static void test_queue_cap(void **state)
 {
     (void)state;
     const char *path = sym_fixture_path("x86_64/app.exe");
-    perch_input in;
-    perch_pe *pe = NULL;
-    const char *why;
-    assert_int_equal(perch_input_open_file(&in, path), 0);
-    assert_int_equal(perch_pe_read(&in, &pe, &why), 0);
-    perch_input_close(&in);
+    perch_pe *pe = sym_fixture_pe(path);
     const perch_pe_info *pi = perch_pe_get_info(pe);
     uint32_t rva[3] = {pi->functions[0].begin, pi->functions[1].begin, pi->functions[2].begin};
     perch_resolver *r = NULL;
     perch_symbackend be;
     perch_symworker *w = NULL;
-    perch_symworker_options o = {sizeof o, 1, 0, {0}};
+    perch_symworker_options o = {.size = sizeof o, .queue_cap = 1};
     perch_sink ws, none;
     struct held_backend held;
     memset(&none, 0, sizeof none);
@@ -244,11 +239,109 @@ static void test_queue_cap(void **state)
     assert_int_equal(perch_symworker_create(NULL, &w), PERCH_EINVAL);
 }
 
+#define NOP(name, type)                                                                            \
+    static int nop_##name(void *ctx, const type *r)                                                \
+    {                                                                                              \
+        (void)ctx, (void)r;                                                                        \
+        return 0;                                                                                  \
+    }
+NOP(info, perch_trace_info)
+NOP(thread, perch_thread_rec)
+NOP(module, perch_module_rec)
+NOP(stack, perch_stack_rec)
+NOP(sample, perch_sample_rec)
+
+/* The bounds for a run of weeks: 200 distinct 3-frame stacks at distinct addresses of the
+ * fixture's functions, pumped every 10, with a stack cap of 30 frames, an address set of 16
+ * and 2 records: after each pump the collection holds no pairs and at most 30 frames, the
+ * forgotten stacks, the fresh starts and the dropped records are counted, and the records
+ * kept still name their functions as the resolver does. */
+static void test_bounds(void **state)
+{
+    (void)state;
+    const char *path = sym_fixture_path("x86_64/app.exe");
+    perch_pe *pe = sym_fixture_pe(path);
+    const char *why;
+    const perch_pe_info *pi = perch_pe_get_info(pe);
+    perch_resolver *r = NULL;
+    perch_symbackend be;
+    perch_symworker *w = NULL;
+    perch_sink ws, none = {.trace_info = nop_info,
+                           .thread = nop_thread,
+                           .module = nop_module,
+                           .stack = nop_stack,
+                           .sample = nop_sample};
+    assert_int_equal(perch_resolver_create(NULL, true, &r), 0);
+    assert_int_equal(perch_symbackend_resolver_create(r, &be), 0);
+    perch_symworker_options o = {.size = sizeof o,
+                                 .backend = be,
+                                 .max_stack_frames = 30,
+                                 .max_addresses = 16,
+                                 .max_records = 2};
+    assert_int_equal(perch_symworker_create(&o, &w), 0);
+    perch_symworker_sink(w, &ws);
+    uint32_t rva[3] = {pi->functions[0].begin, pi->functions[1].begin, pi->functions[2].begin};
+    sym_fixture_feed(&ws, &none, path, pi, rva); /* process, thread, module, stack 1 */
+    uint32_t most = 0;
+    for (uint32_t i = 0; i < 200; i++) {
+        uint64_t f[3];
+        for (int k = 0; k < 3; k++) {
+            const perch_pe_function *fn = &pi->functions[(i + (uint32_t)k) % pi->function_count];
+            f[k] = SYM_FIXTURE_BASE + fn->begin + i % (fn->end - fn->begin);
+        }
+        perch_stack_rec st = {100 + i, 3, 0, f};
+        perch_sample_rec sm;
+        memset(&sm, 0, sizeof sm);
+        sm.thread_key = 10, sm.ts = 1000 + i, sm.ip = f[0], sm.module_key = 20;
+        sm.stack_id = st.id, sm.count = 1;
+        assert_int_equal(ws.stack(ws.ctx, &st), 0);
+        assert_int_equal(ws.sample(ws.ctx, &sm), 0);
+        if (i % 10 == 9) {
+            assert_int_equal(perch_symworker_pump(w), 0);
+            assert_int_equal(w->hits->npair, 0);
+            assert_int_equal(w->hits->nip, 0);
+            assert_true(w->hits->nframe <= 30);
+            most = w->hits->nframe > most ? w->hits->nframe : most;
+        }
+    }
+    assert_true(most > 0);
+    assert_int_equal(perch_symworker_wait(w, 10000), 0);
+    perch_symworker_stats st;
+    perch_symworker_get_stats(w, &st);
+    print_message("forgotten %llu stacks, %llu fresh starts, %llu records dropped, %llu queued\n",
+                  (unsigned long long)st.stacks_forgotten, (unsigned long long)st.address_resets,
+                  (unsigned long long)st.records_dropped, (unsigned long long)st.queued);
+    assert_true(st.stacks_forgotten >= 150); /* 201 stacks of 3 frames, at most 10 kept */
+    assert_true(st.address_resets >= 1);
+    assert_true(st.records_dropped >= 1);
+    assert_int_equal(st.records, 2);
+    perch_resolver *ref = NULL;
+    const perch_symtab *tab;
+    const perch_sym_report *rep;
+    assert_int_equal(perch_resolver_create(NULL, true, &ref), 0);
+    assert_int_equal(perch_resolver_file(ref, path, &tab, &rep, &why), 0);
+    for (uint32_t i = 0; i < 2; i++) {
+        const struct perch__sw_result *res = perch__symworker_result(w, i);
+        perch_sym_func want;
+        int64_t off;
+        assert_non_null(res);
+        assert_true(perch_symtab_lookup(tab, res->rec.span_rva, &want, &off));
+        assert_string_equal(res->rec.name, want.name);
+    }
+    assert_null(perch__symworker_result(w, 2));
+    perch_resolver_destroy(ref);
+    perch_symworker_destroy(w);
+    perch_symbackend_resolver_destroy(&be);
+    perch_resolver_destroy(r);
+    perch_pe_destroy(pe);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worker),
         cmocka_unit_test(test_queue_cap),
+        cmocka_unit_test(test_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,11 @@
  * equal those of `perch import` of the same trace. Each of those records is in exactly one
  * file (a file is rotated between two records); the ledger and the statistics the model writes
  * at its end are in the last file only, so those are not summed.
+ *
+ * And `perch record --name NAME --set KEY=VALUE` through the real pipe and CLI: NAME.perch first,
+ * then NAME-...-000002.perch and on; refusals of bad names, of a clash, of keys one recording
+ * cannot change and of values out of range, each with its sentence. And DiskCapMb: a recording
+ * larger than the cap keeps its newest files within it, and no other file is deleted.
  */
 #include "etw_fake.h"
 #include "perch_cli_harness.h"
@@ -16,9 +21,27 @@
 #define SESSION "Perch Kernel Session"
 
 static char dir[MAX_PATH], etl[MAX_PATH * 2], pipe_name[96];
-static char out[HARNESS_OUT_MAX];
+static char out[HARNESS_OUT_MAX]; /* perchd's output (drain) */
 static perch_cli_result r;
 static struct harness_child child; /* perchd_fake */
+
+static HANDLE drainer;
+static size_t drained;
+
+/* Reads perchd's output into out until the pipe ends. */
+static DWORD WINAPI drain(LPVOID arg)
+{
+    char buf[4096];
+    DWORD n;
+    (void)arg;
+    while (ReadFile(child.out_read, buf, sizeof buf, &n, NULL) && n > 0) {
+        size_t k = n < sizeof out - 1 - drained ? n : sizeof out - 1 - drained;
+        memcpy(out + drained, buf, k);
+        drained += k;
+        out[drained] = '\0';
+    }
+    return 0;
+}
 
 static void cli(const char *args, DWORD want)
 {
@@ -67,14 +90,18 @@ static void make_trace(void)
     snprintf(etl, sizeof etl, "%s\\seed5.etl", src);
     /* a capture of about 2.7 MB: three files or more at 1 MiB */
     snprintf(args, sizeof args, "synth -o \"%s\" --seed 5 --size 16M", etl);
-    assert_int_equal(harness_run_with("PERCH_EXE", args, out, sizeof out, 120000), 0);
+    static char said[HARNESS_OUT_MAX]; /* not out: perchd's drain may still write there */
+    assert_int_equal(harness_run_with("PERCH_EXE", args, said, sizeof said, 120000), 0);
 }
 
-static void start_perchd(const char *name, const char *extra)
+/* perchd_fake run replaying the trace (pace 0: at full speed, N: N times its own speed). */
+static void start_perchd(const char *name, const char *extra, uint32_t pace)
 {
     char args[MAX_PATH * 4];
     assert_int_equal(perch_fake_etw_reset(), 0);
     assert_int_equal(perch_fake_etw_set_string("Replay", etl), 0);
+    assert_int_equal(perch_fake_etw_set_dword("Pace", pace), 0);
+    assert_int_equal(perch_fake_etw_set_dword("RealTimeLagMs", 600000), 0); /* none lost */
     snprintf(pipe_name, sizeof pipe_name, "\\\\.\\pipe\\perchd-rotate-%lu",
              (unsigned long)GetCurrentProcessId());
     SetEnvironmentVariableA("PERCH_PIPE", pipe_name); /* perchd_fake and perch inherit it */
@@ -83,6 +110,11 @@ static void start_perchd(const char *name, const char *extra)
              "run --defaults --data-dir \"%s\" --capture-dir \"%s\\cap\" --duration 600 %s", dir,
              dir, extra);
     harness_spawn_with("PERCHD_FAKE_EXE", args, CREATE_NEW_CONSOLE, &child);
+    /* perchd echoes every log line to its stderr (this pipe): drain it all along, or a full
+     * pipe blocks the thread that logs (the refusals below are long sentences) */
+    drained = 0;
+    drainer = CreateThread(NULL, 0, drain, NULL, 0, NULL);
+    assert_non_null(drainer);
     if (!harness_wait_status(dir, "state: running", 30000)) {
         TerminateProcess(child.pi.hProcess, 1);
         fail_msg("perchd_fake run did not report running");
@@ -102,12 +134,41 @@ static void wait_consumed(void)
         fail_msg("perchd did not take the %u events delivered", info.delivered);
 }
 
+/* Waits until the status file counts every event the fake delivered as received or dropped
+ * (queue full: a replay at full speed outruns the model thread). */
+static void wait_taken(void)
+{
+    perch_fake_etw_session_info info;
+    if (!perch_fake_etw_wait_replay(SESSION, 300000))
+        fail_msg("the replay of %s did not finish", etl);
+    assert_true(perch_fake_etw_session(SESSION, &info));
+    for (ULONGLONG t0 = GetTickCount64(); GetTickCount64() - t0 < 120000; Sleep(200)) {
+        char *st = harness_read_in(dir, "status.txt");
+        const char *e = strstr(st, "events: "), *q = strstr(st, "losses: ");
+        unsigned long long got = e ? strtoull(e + 8, NULL, 10) : 0;
+        unsigned long long dropped = q ? strtoull(q + 8, NULL, 10) : 0;
+        free(st);
+        if (got + dropped >= info.delivered)
+            return;
+    }
+    fail_msg("perchd did not take the %u events delivered", info.delivered);
+}
+
 static void stop_perchd(void)
 {
+    DWORD code = 99;
     harness_send_ctrl(&child, CTRL_C_EVENT);
-    DWORD code = harness_finish(&child, out, sizeof out, 120000);
+    if (WaitForSingleObject(child.pi.hProcess, 120000) != WAIT_OBJECT_0)
+        fail_msg("perchd did not stop within 120 s");
+    GetExitCodeProcess(child.pi.hProcess, &code);
+    WaitForSingleObject(drainer, 10000); /* the pipe ends with the process */
+    CloseHandle(drainer);
+    CloseHandle(child.pi.hProcess);
+    CloseHandle(child.pi.hThread);
+    CloseHandle(child.out_read);
     child.pi.hProcess = NULL;
-    assert_int_equal(code, 0);
+    if (code != 0)
+        fail_msg("perchd exited with %lu:\n%s", (unsigned long)code, out);
     assert_int_equal(perch_fake_etw_count("Perch"), 0);
 }
 
@@ -136,7 +197,7 @@ static void test_recording_rotates_by_size(void **state)
     totals files = {0, 0, 0}, whole = {0, 0, 0};
     (void)state;
     make_trace();
-    start_perchd("live_rotate", "--set RecordOnStart=on --set RotateSizeMb=1");
+    start_perchd("live_rotate", "--set RecordOnStart=on --set RotateSizeMb=1", 0);
     wait_consumed();
 
     /* the status names the file being written; the list holds it and the ones before */
@@ -171,6 +232,129 @@ static void test_recording_rotates_by_size(void **state)
     assert_int_equal(files.slices, whole.slices);
 }
 
+/* `perch record` refuses: exit 1 and the sentence on stderr. */
+static void refused(const char *args, const char *sentence)
+{
+    cli(args, 1);
+    if (strstr(r.err, sentence) == NULL)
+        fail_msg("perch %s: no \"%s\" in:\n%s", args, sentence, r.err);
+}
+
+/* perch record --name and --set through the pipe: the recording's first file has the name,
+ * later ones are numbered after it; its caps come from --set; bad names, a clash, keys one
+ * recording cannot change and values out of range are refused with a sentence. */
+static void test_record_name_and_set(void **state)
+{
+    char find[MAX_PATH * 2], path[MAX_PATH * 2];
+    WIN32_FIND_DATAA fd;
+    totals t = {0, 0, 0};
+    (void)state;
+    make_trace();
+    start_perchd("live_named", "", 1); /* the trace's 7 s in about 7 s: recorded as it comes */
+    cli("record --name hitch --set RotateSizeMb=1 --set DiskCapMb=16 --json", 0);
+    assert_contains(r.out, "\"name\":\"hitch.perch\"");
+    refused("record --name other", "a recording is already running");
+    /* checked before anything starts, so refused the same while one runs */
+    refused("record --name ..\\x", "is not a capture name: it may not contain a directory");
+    refused("record --name CON", "Windows reserves it for a device");
+    refused("record --name perch", "the names perchd gives its own recordings");
+    refused("record --name \"a b\"", "use 1 to 32 letters, digits");
+    refused("record --set RotateSizeMb=0", "RotateSizeMb: '0' is out of range; allowed: 1 to");
+    refused("record --set SampleIntervalUs=50", "SampleIntervalUs: '50' is out of range");
+    refused("record --set SampleIntervalUs=500", "SampleIntervalUs is a setting of the kernel "
+                                                 "session");
+    refused("record --set EventGroups=process", "EventGroups is a setting of the kernel session");
+    refused("record --set QueueMb=8", "QueueMb is a setting of perchd itself");
+    refused("record --set Nope=1", "Nope is not a configuration key");
+    wait_consumed();
+    cli("stop --json", 0);
+    assert_contains(r.out, "\"name\":\"hitch.perch\"");
+    refused("record --name hitch.perch", "a capture called hitch.perch (or hitch-...) is already");
+
+    /* hitch.perch, then hitch-YYYYMMDD-HHMMSS-000002.perch ... */
+    snprintf(path, sizeof path, "%s\\cap\\hitch.perch", dir);
+    add_report(path, &t);
+    snprintf(find, sizeof find, "%s\\cap\\hitch-*-000002.perch", dir);
+    HANDLE h = FindFirstFileA(find, &fd);
+    if (h == INVALID_HANDLE_VALUE)
+        fail_msg("the recording did not rotate (RotateSizeMb=1): no %s", find);
+    FindClose(h);
+    size_t n = 1 + sum_files("hitch-*.perch", &t);
+    printf("named recording: %zu files, %llu samples\n", n, t.samples);
+    assert_true(t.samples > 1000);
+    stop_perchd();
+}
+
+/* A file of dir\cap with some bytes in it (not a capture perchd made). */
+static void put_file(const char *name)
+{
+    char path[MAX_PATH * 2];
+    snprintf(path, sizeof path, "%s\\cap\\%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("not perchd's", f);
+    fclose(f);
+}
+
+static bool exists(const char *name)
+{
+    char path[MAX_PATH * 2];
+    snprintf(path, sizeof path, "%s\\cap\\%s", dir, name);
+    return GetFileAttributesA(path) != INVALID_FILE_ATTRIBUTES;
+}
+
+/* DiskCapMb through perchd: a recording larger than the cap keeps its newest files within it
+ * (the current one aside), and no other file of the directory is deleted. */
+static void test_disk_cap_deletes_only_recordings(void **state)
+{
+    char args[MAX_PATH * 3], src[MAX_PATH], find[MAX_PATH * 2];
+    static char said[HARNESS_OUT_MAX];
+    WIN32_FIND_DATAA fd;
+    uint64_t total = 0, newest = 0;
+    size_t n = 0;
+    (void)state;
+    harness_fresh_dir("live_cap_src", src, sizeof src);
+    snprintf(etl, sizeof etl, "%s\\big.etl", src);
+    /* about 24 MB of capture: more than the smallest cap, 16 MiB */
+    snprintf(args, sizeof args, "synth -o \"%s\" --seed 7 --size 144M", etl);
+    assert_int_equal(harness_run_with("PERCH_EXE", args, said, sizeof said, 300000), 0);
+    start_perchd("live_cap", "--set RecordOnStart=on --set RotateSizeMb=1 --set DiskCapMb=16", 0);
+    put_file("notes.perch");
+    put_file("perch-keep.txt");
+    put_file("snapshot-20200101-000000.perch");
+    put_file("perch-20200101-000000-x.perch");
+    wait_taken();
+    stop_perchd();
+    snprintf(find, sizeof find, "%s\\cap\\perch-*-*-*.perch", dir);
+    HANDLE h = FindFirstFileA(find, &fd);
+    assert_true(h != INVALID_HANDLE_VALUE);
+    do {
+        uint64_t size = ((uint64_t)fd.nFileSizeHigh << 32) | fd.nFileSizeLow;
+        if (strcmp(fd.cFileName, "perch-20200101-000000-x.perch") == 0)
+            continue;
+        total += size;
+        newest = size; /* names sort by sequence */
+        n++;
+    } while (FindNextFileA(h, &fd));
+    FindClose(h);
+    char *log = harness_read_in(dir, "perchd.log");
+    const char *deleted = strstr(log, " deleted for the disk cap.");
+    assert_non_null(deleted);
+    printf("disk cap 16 MiB: %zu files kept, %.1f MiB\n", n, (double)total / 1048576.0);
+    assert_true(total <= (16ull << 20) + newest);
+    assert_true(n >= 8);
+    assert_lacks(log, ", 0 deleted for the disk cap.");
+    free(log);
+    snprintf(find, sizeof find, "%s\\cap\\perch-*-000001.perch", dir);
+    h = FindFirstFileA(find, &fd);
+    if (h != INVALID_HANDLE_VALUE)
+        fail_msg("the oldest file %s is still there", fd.cFileName);
+    assert_true(exists("notes.perch"));
+    assert_true(exists("perch-keep.txt"));
+    assert_true(exists("snapshot-20200101-000000.perch"));
+    assert_true(exists("perch-20200101-000000-x.perch"));
+}
+
 /* A failed check leaves perchd_fake running: end it, so ctest does not wait for it. */
 static int end_perchd(void **state)
 {
@@ -187,6 +371,8 @@ int main(int argc, char **argv)
         return harness_helper(argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_recording_rotates_by_size, end_perchd),
+        cmocka_unit_test_teardown(test_record_name_and_set, end_perchd),
+        cmocka_unit_test_teardown(test_disk_cap_deletes_only_recordings, end_perchd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -76,7 +76,7 @@ static void test_daemon_behind_the_pipe(void **state)
     assert_int_equal(perch_proto_client_call(c, PERCH_MSG_RECORD, &req, &rep, sizeof rep, &mem,
                                              5000, why, sizeof why),
                      PERCH_ENOTSUP);
-    assert_non_null(strstr(why, "records with its configuration"));
+    assert_non_null(strstr(why, "SampleIntervalUs is a setting of the kernel session"));
     perch_proto_top_req top = {PERCH_TOP_THREADS, 0, 5, false, 0, {1000, 0, 0}};
     perch_proto_top_rep trep;
     assert_int_equal(perch_proto_client_call(c, PERCH_MSG_TOP, &top, &trep, sizeof trep, &mem, 5000,

@@ -28,6 +28,7 @@
 #include "perch/error.h"
 #include "perch/thread.h"
 #include "pipe_internal.h"
+#include "pipe_raw.h"
 #include "pipe_server.h"
 #include "proto/client.h"
 #include "proto_fake.h"
@@ -100,56 +101,10 @@ static perch_proto_client *client(void)
     return c;
 }
 
-/* A raw client handle, for writing bytes no client library would. */
+/* A raw client handle on this test's pipe (pipe_raw.h). */
 static HANDLE raw(void)
 {
-    wchar_t w[96];
-    MultiByteToWideChar(CP_UTF8, 0, pipe_name, -1, w, 96);
-    HANDLE h = CreateFileW(w, GENERIC_READ | GENERIC_WRITE | READ_CONTROL, 0, NULL, OPEN_EXISTING,
-                           0, NULL);
-    assert_true(h != INVALID_HANDLE_VALUE);
-    return h;
-}
-
-static void raw_write(HANDLE h, const void *p, size_t n)
-{
-    DWORD w = 0;
-    assert_true(WriteFile(h, p, (DWORD)n, &w, NULL));
-    assert_int_equal(w, n);
-}
-
-/* Reads one frame; false when the server closed the pipe. */
-static bool raw_frame(HANDLE h, perch_proto_header *hdr, uint8_t *payload, size_t cap)
-{
-    uint8_t b[PERCH_PROTO_HEADER_SIZE];
-    DWORD got = 0, n;
-    perch_proto_fault fault;
-    while (got < sizeof b) {
-        if (!ReadFile(h, b + got, (DWORD)(sizeof b - got), &n, NULL) || n == 0)
-            return false;
-        got += n;
-    }
-    assert_int_equal(perch_proto_header_read(b, 0, hdr, &fault, NULL, 0), 0);
-    assert_true(hdr->payload_len <= cap);
-    for (got = 0; got < hdr->payload_len; got += n)
-        if (!ReadFile(h, payload + got, hdr->payload_len - got, &n, NULL) || n == 0)
-            return false;
-    return true;
-}
-
-static void raw_hello(HANDLE h)
-{
-    perch_proto_hello_req req = {1, 1, 1, "raw"};
-    uint8_t *p, *f, buf[4096];
-    size_t n, fl;
-    perch_proto_header hdr;
-    assert_int_equal(perch_proto_encode(PERCH_MSG_HELLO, false, &req, &p, &n), 0);
-    assert_int_equal(perch_proto_frame(1, PERCH_MSG_HELLO, 1, 0, p, n, &f, &fl), 0);
-    raw_write(h, f, fl);
-    assert_true(raw_frame(h, &hdr, buf, sizeof buf));
-    assert_int_equal(hdr.type, PERCH_MSG_HELLO);
-    perch_free(p);
-    perch_free(f);
+    return raw_open(pipe_name);
 }
 
 static void wait_for(perch_pipe_server *s, bool (*cond)(const perch_pipe_server_stats *, uint64_t),
@@ -371,45 +326,11 @@ static void test_hostile_clients(void **state)
     perch_proto_header hdr;
     uint8_t buf[8192];
     perch_pipe_server_stats st;
-    /* Oversized: an ERROR, then the server hangs up. */
-    HANDLE h = raw();
-    raw_hello(h);
-    perch_proto_header big = {PERCH_PROTO_MAGIC, 1, PERCH_MSG_STATUS, 7, 0, 512u << 20, {0}};
-    uint8_t hb[PERCH_PROTO_HEADER_SIZE];
-    perch_proto_header_write(&big, hb);
-    raw_write(h, hb, sizeof hb);
-    assert_true(raw_frame(h, &hdr, buf, sizeof buf));
-    assert_int_equal(hdr.type, PERCH_MSG_ERROR);
-    assert_false(raw_frame(h, &hdr, buf, sizeof buf));
-    CloseHandle(h);
-    /* Garbage: the same. */
-    h = raw();
-    memset(buf, 'Z', 100);
-    raw_write(h, buf, 100);
-    assert_true(raw_frame(h, &hdr, buf, sizeof buf));
-    assert_int_equal(hdr.type, PERCH_MSG_ERROR);
-    assert_false(raw_frame(h, &hdr, buf, sizeof buf));
-    CloseHandle(h);
-    /* Wrong version: an ERROR naming it, the connection stays. */
-    h = raw();
-    raw_hello(h);
+    /* Oversized, garbage, a wrong version, half a header (pipe_raw.h). */
+    raw_hostile_basics(pipe_name);
+    HANDLE h;
     uint8_t *f;
     size_t fl;
-    assert_int_equal(perch_proto_frame(9, PERCH_MSG_STATUS, 3, 0, NULL, 0, &f, &fl), 0);
-    raw_write(h, f, fl);
-    perch_free(f);
-    assert_true(raw_frame(h, &hdr, buf, sizeof buf));
-    assert_int_equal(hdr.type, PERCH_MSG_ERROR);
-    assert_int_equal(perch_proto_frame(1, PERCH_MSG_PING, 4, 0, NULL, 0, &f, &fl), 0);
-    raw_write(h, f, fl);
-    perch_free(f);
-    assert_true(raw_frame(h, &hdr, buf, sizeof buf));
-    assert_int_equal(hdr.type, PERCH_MSG_PING);
-    CloseHandle(h);
-    /* Truncated: half a header, then gone. */
-    h = raw();
-    raw_write(h, hb, 10);
-    CloseHandle(h);
     /* Silent: dropped after hello_ms, with the reason logged. */
     F.log[0] = '\0';
     perch_pipe_server_get_stats(s, &st);
@@ -555,48 +476,17 @@ static void test_connect_cycles_memory(void **state)
     assert_true(atomic_load(&live_bytes) <= base);
 }
 
-typedef struct worker_arg {
-    int ok;
-} worker_arg;
-
-static int concurrent_client(void *arg)
-{
-    worker_arg *a = arg;
-    perch_proto_transport t;
-    perch_proto_client *c;
-    char why[300];
-    if (perch_pipe_connect(pipe_name, 20000, &t, why, sizeof why) != 0 ||
-        perch_proto_client_open(&t, "c", 1, 20000, &c, why, sizeof why) != 0)
-        return 0;
-    for (int i = 0; i < 20; i++) {
-        perch_proto_status st;
-        perch_proto_top_rep top;
-        perch_proto_top_req req = {PERCH_TOP_THREADS, PERCH_ORDER_CPU, 10, false, 0, {500, 0, 0}};
-        void *m = NULL;
-        if (perch_proto_client_call(c, PERCH_MSG_STATUS, NULL, &st, sizeof st, &m, 20000, why,
-                                    sizeof why) == 0)
-            a->ok++;
-        perch_free(m);
-        m = NULL;
-        if (perch_proto_client_call(c, PERCH_MSG_TOP, &req, &top, sizeof top, &m, 20000, why,
-                                    sizeof why) == 0 &&
-            top.row_count > 0)
-            a->ok++;
-        perch_free(m);
-    }
-    perch_proto_client_close(c);
-    return 0;
-}
-
 static void test_32_clients(void **state)
 {
     (void)state;
     perch_pipe_server *s = start(64, 10000, 5000);
     perch_thread *t[32];
-    worker_arg a[32];
+    static pipe_worker a[32];
     memset(a, 0, sizeof a);
-    for (int i = 0; i < 32; i++)
-        assert_int_equal(perch_thread_start(concurrent_client, &a[i], "client", &t[i]), 0);
+    for (int i = 0; i < 32; i++) {
+        a[i].pipe = pipe_name, a[i].window_ms = 500, a[i].need_rows = true;
+        assert_int_equal(perch_thread_start(pipe_worker_run, &a[i], "client", &t[i]), 0);
+    }
     for (int i = 0; i < 32; i++) {
         assert_int_equal(perch_thread_join(t[i], NULL), 0);
         if (a[i].ok != 40)

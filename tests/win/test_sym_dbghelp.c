@@ -130,7 +130,7 @@ static perch_symnames *worker_capture(const char *path, const perch_pe_info *pi,
 {
     perch_symbackend be;
     perch_symworker *w = NULL;
-    perch_symworker_options o = {sizeof o, 0, 0, {0}};
+    perch_symworker_options o = {.size = sizeof o};
     perch_memory_out mem;
     perch_output out;
     perch_capture_writer_opts wo;

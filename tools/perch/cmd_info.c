@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "commands.h"
+#include "out_guard.h"
 #include "partial.h"
 #include "perch/capture.h"
 #include "perch/error.h"
@@ -382,7 +383,7 @@ static int describe(struct info *in, bool json, bool list_chunks)
     }
     err = json ? print_json(in, list_chunks) : (print_text(in, list_chunks), fflush(stdout));
     if (err)
-        return perch_cli_error("info: writing output", PERCH_EIO);
+        return perch_cli_error("standard output", perch_cli_stdio_error());
     if (perch_cli_capture_partial(&in->status)) {
         perch_cli_warn_capture("info", in->path, &in->status, in->size);
         return PERCH_EXIT_PARTIAL;

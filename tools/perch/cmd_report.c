@@ -16,17 +16,21 @@
 #include "perch/error.h"
 #include "perch/json.h"
 #include "perch/report.h"
+#include "perch/window.h"
+#include "service_client.h"
 
 struct report_args {
     const char *path;
     const char *html; /* --html OUT */
     bool json;
     uint32_t top;
+    uint64_t from_ns, to_ns; /* --from / --to: the window, from the trace's start */
 };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: perch report [--json | --html OUT.html] [--top N] FILE.etl|FILE.perch\n\n"
+    fprintf(out, "Usage: perch report [--json | --html OUT.html] [--top N] [--from T] [--to T]\n"
+                 "                    FILE.etl|FILE.perch\n\n"
                  "Summarizes where the CPU went: trace header, samples and CPU time per process\n"
                  "and thread, top modules and stacks, slice statistics, and the ledger of\n"
                  "everything that could not be turned into model data.\n\n"
@@ -34,6 +38,10 @@ static void usage(FILE *out)
                  "  --html OUT  write one self-contained HTML page to OUT instead: summary,\n"
                  "              CPU over time, flame graph, top tables, slices, ledger\n"
                  "  --top N     rows in each top list (default 10)\n"
+                 "  --from T    only what happened from T after the trace's start: samples\n"
+                 "              and LBR records from then, slices cut there (2.5s, 300ms,\n"
+                 "              1m; a plain number is seconds)\n"
+                 "  --to T      ... and before T after the start (default: the end)\n"
                  "  --help      show this help\n");
 }
 
@@ -68,6 +76,16 @@ static int parse_args(int argc, char **argv, struct report_args *a)
                 fprintf(stderr, "perch report: --top needs a number from 1 to 100000\n");
                 return 2;
             }
+        } else if (strcmp(argv[i], "--from") == 0 || strcmp(argv[i], "--to") == 0) {
+            uint64_t *t = argv[i][2] == 'f' ? &a->from_ns : &a->to_ns;
+            if (i + 1 >= argc || perch_cli_parse_duration_ns(argv[i + 1], t) < 0) {
+                fprintf(stderr,
+                        "perch report: %s needs a time from the trace's start, such as "
+                        "2.5s or 300ms\n",
+                        argv[i]);
+                return 2;
+            }
+            i++;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             fprintf(stderr, "perch report: unknown option '%s'\n\n", argv[i]);
             usage(stderr);
@@ -81,6 +99,10 @@ static int parse_args(int argc, char **argv, struct report_args *a)
     }
     if (a->path == NULL) {
         usage(stderr);
+        return 2;
+    }
+    if (a->from_ns >= a->to_ns) {
+        fprintf(stderr, "perch report: --from must come before --to\n");
         return 2;
     }
     if (a->json && a->html) {
@@ -124,12 +146,25 @@ static int stdout_result(int err)
     return err < 0 ? perch_cli_error("standard output", err) : 0;
 }
 
+/* One line on stderr: which part of the trace the report covers. */
+static void print_window(const perch_window *w)
+{
+    char to[40] = "the end";
+    if (w->to_ns != PERCH_WINDOW_END)
+        snprintf(to, sizeof to, "%.6g s", (double)w->to_ns / 1e9);
+    fprintf(stderr,
+            "perch report: from %.6g s to %s after the trace's start: %llu of %llu samples\n",
+            (double)w->from_ns / 1e9, to, (unsigned long long)w->samples_in,
+            (unsigned long long)(w->samples_in + w->samples_out));
+}
+
 int perch_cmd_report(int argc, char **argv)
 {
-    struct report_args a = {NULL, NULL, false, 10};
+    struct report_args a = {NULL, NULL, false, 10, 0, PERCH_WINDOW_END};
+    perch_window window;
     perch_report_options ro = {.sz = sizeof ro, .top = 10};
     perch_report *r = NULL;
-    perch_sink sink;
+    perch_sink report_sink, sink;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0)
         return rc;
@@ -138,9 +173,14 @@ int perch_cmd_report(int argc, char **argv)
         perch_report_destroy(r);
         return perch_cli_error("report", PERCH_ENOMEM);
     }
-    perch_report_sink(r, &sink);
+    perch_report_sink(r, &report_sink);
+    sink = report_sink;
+    if (a.from_ns != 0 || a.to_ns != PERCH_WINDOW_END)
+        perch_window_sink(&window, &report_sink, a.from_ns, a.to_ns, &sink);
     int played = perch_cli_play_file("report", a.path, &sink, true);
     rc = played < 0 ? 1 : 0;
+    if (rc == 0 && sink.ctx == &window)
+        print_window(&window);
     if (rc == 0 && a.html) {
         rc = write_html(r, a.html);
     } else if (rc == 0 && a.json) {

@@ -15,12 +15,17 @@
 #include "perch/json.h"
 #include "perch/kind.h"
 #include "perch/platform.h"
+#include "perch/sym.h"
 #include "perch/synth.h"
 
 struct synth_args {
     const char *path;
     const char *stats_path; /* --stats: the generator's figures as JSON */
+    const char *module;     /* --module: a real image standing in for demo.exe */
     perch_synth_options opt;
+    perch_synth_image image;
+    perch_pe *pe;            /* the --module image (its strings are image's) */
+    uint32_t *rva, *fn_size; /* image's function arrays */
 };
 
 struct progress {
@@ -33,7 +38,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "Usage: perch synth -o FILE [--seed N] [--size N[K|M|G]] [--cpus N]\n"
-            "                   [--duration-ms N] [--stats FILE]\n\n"
+            "                   [--duration-ms N] [--stats FILE] [--module FILE]\n\n"
             "Writes a synthetic NT kernel logger trace (.etl, 64-bit, QPC clock): rundown,\n"
             "process/thread/image events with PDB ids, context switches with PMC counters,\n"
             "ready-thread events, 1 ms timer samples with kernel and user stacks, PMC samples\n"
@@ -47,6 +52,11 @@ static void usage(FILE *f)
             "  --stats FILE        also write the generator's own figures as JSON ('-' for\n"
             "                      stdout, then nothing else is printed there), keyed like\n"
             "                      'perch report --json'\n"
+            "  --module FILE       an x64 PE image (.exe or .dll with .pdata) that stands in\n"
+            "                      for the game's demo.exe: its image events log FILE as\n"
+            "                      given, its size, TimeDateStamp and PDB identity, and the\n"
+            "                      game's frames in its executable hit the image's own\n"
+            "                      functions, so symbols can be checked end to end\n"
             "  -h, --help          this text\n",
             PERCH_SYNTH_MAX_CPUS, PERCH_SYNTH_DEFAULT_CPUS);
 }
@@ -104,6 +114,8 @@ static int parse_one(struct synth_args *a, const char *k, const char *v)
         a->path = v;
     else if (strcmp(k, "--stats") == 0)
         a->stats_path = v;
+    else if (strcmp(k, "--module") == 0)
+        a->module = v;
     else if (strcmp(k, "--seed") == 0) {
         if (!parse_plain(v, &a->opt.seed))
             return bad_value(k, v);
@@ -131,6 +143,7 @@ static int parse_args(struct synth_args *a, int argc, char **argv)
     perch_synth_options_init(&a->opt);
     a->path = NULL;
     a->stats_path = NULL;
+    a->module = NULL;
     for (int i = 1; i < argc; i += 2) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
             return 1;
@@ -303,12 +316,101 @@ static void report(const char *path, const perch_synth_stats *st, uint64_t seed,
     printf("  %.2f s (%.0f MB/s)\n", wall, wall > 0 ? (double)st->bytes / 1e6 / wall : 0.0);
 }
 
-int perch_cmd_synth(int argc, char **argv)
+static bool ascii(const char *s)
 {
-    struct synth_args a;
+    for (; *s; s++)
+        if ((unsigned char)*s >= 0x80)
+            return false;
+    return true;
+}
+
+/* --module: the image's identity and its primary .pdata functions into a->image (freed by
+ * free_module). 0 or 1 with a message. */
+static int load_module(struct synth_args *a)
+{
+    perch_input in;
+    perch_pe *pe = NULL;
+    const char *why = NULL;
+    int err = perch_input_open_file(&in, a->module);
+    if (err == 0) {
+        err = perch_pe_read(&in, &pe, &why);
+        perch_input_close(&in);
+    }
+    if (err) {
+        fprintf(stderr, "perch synth: --module %s: %s\n", a->module,
+                why ? why : perch_strerror(err));
+        return 1;
+    }
+    const perch_pe_info *pi = perch_pe_get_info(pe);
+    uint32_t n = 0, *rva = calloc(pi->function_count + 1u, sizeof *rva);
+    uint32_t *size = calloc(pi->function_count + 1u, sizeof *size);
+    a->pe = pe;
+    a->rva = rva;
+    a->fn_size = size;
+    for (uint32_t i = 0; rva && size && i < pi->function_count; i++)
+        if (pi->functions[i].begin == pi->functions[i].primary_begin &&
+            pi->functions[i].end > pi->functions[i].begin) {
+            rva[n] = pi->functions[i].begin;
+            size[n++] = pi->functions[i].end - pi->functions[i].begin;
+        }
+    a->image = (perch_synth_image){a->module,
+                                   pi->has_codeview ? pi->pdb_path : "",
+                                   pi->pdb_guid,
+                                   pi->pdb_age,
+                                   pi->size_of_image,
+                                   pi->time_date_stamp,
+                                   n,
+                                   rva,
+                                   size};
+    if (n == 0 || !ascii(a->module) || !ascii(a->image.pdb_name)) {
+        fprintf(stderr, "perch synth: --module %s: %s\n", a->module,
+                n == 0 ? "the image has no .pdata functions (an x64 image is needed)"
+                       : "only ASCII paths can be logged");
+        return 1;
+    }
+    a->opt.image = &a->image;
+    return 0;
+}
+
+static void free_module(struct synth_args *a)
+{
+    perch_pe_destroy(a->pe);
+    free(a->rva);
+    free(a->fn_size);
+}
+
+/* Writes the trace a asks for and says what was written. 0 or 1. */
+static int write_trace(struct synth_args *a)
+{
     struct progress prog = {perch_is_terminal(stderr), perch_monotonic_ns(), 0};
     perch_output out;
     perch_synth_stats st;
+    a->opt.progress = on_progress;
+    a->opt.progress_ctx = &prog;
+    int err = perch_output_open_file(&out, a->path);
+    if (err) {
+        fprintf(stderr, "perch synth: cannot create %s: %s\n", a->path, perch_strerror(err));
+        return 1;
+    }
+    err = perch_synth_write(&a->opt, &out, &st);
+    int cerr = out.close(out.ctx);
+    if (prog.on)
+        fprintf(stderr, "\r%20s\r", "");
+    if (err || cerr) {
+        /* never removed: the path may be a device or something else not ours to delete */
+        fprintf(stderr, "perch synth: writing %s: %s (what was written is left as it is)\n",
+                a->path, perch_strerror(err ? err : cerr));
+        return 1;
+    }
+    if (!a->stats_path || strcmp(a->stats_path, "-") != 0)
+        report(a->path, &st, a->opt.seed, perch_monotonic_ns() - prog.started);
+    return a->stats_path ? write_stats(a->stats_path, &st, a->opt.seed) : 0;
+}
+
+int perch_cmd_synth(int argc, char **argv)
+{
+    struct synth_args a;
+    memset(&a, 0, sizeof a);
     int rc = parse_args(&a, argc, argv);
     if (rc == 1) {
         usage(stdout);
@@ -318,24 +420,7 @@ int perch_cmd_synth(int argc, char **argv)
         fprintf(stderr, "Try 'perch synth --help'.\n");
         return 2;
     }
-    a.opt.progress = on_progress;
-    a.opt.progress_ctx = &prog;
-    int err = perch_output_open_file(&out, a.path);
-    if (err) {
-        fprintf(stderr, "perch synth: cannot create %s: %s\n", a.path, perch_strerror(err));
-        return 1;
-    }
-    err = perch_synth_write(&a.opt, &out, &st);
-    int cerr = out.close(out.ctx);
-    if (prog.on)
-        fprintf(stderr, "\r%20s\r", "");
-    if (err || cerr) {
-        /* never removed: the path may be a device or something else not ours to delete */
-        fprintf(stderr, "perch synth: writing %s: %s (what was written is left as it is)\n", a.path,
-                perch_strerror(err ? err : cerr));
-        return 1;
-    }
-    if (!a.stats_path || strcmp(a.stats_path, "-") != 0)
-        report(a.path, &st, a.opt.seed, perch_monotonic_ns() - prog.started);
-    return a.stats_path ? write_stats(a.stats_path, &st, a.opt.seed) : 0;
+    rc = a.module != NULL && load_module(&a) != 0 ? 1 : write_trace(&a);
+    free_module(&a);
+    return rc;
 }

@@ -3,6 +3,7 @@
  * first error, in the guard and in one process-wide flag that input_kind.c reads.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "out_guard.h"
@@ -12,6 +13,9 @@ static bool any_failed;
 
 static int keep(perch_cli_out *g, int err)
 {
+    /* the stdio output reports every failure as PERCH_EIO; errno still says which */
+    if (err == PERCH_EIO && g->inner.ctx == (void *)stdout)
+        err = perch_cli_stdio_error();
     if (err < 0 && g->error == 0) {
         g->error = err;
         any_failed = true;

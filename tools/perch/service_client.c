@@ -140,12 +140,13 @@ int perch_cli_parse_uint(const char *s, uint64_t max, uint64_t *v)
     return 0;
 }
 
-int perch_cli_parse_duration(const char *s, uint64_t *ms)
+int perch_cli_parse_duration_ns(const char *s, uint64_t *ns)
 {
     static const struct {
         const char *suffix;
-        double scale;
-    } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"", 1000}};
+        double scale; /* ns per unit */
+    } units[] = {{"ns", 1},   {"us", 1e3},   {"ms", 1e6}, {"s", 1e9},
+                 {"m", 60e9}, {"h", 3600e9}, {"", 1e9}};
     char *end;
     errno = 0;
     double v = strtod(s, &end);
@@ -155,12 +156,21 @@ int perch_cli_parse_duration(const char *s, uint64_t *ms)
         if (strcmp(end, units[i].suffix) != 0)
             continue;
         double x = v * units[i].scale;
-        if (x > 1e15)
+        if (x > 1e18)
             return -1;
-        *ms = (uint64_t)llround(x);
+        *ns = (uint64_t)llround(x);
         return 0;
     }
     return -1;
+}
+
+int perch_cli_parse_duration(const char *s, uint64_t *ms)
+{
+    uint64_t ns;
+    if (perch_cli_parse_duration_ns(s, &ns) < 0 || ns / 1000000u > 1000000000000000u)
+        return -1;
+    *ms = (ns + 500000u) / 1000000u;
+    return 0;
 }
 
 double perch_cli_ms(uint64_t ticks, uint64_t freq)

@@ -52,6 +52,9 @@ int perch_cli_request_failed(const char *cmd, int err, const char *why);
  * Returns 0 and *ms, or -1. */
 int perch_cli_parse_duration(const char *s, uint64_t *ms);
 
+/* The same with "ns" and "us" too, in nanoseconds (at most 1e18). */
+int perch_cli_parse_duration_ns(const char *s, uint64_t *ns);
+
 /* Parses a non-negative integer no larger than max. 0 or -1. */
 int perch_cli_parse_uint(const char *s, uint64_t max, uint64_t *v);
 

@@ -24,12 +24,13 @@
 struct perch_capture_rotate {
     perch__cap_ent_adapter entities; /* first: the sink's entity callbacks cast ctx to it */
     perch_capture_rotate_opts opts;  /* dir and prefix point at the copies below */
-    char *dir, *prefix;
+    char *dir, *prefix, *first;      /* first: the first file's name, or NULL */
     perch__cap_store store;
     perch__cap_scope scope;
     perch_output out;
     perch_capture_writer *w;
     perch_sink wsink;
+    void *names; /* the names wrapper's state of the open file (opts.names), or NULL */
     bool open, finished;
     int error;
     uint64_t opened_ms;
@@ -68,7 +69,7 @@ static int apply_disk_cap(perch_capture_rotate *r)
     int err = perch_fs_list(r->dir, MAX_LISTING, &e, &n);
     if (err)
         return err;
-    n = perch__rotate_keep_ours(r->prefix, e, n); /* sorted oldest first */
+    n = perch__rotate_keep_named(r->prefix, r->first, e, n); /* sorted oldest first */
     for (size_t i = 0; i < n; i++)
         total += e[i].size;
     for (size_t i = 0; i < n && total > r->opts.max_total_bytes && err == 0; i++) {
@@ -90,11 +91,29 @@ static int apply_disk_cap(perch_capture_rotate *r)
     return err;
 }
 
+/* Puts opts.names in front of the file's writer sink. */
+static int wrap_names(perch_capture_rotate *r)
+{
+    const perch_sink_wrap *nw = &r->opts.names;
+    perch_sink inner = r->wsink;
+    return nw->open ? nw->open(nw->ctx, &inner, &r->wsink, &r->names) : 0;
+}
+
+static void unwrap_names(perch_capture_rotate *r)
+{
+    if (r->names != NULL)
+        r->opts.names.close(r->opts.names.ctx, r->names);
+    r->names = NULL;
+}
+
 static int open_file(perch_capture_rotate *r)
 {
     char name[96];
     uint64_t now = r->opts.wall_ms(r->opts.clock_ctx);
-    perch__rotate_name(r->prefix, now, ++r->seq, name, sizeof name);
+    if (++r->seq == 1 && r->first)
+        snprintf(name, sizeof name, "%s", r->first);
+    else
+        perch__rotate_name(r->prefix, now, r->seq, name, sizeof name);
     char *path = perch_fs_join(r->dir, name);
     if (!path || strlen(path) >= sizeof r->stats.current_path) {
         perch__free(path);
@@ -106,6 +125,13 @@ static int open_file(perch_capture_rotate *r)
     if (err == 0) {
         snprintf(r->stats.current_path, sizeof r->stats.current_path, "%s", path);
         perch_capture_writer_sink(r->w, &r->wsink);
+        if ((err = wrap_names(r)) != 0) {
+            perch_capture_writer_destroy(r->w);
+            r->w = NULL;
+            r->out.close(r->out.ctx);
+        }
+    }
+    if (err == 0) {
         r->open = true;
         r->opened_ms = now;
         r->stats.files_created++;
@@ -135,11 +161,12 @@ static int close_file(perch_capture_rotate *r, bool finish)
     perch_capture_writer_stats ws;
     int err = finish ? put_missing(r) : 0;
     if (err == 0 && finish)
-        err = perch_capture_writer_finish(r->w);
+        err = r->wsink.finish(r->wsink.ctx);
     perch_capture_writer_get_stats(r->w, &ws);
     r->stats.bytes_written += ws.bytes;
     perch_capture_writer_destroy(r->w);
     r->w = NULL;
+    unwrap_names(r);
     int cerr = r->out.close(r->out.ctx);
     perch__cap_scope_end(&r->scope);
     r->open = false;
@@ -277,11 +304,13 @@ void perch_capture_rotate_sink(perch_capture_rotate *r, perch_sink *sink)
         on_ledger,
         on_stat,
         on_finish,
-        NULL, /* symbol: names are not rotated yet */
+        NULL, /* symbol: a file's names come from opts.names */
     };
     *sink = callbacks;
     sink->ctx = r;
 }
+
+static bool first_name_ok(const char *prefix, const char *name);
 
 static int check_opts(const perch_capture_rotate_opts *o)
 {
@@ -291,7 +320,30 @@ static int check_opts(const perch_capture_rotate_opts *o)
         return PERCH_EINVAL;
     if (o->writer.size != sizeof o->writer || o->max_entities == 0)
         return PERCH_EINVAL;
+    if (o->first_name && !first_name_ok(o->prefix, o->first_name))
+        return PERCH_EINVAL;
     return 0;
+}
+
+/* The first file is <prefix>.perch. */
+static bool first_name_ok(const char *prefix, const char *name)
+{
+    size_t n = strlen(prefix);
+    return strncmp(name, prefix, n) == 0 && strcmp(name + n, ".perch") == 0;
+}
+
+/* With a first name: a file of that name, or any of the prefix, is a clash. */
+static int check_clash(perch_capture_rotate *r)
+{
+    uint64_t size;
+    char *path = perch_fs_join(r->dir, r->first);
+    if (!path)
+        return PERCH_ENOMEM;
+    int err = perch_fs_size(path, &size);
+    perch__free(path);
+    if (err == 0 || r->seq > 0)
+        return PERCH_EEXIST;
+    return err == PERCH_ENOENT ? 0 : err;
 }
 
 int perch_capture_rotate_create(const perch_capture_rotate_opts *opts, perch_capture_rotate **out)
@@ -306,16 +358,21 @@ int perch_capture_rotate_create(const perch_capture_rotate_opts *opts, perch_cap
     r->opts = *opts;
     r->dir = perch__strdup(opts->dir);
     r->prefix = perch__strdup(opts->prefix);
+    r->first = opts->first_name ? perch__strdup(opts->first_name) : NULL;
     perch__cap_store_init(&r->store, opts->max_entities, opts->max_stack_frames);
-    err = r->dir && r->prefix ? perch_fs_mkdir(r->dir) : PERCH_ENOMEM;
+    err = r->dir && r->prefix && (r->first || !opts->first_name) ? perch_fs_mkdir(r->dir)
+                                                                 : PERCH_ENOMEM;
     if (err == 0)
         err = perch__rotate_last_seq(r->dir, r->prefix, &r->seq);
+    if (err == 0 && r->first)
+        err = check_clash(r);
     if (err) {
         perch_capture_rotate_destroy(r);
         return err;
     }
     r->opts.dir = r->dir;
     r->opts.prefix = r->prefix;
+    r->opts.first_name = r->first;
     *out = r;
     return 0;
 }
@@ -326,12 +383,14 @@ void perch_capture_rotate_destroy(perch_capture_rotate *r)
         return;
     if (r->open) {
         perch_capture_writer_destroy(r->w); /* no end chunk: as after a crash */
+        unwrap_names(r);
         r->out.close(r->out.ctx);
         perch__cap_scope_end(&r->scope);
     }
     perch__cap_store_free(&r->store);
     perch__free(r->dir);
     perch__free(r->prefix);
+    perch__free(r->first);
     perch__free(r);
 }
 

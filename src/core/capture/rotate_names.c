@@ -89,11 +89,18 @@ static int by_seq(const void *a, const void *b)
 
 size_t perch__rotate_keep_ours(const char *prefix, perch_fs_entry *e, size_t n)
 {
+    return perch__rotate_keep_named(prefix, NULL, e, n);
+}
+
+size_t perch__rotate_keep_named(const char *prefix, const char *first, perch_fs_entry *e, size_t n)
+{
     size_t k = 0;
     ranked *r = perch__calloc(n ? n : 1, sizeof *r);
     for (size_t i = 0; i < n; i++) {
         uint32_t seq;
-        if (r && perch__rotate_parse(prefix, e[i].name, &seq))
+        if (r && first && strcmp(e[i].name, first) == 0)
+            r[k++] = (ranked){e[i], 0};
+        else if (r && perch__rotate_parse(prefix, e[i].name, &seq))
             r[k++] = (ranked){e[i], seq};
         else
             perch__free(e[i].name);

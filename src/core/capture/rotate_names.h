@@ -25,6 +25,9 @@ bool perch__rotate_parse(const char *prefix, const char *name, uint32_t *seq);
  * oldest first (by sequence number); returns how many. */
 size_t perch__rotate_keep_ours(const char *prefix, perch_fs_entry *e, size_t n);
 
+/* The same, also keeping the file called first (when not NULL) as the oldest (sequence 0). */
+size_t perch__rotate_keep_named(const char *prefix, const char *first, perch_fs_entry *e, size_t n);
+
 /* The highest sequence number among dir's files of this prefix (0 when none). */
 int perch__rotate_last_seq(const char *dir, const char *prefix, uint32_t *seq);
 

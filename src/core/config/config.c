@@ -73,6 +73,9 @@ static const perch_config_key keys[] = {
     U32("LogFileKb", log_file_kb, 64, 1048576, "1024", "KiB",
         "the log file moves to perchd.1.log at this size"),
     U32("LogFiles", log_files, 1, 100, "4", "files", "log files kept, the current one included"),
+    {"SymbolPath", PERCH_CONFIG_SYMPATH, FIELD(symbol_path), 0, 0, "none", "", NULL,
+     "where DbgHelp looks for symbols (as _NT_SYMBOL_PATH); none: PERCH_SYMBOL_PATH, else "
+     "DbgHelp's own _NT_SYMBOL_PATH"},
 };
 
 #define KEY_COUNT (sizeof keys / sizeof keys[0])
@@ -158,6 +161,11 @@ void perch_config_describe_range(const perch_config_key *k, char *buf, size_t le
     case PERCH_CONFIG_NAMES:
         snprintf(buf, len, "a comma list of up to %d names (letters, digits, _), or none",
                  PERCH_CONFIG_MAX_NAMES);
+        break;
+    case PERCH_CONFIG_SYMPATH:
+        snprintf(buf, len,
+                 "entries separated by ; (an absolute directory, srv*DIR*URL, cache*DIR, "
+                 "symsrv*DLL*DIR*URL or an http(s) URL), or none");
         break;
     }
 }
@@ -370,6 +378,54 @@ static int parse_path(const char *s)
     return is_absolute_dir(s) ? 0 : PERCH_EINVAL;
 }
 
+/* True when the n bytes at e begin with prefix (case-insensitive) and go on after it. */
+static bool has_prefix(const char *e, size_t n, const char *prefix)
+{
+    size_t m = strlen(prefix);
+    if (n <= m)
+        return false;
+    for (size_t i = 0; i < m; i++)
+        if (tolower((unsigned char)e[i]) != prefix[i])
+            return false;
+    return true;
+}
+
+/* One entry of a symbol path (n bytes at e): a store form (srv*, cache*, symsrv*: DbgHelp
+ * checks their parts), an http(s) URL, or an absolute directory. Empty entries are allowed. */
+static bool sympath_entry(const char *e, size_t n)
+{
+    static const char *const forms[] = {"srv*", "cache*", "symsrv*", "http://", "https://"};
+    char dir[PERCH_CONFIG_PATH_MAX];
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+        if (has_prefix(e, n, forms[i]))
+            return true;
+    if (n == 0 || n >= sizeof dir)
+        return n == 0;
+    memcpy(dir, e, n);
+    dir[n] = '\0';
+    return is_absolute_dir(dir);
+}
+
+/* A symbol path: ';'-separated entries, no control or "<>| characters; "none" or "" clear it. */
+static int parse_sympath(const char *s, char *out)
+{
+    if (*s == '\0' || same_word("none", s, strlen(s))) {
+        out[0] = '\0';
+        return 0;
+    }
+    for (const char *p = s; *p != '\0'; p++)
+        if ((unsigned char)*p < 0x20 || strchr("<>\"|", *p) != NULL)
+            return PERCH_EINVAL;
+    for (const char *e = s; *e != '\0';) {
+        size_t n = strcspn(e, ";");
+        if (!sympath_entry(e, n))
+            return PERCH_EINVAL;
+        e += n + (e[n] == ';');
+    }
+    memcpy(out, s, strlen(s) + 1);
+    return 0;
+}
+
 /* ---- set and get ---------------------------------------------------------------------- */
 
 static int check_number(const perch_config_key *k, uint32_t v)
@@ -393,6 +449,8 @@ static const char *problem_of(const perch_config_key *k, int err)
         return "not an absolute directory";
     case PERCH_CONFIG_NAMES:
         return "not a list of names";
+    case PERCH_CONFIG_SYMPATH:
+        return "not a symbol path";
     default:
         return "not a known word";
     }
@@ -428,6 +486,8 @@ static int parse_value(const perch_config_key *k, const char *value, void *dst)
         if (err == 0)
             memcpy(dst, value, strlen(value) + 1);
         return err;
+    case PERCH_CONFIG_SYMPATH:
+        return parse_sympath(value, dst);
     default:
         return PERCH_EINVAL;
     }
@@ -443,13 +503,13 @@ int perch_config_set(perch_config *c, const perch_config_key *k, const char *tex
     char field[PERCH_CONFIG_PATH_MAX];
     if (c == NULL || k == NULL || text == NULL)
         return PERCH_EINVAL;
-    if (!trimmed(text, value, k->type == PERCH_CONFIG_PATH ? k->size : sizeof value))
+    bool path = k->type == PERCH_CONFIG_PATH || k->type == PERCH_CONFIG_SYMPATH;
+    if (!trimmed(text, value, path ? k->size : sizeof value))
         return refuse(k, text, "too long", PERCH_ERANGE, why, why_len);
     int err = parse_value(k, value, field);
     if (err != 0)
         return refuse(k, value, problem_of(k, err), err, why, why_len);
-    bool text_field = k->type == PERCH_CONFIG_PATH || k->type == PERCH_CONFIG_NAMES;
-    memcpy((char *)c + k->offset, field, text_field ? strlen(field) + 1 : k->size);
+    memcpy((char *)c + k->offset, field, perch_config_is_text(k) ? strlen(field) + 1 : k->size);
     return 0;
 }
 
@@ -475,6 +535,12 @@ int perch_config_set_number(perch_config *c, const perch_config_key *k, uint32_t
         return PERCH_EINVAL;
     snprintf(text, sizeof text, "%u", value);
     return perch_config_set(c, k, text, why, why_len);
+}
+
+bool perch_config_is_text(const perch_config_key *k)
+{
+    return k->type == PERCH_CONFIG_PATH || k->type == PERCH_CONFIG_NAMES ||
+           k->type == PERCH_CONFIG_SYMPATH;
 }
 
 bool perch_config_is_number(const perch_config_key *k)
@@ -516,7 +582,7 @@ int perch_config_format(const perch_config *c, const perch_config_key *k, char *
     int n;
     if (len == 0)
         return PERCH_ERANGE;
-    if (k->type != PERCH_CONFIG_PATH && k->type != PERCH_CONFIG_NAMES)
+    if (!perch_config_is_text(k))
         memcpy(&v, field, sizeof v);
     switch (k->type) {
     case PERCH_CONFIG_U32:
@@ -535,6 +601,7 @@ int perch_config_format(const perch_config *c, const perch_config_key *k, char *
         n = format_flags(k, v, buf, len);
         break;
     case PERCH_CONFIG_NAMES:
+    case PERCH_CONFIG_SYMPATH:
         n = snprintf(buf, len, "%s", field[0] ? field : "none");
         break;
     default:

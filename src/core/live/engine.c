@@ -51,8 +51,9 @@ int perch_live_create(const perch_live_options *o, perch_live **out)
     int err = perch_mutex_create(&l->mu);
     err = err ? err : perch_cond_create(&l->cv);
     if (err == 0 && o->attachable)
-        err = perch__live_state_create(o->max_stack_frames ? o->max_stack_frames : 1u << 22,
-                                       STATE_MAX_ENDED, &l->state);
+        err = perch__live_state_create(
+            o->max_stack_frames ? o->max_stack_frames : 1u << 22,
+            o->max_ended_entities ? o->max_ended_entities : STATE_MAX_ENDED, &l->state);
     if (err < 0) {
         perch_cond_destroy(l->cv);
         perch_mutex_destroy(l->mu);
@@ -182,6 +183,7 @@ static int model_main(void *arg)
             atomic_store(&l->error, err);
         else
             atomic_store(&l->finished, true);
+        atomic_store(&l->samples_waiting, 0); /* the finish gave them to the sinks */
     }
     perch_mutex_lock(l->mu);
     l->ended = true;
@@ -254,6 +256,7 @@ void perch_live_get_stats(const perch_live *l, perch_live_stats *st)
     st->queue_bytes_high = qs.bytes_high;
     st->queue_capacity = qs.capacity;
     st->last_timestamp = atomic_load(&l->last_timestamp);
+    st->samples_waiting = atomic_load(&l->samples_waiting);
     st->sinks = (uint32_t)l->slot_count;
     st->failed_sinks = atomic_load(&l->failed_sinks);
     st->error = atomic_load(&l->error);

@@ -85,6 +85,8 @@ void perch__live_tee_init(perch_live *l)
 
 void perch__live_idle(perch_live *l)
 {
+    atomic_store_explicit(&l->samples_waiting, perch_model_samples_waiting(l->model),
+                          memory_order_relaxed);
     for (size_t i = 0; i < l->slot_count; i++) {
         struct live_slot *s = &l->slots[i];
         if (s->idle != NULL && ACTIVE(s))

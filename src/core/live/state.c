@@ -2,8 +2,10 @@
  * The live engine's record of what the model has said so far (src/core/live/state.h). Each
  * entity type is a table of current records keyed by entity key (an index map over a dense
  * array, swap-removal); an entity that ends stays in a ring of the most recently ended ones
- * and is dropped when the ring passes its cap. Stacks are held by id, dense from 1, and the
- * oldest are forgotten when their frames pass the cap.
+ * and is dropped when the ring passes its cap. Stacks are held by id (dense from 1) in a
+ * window of ids: the oldest are forgotten when their frames pass the cap, and the window's
+ * array moves on past them (base), so a service that sees new stacks for weeks holds only
+ * the ids of the stacks it still keeps.
  */
 #include <string.h>
 
@@ -16,7 +18,7 @@
 enum { ENT_PROCESS, ENT_THREAD, ENT_MODULE, ENT_TYPES };
 
 #define MAX_ENTITIES (1u << 24)
-#define MAX_STACKS   (1u << 26)
+#define MAX_STACKS   (1u << 26) /* ids in the window at once */
 
 struct ent {
     union {
@@ -48,8 +50,8 @@ struct perch__live_state {
     char **counter_names;
     uint32_t counter_count;
     struct ent_table ents[ENT_TYPES];
-    struct held_stack *stacks; /* by id - 1 */
-    uint32_t stack_count, stack_cap, first_held;
+    struct held_stack *stacks; /* stacks[i] holds id base + i + 1 */
+    uint32_t base, stack_count, stack_cap, first_held;
     uint64_t frames_held;
     perch__live_state_stats stats;
 };
@@ -210,9 +212,21 @@ static int on_counters(void *ctx, const perch_counters_rec *rec)
     return 0;
 }
 
-static void forget_oldest_stacks(perch__live_state *s)
+/* Moves the window past the forgotten ids once they are half of it. */
+static void slide_window(perch__live_state *s)
 {
-    while (s->frames_held > s->max_frames && s->first_held < s->stack_count) {
+    if (s->first_held < 1024 || s->first_held < s->stack_count / 2)
+        return;
+    memmove(s->stacks, s->stacks + s->first_held,
+            (s->stack_count - s->first_held) * sizeof *s->stacks);
+    s->base += s->first_held;
+    s->stack_count -= s->first_held;
+    s->first_held = 0;
+}
+
+static void forget_oldest_stacks(perch__live_state *s, uint32_t frames_max)
+{
+    while (s->frames_held > frames_max && s->first_held < s->stack_count) {
         struct held_stack *h = &s->stacks[s->first_held++];
         if (h->frames != NULL) {
             s->frames_held -= h->count;
@@ -221,22 +235,40 @@ static void forget_oldest_stacks(perch__live_state *s)
             s->stats.stacks_forgotten++;
         }
     }
+    slide_window(s);
+}
+
+/* Makes room for id in the window (id > base); the oldest are forgotten when it would span
+ * more than MAX_STACKS ids. 0 or PERCH_ENOMEM. */
+static int window_reach(perch__live_state *s, uint32_t id)
+{
+    if (id - s->base > MAX_STACKS) { /* a jump in ids: forget the window, start at id */
+        forget_oldest_stacks(s, 0);
+        s->base += s->stack_count;
+        s->stack_count = s->first_held = 0;
+        s->base = id - 1 > s->base ? id - 1 : s->base;
+    }
+    uint32_t need = id - s->base;
+    if (need > s->stack_count) {
+        if (perch__grow_array((void **)&s->stacks, sizeof *s->stacks, &s->stack_cap, need,
+                              MAX_STACKS) < 0)
+            return PERCH_ENOMEM;
+        memset(s->stacks + s->stack_count, 0, (need - s->stack_count) * sizeof *s->stacks);
+        s->stack_count = need;
+    }
+    return 0;
 }
 
 static int on_stack(void *ctx, const perch_stack_rec *rec)
 {
     perch__live_state *s = ctx;
-    if (rec->id == 0 || rec->id > MAX_STACKS)
-        return 0;
-    if (rec->id > s->stack_count) {
-        if (perch__grow_array((void **)&s->stacks, sizeof *s->stacks, &s->stack_cap, rec->id,
-                              MAX_STACKS) < 0)
-            return PERCH_ENOMEM;
-        memset(s->stacks + s->stack_count, 0, (rec->id - s->stack_count) * sizeof *s->stacks);
-        s->stack_count = rec->id;
-    }
-    struct held_stack *h = &s->stacks[rec->id - 1];
-    if (h->frames != NULL || rec->frame_count == 0 || rec->id - 1 < s->first_held)
+    if (rec->id <= s->base || rec->frame_count == 0)
+        return 0; /* id 0, or forgotten already */
+    if (window_reach(s, rec->id) < 0)
+        return PERCH_ENOMEM;
+    uint32_t i = rec->id - s->base - 1;
+    struct held_stack *h = &s->stacks[i];
+    if (h->frames != NULL || i < s->first_held)
         return 0;
     if ((h->frames = perch__calloc(rec->frame_count, sizeof *h->frames)) == NULL)
         return PERCH_ENOMEM;
@@ -244,7 +276,7 @@ static int on_stack(void *ctx, const perch_stack_rec *rec)
     h->count = rec->frame_count;
     h->kernel = rec->kernel_frames;
     s->frames_held += rec->frame_count;
-    forget_oldest_stacks(s);
+    forget_oldest_stacks(s, s->max_frames);
     return 0;
 }
 
@@ -327,7 +359,7 @@ int perch__live_state_replay(const perch__live_state *s, const perch_sink *k)
     err = err ? err : replay_entities(s, k);
     for (uint32_t i = s->first_held; i < s->stack_count && err == 0 && k->stack; i++) {
         const struct held_stack *h = &s->stacks[i];
-        perch_stack_rec rec = {i + 1, h->count, h->kernel, h->frames};
+        perch_stack_rec rec = {s->base + i + 1, h->count, h->kernel, h->frames};
         if (h->frames != NULL)
             err = k->stack(k->ctx, &rec);
     }

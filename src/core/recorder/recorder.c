@@ -132,6 +132,16 @@ static int open_segment(perch_recorder *r)
     return err;
 }
 
+/* Under the mutex: every seal asked for so far is served (the open segment is sealed, or
+ * there is none). */
+static void serve_seals(perch_recorder *r)
+{
+    if (r->seal_done != r->seal_asked) {
+        r->seal_done = r->seal_asked;
+        perch_cond_broadcast(r->sealed);
+    }
+}
+
 /* Finishes the open segment and hands it to the ring. */
 static int seal(perch_recorder *r)
 {
@@ -161,6 +171,7 @@ static int seal(perch_recorder *r)
         err = err ? err : PERCH_ENOMEM;
     }
     uint32_t n = enforce(r, f, 64);
+    serve_seals(r);
     perch_mutex_unlock(r->mu);
     free_all(f, n);
     perch__rec_segment_free(lost);
@@ -193,19 +204,28 @@ static int before_data(perch_recorder *r, uint64_t ts)
         s->opened_at = r->newest_ts;
     s->records++;
     r->stats.records++;
+    r->seal_wanted = r->seal_done != r->seal_asked;
     perch_mutex_unlock(r->mu);
     return 0;
 }
 
-/* After a data record: seal at the segment's size, or once the recorder's time has moved
- * segment_ms past the segment's opening (records arrive in time order, give or take the
- * model's stack wait, so a segment's own first..last span is not used). */
+static bool seal_asked(perch_recorder *r)
+{
+    perch_mutex_lock(r->mu);
+    bool asked = r->seal_done != r->seal_asked;
+    perch_mutex_unlock(r->mu);
+    return asked;
+}
+
+/* After a data record: seal at the segment's size, when a snapshot asked for it, or once the
+ * recorder's time has moved segment_ms past the segment's opening (records arrive in time order,
+ * give or take the model's stack wait, so a segment's own first..last span is not used). */
 static int after_data(perch_recorder *r, int err)
 {
     rec_segment *s = r->open;
     if (err)
         return fail(r, err);
-    if (s->len >= r->opts.segment_bytes ||
+    if (s->len >= r->opts.segment_bytes || r->seal_wanted ||
         r->newest_ts - s->opened_at >= (uint64_t)r->opts.segment_ms * ticks_per_ms(r))
         return fail(r, seal(r));
     return 0;
@@ -270,6 +290,20 @@ static int on_stack(void *ctx, const perch_stack_rec *rec)
     return stored(r, perch__cap_store_stack(&r->store, rec));
 }
 
+void perch_recorder_idle(void *ctx)
+{
+    perch_recorder *r = ctx;
+    if (!seal_asked(r))
+        return;
+    if (r->open && !r->error) {
+        fail(r, seal(r));
+        return;
+    }
+    perch_mutex_lock(r->mu);
+    serve_seals(r); /* nothing open (or broken): nothing to wait for */
+    perch_mutex_unlock(r->mu);
+}
+
 static int on_finish(void *ctx)
 {
     perch_recorder *r = ctx;
@@ -294,7 +328,7 @@ void perch_recorder_sink(perch_recorder *r, perch_sink *sink)
         NULL,
         NULL,
         on_finish,
-        NULL, /* symbol: names are not recorded yet */
+        NULL, /* symbol: a snapshot's names come from opts.names */
     };
     *sink = callbacks;
     sink->ctx = r;
@@ -330,6 +364,8 @@ int perch_recorder_create(const perch_recorder_opts *opts, perch_recorder **out)
     perch__cap_store_init(&r->store, opts->max_entities,
                           frames < opts->max_stack_frames ? frames : opts->max_stack_frames);
     int err = perch_mutex_create(&r->mu);
+    if (err == 0 && (err = perch_cond_create(&r->sealed)) != 0)
+        perch_mutex_destroy(r->mu);
     if (err) {
         perch__free(r);
         return err;
@@ -348,6 +384,7 @@ void perch_recorder_destroy(perch_recorder *r)
         perch__rec_segment_free(r->ring[i]);
     perch__free(r->ring);
     perch__cap_store_free(&r->store);
+    perch_cond_destroy(r->sealed);
     perch_mutex_destroy(r->mu);
     perch__free(r);
 }

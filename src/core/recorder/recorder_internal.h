@@ -38,7 +38,9 @@ typedef struct rec_drop {
 struct perch_recorder {
     perch__cap_ent_adapter entities; /* first: the sink's entity callbacks cast ctx to it */
     perch_recorder_opts opts;
-    perch_mutex *mu; /* guards everything below except `w`, `wsink` and `since_check` */
+    perch_mutex *mu;    /* guards everything below except `w`, `wsink` and `since_check` */
+    perch_cond *sealed; /* broadcast when seal_done moves (a snapshot waits for it) */
+    uint64_t seal_asked, seal_done; /* snapshots' requests to seal the open segment, served */
     perch__cap_store store;
     rec_segment **ring; /* sealed segments, oldest first */
     uint32_t ring_len, ring_cap;
@@ -52,6 +54,7 @@ struct perch_recorder {
     perch_capture_writer *w; /* of the open segment */
     perch_output wout;
     perch_sink wsink;
+    bool seal_wanted; /* a snapshot asked to seal (read with the record's bookkeeping) */
     int error;
 };
 

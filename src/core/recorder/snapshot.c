@@ -1,5 +1,6 @@
 /*
- * perch_recorder_snapshot (include/perch/recorder.h): under the mutex, take a reference to
+ * perch_recorder_snapshot (include/perch/recorder.h): under the mutex, have the model thread
+ * seal the open segment (waiting on a condition variable, bounded), take a reference to
  * every sealed segment and copy the bytes of the open one; then, without it, replay them
  * through a time filter into a scope (capture/scope.h) that writes each entity and stack from
  * the store (a short lock per lookup) before the first record using it, into a new capture.
@@ -8,6 +9,7 @@
 
 #include "capture/scope.h"
 #include "perch/error.h"
+#include "perch/platform.h"
 #include "recorder/recorder_internal.h"
 #include "util/mem.h"
 
@@ -18,6 +20,7 @@ typedef struct snap {
     uint8_t *open_copy;
     size_t open_len;
     uint64_t cutoff, dropped_in_range;
+    perch_recorder_snap_counts counts;
     perch__cap_scope scope;
     int error;
 } snap;
@@ -42,12 +45,29 @@ static uint64_t cutoff_of(const perch_recorder *r, double last_seconds)
     return span >= (double)r->newest_ts ? 0 : r->newest_ts - (uint64_t)span;
 }
 
+/* Under the mutex: asks the model thread to seal the open segment and waits for it, at most
+ * seal_wait_ms (the mutex is released while waiting). */
+static void wait_sealed(perch_recorder *r)
+{
+    uint64_t end = perch_monotonic_ns() + (uint64_t)r->opts.seal_wait_ms * 1000000u;
+    if (r->opts.seal_wait_ms == 0 || r->open == NULL)
+        return;
+    uint64_t ticket = ++r->seal_asked;
+    while (r->open != NULL && r->seal_done < ticket) {
+        uint64_t now = perch_monotonic_ns();
+        if (now >= end)
+            return;
+        perch_cond_wait(r->sealed, r->mu, (uint32_t)((end - now) / 1000000u) + 1);
+    }
+}
+
 /* Under the mutex: references to the sealed segments, a copy of the open one. */
 static int take(snap *s, double last_seconds)
 {
     perch_recorder *r = s->r;
     int err = 0;
     perch_mutex_lock(r->mu);
+    wait_sealed(r);
     if (!r->store.has_info) {
         perch_mutex_unlock(r->mu);
         return PERCH_ESTATE;
@@ -96,19 +116,28 @@ static void release(snap *s)
 static int f_sample(void *ctx, const perch_sample_rec *rec)
 {
     snap *s = ctx;
-    return rec->ts >= s->cutoff ? perch__cap_scope_sample(&s->scope, rec) : 0;
+    if (rec->ts < s->cutoff)
+        return 0;
+    s->counts.samples++;
+    return perch__cap_scope_sample(&s->scope, rec);
 }
 
 static int f_slice(void *ctx, const perch_slice_rec *rec)
 {
     snap *s = ctx;
-    return rec->end_ts >= s->cutoff ? perch__cap_scope_slice(&s->scope, rec) : 0;
+    if (rec->end_ts < s->cutoff)
+        return 0;
+    s->counts.slices++;
+    return perch__cap_scope_slice(&s->scope, rec);
 }
 
 static int f_lbr(void *ctx, const perch_lbr_rec *rec)
 {
     snap *s = ctx;
-    return rec->ts >= s->cutoff ? perch__cap_scope_lbr(&s->scope, rec) : 0;
+    if (rec->ts < s->cutoff)
+        return 0;
+    s->counts.lbr++;
+    return perch__cap_scope_lbr(&s->scope, rec);
 }
 
 /* Replays one segment through the filter; a segment cut at its last whole chunk (the open
@@ -134,7 +163,7 @@ static int put_ledger(const perch_sink *w, const char *reason, uint64_t count)
     return count ? w->ledger(w->ctx, &l) : 0;
 }
 
-static int write_range(snap *s, perch_sink *w)
+static int write_range(snap *s, perch_sink *w, uint64_t waiting)
 {
     s->scope.lock = lock;
     s->scope.unlock = unlock;
@@ -150,14 +179,35 @@ static int write_range(snap *s, perch_sink *w)
         err = put_ledger(w, "capture.entity_forgotten", s->scope.missing_entities);
     if (err == 0)
         err = put_ledger(w, "capture.stack_forgotten", s->scope.missing_stacks);
+    if (err == 0)
+        err = put_ledger(w, "recorder.samples_waiting", waiting);
     return err;
+}
+
+/* The snapshot's writer sink, behind the names wrapper when there is one. */
+static int open_sink(snap *s, perch_capture_writer *w, perch_sink *ws, void **names)
+{
+    const perch_sink_wrap *nw = &s->r->opts.names;
+    perch_capture_writer_sink(w, ws);
+    if (nw->open == NULL)
+        return 0;
+    perch_sink inner = *ws;
+    return nw->open(nw->ctx, &inner, ws, names);
 }
 
 int perch_recorder_snapshot(perch_recorder *r, double last_seconds, perch_output *out)
 {
+    return perch_recorder_snapshot_counted(r, last_seconds, 0, out, NULL);
+}
+
+int perch_recorder_snapshot_counted(perch_recorder *r, double last_seconds,
+                                    uint64_t samples_waiting, perch_output *out,
+                                    perch_recorder_snap_counts *counts)
+{
     snap s;
     perch_capture_writer *w = NULL;
     perch_sink ws;
+    void *names = NULL;
     if (!r || !out)
         return PERCH_EINVAL;
     memset(&s, 0, sizeof s);
@@ -165,14 +215,19 @@ int perch_recorder_snapshot(perch_recorder *r, double last_seconds, perch_output
     int err = take(&s, last_seconds);
     if (err == 0)
         err = perch_capture_writer_create(out, NULL, &w);
+    if (err == 0)
+        err = open_sink(&s, w, &ws, &names);
     if (err == 0) {
-        perch_capture_writer_sink(w, &ws);
-        err = write_range(&s, &ws);
+        err = write_range(&s, &ws, samples_waiting);
         if (err == 0)
-            err = perch_capture_writer_finish(w);
+            err = ws.finish(ws.ctx);
     }
     perch_capture_writer_destroy(w);
+    if (names != NULL)
+        r->opts.names.close(r->opts.names.ctx, names);
     perch__cap_scope_end(&s.scope);
     release(&s);
+    if (err == 0 && counts != NULL)
+        *counts = s.counts;
     return err;
 }

@@ -185,7 +185,7 @@ static int on_stack(void *ctx, const perch_stack_rec *rec)
         err = perch__hmap_put(&h->stack_by_id, rec->id, h->nstack);
     if (err)
         return err;
-    h->stacks[h->nstack++] = (struct perch__hit_stack){h->nframe, rec->frame_count};
+    h->stacks[h->nstack++] = (struct perch__hit_stack){h->nframe, rec->frame_count, rec->id};
     if (rec->frame_count > 0)
         memcpy(h->frames + h->nframe, rec->frames, rec->frame_count * sizeof *rec->frames);
     h->nframe += rec->frame_count;
@@ -228,6 +228,31 @@ static int on_sample(void *ctx, const perch_sample_rec *rec)
     if (!err)
         h->pairs[h->npair++] = pair;
     return err;
+}
+
+uint32_t perch__symhits_trim(perch_symhits *h, uint32_t max_frames)
+{
+    uint32_t drop = 0, left = h->nframe, kept = 0;
+    h->npair = h->nip = 0;
+    perch__hmap_free(&h->pair_seen);
+    perch__hmap_free(&h->ip_seen);
+    if (h->nframe <= max_frames)
+        return 0;
+    while (drop < h->nstack && left > max_frames / 2)
+        left -= h->stacks[drop++].count;
+    uint32_t first = drop < h->nstack ? h->stacks[drop].first : h->nframe;
+    memmove(h->frames, h->frames + first, (size_t)(h->nframe - first) * sizeof *h->frames);
+    h->nframe -= first;
+    perch__hmap_free(&h->stack_by_id);
+    for (uint32_t i = drop; i < h->nstack; i++) {
+        struct perch__hit_stack s = h->stacks[i];
+        s.first -= first;
+        if (perch__hmap_put(&h->stack_by_id, s.id, kept) == 0)
+            h->stacks[kept++] = s; /* out of memory: that one is forgotten too */
+    }
+    uint32_t gone = h->nstack - kept;
+    h->nstack = kept;
+    return gone;
 }
 
 static int on_info(void *ctx, const perch_trace_info *info)

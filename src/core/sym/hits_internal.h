@@ -28,6 +28,7 @@ struct perch__hit_ident {
 struct perch__hit_stack {
     uint32_t first; /* index of its first frame in frames */
     uint32_t count;
+    uint32_t id;
 };
 
 struct perch__hit_ip {
@@ -67,6 +68,13 @@ int perch__symhits_add(perch_symhits *h, uint32_t i, uint32_t rva);
  * (symbolize.c; the worker calls it for what arrived since its last pass). */
 int perch__symhits_credit(perch_symhits *h, uint32_t pair_from, uint32_t ip_from,
                           int (*fn)(void *ctx, uint32_t ident, uint32_t rva), void *ctx);
+
+/* Bounds h for a stream without end (the symbol worker, right after a pass credited every
+ * pair): the (stack, thread) and (module, IP) pairs are forgotten (one seen again is credited
+ * again), and when the stacks hold more than max_frames frames the oldest stacks are forgotten
+ * until at most half of max_frames remain (a later sample with a forgotten stack credits its
+ * IP only). Returns the number of stacks forgotten. */
+uint32_t perch__symhits_trim(perch_symhits *h, uint32_t max_frames);
 
 /* The first module key (in record order) of identity i, 0 when none. */
 uint64_t perch__symhits_first_key(const perch_symhits *h, uint32_t i);

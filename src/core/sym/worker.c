@@ -16,8 +16,6 @@
 #include "sym/hits_internal.h"
 #include "sym/worker_internal.h"
 
-#define MAX_RESULTS (1u << 24)
-
 static char *dup_str(const char *s)
 {
     return perch__strdup(s ? s : "");
@@ -37,7 +35,8 @@ static int keep(perch_symworker *w, uint32_t ident, uint64_t key, const perch_sy
     perch_mutex_lock(w->lock);
     if (!err)
         err = perch__grow_array((void **)&w->results, sizeof *w->results, &w->cap_results,
-                                w->nresults + 1, MAX_RESULTS);
+                                w->nresults + 1, w->opt.max_records);
+    w->st.records_dropped += err == PERCH_ELIMIT;
     if (!err) {
         rec->rec =
             (perch_symbol_rec){key, f->span_rva, f->span_size, f->rva, f->size, f->source, name};
@@ -117,6 +116,9 @@ int perch_symworker_create(const perch_symworker_options *o, perch_symworker **o
     w->opt = *o;
     w->opt.queue_cap = o->queue_cap ? o->queue_cap : 65536;
     w->opt.finish_wait_ms = o->finish_wait_ms ? o->finish_wait_ms : 5000;
+    w->opt.max_stack_frames = o->max_stack_frames ? o->max_stack_frames : 1u << 22;
+    w->opt.max_addresses = o->max_addresses ? o->max_addresses : 1u << 20;
+    w->opt.max_records = o->max_records ? o->max_records : 1u << 20;
     w->queue = perch__calloc(w->opt.queue_cap, sizeof *w->queue);
     int err = w->queue ? perch_symhits_create(&w->hits) : PERCH_ENOMEM;
     err = err ? err : perch_mutex_create(&w->lock);
@@ -146,6 +148,7 @@ void perch_symworker_destroy(perch_symworker *w)
         if (w->ids[i]) {
             perch__free((char *)w->ids[i]->rec.path);
             perch__free((char *)w->ids[i]->rec.pdb_name);
+            perch__free(w->ids[i]->key);
             perch__free(w->ids[i]);
         }
     for (uint32_t i = 0; i < w->nresults; i++) {
@@ -218,9 +221,10 @@ static int share_ident(perch_symworker *w, uint32_t ident)
     id->rec.key = perch__symhits_first_key(w->hits, ident);
     id->rec.path = dup_str(h->rec.path);
     id->rec.pdb_name = dup_str(h->rec.pdb_name);
+    id->key = dup_str(h->key);
     struct perch__sw_ident **v = NULL;
     perch_mutex_lock(w->lock);
-    int err = id->rec.path && id->rec.pdb_name ? 0 : PERCH_ENOMEM;
+    int err = id->rec.path && id->rec.pdb_name && id->key ? 0 : PERCH_ENOMEM;
     if (!err && ident >= w->nids) {
         v = perch__realloc(w->ids, (ident + 1u) * sizeof *v);
         if (v == NULL)
@@ -237,9 +241,23 @@ static int share_ident(perch_symworker *w, uint32_t ident)
     if (err) {
         perch__free((char *)id->rec.path);
         perch__free((char *)id->rec.pdb_name);
+        perch__free(id->key);
         perch__free(id);
     }
     return err;
+}
+
+bool perch__symworker_find_ident(perch_symworker *w, const char *key, uint32_t *ident)
+{
+    bool found = false;
+    perch_mutex_lock(w->lock);
+    for (uint32_t i = 0; i < w->nids && !found; i++)
+        if (w->ids[i] && strcmp(w->ids[i]->key, key) == 0) {
+            *ident = i;
+            found = true;
+        }
+    perch_mutex_unlock(w->lock);
+    return found;
 }
 
 static int enqueue(void *ctx, uint32_t ident, uint32_t rva)
@@ -271,11 +289,18 @@ int perch_symworker_pump(perch_symworker *w)
     if (w->pair_done == w->hits->npair && w->ip_done == w->hits->nip)
         return 0; /* nothing new since the last pump (the idle call is frequent) */
     int err = perch__symhits_credit(w->hits, w->pair_done, w->ip_done, enqueue, w);
-    if (!err) {
-        w->pair_done = w->hits->npair;
-        w->ip_done = w->hits->nip;
-    }
-    return err;
+    if (err)
+        return err;
+    uint32_t gone = perch__symhits_trim(w->hits, w->opt.max_stack_frames); /* the bounds */
+    bool reset = w->seen.count > w->opt.max_addresses;
+    if (reset)
+        perch__hmap_free(&w->seen);
+    w->pair_done = w->ip_done = 0;
+    perch_mutex_lock(w->lock);
+    w->st.stacks_forgotten += gone;
+    w->st.address_resets += reset;
+    perch_mutex_unlock(w->lock);
+    return 0;
 }
 
 int perch_symworker_wait(perch_symworker *w, uint32_t timeout_ms)

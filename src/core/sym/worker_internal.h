@@ -27,6 +27,7 @@ struct perch__sw_result {
 /* An identity the worker was asked about: its first module record (strings owned). */
 struct perch__sw_ident {
     perch_module_rec rec;
+    char *key; /* perch_sym_module_identity's text */
     int state; /* worker only: 0 not loaded yet, 1 loaded, -1 failed */
 };
 
@@ -57,6 +58,10 @@ struct perch_symworker {
 /* Result i (any thread), or NULL past the last one. A result is never freed or moved before
  * the worker is destroyed. */
 const struct perch__sw_result *perch__symworker_result(perch_symworker *w, uint32_t i);
+
+/* Any thread: the worker's number of the identity whose text is key, false when no address
+ * of it was ever queued. */
+bool perch__symworker_find_ident(perch_symworker *w, const char *key, uint32_t *ident);
 
 /* Model thread: the identity of module key, false when the worker's sink never saw it. */
 bool perch__symworker_ident_of(const perch_symworker *w, uint64_t module_key, uint32_t *ident);

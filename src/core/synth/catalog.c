@@ -64,6 +64,7 @@ const struct synth_module perch__synth_umods[] = {
      0x4D0000, 0x8F6A2C31},
 };
 
+_Static_assert(M_DEMO == SYNTH_UMOD_GAME_EXE, "the game's executable is the image's stand-in");
 _Static_assert(sizeof perch__synth_umods / sizeof perch__synth_umods[0] == SYNTH_UMOD_COUNT,
                "SYNTH_UMOD_COUNT");
 _Static_assert(sizeof perch__synth_kmods / sizeof perch__synth_kmods[0] <= SYNTH_FN_MODS,

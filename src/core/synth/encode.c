@@ -134,16 +134,19 @@ uint32_t perch__synth_rsds_len(const struct synth_module *m)
     return 32u + (uint32_t)strlen(m->pdb) + 1u;
 }
 
-void perch__synth_rsds_put(uint8_t *d, const struct synth_module *m, uint64_t base, uint32_t pid)
+void perch__synth_rsds_put(uint8_t *d, const struct synth_module *m, const perch_synth_image *image,
+                           uint64_t base, uint32_t pid)
 {
     uint64_t h = synth_hash(m->timestamp, m->size);
     uint64_t l = synth_hash(h, 0x5253445300000000ull); /* "RSDS" */
     perch_guid sig = {(uint32_t)h, (uint16_t)(h >> 32), (uint16_t)(h >> 48), {0}};
     for (int i = 0; i < 8; i++)
         sig.data4[i] = (uint8_t)(l >> (8 * i));
+    if (image != NULL)
+        sig = image->pdb_guid;
     d = synth_u64(d, base);
     d = synth_u32(d, pid);
     d = perch__synth_guid(d, &sig);
-    d = synth_u32(d, 1u + m->timestamp % 3u); /* Age */
+    d = synth_u32(d, image ? image->pdb_age : 1u + m->timestamp % 3u); /* Age */
     perch__synth_ansi(d, m->pdb);
 }

@@ -30,6 +30,26 @@ static uint32_t fn_offset(uint64_t module_key, uint32_t fn, uint32_t size)
     return (uint32_t)(0x1000u + (synth_hash(module_key, fn) % slots) * 16u);
 }
 
+const struct synth_module *perch__synth_umod(const struct synth_sim *s, unsigned u)
+{
+    return s->image && u == SYNTH_UMOD_GAME_EXE ? &s->game_exe : &perch__synth_umods[u];
+}
+
+/* The image standing in for the game's executable: its catalog entry and function starts. */
+static void image_init(struct synth_sim *s)
+{
+    const perch_synth_image *im = s->image;
+    const char *base = im->path;
+    for (const char *p = im->path; *p; p++)
+        if (*p == '\\' || *p == '/')
+            base = p + 1;
+    s->game_exe = (struct synth_module){
+        base, im->path,          im->pdb_name && im->pdb_name[0] ? im->pdb_name : base,
+        0,    im->size_of_image, im->time_date_stamp};
+    for (uint32_t f = 0; f < SYNTH_FNS; f++)
+        s->fn_offset[1][SYNTH_UMOD_GAME_EXE][f] = im->function_rva[f % im->function_count];
+}
+
 /* Where each module's functions start: fixed for a module, whatever the seed. */
 void perch__synth_functions_init(struct synth_sim *s)
 {
@@ -39,6 +59,33 @@ void perch__synth_functions_init(struct synth_sim *s)
     for (uint32_t u = 0; u < SYNTH_UMOD_COUNT; u++)
         for (uint32_t f = 0; f < SYNTH_FNS; f++)
             s->fn_offset[1][u][f] = fn_offset(0x55000 + u, f, perch__synth_umods[u].size);
+    if (s->image)
+        image_init(s);
+}
+
+/* An address site bytes into function fn of the image: kept inside the function. */
+static uint64_t image_frame(const struct synth_sim *s, uint64_t base, uint32_t fn, uint32_t site)
+{
+    uint32_t k = fn % s->image->function_count;
+    return base + s->image->function_rva[k] + site % s->image->function_size[k];
+}
+
+/* The IP of a sample moved by jitter bytes inside its leaf function (in the image: inside the
+ * image function that holds it). */
+static uint64_t jitter_ip(const struct synth_sim *s, const struct synth_thread *t, uint64_t ip,
+                          uint32_t jitter)
+{
+    const struct synth_proc *p = &s->procs[t->proc];
+    const perch_synth_image *im = s->image;
+    if (im == NULL || ip < p->exe_base || ip - p->exe_base >= im->size_of_image ||
+        perch__synth_tpls[p->tpl].exe != SYNTH_UMOD_GAME_EXE)
+        return ip + jitter;
+    uint32_t rva = (uint32_t)(ip - p->exe_base);
+    for (uint32_t k = 0; k < im->function_count; k++)
+        if (rva >= im->function_rva[k] && rva - im->function_rva[k] < im->function_size[k])
+            return p->exe_base + im->function_rva[k] +
+                   (rva - im->function_rva[k] + jitter) % im->function_size[k];
+    return ip;
 }
 
 static uint64_t kframe(const struct synth_sim *s, uint32_t m, uint32_t fn, uint32_t site)
@@ -56,6 +103,8 @@ static uint64_t umod_base(const struct synth_sim *s, const struct synth_proc *p,
 static uint64_t uframe(const struct synth_sim *s, const struct synth_proc *p, uint8_t u,
                        uint32_t fn, uint32_t site)
 {
+    if (s->image && u == SYNTH_UMOD_GAME_EXE)
+        return image_frame(s, umod_base(s, p, u), fn, 4u + site);
     return umod_base(s, p, u) + s->fn_offset[1][u][fn] + 4u + site;
 }
 
@@ -142,7 +191,7 @@ static unsigned sample_frames(struct synth_sim *s, struct synth_thread *t, bool 
         *kernel = false;
         n = user_chain(s, t, t->chain, false, f, limit);
     }
-    f[0] += synth_below(&s->rng, 0x40); /* the IP moves inside the leaf function */
+    f[0] = jitter_ip(s, t, f[0], synth_below(&s->rng, 0x40)); /* inside the leaf function */
     return n;
 }
 

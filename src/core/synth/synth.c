@@ -29,9 +29,24 @@ uint64_t perch_synth_min_bytes(uint32_t cpus)
     return (uint64_t)(cpus + 2u) * PERCH_SYNTH_BUFFER_SIZE;
 }
 
+/* An image's functions lie inside it, each at least one byte. */
+static bool image_ok(const perch_synth_image *im)
+{
+    if (!im->path || im->function_count == 0 || !im->function_rva || !im->function_size ||
+        im->size_of_image == 0)
+        return false;
+    for (uint32_t i = 0; i < im->function_count; i++)
+        if (im->function_size[i] == 0 || im->function_rva[i] >= im->size_of_image ||
+            im->function_size[i] > im->size_of_image - im->function_rva[i])
+            return false;
+    return true;
+}
+
 static int check_options(const perch_synth_options *opt)
 {
     if (!opt || opt->struct_size < sizeof *opt)
+        return PERCH_EINVAL;
+    if (opt->image && !image_ok(opt->image))
         return PERCH_EINVAL;
     if (opt->cpus < 1 || opt->cpus > PERCH_SYNTH_MAX_CPUS)
         return PERCH_EINVAL;
@@ -89,6 +104,7 @@ static int run_pass(struct synth_sim *s, const perch_synth_options *opt, perch_o
     s->stop_at =
         opt->duration_ms ? start_raw(opt->seed) + opt->duration_ms * (QPC_HZ / 1000) : SYNTH_NEVER;
     s->now = start_raw(opt->seed);
+    s->image = opt->image;
     perch__synth_world_init(s);
     struct synth_logfile dummy;
     if (!lf) {

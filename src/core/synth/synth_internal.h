@@ -329,7 +329,16 @@ struct synth_sim {
     uint64_t mod_samples[2][SYNTH_FN_MODS];                 /* [kernel/user][catalog index] */
     struct synth_row rows[SYNTH_MAX_ROWS];
     uint32_t nrows;
+    /* perch synth --module: the real image standing in for demo.exe (NULL: none) */
+    const perch_synth_image *image;
+    struct synth_module game_exe; /* its catalog entry (strings borrowed from image) */
 };
+
+/* The catalog index of the game's executable (demo.exe), which an image can stand in for. */
+#define SYNTH_UMOD_GAME_EXE 9
+
+/* User module u of the catalog, or the image standing in for it. */
+const struct synth_module *perch__synth_umod(const struct synth_sim *s, unsigned u);
 
 /* encode.c: payload sizes and writers (P = 8). */
 uint32_t perch__synth_process_len(const struct synth_sim *s, const struct synth_proc *p);
@@ -340,7 +349,9 @@ void perch__synth_thread_put(uint8_t *d, const struct synth_sim *s, const struct
 uint32_t perch__synth_image_len(const struct synth_module *m);
 void perch__synth_image_put(uint8_t *d, const struct synth_module *m, uint64_t base, uint32_t pid);
 uint32_t perch__synth_rsds_len(const struct synth_module *m);
-void perch__synth_rsds_put(uint8_t *d, const struct synth_module *m, uint64_t base, uint32_t pid);
+/* The DbgID_RSDS payload: the PDB identity of image (when not NULL), else one made up from m. */
+void perch__synth_rsds_put(uint8_t *d, const struct synth_module *m, const perch_synth_image *image,
+                           uint64_t base, uint32_t pid);
 void perch__synth_thread_name(const struct synth_thread *t, char *out, size_t cap);
 
 /* stacks.c */

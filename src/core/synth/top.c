@@ -29,7 +29,7 @@ void perch__synth_count_sample(struct synth_sim *s, const struct synth_thread *t
         return;
     }
     for (unsigned i = 0; i < tpl->nmods; i++) {
-        const struct synth_module *m = &perch__synth_umods[tpl->mods[i]];
+        const struct synth_module *m = perch__synth_umod(s, tpl->mods[i]);
         if (inside(ip, m->base ? m->base : p->exe_base, m->size)) {
             s->mod_samples[1][tpl->mods[i]]++;
             return;
@@ -119,7 +119,7 @@ void perch__synth_top_lists(const struct synth_sim *s, perch_synth_stats *st)
         memset(&row, 0, sizeof row);
         row.samples = s->mod_samples[kernel ? 0 : 1][m];
         lower_name(row.name, sizeof row.name,
-                   kernel ? perch__synth_kmods[m].name : perch__synth_umods[m].name);
+                   kernel ? perch__synth_kmods[m].name : perch__synth_umod(s, m)->name);
         offer(st->top_modules, &st->top_module_count, &row);
     }
 }

@@ -167,7 +167,7 @@ static void put_image(struct synth_sim *s, uint32_t c, uint16_t hook, int kind,
                              by_pid, perch__synth_rsds_len(m));
     if (!d)
         return;
-    perch__synth_rsds_put(d, m, base, pid);
+    perch__synth_rsds_put(d, m, m == &s->game_exe ? s->image : NULL, base, pid);
     perch__synth_count(s, PERCH_KIND_NON_KERNEL);
     s->st.rsds_records++;
     note_pdb(s, m);
@@ -179,7 +179,7 @@ static void put_user_images(struct synth_sim *s, uint32_t c, uint16_t pi, uint16
     const struct synth_proc *p = &s->procs[pi];
     const struct synth_proc_tpl *tpl = &perch__synth_tpls[p->tpl];
     for (unsigned i = 0; i < tpl->nmods; i++) {
-        const struct synth_module *m = &perch__synth_umods[tpl->mods[i]];
+        const struct synth_module *m = perch__synth_umod(s, tpl->mods[i]);
         put_image(s, c, hook, kind, m, m->base ? m->base : p->exe_base, p->pid, by);
         s->now += 3;
     }
