@@ -14,22 +14,29 @@
 # Perch's stages are measured on one thread (PERCH_THREADS=1), each process doing one stage
 # more than the one before (tests/bench/bench_stages.c): read, + decode, + model, + capture
 # writer (perch import), so their ratios to cat add up to the one-thread import; the default
-# two-thread import follows. The snail driver is built outside this repository (never commit
+# import follows (a reader thread ahead of the model, the capture writer on a thread behind it).
+# perch import does not fsync (unless --sync), so no row waits on the disk. The snail driver is built outside this repository (never commit
 # its code; see issue 12 for how) and must answer:
 #   $SNAIL_BENCH pass FILE      a bare etl_file::process pass over FILE
 #   $SNAIL_BENCH analyze FILE   etl_data_provider::process + analyze_stacks
 # Timings mean little on a shared machine: the load average is printed with the table.
+#
+# Build: gcc -O3, as issue 12 states: CMAKE_BUILD_TYPE=Release (-O3 -DNDEBUG, no assert in the
+# code) in build/bench, a build folder of its own (BENCH_BUILD_TYPE=RelWithDebInfo gives the
+# linux preset's -O2 -g instead; the flags used are printed with the table).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build="$root/build/linux"
+btype="${BENCH_BUILD_TYPE:-Release}"
+build="$root/build/bench-$btype"
 data="${PERCH_DATA_DIR:-$root/../shared/data}"
 runs="${RUNS:-5}"
 sizes=(${SIZES:-512M 2G})
 snail="${SNAIL_BENCH:-}"
 x64="$data/etl/perfview_net.4.5.2.x64.etl"
 
-cmake --preset linux >/dev/null
-cmake --build --preset linux -j2 --target perch bench_stages >/dev/null
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$btype" -DCMAKE_C_COMPILER=gcc >/dev/null
+cmake --build "$build" -j2 --target perch bench_stages >/dev/null
+cflags="$(gcc --version | head -1), $btype: $(sed -n "s/^CMAKE_C_FLAGS_${btype^^}:STRING=//p" "$build/CMakeCache.txt")"
 perch="$build/tools/perch"
 stages="$build/tests/bench/bench_stages"
 tmp="${BENCH_TMP:-}"
@@ -103,6 +110,7 @@ xpress=$("$stages" xpress "$x64" 512)
 echo
 echo "Perch performance, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "(medians of $runs whole-process runs; ratios are to cat of the same bytes in this run)"
+echo "(built with $cflags)"
 echo
 row "figure" "Perch" "× cat" "snail-server" "Perch / snail"
 row "---" "---" "---" "---" "---"
@@ -113,7 +121,7 @@ for in in "${inputs[@]}"; do
         sn="analysis $(ms "${T[snail_analyze.$name]}")"
         sr=$(ratio "${T[import.$name]}" "${T[snail_analyze.$name]}")
     fi
-    row "import $name (2 threads)" "$(ms "${T[import.$name]}")" \
+    row "import $name (default: reader, model and writer threads)" "$(ms "${T[import.$name]}")" \
         "$(ratio "${T[import.$name]}" "${T[cat.$name]}")" "$sn" "$sr"
     if [ -n "${T[read.$name]:-}" ]; then
         prev=0

@@ -1,9 +1,10 @@
 /*
- * Model: sample groups whose (timestamp, thread) keys hash alike. Groups are found through one
- * map keyed by a hash of (timestamp, thread) with a chain per hashed key (samples.c); this
- * test builds two groups on one chain (threads 7 and 165580148 at timestamps whose XOR equals
- * the XOR of the threads' hash terms) and removes them head first and not head first, checking
- * that each part still reaches the right samples.
+ * Model: finding the group of (timestamp, thread) (groups.c): a ring of the newest groups, then
+ * a bucket table of the older live ones, chained per hashed key. One test builds two groups on
+ * one chain (threads 7 and 165580148 at timestamps whose XOR equals the XOR of the threads'
+ * hash terms) and removes them head first and not head first; another makes more groups at one
+ * timestamp than the ring holds, so the oldest move to the bucket table, and sends samples and
+ * parts to them in and out of time order. Each checks that every part reaches its samples.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +14,7 @@
 
 #include "model_synth.h"
 
-#define K(x) (0xfffff80000000000ull + (x))
+#define K(x)  (0xfffff80000000000ull + (x))
 #define TID_A 7u
 #define TID_B 165580148u
 /* (TID_A * G) ^ (TID_B * G), G the group-key multiplier: 0xc7044ae17 ticks (~5342 s). */
@@ -77,7 +78,7 @@ static void test_colliding_groups(void **state)
     feed(m, ev_walk(&s, TS_B + 1, TS_B, TID_B, fb, 2, 8)); /* B leaves: head with a next */
     assert_int_equal(r.nsamples, 1);
     assert_stack(&r, 1, fb[1]);
-    feed(m, ev_sample(&s, TS_B, 2, K(0x20), TID_B)); /* a new group: chain B', A */
+    feed(m, ev_sample(&s, TS_B, 2, K(0x20), TID_B));       /* a new group: chain B', A */
     feed(m, ev_walk(&s, TS_B + 2, TS_A, TID_A, fa, 2, 8)); /* A leaves: not the head */
     assert_int_equal(r.nsamples, 2);
     assert_stack(&r, 0, fa[1]);
@@ -93,10 +94,78 @@ static void test_colliding_groups(void **state)
     perch_model_destroy(m);
 }
 
+/* Frames of tid's stack: one kernel frame, one user frame naming tid. */
+static void frames_of(uint32_t tid, uint64_t f[2])
+{
+    f[0] = K(0x100 + tid);
+    f[1] = 0x7ff600000000ull + tid;
+}
+
+static const perch_sample_rec *sample_of(const recorder *r, uint32_t tid, int nth)
+{
+    for (int i = 0; i < r->nsamples; i++)
+        if (r->samples[i].tid == tid && nth-- == 0)
+            return &r->samples[i];
+    return NULL;
+}
+
+static void assert_tid_stack(const recorder *r, uint32_t tid, int nth)
+{
+    const perch_sample_rec *x = sample_of(r, tid, nth);
+    assert_non_null(x);
+    const rec_stack *st = find_stack(r, x->stack_id);
+    assert_non_null(st);
+    assert_int_equal(st->r.frame_count, 2);
+    assert_true(st->frames[1] == 0x7ff600000000ull + tid);
+}
+
+#define MANY 150u /* groups at one timestamp: more than RECENT_GROUPS */
+
+static void test_groups_past_the_ring(void **state)
+{
+    recorder r;
+    perch_sink sink;
+    synth_ev s;
+    uint64_t f[2];
+    (void)state;
+    perch_model *m = long_wait_model(&r, &sink);
+    for (uint32_t i = 0; i < MANY; i++)
+        feed(m, ev_sample(&s, TS_A, (uint16_t)(i % 4), K(0x10), 1000 + i));
+    feed(m, ev_sample(&s, TS_A, 1, K(0x10), 1000));            /* joins the oldest group (hashed) */
+    feed(m, ev_sample(&s, TS_A, 2, K(0x10), 1000 + MANY - 1)); /* joins the newest */
+    feed(m, ev_sample(&s, TS_A + 10, 3, K(0x10), 7));
+    feed(m, ev_sample(&s, TS_A + 5, 3, K(0x10), 8)); /* back in time: a group of its own */
+    feed(m, ev_sample(&s, TS_A + 5, 0, K(0x10), 8)); /* and joins it */
+    assert_int_equal(r.nsamples, 0);
+    for (uint32_t i = 0; i < MANY; i++) { /* oldest first: the bucket table, then the ring */
+        frames_of(1000 + i, f);
+        feed(m, ev_walk(&s, TS_A + 20 + i, TS_A, 1000 + i, f, 2, 8));
+    }
+    frames_of(8, f);
+    feed(m, ev_walk(&s, TS_A + 200, TS_A + 5, 8, f, 2, 8));
+    frames_of(7, f);
+    feed(m, ev_walk(&s, TS_A + 201, TS_A + 10, 7, f, 2, 8));
+    assert_int_equal(r.nsamples, MANY + 5);
+    for (uint32_t i = 0; i < MANY; i++)
+        assert_tid_stack(&r, 1000 + i, 0);
+    assert_tid_stack(&r, 1000, 1);
+    assert_tid_stack(&r, 1000 + MANY - 1, 1);
+    assert_tid_stack(&r, 8, 0);
+    assert_tid_stack(&r, 8, 1);
+    assert_tid_stack(&r, 7, 0);
+    feed(m, ev_walk(&s, TS_A + 300, TS_A, 1000, f, 2, 8)); /* its group is gone: an orphan */
+    assert_int_equal(perch_model_finish(m), 0);
+    assert_int_equal(r.nsamples, MANY + 5);
+    assert_int_equal(STAT(&r, "stack.emit.user_part"), MANY + 5);
+    assert_int_equal(LEDGER(&r, "stack.orphan_part"), 1);
+    perch_model_destroy(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_colliding_groups),
+        cmocka_unit_test(test_groups_past_the_ring),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,12 @@
 /*
  * perch import: turns an .etl trace into a compact capture file (docs/capture-format.md):
  * .etl reader -> model -> capture writer -> file, the reading on a thread of its own ahead of
- * the model unless --threads 1 (or PERCH_THREADS=1) says otherwise. The file is written through
+ * the model and the capture writer on one behind it (perch_sink_relay) unless --threads 1 (or
+ * PERCH_THREADS=1) says otherwise. The file is written through
  * perch_output_open_file in whole, checksummed chunks, so an import that dies halfway leaves
- * a capture readable up to its last complete chunk. A progress bar (bytes, events/s, ETA) is
+ * a capture readable up to its last complete chunk. Like gzip or cp it does not fsync unless
+ * asked (--sync): the .etl is still there to import again, and a capture cut by a power loss
+ * is detected as truncated by its chunk checks. A progress bar (bytes, events/s, ETA) is
  * drawn on stderr when it is a terminal; the command is otherwise quiet apart from one summary
  * line on stdout.
  */
@@ -24,6 +27,7 @@
 struct import_args {
     const char *input;
     const char *output;
+    bool sync; /* --sync: the writer's sync policy (every 16 chunks and at the end) */
 };
 
 struct import_progress {
@@ -34,16 +38,20 @@ struct import_progress {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: perch import TRACE.etl -o OUT.perch [--threads N]\n\n"
+    fprintf(out, "Usage: perch import TRACE.etl -o OUT.perch [--threads N] [--sync]\n\n"
                  "Turns an .etl kernel trace into a compact capture file: the processes,\n"
                  "threads, modules, stacks, samples, slices and ledger the model derives from\n"
                  "it. 'perch report', 'perch info' and 'perch export' read the capture. OUT is\n"
                  "never the input: an existing OUT is replaced only when it is a capture.\n\n"
                  "  -o, --output FILE   the capture to write (required)\n"
                  "  --threads N         1: read and model on one thread; 2 (the default): a\n"
-                 "                      reader thread (file reads, XPRESS) ahead of the model.\n"
+                 "                      reader thread (file reads, XPRESS) ahead of the model\n"
+                 "                      and the capture writer on a thread behind it.\n"
                  "                      The capture is the same either way. Also the\n"
                  "                      PERCH_THREADS environment variable (every command)\n"
+                 "  --sync              make the capture durable as it is written (fsync every\n"
+                 "                      16 chunks and at the end); without it the file is left\n"
+                 "                      to the system's write-back, like cp or gzip\n"
                  "  --help              show this help\n");
 }
 
@@ -67,6 +75,8 @@ static int parse_args(int argc, char **argv, struct import_args *a)
                 return 2;
             }
             perch_cli_set_threads((unsigned)(argv[++i][0] - '0'));
+        } else if (strcmp(arg, "--sync") == 0) {
+            a->sync = true;
         } else if (arg[0] == '-' && arg[1] != '\0') {
             fprintf(stderr, "perch import: unknown option '%s'\n\n", arg);
             usage(stderr);
@@ -166,6 +176,20 @@ static void summary(const struct import_args *a, uint64_t in_size, perch_capture
            (unsigned long long)st.records[PERCH_CHUNK_STACK], secs);
 }
 
+/* With more than one thread, the capture writer (encoding, CRCs, writes) runs on a thread of
+ * its own behind the model (perch_sink_relay: the same records in the same order, so the same
+ * bytes); when that thread cannot be had, on the model's. */
+static perch_sink_relay *relay_writer(perch_sink *sink)
+{
+    unsigned threads = 0;
+    perch_sink_relay *relay = NULL;
+    if (perch_cli_threads(&threads) < 0 || threads == 1 ||
+        perch_sink_relay_start(sink, 0, &relay) < 0)
+        return NULL;
+    perch_sink_relay_sink(relay, sink);
+    return relay;
+}
+
 static int import(const struct import_args *a, perch_input *in, perch_output *out)
 {
     struct import_progress prog = {perch_monotonic_ns(), 0, 0};
@@ -180,8 +204,11 @@ static int import(const struct import_args *a, perch_input *in, perch_output *ou
         return perch_cli_error(a->output, err);
     }
     perch_capture_writer_sink(w, &sink);
+    perch_sink_relay *relay = relay_writer(&sink);
     err = perch_cli_run_etl("import", in, a->input, &sink, perch_is_terminal(stderr) ? draw : NULL,
                             &prog, true);
+    int rerr = perch_sink_relay_stop(relay);
+    err = err >= 0 && rerr < 0 ? rerr : err; /* cannot happen: finish returned the error */
     if (err >= 0) /* PERCH_CLI_PARTIAL too: a damaged .etl imported as far as it reads */
         summary(a, in_size, w, perch_monotonic_ns() - prog.started);
     perch_capture_writer_destroy(w);
@@ -190,7 +217,7 @@ static int import(const struct import_args *a, perch_input *in, perch_output *ou
 
 int perch_cmd_import(int argc, char **argv)
 {
-    struct import_args a = {NULL, NULL};
+    struct import_args a = {NULL, NULL, false};
     perch_input in;
     perch_output out;
     perch_cli_out guard;
@@ -204,6 +231,8 @@ int perch_cmd_import(int argc, char **argv)
         perch_input_close(&in);
         return perch_cli_error(a.output, err);
     }
+    if (!a.sync) /* the writer skips a NULL sync: no fsync at all (see the top of the file) */
+        out.sync = NULL;
     perch_cli_out_guard(&guard, &out);
     err = import(&a, &in, &out);
     int cerr = out.close(out.ctx);

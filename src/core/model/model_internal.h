@@ -16,97 +16,97 @@
 #include "perch/model.h"
 #include "perch/records.h"
 
-#define NONE32 UINT32_MAX
+#define NONE32      UINT32_MAX
 #define UNKNOWN_PID UINT32_MAX
 
 /* Caps (every growable array has one). */
-#define MAX_ENTITIES (1u << 22)          /* hard ceiling of opts.max_entities */
-#define DEFAULT_MAX_ENTITIES (1u << 20)
+#define MAX_ENTITIES                (1u << 22) /* hard ceiling of opts.max_entities */
+#define DEFAULT_MAX_ENTITIES        (1u << 20)
 #define DEFAULT_MAX_MODULES_PER_MAP (1u << 16)
-#define MAX_CPUS 4096u
-#define MAX_MODULES_PER_MAP (1u << 20)
-#define MAX_NAME_BYTES 4096u
-#define MAX_PARTS (1u << 22)
-#define MAX_PART_FRAMES 4096u
-#define MAX_ASSEMBLED_FRAMES (MAX_PART_FRAMES * 64u) /* one sample's stack, all parts */
-#define MAX_STACKS (1u << 24)
-#define MAX_STACK_FRAMES (1u << 28)
+#define MAX_CPUS                    4096u
+#define MAX_MODULES_PER_MAP         (1u << 20)
+#define MAX_NAME_BYTES              4096u
+#define MAX_PARTS                   (1u << 22)
+#define MAX_PART_FRAMES             4096u
+#define MAX_ASSEMBLED_FRAMES        (MAX_PART_FRAMES * 64u) /* one sample's stack, all parts */
+#define MAX_STACKS                  (1u << 24)
+#define MAX_STACK_FRAMES            (1u << 28)
 /* The stack table is a window: when a new stack would take the frame pool past this many frames
  * (8 MiB), the table is forgotten (not the ids, which stay dense) and a stack seen again gets
  * a new id. Keeps memory flat on traces whose distinct stacks keep growing. */
 #define STACK_WINDOW_FRAMES (1u << 20)
-#define MAX_DEFS (1u << 22)     /* definitions remembered at one timestamp */
-#define MAX_GROUPS (1u << 22)   /* sample groups; samples too */
-#define FRAME_CLASSES 10u       /* frame blocks of 8 << c frames, up to MAX_PART_FRAMES */
-#define MAX_LBR 1024u
-#define TID_CACHE 1024u
+#define MAX_DEFS            (1u << 22) /* definitions remembered at one timestamp */
+#define MAX_GROUPS          (1u << 22) /* sample groups; samples too */
+#define FRAME_CLASSES       10u        /* frame blocks of 8 << c frames, up to MAX_PART_FRAMES */
+#define MAX_LBR             1024u
+#define TID_CACHE           1024u
 /* Windows thread ids are multiples of 4. */
-#define TID_SLOT(tid) (((tid) >> 2) % TID_CACHE)
+#define TID_SLOT(tid)     (((tid) >> 2) % TID_CACHE)
 #define KIND_CACHE_GROUPS 32u
 
 /* Counters: X(enum, name, ledger?). Ledger entries are things that did not become model data;
  * the others are statistics. */
-#define MODEL_COUNTER_MAP(X)                                                                   \
-    X(RECORDS, "records.total", 0)                                                             \
-    X(DECODED, "decode.decoded", 0)                                                            \
-    X(DECODE_UNKNOWN, "decode.unknown", 0)                                                     \
-    X(DECODE_NEWER, "decode.newer_version", 0)                                                 \
-    X(DECODE_ERRORS, "decode.errors", 0)                                                       \
-    X(TIME_ORDER, "model.time_order", 1)                                                       \
-    X(SAMPLES, "samples.total", 0)                                                             \
-    X(SAMPLES_PMC, "samples.pmc", 0)                                                           \
-    X(SAMPLES_WITH_STACK, "samples.with_stack", 0)                                             \
-    X(SAMPLE_NO_STACK, "sample.no_stack", 1)                                                   \
-    X(SAMPLE_STACK_UNRESOLVED, "sample.stack_unresolved", 1)                                   \
-    X(STACK_MERGED, "stack.merged", 0)                                                         \
-    X(STACK_KERNEL_ONLY, "stack.kernel_only", 0)                                               \
-    X(STACK_USER_ONLY, "stack.user_only", 0)                                                   \
-    X(FRAMES_TOTAL, "stack.frames_total", 0)                                                   \
-    X(STACKS_DISTINCT, "stack.distinct", 0)                                                    \
-    X(STACK_WINDOWS, "stack.window_restarts", 0)                                               \
-    X(PARTS_WALK, "stack.parts_walk", 0)                                                       \
-    X(PARTS_KEY_KERNEL, "stack.parts_key_kernel", 0)                                           \
-    X(PARTS_KEY_USER, "stack.parts_key_user", 0)                                               \
-    X(PART_ORPHAN, "stack.orphan_part", 1)                                                     \
-    X(KEY_UNRESOLVED, "stack.key_unresolved", 1)                                               \
-    X(PART_TOO_LONG, "stack.part_too_long", 1)                                                 \
-    X(STACK_TOO_LONG, "stack.too_long", 1)                                                     \
-    X(KEY_WAIT_DROPPED, "stack.key_wait_dropped", 1)                                           \
-    X(DEFS_DROPPED, "stack.key_def_dropped", 1)                                                \
-    X(EMIT_USER_ARRIVED, "stack.emit.user_part", 0)                                            \
-    X(EMIT_WAIT_TIME, "stack.emit.wait_time", 0)                                               \
-    X(EMIT_THREAD_EXIT, "stack.emit.thread_exit", 0)                                           \
-    X(EMIT_END, "stack.emit.end_of_trace", 0)                                                  \
-    X(EMIT_COUNT_BOUND, "stack.emit.count_bound", 0)                                           \
-    X(SLICES, "slices.total", 0)                                                               \
-    X(SLICE_OPEN_START, "slices.open_start", 0)                                                \
-    X(SLICE_OPEN_END, "slices.open_end", 0)                                                    \
-    X(CSWITCH_STALE, "cswitch.stale_old_thread", 1)                                            \
-    X(CPU_BUSY_TICKS, "cpu.busy_ticks", 0)                                                     \
-    X(CPU_IDLE_TICKS, "cpu.idle_ticks", 0)                                                     \
-    X(THREAD_UNKNOWN_PID, "thread.unknown_pid", 1)                                             \
-    X(THREAD_RESTART, "thread.start_without_end", 1)                                           \
-    X(PROCESS_RESTART, "process.start_without_end", 1)                                         \
-    X(THREADS, "threads.total", 0)                                                             \
-    X(PROCESSES, "processes.total", 0)                                                         \
-    X(MODULES, "modules.total", 0)                                                             \
-    X(MODULE_UNLOAD_UNKNOWN, "module.unload_unknown", 1)                                       \
-    X(PDB_UNMATCHED, "module.pdb_without_image", 1)                                            \
-    X(PDB_OTHER, "module.dbg_id_other_opcode", 0)                                              \
-    X(LBR_RECORDS, "lbr.records", 0)                                                           \
-    X(LBR_TOO_LONG, "lbr.too_long", 1)                                                         \
-    X(CPU_OUT_OF_RANGE, "model.cpu_out_of_range", 1)                                           \
-    X(THREAD_FORGOTTEN, "entity.thread_forgotten", 1)                                          \
-    X(THREAD_EVICTED, "entity.thread_evicted", 1)                                              \
-    X(PROCESS_FORGOTTEN, "entity.process_forgotten", 1)                                        \
-    X(PROCESS_EVICTED, "entity.process_evicted", 1)                                            \
+#define MODEL_COUNTER_MAP(X)                                                                       \
+    X(RECORDS, "records.total", 0)                                                                 \
+    X(DECODED, "decode.decoded", 0)                                                                \
+    X(DECODE_UNKNOWN, "decode.unknown", 0)                                                         \
+    X(DECODE_NEWER, "decode.newer_version", 0)                                                     \
+    X(DECODE_ERRORS, "decode.errors", 0)                                                           \
+    X(TIME_ORDER, "model.time_order", 1)                                                           \
+    X(SAMPLES, "samples.total", 0)                                                                 \
+    X(SAMPLES_PMC, "samples.pmc", 0)                                                               \
+    X(SAMPLES_WITH_STACK, "samples.with_stack", 0)                                                 \
+    X(SAMPLE_NO_STACK, "sample.no_stack", 1)                                                       \
+    X(SAMPLE_STACK_UNRESOLVED, "sample.stack_unresolved", 1)                                       \
+    X(STACK_MERGED, "stack.merged", 0)                                                             \
+    X(STACK_KERNEL_ONLY, "stack.kernel_only", 0)                                                   \
+    X(STACK_USER_ONLY, "stack.user_only", 0)                                                       \
+    X(FRAMES_TOTAL, "stack.frames_total", 0)                                                       \
+    X(STACKS_DISTINCT, "stack.distinct", 0)                                                        \
+    X(STACK_WINDOWS, "stack.window_restarts", 0)                                                   \
+    X(PARTS_WALK, "stack.parts_walk", 0)                                                           \
+    X(PARTS_KEY_KERNEL, "stack.parts_key_kernel", 0)                                               \
+    X(PARTS_KEY_USER, "stack.parts_key_user", 0)                                                   \
+    X(PART_ORPHAN, "stack.orphan_part", 1)                                                         \
+    X(KEY_UNRESOLVED, "stack.key_unresolved", 1)                                                   \
+    X(PART_TOO_LONG, "stack.part_too_long", 1)                                                     \
+    X(STACK_TOO_LONG, "stack.too_long", 1)                                                         \
+    X(KEY_WAIT_DROPPED, "stack.key_wait_dropped", 1)                                               \
+    X(DEFS_DROPPED, "stack.key_def_dropped", 1)                                                    \
+    X(EMIT_USER_ARRIVED, "stack.emit.user_part", 0)                                                \
+    X(EMIT_WAIT_TIME, "stack.emit.wait_time", 0)                                                   \
+    X(EMIT_THREAD_EXIT, "stack.emit.thread_exit", 0)                                               \
+    X(EMIT_END, "stack.emit.end_of_trace", 0)                                                      \
+    X(EMIT_COUNT_BOUND, "stack.emit.count_bound", 0)                                               \
+    X(SLICES, "slices.total", 0)                                                                   \
+    X(SLICE_OPEN_START, "slices.open_start", 0)                                                    \
+    X(SLICE_OPEN_END, "slices.open_end", 0)                                                        \
+    X(CSWITCH_STALE, "cswitch.stale_old_thread", 1)                                                \
+    X(CPU_BUSY_TICKS, "cpu.busy_ticks", 0)                                                         \
+    X(CPU_IDLE_TICKS, "cpu.idle_ticks", 0)                                                         \
+    X(THREAD_UNKNOWN_PID, "thread.unknown_pid", 1)                                                 \
+    X(THREAD_RESTART, "thread.start_without_end", 1)                                               \
+    X(PROCESS_RESTART, "process.start_without_end", 1)                                             \
+    X(THREADS, "threads.total", 0)                                                                 \
+    X(PROCESSES, "processes.total", 0)                                                             \
+    X(MODULES, "modules.total", 0)                                                                 \
+    X(MODULE_UNLOAD_UNKNOWN, "module.unload_unknown", 1)                                           \
+    X(PDB_UNMATCHED, "module.pdb_without_image", 1)                                                \
+    X(PDB_OTHER, "module.dbg_id_other_opcode", 0)                                                  \
+    X(LBR_RECORDS, "lbr.records", 0)                                                               \
+    X(LBR_TOO_LONG, "lbr.too_long", 1)                                                             \
+    X(CPU_OUT_OF_RANGE, "model.cpu_out_of_range", 1)                                               \
+    X(THREAD_FORGOTTEN, "entity.thread_forgotten", 1)                                              \
+    X(THREAD_EVICTED, "entity.thread_evicted", 1)                                                  \
+    X(PROCESS_FORGOTTEN, "entity.process_forgotten", 1)                                            \
+    X(PROCESS_EVICTED, "entity.process_evicted", 1)                                                \
     X(MODULE_MAP_FULL, "module.map_full", 1)
 
 enum model_counter {
 #define MODEL_COUNTER_ENUM(name, text, ledger) MC_##name,
     MODEL_COUNTER_MAP(MODEL_COUNTER_ENUM)
 #undef MODEL_COUNTER_ENUM
-    MC_COUNT
+        MC_COUNT
 };
 
 typedef struct named_count {
@@ -162,8 +162,8 @@ typedef struct ent_process {
 } ent_process;
 
 typedef struct cpu_state {
-    bool seen;       /* a CSwitch was seen on this CPU */
-    bool running;    /* a slice is open */
+    bool seen;    /* a CSwitch was seen on this CPU */
+    bool running; /* a slice is open */
     uint32_t tid;
     uint32_t thread; /* index into threads */
     uint64_t thread_key;
@@ -197,7 +197,7 @@ typedef struct spart {
     uint32_t prev_wait; /* previous one, NONE32: the first (the wait map's value) */
     uint32_t group;
     uint8_t is_ref, resolved, user_ref;
-    uint8_t psz; /* pointer size of the part record: decides the kernel/user split */
+    uint8_t psz;          /* pointer size of the part record: decides the kernel/user split */
     uint8_t frames_class; /* the block class of frames (frames.c) */
 } spart;
 
@@ -205,15 +205,25 @@ typedef struct spart {
 typedef struct sgroup {
     uint64_t ts;
     uint32_t tid;
-    uint32_t gen;         /* bumped on release, so queue entries can be checked */
-    uint32_t next_hash;   /* next group with the same hashed key, or next free */
-    uint32_t prev_hash;   /* previous group with the same hashed key; NONE32: the map's head */
+    uint32_t gen;       /* bumped on release, so queue entries can be checked */
+    uint32_t next_hash; /* next group with the same hashed key, or next free */
+    uint32_t prev_hash; /* previous group with the same hashed key; NONE32: the map's head */
     uint32_t samples, samples_tail, parts, parts_tail;
-    uint32_t unresolved;  /* key references still waiting for their definition */
+    uint32_t unresolved;         /* key references still waiting for their definition */
     uint32_t tid_prev, tid_next; /* pending groups of the same thread (thread exit) */
+    uint32_t recent_seq;         /* its push number in the recent ring, while not hashed */
     uint8_t live, window_closed, has_user, reason;
-    uint8_t queue; /* index into queues */
+    uint8_t queue;  /* index into queues */
+    uint8_t hashed; /* in the bucket table (left the recent ring while live) */
 } sgroup;
+
+/* The newest groups, looked up before the bucket table (groups.c). */
+#define RECENT_GROUPS 64u
+typedef struct recent_group {
+    uint64_t ts;
+    uint32_t tid;
+    uint32_t g1; /* group index + 1; 0: empty or released */
+} recent_group;
 
 /* A DbgID_RSDS waiting for its image event (merged traces log it just before the image). */
 #define PDB_PENDING 64
@@ -240,10 +250,10 @@ typedef struct keydef {
 } keydef;
 
 typedef struct stack_entry {
-    uint64_t off;     /* into the frame pool */
+    uint64_t off; /* into the frame pool */
     uint64_t hash;
     uint32_t count, kernel;
-    uint32_t next;    /* next entry with the same hash bucket key */
+    uint32_t next; /* next entry with the same hash bucket key */
 } stack_entry;
 
 struct perch_model {
@@ -262,12 +272,12 @@ struct perch_model {
     uint64_t counters[MC_COUNT];
     uint64_t by_kind[PERCH_KIND_COUNT];
     uint32_t timer_interval; /* 100 ns units, from the last timer-source SetInterval; 0 unknown */
-    named_count *extra; /* other ledger reasons (decode errors, producer losses) */
+    named_count *extra;      /* other ledger reasons (decode errors, producer losses) */
     uint32_t extra_count, extra_cap;
 
     ent_thread *threads;
     uint32_t thread_count, thread_cap, thread_free;
-    perch__hmap tid_map; /* tid -> current thread entity */
+    perch__hmap tid_map;                                         /* tid -> current thread entity */
     uint32_t tid_cache_tid[TID_CACHE], tid_cache_idx[TID_CACHE]; /* front of tid_map */
     uint8_t kind_cache[KIND_CACHE_GROUPS][256]; /* perch_kind + 1 of (group, opcode); 0 unset */
     uint32_t thread_cursor; /* where the next search for a thread to reclaim starts */
@@ -288,27 +298,30 @@ struct perch_model {
     uint32_t part_count, part_cap, part_free;
     sgroup *groups;
     uint32_t group_count, group_cap, group_free, groups_live;
-    uint32_t *group_heads; /* bucket of mixed (ts, tid) -> first group, NONE32: none */
-    uint32_t group_buckets; /* power of two, at least groups_live; 0 before the first */
-    perch__hmap tid_groups; /* tid -> first pending group of that thread (groups.c) */
+    uint32_t *group_heads;              /* bucket of mixed (ts, tid) -> first group, NONE32: none */
+    uint32_t group_buckets;             /* power of two, at least groups_live; 0 before the first */
+    recent_group recent[RECENT_GROUPS]; /* the last groups created, by push number */
+    uint32_t recent_seq;                /* groups pushed so far */
+    uint64_t group_max_ts;              /* the latest ts of any group created */
+    perch__hmap tid_groups;             /* tid -> first pending group of that thread (groups.c) */
     /* Groups in creation order, (gen << 32 | group): [0] threads that may run user mode,
      * [1] threads that never do (idle, System), which wait only for their kernel part. */
     squeue queues[2];
-    squeue key_wait;       /* groups whose window closed while a key reference waits */
-    perch__hmap wait_map;  /* stack key -> first waiting reference part */
-    keydef *defs;          /* the definitions logged at def_time, the only ones a later */
+    squeue key_wait;             /* groups whose window closed while a key reference waits */
+    perch__hmap wait_map;        /* stack key -> first waiting reference part */
+    keydef *defs;                /* the definitions logged at def_time, the only ones a later */
     uint32_t def_count, def_cap; /* reference can still use (parts.c) */
     uint64_t def_time;
-    perch__hmap def_map;   /* stack key -> defs index */
+    perch__hmap def_map;                 /* stack key -> defs index */
     uint64_t *frame_free[FRAME_CLASSES]; /* free frame blocks by class (frames.c) */
 
     uint64_t *frame_pool;
     uint64_t frame_count, frame_cap;
     stack_entry *stacks;
     uint32_t stack_count, stack_cap;
-    uint32_t stack_base; /* ids given before the current window (STACK_WINDOW_FRAMES) */
+    uint32_t stack_base;   /* ids given before the current window (STACK_WINDOW_FRAMES) */
     perch__hmap stack_map; /* frames hash -> first stack entry */
-    uint64_t *scratch;    /* assembly buffer */
+    uint64_t *scratch;     /* assembly buffer */
     uint32_t scratch_cap;
 };
 
