@@ -112,6 +112,8 @@ void perch__pb_varint(perch__pb *p, uint64_t v);
 /* Field with wire type 0 (varint); skipped when v is 0 (proto3 default). */
 void perch__pb_uint(perch__pb *p, uint32_t field, uint64_t v);
 void perch__pb_int(perch__pb *p, uint32_t field, int64_t v);
+/* Bytes already encoded (fields of a message), as they are. */
+void perch__pb_raw(perch__pb *p, const void *data, size_t len);
 /* Field with wire type 2 (length-delimited). */
 void perch__pb_bytes(perch__pb *p, uint32_t field, const void *data, size_t len);
 /* Packed repeated varints. */

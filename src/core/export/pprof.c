@@ -45,6 +45,8 @@ struct pprof {
     size_t mapping_count, mapping_cap;
     uint64_t ids[MAX_FRAMES];
     perch__pb top, sub, sub2;
+    perch__pb labels; /* the labels of the group's samples, encoded at its first row */
+    bool labels_ok;
     perch__writer *w;
 };
 
@@ -174,6 +176,25 @@ static int sample_labels(struct pprof *p, const perch__agg_row *r)
     return err;
 }
 
+/* The labels of a row into p->sub: the same for every row of a group (the thread's, and
+ * the PMC source), so encoded once, at the group's first row, when its strings are interned
+ * in the order they always were. */
+static int labels_of(struct pprof *p, const perch__agg_row *r)
+{
+    size_t at = p->sub.len;
+    int err;
+    if (p->labels_ok) {
+        perch__pb_raw(&p->sub, p->labels.data, p->labels.len);
+        return 0;
+    }
+    err = sample_labels(p, r);
+    p->labels.len = 0;
+    if (!err && !p->sub.error)
+        perch__pb_raw(&p->labels, p->sub.data + at, p->sub.len - at);
+    p->labels_ok = !err && !p->sub.error && !p->labels.error;
+    return err;
+}
+
 static int write_sample(struct pprof *p, const perch__agg_row *r)
 {
     uint32_t count;
@@ -196,7 +217,7 @@ static int write_sample(struct pprof *p, const perch__agg_row *r)
     perch__pb_packed(&p->sub, 1, p->ids, count); /* leaf first, as pprof expects */
     perch__pb_packed(&p->sub, 2, values, 3);
     if (!err)
-        err = sample_labels(p, r);
+        err = labels_of(p, r);
     perch__pb_bytes(&p->top, PROFILE_SAMPLE, p->sub.data, p->sub.len);
     flush_top(p, false);
     return err ? err : p->sub.error;
@@ -205,6 +226,7 @@ static int write_sample(struct pprof *p, const perch__agg_row *r)
 static int write_group(void *ctx, const perch__group *g)
 {
     int err = 0;
+    ((struct pprof *)ctx)->labels_ok = false;
     for (size_t i = 0; i < g->row_count && !err; i++)
         err = write_sample(ctx, &g->rows[i]);
     return err;
@@ -315,6 +337,7 @@ static void pprof_free(struct pprof *p)
     perch__pb_free(&p->top);
     perch__pb_free(&p->sub);
     perch__pb_free(&p->sub2);
+    perch__pb_free(&p->labels);
     perch__free(p->w);
     perch__free(p);
 }
@@ -389,7 +412,7 @@ static int pprof_write(perch__collect *c)
         return PERCH_ENOMEM;
     }
     p->c = c;
-    p->top.budget = p->sub.budget = p->sub2.budget = &c->budget;
+    p->top.budget = p->sub.budget = p->sub2.budget = p->labels.budget = &c->budget;
     perch__writer_init(p->w, c->out);
     err = write_header(p, &cpu);
     if (!err)

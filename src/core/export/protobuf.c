@@ -41,6 +41,15 @@ void perch__pb_int(perch__pb *p, uint32_t field, int64_t v)
     perch__pb_uint(p, field, (uint64_t)v); /* int64: two's complement, 10 bytes if negative */
 }
 
+void perch__pb_raw(perch__pb *p, const void *data, size_t len)
+{
+    reserve(p, len);
+    if (p->error || len == 0)
+        return;
+    memcpy(p->data + p->len, data, len);
+    p->len += len;
+}
+
 void perch__pb_bytes(perch__pb *p, uint32_t field, const void *data, size_t len)
 {
     perch__pb_varint(p, (uint64_t)field << 3 | 2);
