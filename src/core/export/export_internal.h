@@ -29,6 +29,7 @@ int perch__grow(perch__budget *b, void **p, size_t *cap, size_t need, size_t ele
 /* Frees an array grown by perch__grow and refunds the budget. */
 void perch__release(perch__budget *b, void **p, size_t *cap, size_t elem);
 
+
 /* ---- u64 -> u32 map (open addressing; key 0 is reserved as empty) ---------------------- */
 typedef struct perch__map {
     uint64_t *keys;
@@ -272,6 +273,23 @@ const uint64_t *perch__agg_frames(const perch__stacks *s, const perch__agg_row *
  * module_key when it contains addr, else the resolver with the thread's process. */
 const perch__module *perch__resolve_frame(const perch__entities *e, uint64_t thread_key,
                                           uint64_t module_key, uint64_t addr, bool is_ip);
+/* A direct-mapped cache in front of perch__resolve once the entities are sealed: (process key,
+ * address) -> module, exact (perch__resolve is a function of the sealed entities). Zeroed is
+ * empty. */
+#define PERCH_RESOLVE_CACHE 4096
+typedef struct perch__resolve_cache {
+    uint64_t pk[PERCH_RESOLVE_CACHE];
+    uint64_t addr[PERCH_RESOLVE_CACHE];
+    uint32_t mod[PERCH_RESOLVE_CACHE]; /* 0 empty, 1 no module, else module index + 2 */
+} perch__resolve_cache;
+
+const perch__module *perch__resolve_cached(perch__resolve_cache *rc, const perch__entities *e,
+                                           uint64_t process_key, uint64_t addr);
+/* perch__frame_module of a frame of row r whose process key (perch__row_process) is pk,
+ * through rc. */
+const perch__module *perch__row_frame_module(perch__resolve_cache *rc, const perch__entities *e,
+                                             const perch__agg_row *r, uint64_t pk, uint64_t addr,
+                                             bool is_ip);
 /* The process key a row's user addresses resolve in (0 when the thread is unknown). */
 uint64_t perch__row_process(const perch__entities *e, const perch__agg_row *r);
 /* The index in nc->names of the name of frame addr of row r (pk = perch__row_process). */

@@ -165,6 +165,32 @@ const perch__module *perch__frame_module(const perch__entities *e, const perch__
     return perch__resolve_frame(e, r->thread_key, r->module_key, addr, is_ip);
 }
 
+const perch__module *perch__resolve_cached(perch__resolve_cache *rc, const perch__entities *e,
+                                           uint64_t process_key, uint64_t addr)
+{
+    size_t i = perch__hash64(addr ^ perch__hash64(process_key)) & (PERCH_RESOLVE_CACHE - 1);
+    const perch__module *m;
+    if (rc->mod[i] && rc->pk[i] == process_key && rc->addr[i] == addr)
+        return rc->mod[i] == 1 ? NULL : &e->modules[rc->mod[i] - 2];
+    m = perch__resolve(e, process_key, addr);
+    rc->pk[i] = process_key;
+    rc->addr[i] = addr;
+    rc->mod[i] = m ? (uint32_t)(m - e->modules) + 2 : 1;
+    return m;
+}
+
+const perch__module *perch__row_frame_module(perch__resolve_cache *rc, const perch__entities *e,
+                                             const perch__agg_row *r, uint64_t pk, uint64_t addr,
+                                             bool is_ip)
+{
+    if (is_ip && r->module_key) {
+        const perch__module *m = perch__module_by_key(e, r->module_key);
+        if (m && addr - m->base < m->size)
+            return m;
+    }
+    return perch__resolve_cached(rc, e, pk, addr);
+}
+
 uint64_t perch__row_process(const perch__entities *e, const perch__agg_row *r)
 {
     const perch__thread *t = perch__entities_thread_at(e, r->thread_key);

@@ -56,6 +56,7 @@ struct gecko {
     perch__map res_map;     /* module index + 1 -> resource index */
     uint32_t *sample_stack; /* per row of the group */
     size_t sample_cap;
+    perch__resolve_cache rc;
     uint32_t idx[MAX_FRAMES];
 };
 
@@ -97,10 +98,10 @@ static int resource_for(struct gecko *g, uint32_t mi, uint32_t *res)
     return 0;
 }
 
-static int frame_for(struct gecko *g, const perch__agg_row *r, uint64_t addr, bool is_ip,
-                     uint32_t *frame)
+static int frame_for(struct gecko *g, const perch__agg_row *r, uint64_t pk, uint64_t addr,
+                     bool is_ip, uint32_t *frame)
 {
-    const perch__module *m = perch__frame_module(&g->c->ents, r, addr, is_ip);
+    const perch__module *m = perch__row_frame_module(&g->rc, &g->c->ents, r, pk, addr, is_ip);
     uint32_t mi = m ? (uint32_t)(m - g->c->ents.modules) : 0, res = 0;
     bool is_new;
     int err = perch__loctab_get(&g->frames, &g->c->budget, m ? mi + 1 : 0, addr, frame, &is_new);
@@ -137,11 +138,12 @@ static int row_stack(struct gecko *g, const perch__agg_row *r, uint32_t *stack)
 {
     uint32_t count, prefix = UINT32_MAX, frame;
     const uint64_t *frames = perch__agg_frames(&g->c->stacks, r, &count);
+    uint64_t pk = perch__row_process(&g->c->ents, r);
     int err = 0;
     if (count > MAX_FRAMES)
         count = MAX_FRAMES;
     for (uint32_t i = count; i-- > 0 && !err;) {
-        err = frame_for(g, r, frames[i], r->stack_id == 0, &frame);
+        err = frame_for(g, r, pk, frames[i], r->stack_id == 0, &frame);
         if (!err)
             err = stack_for(g, prefix, frame, &prefix);
     }

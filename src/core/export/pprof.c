@@ -45,6 +45,7 @@ struct pprof {
     size_t mapping_count, mapping_cap;
     uint64_t ids[MAX_FRAMES];
     perch__pb top, sub, sub2;
+    perch__resolve_cache rc;
     perch__pb labels; /* the labels of the group's samples, encoded at its first row */
     bool labels_ok;
     perch__writer *w;
@@ -199,12 +200,13 @@ static int write_sample(struct pprof *p, const perch__agg_row *r)
 {
     uint32_t count;
     const uint64_t *frames = perch__agg_frames(&p->c->stacks, r, &count);
-    uint64_t values[3] = {0, 0, 0};
+    uint64_t values[3] = {0, 0, 0}, pk = perch__row_process(&p->c->ents, r);
     int err = 0;
     if (count > MAX_FRAMES)
         count = MAX_FRAMES;
     for (uint32_t i = 0; i < count && !err; i++) {
-        const perch__module *m = perch__frame_module(&p->c->ents, r, frames[i], r->stack_id == 0);
+        const perch__module *m =
+            perch__row_frame_module(&p->rc, &p->c->ents, r, pk, frames[i], r->stack_id == 0);
         err = location_for(p, m, frames[i], &p->ids[i]);
     }
     if (r->kind == PERCH_SAMPLE_PMC) {
