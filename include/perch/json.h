@@ -21,12 +21,12 @@ extern "C" {
 typedef int (*perch_json_sink)(void *ctx, const char *data, size_t n);
 
 #define PERCH_JSON_MAX_DEPTH 32
-#define PERCH_JSON_BUFFER 8192
+#define PERCH_JSON_BUFFER    8192
 
 typedef struct perch_json {
     perch_json_sink sink;
     void *ctx;
-    int error;           /* first error from the sink or from misuse; sticky */
+    int error; /* first error from the sink or from misuse; sticky */
     int depth;
     bool need_comma[PERCH_JSON_MAX_DEPTH];
     bool after_key;
@@ -57,6 +57,8 @@ void perch_json_null(perch_json *w);
 void perch_json_hex(perch_json *w, uint64_t v);
 /* Raw text written as-is at a value position (caller guarantees it is valid JSON). */
 void perch_json_raw(perch_json *w, const char *text);
+/* The same for n bytes of text (several comma-separated array values may go in one call). */
+void perch_json_raw_n(perch_json *w, const char *text, size_t n);
 /* Ends a top-level value with '\n' (JSON Lines) and resets comma state for the next one. */
 void perch_json_newline(perch_json *w);
 

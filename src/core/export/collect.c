@@ -186,13 +186,13 @@ uint64_t perch__ticks_to_ns(uint64_t ticks, uint64_t freq)
                                       : (uint64_t)((double)rest * 1e9 / (double)freq));
 }
 
-void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms)
+size_t perch__fmt_time(char *out, int64_t ticks, uint64_t freq, bool ms)
 {
     uint64_t ns = perch__ticks_to_ns(ticks < 0 ? (uint64_t)0 - (uint64_t)ticks : (uint64_t)ticks,
                                      freq ? freq : 1);
     uint64_t unit = ms ? 1000000u : 1000u, whole = ns / unit, frac = ns % unit;
     char buf[48], *p = buf + sizeof buf;
-    *--p = '\0';
+    size_t n;
     for (int d = ms ? 6 : 3; d > 0; d--, frac /= 10) /* the fraction, zero-padded */
         *--p = (char)('0' + frac % 10);
     *--p = '.';
@@ -202,7 +202,15 @@ void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms)
     } while (whole);
     if (ticks < 0)
         *--p = '-';
-    perch_json_raw(w, p);
+    n = (size_t)(buf + sizeof buf - p);
+    memcpy(out, p, n);
+    return n;
+}
+
+void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms)
+{
+    char buf[PERCH_TIME_TEXT_MAX];
+    perch_json_raw_n(w, buf, perch__fmt_time(buf, ticks, freq, ms));
 }
 
 void perch__json_us(perch_json *w, int64_t ticks, uint64_t freq)

@@ -29,7 +29,6 @@ int perch__grow(perch__budget *b, void **p, size_t *cap, size_t need, size_t ele
 /* Frees an array grown by perch__grow and refunds the budget. */
 void perch__release(perch__budget *b, void **p, size_t *cap, size_t elem);
 
-
 /* ---- u64 -> u32 map (open addressing; key 0 is reserved as empty) ---------------------- */
 typedef struct perch__map {
     uint64_t *keys;
@@ -472,6 +471,27 @@ uint64_t perch__ticks_to_ns(uint64_t ticks, uint64_t freq);
 void perch__json_us(perch_json *w, int64_t ticks, uint64_t freq);
 /* Writes ticks as microseconds (3 decimals) or milliseconds (ms: 6 decimals). */
 void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms);
+/* The same text into out (at least PERCH_TIME_TEXT_MAX bytes, no NUL); returns its length. */
+#define PERCH_TIME_TEXT_MAX 48
+size_t perch__fmt_time(char *out, int64_t ticks, uint64_t freq, bool ms);
+
+/* A run of values of one JSON array, formatted into a local buffer and handed to the writer
+ * a few KiB at a time (perch_json_raw_n), so each value costs a few stores instead of a
+ * writer call: the bytes are the ones perch_json_uint/int/raw per value would write. Start
+ * with {w} right after perch_json_begin_array (or after other values of the array), end with
+ * perch__run_flush before anything else is written to w. */
+typedef struct perch__run {
+    perch_json *w;
+    size_t len;
+    char buf[4096];
+} perch__run;
+
+void perch__run_uint(perch__run *r, uint64_t v);
+void perch__run_int(perch__run *r, int64_t v);
+/* n bytes of raw JSON value text (a number, null, true ...). */
+void perch__run_raw(perch__run *r, const char *text, size_t n);
+void perch__run_time(perch__run *r, int64_t ticks, uint64_t freq, bool ms);
+void perch__run_flush(perch__run *r);
 
 /* One group (thread, kind, PMC source) of the sample log: its rows sorted by first time,
  * then stack id, ip, module and creation order; with want_samples its samples too. */

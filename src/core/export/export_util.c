@@ -181,3 +181,58 @@ int perch__json_output_sink(void *ctx, const char *data, size_t n)
     perch_output *out = ctx;
     return out->write(out->ctx, data, n);
 }
+
+void perch__run_flush(perch__run *r)
+{
+    if (r->len)
+        perch_json_raw_n(r->w, r->buf, r->len);
+    r->len = 0;
+}
+
+void perch__run_uint(perch__run *r, uint64_t v)
+{
+    char tmp[24], *p = tmp + sizeof tmp;
+    if (r->len > sizeof r->buf - 32)
+        perch__run_flush(r);
+    if (r->len)
+        r->buf[r->len++] = ',';
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    memcpy(r->buf + r->len, p, (size_t)(tmp + sizeof tmp - p));
+    r->len += (size_t)(tmp + sizeof tmp - p);
+}
+
+void perch__run_int(perch__run *r, int64_t v)
+{
+    char tmp[24], *p = tmp + sizeof tmp;
+    uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + m % 10);
+        m /= 10;
+    } while (m);
+    if (v < 0)
+        *--p = '-';
+    perch__run_raw(r, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+void perch__run_raw(perch__run *r, const char *text, size_t n)
+{
+    if (r->len + n + 1 > sizeof r->buf)
+        perch__run_flush(r);
+    if (n + 1 > sizeof r->buf) {
+        perch_json_raw_n(r->w, text, n);
+        return;
+    }
+    if (r->len)
+        r->buf[r->len++] = ',';
+    memcpy(r->buf + r->len, text, n);
+    r->len += n;
+}
+
+void perch__run_time(perch__run *r, int64_t ticks, uint64_t freq, bool ms)
+{
+    char buf[PERCH_TIME_TEXT_MAX];
+    perch__run_raw(r, buf, perch__fmt_time(buf, ticks, freq, ms));
+}

@@ -122,26 +122,54 @@ const perch__module *perch__resolve(const perch__entities *e, uint64_t process_k
     return lookup(e, process_key, addr);
 }
 
+/* prefix then v as lower-case hex ("0x1a2b"), as snprintf(buf, cap, "%s%" PRIx64) writes
+ * it, without printf on the common path. */
+static size_t put_hex(char *buf, size_t cap, const char *prefix, size_t plen, uint64_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    char tmp[16], *p = tmp + sizeof tmp;
+    size_t n;
+    do {
+        *--p = digits[v & 15];
+        v >>= 4;
+    } while (v);
+    n = (size_t)(tmp + sizeof tmp - p);
+    if (plen + n + 1 > cap) /* cut short: exactly what snprintf does */
+        return perch__snlen(snprintf(buf, cap, "%s%.*s", prefix, (int)n, p), cap);
+    memcpy(buf, prefix, plen);
+    memcpy(buf + plen, p, n);
+    buf[plen + n] = '\0';
+    return plen + n;
+}
+
 size_t perch__frame_func(const perch__entities *e, const perch__module *mod, uint64_t addr,
                          char *buf, size_t cap)
 {
     perch_sym_func f;
     int64_t off;
     if (!mod)
-        return perch__snlen(snprintf(buf, cap, "0x%" PRIx64, addr), cap);
+        return put_hex(buf, cap, "0x", 2, addr);
     if (e->names && addr - mod->base <= UINT32_MAX &&
         perch_symnames_lookup(e->names, mod->key, (uint32_t)(addr - mod->base), &f, &off))
         return perch__snlen(snprintf(buf, cap, "%s%s0x%" PRIx64, f.name, off < 0 ? "-" : "+",
                                      off < 0 ? (uint64_t)-off : (uint64_t)off),
                             cap);
-    return perch__snlen(snprintf(buf, cap, "+0x%" PRIx64, addr - mod->base), cap);
+    return put_hex(buf, cap, "+0x", 3, addr - mod->base);
 }
 
 size_t perch__frame_name(const perch__entities *e, const perch__module *mod, uint64_t addr,
                          char *buf, size_t cap)
 {
-    size_t n = perch__snlen(
-        snprintf(buf, cap, "%s!", mod ? perch__str(&e->strings, mod->name) : "?"), cap);
+    const char *name = mod ? perch__str(&e->strings, mod->name) : "?";
+    size_t len = strlen(name), n;
+    if (len + 2 <= cap) { /* "name!" fits: what snprintf would write */
+        memcpy(buf, name, len);
+        buf[len] = '!';
+        buf[len + 1] = '\0';
+        n = len + 1;
+    } else {
+        n = perch__snlen(snprintf(buf, cap, "%s!", name), cap);
+    }
     return n + perch__frame_func(e, mod, addr, buf + n, cap - n);
 }
 

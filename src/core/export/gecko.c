@@ -178,24 +178,29 @@ static void free_all(struct gecko *g)
 
 static void key_uints(perch_json *w, const char *key, const uint32_t *v, size_t n)
 {
+    perch__run r = {w, 0, {0}};
     perch_json_key(w, key);
     perch_json_begin_array(w);
     for (size_t i = 0; i < n; i++) {
         if (v[i] == UINT32_MAX)
-            perch_json_null(w);
+            perch__run_raw(&r, "null", 4);
         else
-            perch_json_uint(w, v[i]);
+            perch__run_uint(&r, v[i]);
     }
+    perch__run_flush(&r);
     perch_json_end_array(w);
 }
 
 /* An array of n copies of the raw JSON value text. */
 static void key_repeat(perch_json *w, const char *key, const char *text, size_t n)
 {
+    perch__run r = {w, 0, {0}};
+    size_t len = strlen(text);
     perch_json_key(w, key);
     perch_json_begin_array(w);
     for (size_t i = 0; i < n; i++)
-        perch_json_raw(w, text);
+        perch__run_raw(&r, text, len);
+    perch__run_flush(&r);
     perch_json_end_array(w);
 }
 
@@ -363,6 +368,7 @@ static int samples_json(struct gecko *g, const perch__group *grp)
     size_t n = real ? grp->sample_count : grp->row_count;
     uint64_t cpu_us = perch__interval_ns(&g->c->opt) / 1000;
     perch_json *w = g->w;
+    perch__run run = {w, 0, {0}};
     perch_json_key(w, "samples");
     perch_json_begin_object(w);
     perch_json_key(w, "weightType");
@@ -372,9 +378,10 @@ static int samples_json(struct gecko *g, const perch__group *grp)
      * CPU time counts only with a sample before it. */
     perch_json_key(w, "stack");
     perch_json_begin_array(w);
-    perch_json_null(w);
+    perch__run_raw(&run, "null", 4);
     for (size_t i = 0; i < n; i++)
-        perch_json_uint(w, g->sample_stack[real ? v[i].row : i]);
+        perch__run_uint(&run, g->sample_stack[real ? v[i].row : i]);
+    perch__run_flush(&run);
     perch_json_end_array(w);
     perch_json_key(w, "time");
     perch_json_begin_array(w);
@@ -384,23 +391,26 @@ static int samples_json(struct gecko *g, const perch__group *grp)
         int64_t rel = (int64_t)(ts - info->start_raw);
         if (i == 0)
             rel -= (int64_t)(perch__interval_ns(&g->c->opt) * info->perf_freq / 1000000000u);
-        perch__json_time(w, rel, info->perf_freq, true);
+        perch__run_time(&run, rel, info->perf_freq, true);
     }
+    perch__run_flush(&run);
     perch_json_end_array(w);
     perch_json_key(w, "weight");
     perch_json_begin_array(w);
-    perch_json_uint(w, 0);
+    perch__run_uint(&run, 0);
     for (size_t i = 0; i < n; i++)
-        perch_json_uint(w, real ? v[i].count : rows[i].count);
+        perch__run_uint(&run, real ? v[i].count : rows[i].count);
+    perch__run_flush(&run);
     perch_json_end_array(w);
     perch_json_key(w, "threadCPUDelta"); /* us of CPU each sample stands for */
     perch_json_begin_array(w);
-    perch_json_uint(w, 0);
+    perch__run_uint(&run, 0);
     for (size_t i = 0; i < n; i++) {
         uint64_t k = real ? v[i].count : rows[i].count;
         bool pmc = rows[0].kind == PERCH_SAMPLE_PMC;
-        perch_json_uint(w, pmc || g->idle ? 0 : k * cpu_us);
+        perch__run_uint(&run, pmc || g->idle ? 0 : k * cpu_us);
     }
+    perch__run_flush(&run);
     perch_json_end_array(w);
     key_length(w, n + 1);
     perch_json_end_object(w);
@@ -418,6 +428,7 @@ static uint32_t frame_category(const struct gecko *g, size_t frame)
 static void stack_table_json(struct gecko *g)
 {
     perch_json *w = g->w;
+    perch__run run = {w, 0, {0}};
     perch_json_key(w, "stackTable");
     perch_json_begin_object(w);
     key_uints(w, "frame", g->stack_frame, g->stack_count);
@@ -425,7 +436,8 @@ static void stack_table_json(struct gecko *g)
     perch_json_key(w, "category");
     perch_json_begin_array(w);
     for (size_t i = 0; i < g->stack_count; i++)
-        perch_json_uint(w, frame_category(g, g->stack_frame[i]));
+        perch__run_uint(&run, frame_category(g, g->stack_frame[i]));
+    perch__run_flush(&run);
     perch_json_end_array(w);
     key_repeat(w, "subcategory", "0", g->stack_count);
     key_length(w, g->stack_count);
@@ -437,6 +449,7 @@ static void frame_table_json(struct gecko *g)
     const perch__entities *e = &g->c->ents;
     size_t n = g->frames.count;
     perch_json *w = g->w;
+    perch__run run = {w, 0, {0}};
     perch_json_key(w, "frameTable");
     perch_json_begin_object(w);
     perch_json_key(w, "address");
@@ -444,22 +457,25 @@ static void frame_table_json(struct gecko *g)
     for (size_t i = 0; i < n; i++) {
         const perch__loc *l = &g->frames.locs[i];
         if (l->owner)
-            perch_json_uint(w, l->addr - e->modules[l->owner - 1].base);
+            perch__run_uint(&run, l->addr - e->modules[l->owner - 1].base);
         else
-            perch_json_int(w, -1);
+            perch__run_raw(&run, "-1", 2);
     }
+    perch__run_flush(&run);
     perch_json_end_array(w);
     key_repeat(w, "inlineDepth", "0", n);
     perch_json_key(w, "category");
     perch_json_begin_array(w);
     for (size_t i = 0; i < n; i++)
-        perch_json_uint(w, frame_category(g, i));
+        perch__run_uint(&run, frame_category(g, i));
+    perch__run_flush(&run);
     perch_json_end_array(w);
     key_repeat(w, "subcategory", "0", n);
     perch_json_key(w, "func"); /* one function per frame */
     perch_json_begin_array(w);
     for (size_t i = 0; i < n; i++)
-        perch_json_uint(w, i);
+        perch__run_uint(&run, i);
+    perch__run_flush(&run);
     perch_json_end_array(w);
     key_repeat(w, "nativeSymbol", "null", n);
     key_repeat(w, "innerWindowID", "0", n);
@@ -477,6 +493,7 @@ static int func_table_json(struct gecko *g)
     char name[PERCH_FRAME_NAME_MAX];
     size_t n = g->frames.count;
     perch_json *w = g->w;
+    perch__run run = {w, 0, {0}};
     int err = 0;
     perch_json_key(w, "funcTable");
     perch_json_begin_object(w);
@@ -490,15 +507,17 @@ static int func_table_json(struct gecko *g)
                        : perch__frame_name(&g->c->ents, m, l->addr, name, sizeof name);
         uint32_t s;
         err = perch__intern(&g->strings, &g->c->budget, name, len, &s);
-        perch_json_uint(w, s);
+        perch__run_uint(&run, s);
     }
+    perch__run_flush(&run);
     perch_json_end_array(w);
     key_repeat(w, "isJS", "false", n);
     key_repeat(w, "relevantForJS", "false", n);
     perch_json_key(w, "resource");
     perch_json_begin_array(w);
     for (size_t i = 0; i < n; i++)
-        perch_json_int(w, (int64_t)g->frames.locs[i].extra - 1);
+        perch__run_int(&run, (int64_t)g->frames.locs[i].extra - 1);
+    perch__run_flush(&run);
     perch_json_end_array(w);
     key_repeat(w, "fileName", "null", n);
     key_repeat(w, "lineNumber", "null", n);

@@ -152,73 +152,105 @@ void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l, const 
     perch_json_end_array(w);
 }
 
-static void mark_data(perch_json *w, const perch__slice_log *l, const perch__mark *m, uint64_t freq)
+/* Appends the decimal text of v (negative: with a minus sign) to buf at *len. */
+static void put_num(char *buf, size_t *len, uint64_t m, bool negative)
 {
-    char key[8];
-    perch_json_begin_object(w);
-    perch_json_key(w, "type");
-    perch_json_string(w, "CSwitch");
-    perch_json_key(w, "cpu");
-    perch_json_uint(w, m->cpu);
-    perch_json_key(w, "priority");
-    perch_json_int(w, m->priority);
+    char tmp[24], *p = tmp + sizeof tmp;
+    do {
+        *--p = (char)('0' + m % 10);
+        m /= 10;
+    } while (m);
+    if (negative)
+        *--p = '-';
+    memcpy(buf + *len, p, (size_t)(tmp + sizeof tmp - p));
+    *len += (size_t)(tmp + sizeof tmp - p);
+}
+
+static void put_dec(char *buf, size_t *len, int64_t v)
+{
+    put_num(buf, len, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, v < 0);
+}
+
+static void put_text(char *buf, size_t *len, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(buf + *len, s, n);
+    *len += n;
+}
+
+/* A marker's data object, the text the JSON writer would give it key by key (the keys
+ * need no escapes). */
+static void mark_data(perch__run *r, const perch__slice_log *l, const perch__mark *m, uint64_t freq)
+{
+    char buf[160 + PERCH_MAX_PMC * 40];
+    size_t len = 0;
+    put_text(buf, &len, "{\"type\":\"CSwitch\",\"cpu\":");
+    put_dec(buf, &len, m->cpu);
+    put_text(buf, &len, ",\"priority\":");
+    put_dec(buf, &len, m->priority);
     if (m->wait_reason >= 0) {
-        perch_json_key(w, "waitReason");
-        perch_json_int(w, m->wait_reason);
+        put_text(buf, &len, ",\"waitReason\":");
+        put_dec(buf, &len, m->wait_reason);
     }
     if (m->ready != UINT64_MAX) {
-        perch_json_key(w, "readyLatency");
-        perch__json_time(w, (int64_t)m->ready, freq, true);
+        put_text(buf, &len, ",\"readyLatency\":");
+        len += perch__fmt_time(buf + len, (int64_t)m->ready, freq, true);
     }
     for (uint32_t i = 0; i < m->pmc_count && i < l->pmc_name_count; i++) {
-        snprintf(key, sizeof key, "pmc%" PRIu32, i);
-        perch_json_key(w, key);
-        perch_json_uint(w, m->pmc[i]);
+        put_text(buf, &len, ",\"pmc");
+        put_dec(buf, &len, i);
+        put_text(buf, &len, "\":");
+        put_num(buf, &len, m->pmc[i], false);
     }
-    perch_json_end_object(w);
+    buf[len++] = '}';
+    perch__run_raw(r, buf, len);
 }
 
 /* The column of times (ms from the trace start) of marks [begin, end). */
-static void times(perch_json *w, const perch__slice_log *l, size_t begin, size_t end,
+static void times(perch__run *r, const perch__slice_log *l, size_t begin, size_t end,
                   const perch_trace_info *info, bool ends)
 {
-    perch_json_begin_array(w);
+    perch_json_begin_array(r->w);
     for (size_t i = begin; i < end; i++) {
         uint64_t ts = ends ? l->marks[i].end : l->marks[i].start;
-        perch__json_time(w, (int64_t)(ts - info->start_raw), info->perf_freq, true);
+        perch__run_time(r, (int64_t)(ts - info->start_raw), info->perf_freq, true);
     }
-    perch_json_end_array(w);
+    perch__run_flush(r);
+    perch_json_end_array(r->w);
+}
+
+/* An array of n copies of v. */
+static void repeat_uint(perch__run *r, uint64_t v, size_t n)
+{
+    perch_json_begin_array(r->w);
+    for (size_t i = 0; i < n; i++)
+        perch__run_uint(r, v);
+    perch__run_flush(r);
+    perch_json_end_array(r->w);
 }
 
 void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l,
                                const perch_trace_info *info, uint32_t name, uint32_t category)
 {
     size_t begin = 0, end = l->mark_count, n = end - begin;
+    perch__run r = {w, 0, {0}};
     perch_json_begin_object(w);
     perch_json_key(w, "data");
     perch_json_begin_array(w);
     for (size_t i = begin; i < end; i++)
-        mark_data(w, l, &l->marks[i], info->perf_freq);
+        mark_data(&r, l, &l->marks[i], info->perf_freq);
+    perch__run_flush(&r);
     perch_json_end_array(w);
     perch_json_key(w, "name");
-    perch_json_begin_array(w);
-    for (size_t i = 0; i < n; i++)
-        perch_json_uint(w, name);
-    perch_json_end_array(w);
+    repeat_uint(&r, name, n);
     perch_json_key(w, "startTime");
-    times(w, l, begin, end, info, false);
+    times(&r, l, begin, end, info, false);
     perch_json_key(w, "endTime");
-    times(w, l, begin, end, info, true);
+    times(&r, l, begin, end, info, true);
     perch_json_key(w, "phase"); /* 1 = interval */
-    perch_json_begin_array(w);
-    for (size_t i = 0; i < n; i++)
-        perch_json_uint(w, 1);
-    perch_json_end_array(w);
+    repeat_uint(&r, 1, n);
     perch_json_key(w, "category");
-    perch_json_begin_array(w);
-    for (size_t i = 0; i < n; i++)
-        perch_json_uint(w, category);
-    perch_json_end_array(w);
+    repeat_uint(&r, category, n);
     perch_json_key(w, "length");
     perch_json_uint(w, n);
     perch_json_end_object(w);

@@ -240,7 +240,13 @@ void perch_json_hex(perch_json *w, uint64_t v)
 
 void perch_json_raw(perch_json *w, const char *text)
 {
-    put_number(w, text, (int)strlen(text));
+    perch_json_raw_n(w, text, strlen(text));
+}
+
+void perch_json_raw_n(perch_json *w, const char *text, size_t n)
+{
+    before_value(w);
+    put(w, text, n);
 }
 
 void perch_json_newline(perch_json *w)
