@@ -59,6 +59,9 @@ void perch_json_hex(perch_json *w, uint64_t v);
 void perch_json_raw(perch_json *w, const char *text);
 /* The same for n bytes of text (several comma-separated array values may go in one call). */
 void perch_json_raw_n(perch_json *w, const char *text, size_t n);
+/* Inside an object: n bytes of members text, `"key":value,"key2":value2`, written as the
+ * key and value calls for them would write it (the caller guarantees it is valid JSON). */
+void perch_json_raw_members(perch_json *w, const char *text, size_t n);
 /* Ends a top-level value with '\n' (JSON Lines) and resets comma state for the next one. */
 void perch_json_newline(perch_json *w);
 

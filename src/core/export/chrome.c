@@ -41,6 +41,11 @@ struct chrome {
     perch__map sliced;    /* thread keys with slices (pass 1) */
     uint32_t pmc_names[PERCH_MAX_PMC];
     uint32_t pmc_name_count;
+    struct pmc_key {
+        char text[64]; /* `"name":` escaped, when it fits */
+        size_t len;
+        bool done, fits;
+    } pmc_keys[PERCH_MAX_PMC];
     bool header_done;
     uint64_t slices, samples, pmc_samples;
 };
@@ -144,50 +149,148 @@ static void ensure_header(struct chrome *c)
     write_metadata(c);
 }
 
+/* Appends s (no byte needs escaping) to buf at *len. */
+static void put_lit(char *buf, size_t *len, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(buf + *len, s, n);
+    *len += n;
+}
+
+static void put_u(char *buf, size_t *len, uint64_t v)
+{
+    char tmp[24], *p = tmp + sizeof tmp;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    memcpy(buf + *len, p, (size_t)(tmp + sizeof tmp - p));
+    *len += (size_t)(tmp + sizeof tmp - p);
+}
+
+/* {"name":name,"cat":cat,"ph":ph,"ts":ts,"pid":pid,"tid":tid (the object left open); cat and
+ * ph are literals that need no escaping. */
 static void event_head(struct chrome *c, const char *name, const char *cat, const char *ph,
                        uint64_t ts, uint32_t pid, uint32_t tid)
 {
+    const perch_trace_info *info = &c->base.ents.info;
+    char buf[128 + PERCH_TIME_TEXT_MAX];
+    size_t len = 0;
     perch_json_begin_object(&c->w);
     perch_json_key(&c->w, "name");
     perch_json_string(&c->w, name);
-    perch_json_key(&c->w, "cat");
-    perch_json_string(&c->w, cat);
-    perch_json_key(&c->w, "ph");
-    perch_json_string(&c->w, ph);
-    perch_json_key(&c->w, "ts");
-    perch__json_us(&c->w, (int64_t)(ts - c->base.ents.info.start_raw), c->base.ents.info.perf_freq);
-    perch_json_key(&c->w, "pid");
-    perch_json_uint(&c->w, pid);
-    perch_json_key(&c->w, "tid");
-    perch_json_uint(&c->w, tid);
+    put_lit(buf, &len, "\"cat\":\"");
+    put_lit(buf, &len, cat);
+    put_lit(buf, &len, "\",\"ph\":\"");
+    put_lit(buf, &len, ph);
+    put_lit(buf, &len, "\",\"ts\":");
+    len += perch__fmt_time(buf + len, (int64_t)(ts - info->start_raw), info->perf_freq, false);
+    put_lit(buf, &len, ",\"pid\":");
+    put_u(buf, &len, pid);
+    put_lit(buf, &len, ",\"tid\":");
+    put_u(buf, &len, tid);
+    perch_json_raw_members(&c->w, buf, len);
 }
 
-static void slice_args(struct chrome *c, const perch_slice_rec *r)
+static void put_i(char *buf, size_t *len, int64_t v)
+{
+    if (v < 0)
+        buf[(*len)++] = '-';
+    put_u(buf, len, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+}
+
+static int key_sink(void *ctx, const char *data, size_t n)
+{
+    struct pmc_key *k = ctx;
+    if (k->len + n > sizeof k->text)
+        return PERCH_ELIMIT;
+    memcpy(k->text + k->len, data, n);
+    k->len += n;
+    return 0;
+}
+
+/* The JSON key of PMC counter i: the counter's name, or "pmcI" past the named ones. */
+static const char *pmc_name(const struct chrome *c, uint32_t i, char name[16])
+{
+    if (i < c->pmc_name_count)
+        return perch__str(&c->base.ents.strings, c->pmc_names[i]);
+    snprintf(name, 16, "pmc%" PRIu32, i);
+    return name;
+}
+
+/* The text `"name":` of PMC counter i as the writer escapes it, rendered once (fits false
+ * when it is longer than the cache keeps). */
+static const struct pmc_key *pmc_key(struct chrome *c, uint32_t i)
+{
+    struct pmc_key *k = &c->pmc_keys[i];
+    if (!k->done) {
+        char name[16];
+        perch_json w;
+        k->len = 0;
+        perch_json_init(&w, key_sink, k);
+        perch_json_begin_object(&w); /* "{" then the key: the key's text is what follows */
+        perch_json_key(&w, pmc_name(c, i, name));
+        k->fits = perch_json_flush(&w) == 0 && k->len > 1;
+        if (k->fits) {
+            memmove(k->text, k->text + 1, k->len - 1);
+            k->len--;
+        }
+        k->done = true;
+    }
+    return k;
+}
+
+/* PMC deltas from counter i on, through the writer's calls. */
+static void slow_pmc(struct chrome *c, const perch_slice_rec *r, uint32_t i)
 {
     char name[16];
-    perch_json_key(&c->w, "args");
-    perch_json_begin_object(&c->w);
-    perch_json_key(&c->w, "cpu");
-    perch_json_uint(&c->w, r->cpu);
-    perch_json_key(&c->w, "priority");
-    perch_json_int(&c->w, r->priority);
-    if (r->wait_reason >= 0) {
-        perch_json_key(&c->w, "wait_reason");
-        perch_json_int(&c->w, r->wait_reason);
-    }
-    if ((r->flags & PERCH_SLICE_HAS_READY) && r->ready_ts <= r->start_ts) {
-        perch_json_key(&c->w, "ready_latency_us");
-        perch__json_us(&c->w, (int64_t)(r->start_ts - r->ready_ts), c->base.ents.info.perf_freq);
-    }
-    for (uint32_t i = 0; i < r->pmc_count && i < PERCH_MAX_PMC; i++) {
-        const char *key = name;
-        if (i < c->pmc_name_count)
-            key = perch__str(&c->base.ents.strings, c->pmc_names[i]);
-        else
-            snprintf(name, sizeof name, "pmc%" PRIu32, i);
-        perch_json_key(&c->w, key);
+    for (; i < r->pmc_count && i < PERCH_MAX_PMC; i++) {
+        perch_json_key(&c->w, pmc_name(c, i, name));
         perch_json_uint(&c->w, r->pmc_delta[i]);
     }
+}
+
+/* "dur" and "args" of a slice's complete event: {cpu, priority, wait_reason, ready_latency_us,
+ * the PMC deltas under their counter names, open}. */
+static void slice_args(struct chrome *c, const perch_slice_rec *r)
+{
+    uint64_t freq = c->base.ents.info.perf_freq;
+    char buf[160 + 2 * PERCH_TIME_TEXT_MAX + PERCH_MAX_PMC * 96];
+    size_t len = 0;
+    put_lit(buf, &len, "\"dur\":");
+    len += perch__fmt_time(
+        buf + len, r->end_ts >= r->start_ts ? (int64_t)(r->end_ts - r->start_ts) : 0, freq, false);
+    perch_json_raw_members(&c->w, buf, len);
+    perch_json_key(&c->w, "args");
+    perch_json_begin_object(&c->w);
+    len = 0;
+    put_lit(buf, &len, "\"cpu\":");
+    put_u(buf, &len, r->cpu);
+    put_lit(buf, &len, ",\"priority\":");
+    put_i(buf, &len, r->priority);
+    if (r->wait_reason >= 0) {
+        put_lit(buf, &len, ",\"wait_reason\":");
+        put_i(buf, &len, r->wait_reason);
+    }
+    if ((r->flags & PERCH_SLICE_HAS_READY) && r->ready_ts <= r->start_ts) {
+        put_lit(buf, &len, ",\"ready_latency_us\":");
+        len += perch__fmt_time(buf + len, (int64_t)(r->start_ts - r->ready_ts), freq, false);
+    }
+    for (uint32_t i = 0; i < r->pmc_count && i < PERCH_MAX_PMC; i++) {
+        const struct pmc_key *k = pmc_key(c, i);
+        if (!k->fits) { /* a long name: the writer's own calls from here */
+            perch_json_raw_members(&c->w, buf, len);
+            slow_pmc(c, r, i);
+            len = 0;
+            break;
+        }
+        buf[len++] = ',';
+        memcpy(buf + len, k->text, k->len);
+        len += k->len;
+        put_u(buf, &len, r->pmc_delta[i]);
+    }
+    if (len)
+        perch_json_raw_members(&c->w, buf, len);
     if (r->flags & (PERCH_SLICE_OPEN_START | PERCH_SLICE_OPEN_END)) {
         perch_json_key(&c->w, "open");
         perch_json_string(&c->w, (r->flags & PERCH_SLICE_OPEN_START) ? "start" : "end");
@@ -199,9 +302,6 @@ static void slice_event(struct chrome *c, const perch_slice_rec *r, const char *
                         uint32_t tid)
 {
     event_head(c, name, "cpu", "X", r->start_ts, pid, tid);
-    perch_json_key(&c->w, "dur");
-    perch__json_us(&c->w, r->end_ts >= r->start_ts ? (int64_t)(r->end_ts - r->start_ts) : 0,
-                   c->base.ents.info.perf_freq);
     slice_args(c, r);
     perch_json_end_object(&c->w);
 }
@@ -225,28 +325,26 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
 /* A PMC sample counts events, not time: an instant event named by its leaf frame. */
 static int pmc_sample(struct chrome *c, const perch_sample_rec *r, const uint64_t *frames)
 {
-    char name[PERCH_FRAME_NAME_MAX];
+    char name[PERCH_FRAME_NAME_MAX], text[160];
+    size_t len = 0;
     uint64_t leaf = frames ? frames[0] : r->ip;
     const perch__module *m =
         perch__resolve_frame(&c->base.ents, r->thread_key, r->module_key, leaf, leaf == r->ip);
     perch__frame_name(&c->base.ents, m, leaf, name, sizeof name);
     event_head(c, name, "pmc_sample", "i", r->ts, pid_of(c, r->thread_key),
                track_tid(r->tid, r->cpu));
-    perch_json_key(&c->w, "s");
-    perch_json_string(&c->w, "t");
-    perch_json_key(&c->w, "args");
-    perch_json_begin_object(&c->w);
-    perch_json_key(&c->w, "stack_id");
-    perch_json_uint(&c->w, r->stack_id);
-    perch_json_key(&c->w, "cpu");
-    perch_json_uint(&c->w, r->cpu);
+    put_lit(text, &len, "\"s\":\"t\",\"args\":{\"stack_id\":");
+    put_u(text, &len, r->stack_id);
+    put_lit(text, &len, ",\"cpu\":");
+    put_u(text, &len, r->cpu);
     if (r->count > 1) {
-        perch_json_key(&c->w, "count");
-        perch_json_uint(&c->w, r->count);
+        put_lit(text, &len, ",\"count\":");
+        put_u(text, &len, r->count);
     }
-    perch_json_key(&c->w, "pmc_source");
-    perch_json_uint(&c->w, r->profile_source);
-    perch_json_end_object(&c->w);
+    put_lit(text, &len, ",\"pmc_source\":");
+    put_u(text, &len, r->profile_source);
+    text[len++] = '}';
+    perch_json_raw_members(&c->w, text, len);
     perch_json_end_object(&c->w);
     return c->w.error;
 }
@@ -256,26 +354,27 @@ static int on_sample(void *ctx, const perch_sample_rec *r)
     struct chrome *c = ctx;
     const perch_trace_info *info = &c->base.ents.info;
     uint32_t count;
-    const uint64_t *frames = perch__stacks_get(&c->base.stacks, r->stack_id, &count);
+    const uint64_t *frames;
     uint32_t unused;
     uint64_t us;
     bool span;
     ensure_header(c);
     if (r->kind == PERCH_SAMPLE_PMC) {
         c->pmc_samples++;
-        return pmc_sample(c, r, frames);
+        return pmc_sample(c, r, perch__stacks_get(&c->base.stacks, r->stack_id, &count));
     }
     us = r->ts > info->start_raw
              ? perch__ticks_to_ns(r->ts - info->start_raw, info->perf_freq) / 1000
              : 0;
     c->samples++;
     span = !perch__map_get(&c->sliced, r->thread_key, &unused);
-    if (!frames)
+    if (!perch__stacks_known(&c->base.stacks, r->stack_id))
         return perch__profiles_sample(&c->prof, pid_of(c, r->thread_key), track_tid(r->tid, r->cpu),
                                       r->thread_key, r->module_key, &r->ip, 1, 0, us, r->count,
                                       span);
+    frames = NULL; /* the profile decodes the stack when its leaf is not cached */
     return perch__profiles_sample(&c->prof, pid_of(c, r->thread_key), track_tid(r->tid, r->cpu),
-                                  r->thread_key, r->module_key, frames, count, r->stack_id, us,
+                                  r->thread_key, r->module_key, frames, 0, r->stack_id, us,
                                   r->count, span);
 }
 
@@ -400,6 +499,7 @@ static int chrome_create(const perch_export_options *opt, perch_output *out, voi
     perch_json_init(&c->w, perch__json_output_sink, out);
     c->prof.budget = &c->base.budget;
     c->prof.ents = &c->base.ents;
+    c->prof.stacks = &c->base.stacks;
     c->prof.w = &c->w;
     c->prof.interval_us = perch__interval_ns(&c->base.opt) / 1000;
     if (c->prof.interval_us == 0)

@@ -143,18 +143,12 @@ static void call_frame(perch__profiles *p, const perch__pnode *n)
     char name[PERCH_FRAME_NAME_MAX];
     const perch__module *m = n->module == UINT32_MAX ? NULL : &p->ents->modules[n->module];
     perch_json *w = p->w;
+    static const char rest[] = "\"url\":\"\",\"scriptId\":0,\"lineNumber\":-1,\"columnNumber\":-1";
     perch_json_key(w, "callFrame");
     perch_json_begin_object(w);
     perch_json_key(w, "functionName");
     perch_json_string_n(w, name, perch__frame_name(p->ents, m, n->addr, name, sizeof name));
-    perch_json_key(w, "url");
-    perch_json_string(w, "");
-    perch_json_key(w, "scriptId");
-    perch_json_uint(w, 0);
-    perch_json_key(w, "lineNumber");
-    perch_json_int(w, -1);
-    perch_json_key(w, "columnNumber");
-    perch_json_int(w, -1);
+    perch_json_raw_members(w, rest, sizeof rest - 1);
     perch_json_end_object(w);
 }
 
@@ -168,11 +162,11 @@ static void nodes_json(perch__profiles *p, perch__ptrack *t)
                           "\"scriptId\":0,\"lineNumber\":-1,\"columnNumber\":-1}}");
     }
     for (size_t i = t->nodes_written; i < t->node_count; i++) {
+        char head[64];
+        int n = snprintf(head, sizeof head, "\"id\":%zu,\"parent\":%" PRIu32, i + 2,
+                         t->nodes[i].parent);
         perch_json_begin_object(w);
-        perch_json_key(w, "id");
-        perch_json_uint(w, i + 2);
-        perch_json_key(w, "parent");
-        perch_json_uint(w, t->nodes[i].parent);
+        perch_json_raw_members(w, head, (size_t)n);
         call_frame(p, &t->nodes[i]);
         perch_json_end_object(w);
     }
@@ -182,24 +176,16 @@ static void nodes_json(perch__profiles *p, perch__ptrack *t)
 
 static void event_head(perch__profiles *p, const perch__ptrack *t, const char *name, uint64_t us)
 {
-    char id[24];
+    char text[224];
     perch_json *w = p->w;
-    snprintf(id, sizeof id, "0x%zx", (size_t)(t - p->tracks) + 1);
+    /* name is "Profile" or "ProfileChunk": no byte needs escaping */
+    int n = snprintf(text, sizeof text,
+                     "\"name\":\"%s\",\"cat\":\"disabled-by-default-v8.cpu_profiler\","
+                     "\"ph\":\"P\",\"id\":\"0x%zx\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
+                     ",\"ts\":%" PRIu64,
+                     name, (size_t)(t - p->tracks) + 1, t->pid, t->tid, us);
     perch_json_begin_object(w);
-    perch_json_key(w, "name");
-    perch_json_string(w, name);
-    perch_json_key(w, "cat");
-    perch_json_string(w, "disabled-by-default-v8.cpu_profiler");
-    perch_json_key(w, "ph");
-    perch_json_string(w, "P");
-    perch_json_key(w, "id");
-    perch_json_string(w, id);
-    perch_json_key(w, "pid");
-    perch_json_uint(w, t->pid);
-    perch_json_key(w, "tid");
-    perch_json_uint(w, t->tid);
-    perch_json_key(w, "ts");
-    perch_json_uint(w, us);
+    perch_json_raw_members(w, text, (size_t)n);
 }
 
 /* The "Profile" event: the profile of this track starts at its first sample. */
@@ -223,6 +209,7 @@ static void profile_json(perch__profiles *p, perch__ptrack *t, uint64_t us)
 static int write_chunk(perch__profiles *p, perch__ptrack *t, size_t n, bool close)
 {
     perch_json *w = p->w;
+    perch__run run = {w, 0, {0}};
     int err;
     qsort(t->pend, t->pend_count, sizeof *t->pend, cmp_psample);
     err = build_out(p, t, n, close);
@@ -242,15 +229,17 @@ static int write_chunk(perch__profiles *p, perch__ptrack *t, size_t n, bool clos
     perch_json_key(w, "samples");
     perch_json_begin_array(w);
     for (size_t i = 0; i < p->out_count; i++)
-        perch_json_uint(w, p->out[i].node);
+        perch__run_uint(&run, p->out[i].node);
+    perch__run_flush(&run);
     perch_json_end_array(w);
     perch_json_end_object(w);
     perch_json_key(w, "timeDeltas");
     perch_json_begin_array(w);
     for (size_t i = 0; i < p->out_count; i++) {
-        perch_json_uint(w, p->out[i].us - t->last_us);
+        perch__run_uint(&run, p->out[i].us - t->last_us);
         t->last_us = p->out[i].us;
     }
+    perch__run_flush(&run);
     perch_json_end_array(w);
     perch_json_end_object(w);
     perch_json_end_object(w);
@@ -307,6 +296,8 @@ static int leaf_for(perch__profiles *p, perch__ptrack *t, uint64_t thread_key, u
         *leaf = p->leaf_node[at];
         return 0;
     }
+    if (!frames && p->stacks) /* decoded only when the cache misses */
+        frames = perch__stacks_get(p->stacks, stack_id, &count);
     for (uint32_t i = count; !err && i-- > 0;) { /* root first */
         const perch__module *m =
             perch__resolve_frame(p->ents, thread_key, module_key, frames[i], stack_id == 0);

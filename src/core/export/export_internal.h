@@ -587,6 +587,7 @@ typedef struct perch__ptrack {
 typedef struct perch__profiles {
     perch__budget *budget;
     const perch__entities *ents;
+    const perch__stacks *stacks; /* where frames NULL finds an interned stack's frames */
     perch_json *w;
     uint64_t interval_us; /* a sample stands for this much time; longer gaps close it */
     perch__ptrack *tracks;
@@ -603,7 +604,8 @@ typedef struct perch__profiles {
 
 /* Queues one timer sample of a track (pid, tid) at us (microseconds from the trace start):
  * frames innermost first (is_ip: frames is the sample's own ip, resolved with module_key;
- * else interned stack stack_id, whose leaf node is remembered in a bounded cache),
+ * else interned stack stack_id, whose leaf node is remembered in a bounded cache; frames
+ * NULL: the stack's frames from p->stacks, decoded only when the cache misses),
  * repeated `weight` times. span: the track has no slices, so the profile gets a complete
  * event of its own ("CPU samples"), without which DevTools shows neither the thread nor a
  * time range. Writes a chunk when enough are queued. */

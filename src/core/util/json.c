@@ -140,6 +140,20 @@ static void put_escaped(perch_json *w, const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
+    if (w->used + n + 2 <= sizeof w->buf) { /* fast path: room, and no byte to escape */
+        char *o = w->buf + w->used + 1;
+        while (i < n && esc_class[u[i]] == 0) {
+            o[i] = (char)u[i];
+            i++;
+        }
+        if (i == n) {
+            o[-1] = '"';
+            o[n] = '"';
+            w->used += n + 2;
+            return;
+        }
+        i = 0; /* nothing written yet: the general path below */
+    }
     put_char(w, '"');
     while (i < n) {
         size_t run = i;
@@ -244,6 +258,12 @@ void perch_json_raw(perch_json *w, const char *text)
 }
 
 void perch_json_raw_n(perch_json *w, const char *text, size_t n)
+{
+    before_value(w);
+    put(w, text, n);
+}
+
+void perch_json_raw_members(perch_json *w, const char *text, size_t n)
 {
     before_value(w);
     put(w, text, n);
