@@ -20,8 +20,6 @@
 #include "etl_image.h"
 #include "perch/error.h"
 #include "perch/etl.h"
-#include "perch/io.h"
-#include "perch/synth.h"
 #include "testdata.h"
 
 /* What one reading of a file saw. */
@@ -151,19 +149,6 @@ static void test_real_traces(void **state)
     }
 }
 
-static uint8_t *synth_trace(uint64_t seed, size_t *len)
-{
-    perch_synth_options opt;
-    perch_output out;
-    perch_memory_out mem;
-    perch_synth_options_init(&opt);
-    opt.seed = seed;
-    opt.target_bytes = 1u << 20;
-    perch_output_memory(&out, &mem, 64u << 20);
-    assert_int_equal(perch_synth_write(&opt, &out, NULL), 0);
-    return perch_output_memory_take(&mem, len);
-}
-
 static uint64_t lcg(uint64_t *x)
 {
     *x = *x * 6364136223846793005ull + 1442695040888963407ull;
@@ -226,7 +211,7 @@ static void test_damaged_copies(void **state)
 {
     unsigned exact_damaged = 0, inexact = 0;
     size_t len;
-    uint8_t *p = synth_trace(3, &len);
+    uint8_t *p = perch_test_synth_etl(3, 1u << 20, &len);
     damaged_copies(p, len, 30, &exact_damaged, &inexact);
     perch_free(p);
     p = perch_test_read_file(perch_test_require_data("etl/perfview_net.4.5.2.x64.etl"), &len);
