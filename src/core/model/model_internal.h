@@ -35,6 +35,9 @@
  * (8 MiB), the table is forgotten (not the ids, which stay dense) and a stack seen again gets
  * a new id. Keeps memory flat on traces whose distinct stacks keep growing. */
 #define STACK_WINDOW_FRAMES (1u << 20)
+/* The frame pool holds a window's frames and one header word per stack: it grows to this many
+ * words (a window of stacks of 8 frames or more) and only past it for smaller stacks. */
+#define STACK_POOL_WORDS (STACK_WINDOW_FRAMES + STACK_WINDOW_FRAMES / 8)
 #define MAX_DEFS            (1u << 22) /* definitions remembered at one timestamp */
 #define MAX_GROUPS          (1u << 22) /* sample groups; samples too */
 #define FRAME_CLASSES       10u        /* frame blocks of 8 << c frames, up to MAX_PART_FRAMES */
@@ -249,12 +252,20 @@ typedef struct keydef {
     uint8_t frames_class;
 } keydef;
 
-typedef struct stack_entry {
-    uint64_t off; /* into the frame pool */
+/* The stack table (intern.c): a slot of the open-addressing table, and an entry of the cache
+ * in front of it. idx1 is the stack's index in the window + 1 (0: empty); off is where its
+ * entry (a header word, then the frames) starts in the frame pool. */
+typedef struct stack_slot {
     uint64_t hash;
-    uint32_t count, kernel;
-    uint32_t next; /* next entry with the same hash bucket key */
-} stack_entry;
+    uint32_t idx1;
+    uint32_t off;
+} stack_slot;
+
+#define STACK_CACHE_BITS 10u
+typedef struct stack_cache_entry {
+    uint32_t idx1;
+    uint32_t off;
+} stack_cache_entry;
 
 struct perch_model {
     perch_sink sink;
@@ -316,12 +327,15 @@ struct perch_model {
     uint64_t *frame_free[FRAME_CLASSES]; /* free frame blocks by class (frames.c) */
 
     uint64_t *frame_pool;
-    uint64_t frame_count, frame_cap;
-    stack_entry *stacks;
-    uint32_t stack_count, stack_cap;
-    uint32_t stack_base;   /* ids given before the current window (STACK_WINDOW_FRAMES) */
-    perch__hmap stack_map; /* frames hash -> first stack entry */
-    uint64_t *scratch;     /* assembly buffer */
+    uint64_t frame_count; /* frames of the window's stacks (STACK_WINDOW_FRAMES) */
+    uint64_t pool_used;   /* words of frame_pool in use: frames and one header per stack */
+    uint64_t frame_cap;
+    stack_slot *slots; /* the stack table, at most half full */
+    uint32_t slot_cap; /* power of two, or 0 */
+    uint32_t stack_count;
+    uint32_t stack_base; /* ids given before the current window (STACK_WINDOW_FRAMES) */
+    stack_cache_entry stack_cache[1u << STACK_CACHE_BITS];
+    uint64_t *scratch; /* assembly buffer */
     uint32_t scratch_cap;
 };
 
