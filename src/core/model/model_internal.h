@@ -38,11 +38,11 @@
 /* The frame pool holds a window's frames and one header word per stack: it grows to this many
  * words (a window of stacks of 8 frames or more) and only past it for smaller stacks. */
 #define STACK_POOL_WORDS (STACK_WINDOW_FRAMES + STACK_WINDOW_FRAMES / 8)
-#define MAX_DEFS            (1u << 22) /* definitions remembered at one timestamp */
-#define MAX_GROUPS          (1u << 22) /* sample groups; samples too */
-#define FRAME_CLASSES       10u        /* frame blocks of 8 << c frames, up to MAX_PART_FRAMES */
-#define MAX_LBR             1024u
-#define TID_CACHE           1024u
+#define MAX_DEFS         (1u << 22) /* definitions remembered at one timestamp */
+#define MAX_GROUPS       (1u << 22) /* sample groups; samples too */
+#define FRAME_CLASSES    10u        /* frame blocks of 8 << c frames, up to MAX_PART_FRAMES */
+#define MAX_LBR          1024u
+#define TID_CACHE        1024u
 /* Windows thread ids are multiples of 4. */
 #define TID_SLOT(tid)     (((tid) >> 2) % TID_CACHE)
 #define KIND_CACHE_GROUPS 32u
@@ -214,10 +214,11 @@ typedef struct sgroup {
     uint32_t samples, samples_tail, parts, parts_tail;
     uint32_t unresolved;         /* key references still waiting for their definition */
     uint32_t tid_prev, tid_next; /* pending groups of the same thread (thread exit) */
-    uint32_t recent_seq;         /* its push number in the recent ring, while not hashed */
+    uint32_t recent_seq;         /* its push number in the recent ring */
     uint8_t live, window_closed, has_user, reason;
     uint8_t queue;  /* index into queues */
-    uint8_t hashed; /* in the bucket table (left the recent ring while live) */
+    uint8_t hashed; /* in the bucket table (groups.c says when) */
+    uint8_t sorted; /* its window queue entry's key is its ts: found by a binary search */
 } sgroup;
 
 /* The newest groups, looked up before the bucket table (groups.c). */
@@ -237,8 +238,18 @@ typedef struct pdb_pending {
     char *name; /* NULL: slot free */
 } pdb_pending;
 
+/* A queue entry: the group and its generation, and a key that never decreases along a window
+ * queue (the group's ts, or the queue's latest key when the group came out of time order). */
+typedef struct qentry {
+    uint64_t key;
+    uint32_t g, gen;
+} qentry;
+
+#define QUEUE_RUN_SORTED 8u /* entries of one key a search of a window queue looks at */
 typedef struct squeue {
-    uint64_t *e;
+    qentry *e;
+    uint64_t last_key; /* the key of the newest entry */
+    uint32_t run;      /* entries pushed with that key in a row */
     uint32_t head, len, cap;
     uint64_t wait;     /* ticks a group waits for its parts */
     uint64_t deadline; /* no queued group expires at or before this time */
@@ -310,7 +321,8 @@ struct perch_model {
     sgroup *groups;
     uint32_t group_count, group_cap, group_free, groups_live;
     uint32_t *group_heads;              /* bucket of mixed (ts, tid) -> first group, NONE32: none */
-    uint32_t group_buckets;             /* power of two, at least groups_live; 0 before the first */
+    uint32_t group_buckets;             /* power of two, > groups_hashed; 0 before the first */
+    uint32_t groups_hashed;             /* live groups in the bucket table */
     recent_group recent[RECENT_GROUPS]; /* the last groups created, by push number */
     uint32_t recent_seq;                /* groups pushed so far */
     uint64_t group_max_ts;              /* the latest ts of any group created */
@@ -388,10 +400,12 @@ int perch__group_finalize(perch_model *m, uint32_t g, enum model_counter reason)
 void perch__samples_free(perch_model *m);
 
 /* groups.c: the group of (ts, tid) or NONE32; a new live group (NONE32 on failure, m->error
- * set); unlink and free a group; a thread's first pending group (NONE32: none) and the end of
- * its list once it exited. */
+ * set; sorted says whether its window queue entry's key is ts); the window of g closed while g
+ * stays live (0 or an error); unlink and free a group; a thread's first pending group (NONE32:
+ * none) and the end of its list once it exited. */
 uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid);
-uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t queue);
+uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t queue, bool sorted);
+int perch__group_window_closed(perch_model *m, uint32_t g);
 void perch__group_unlink(perch_model *m, uint32_t g);
 uint32_t perch__group_first_of_thread(const perch_model *m, uint32_t tid);
 void perch__group_thread_done(perch_model *m, uint32_t tid);
