@@ -147,8 +147,9 @@ typedef struct modmap {
     module *items; /* sorted by base */
     uint32_t count, cap;
     uint64_t max_size; /* >= every item's size: bounds a lookup's backward scan */
-    /* The last lookup (ip -> module key), valid until the map changes: samples repeat IPs. */
-    uint64_t hit_ip, hit_key;
+    /* The last lookup: every address in [hit_lo, hit_lo + hit_span) has the answer hit_key;
+     * valid until the map changes (samples repeat IPs and modules). */
+    uint64_t hit_lo, hit_span, hit_key;
     bool hit_valid;
 } modmap;
 
