@@ -26,6 +26,9 @@ declare -A PASSED FAILED STATUS BUILT
 
 "$ROOT/tools/setup-deps.sh"
 mkdir -p "$LOGS"
+# tools/wine-test-run.sh appends here each time Wine failed to start a test program.
+export PERCH_WINE_RETRY_LOG="$LOGS/wine-retries.log"
+rm -f "$PERCH_WINE_RETRY_LOG"
 trap perch_wine_stop EXIT
 
 # run_preset <preset>: configure, build and test; records counts in PASSED/FAILED/STATUS.
@@ -128,6 +131,10 @@ for preset in "${BUILD_ONLY[@]}"; do
     echo "$preset: build only (${BUILT[$preset]})"
     [ "${BUILT[$preset]}" = ok ] || ok=0
 done
+if [ -s "$PERCH_WINE_RETRY_LOG" ]; then
+    echo "wine: $(wc -l <"$PERCH_WINE_RETRY_LOG") test program(s) Wine did not start, started again:"
+    sed 's/^/  /' "$PERCH_WINE_RETRY_LOG"
+fi
 if [ "$ok" -ne 1 ] || [ "$total_passed" -eq 0 ]; then
     echo "test-all: FAILED"
     echo "Total: $total_passed passed, $total_failed failed"
