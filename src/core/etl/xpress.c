@@ -20,7 +20,7 @@
  *     offsets of 16 or more (32 bytes, then 64, then a loop), and below 16 as one 8-byte word
  *     of the repeated pattern (a multiply spreads the offset's bytes) then 8-byte words from a
  *     multiple of the offset at least 8 back. Copies may run past the match into the slack.
- *   - A length code of 7 takes one branch (half the matches are long, in no pattern a
+ *   - A length code of 7 takes one branch (a third of the matches are long, in no pattern a
  *     predictor learns); inside it, whether the shared half byte is pending and whether it is
  *     15 are computed with masks. A fully branch-free length was slower: it puts the loads of
  *     the length bytes into the chain from one token's position to the next.
