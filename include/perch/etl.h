@@ -164,6 +164,26 @@ void perch_etl_destroy(perch_etl_reader *r);
  * stats and skipped. On a non-zero return *ev is untouched. */
 int perch_etl_next(perch_etl_reader *r, perch_event *ev);
 
+/* For callers that only count: the same records as perch_etl_next, in no particular order
+ * (one CPU's records after another's where that cannot change the stats), without the cost
+ * of the time-order merge. Otherwise like perch_etl_next (payloads valid until the next
+ * call, the same returns). PERCH_ESTATE once the reader is being read with perch_etl_next,
+ * and perch_etl_next returns PERCH_ESTATE once this was called. */
+int perch_etl_next_unordered(perch_etl_reader *r, perch_event *ev);
+
+/* Before the first perch_etl_next_unordered: have it yield only the records of part `part`
+ * of `parts` (the CPUs split into runs of about equal size), so that parts readers over the
+ * same file, each reading its part (on a thread each), read every record once. Returns 0,
+ * PERCH_EINVAL (part >= parts), or PERCH_ESTATE once reading began. */
+int perch_etl_unordered_part(perch_etl_reader *r, unsigned part, unsigned parts);
+
+/* After every reader of parts[0..n) (parts[i] reading part i of n with
+ * perch_etl_next_unordered, or one reader read with perch_etl_next) returned PERCH_EOF:
+ * stores in *out the stats reading the file in time order gives, and returns true; or
+ * returns false when the parts cannot tell (the last-error offsets of a reason whose errors
+ * came from several CPUs; then read the file again in time order). */
+bool perch_etl_stats_of_parts(perch_etl_reader *const *parts, unsigned n, perch_etl_stats *out);
+
 /* Where a record sits: its buffer's file offset and its offset inside the decoded buffer
  * (0x48 header included). For an uncompressed buffer buffer + record is its file offset. */
 typedef struct perch_etl_position {

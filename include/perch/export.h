@@ -4,11 +4,12 @@
  * processed profile (profiler.firefox.com), pprof's profile.proto (go tool pprof), speedscope
  * JSON (speedscope.app) and folded stacks (flamegraph.pl, inferno).
  *
- * An exporter is a perch_sink. Most formats aggregate samples by (thread, stack) in memory
- * bounded by the number of distinct stacks, threads and modules, and write everything at
- * finish; those need one pass over the stream. Chrome writes one event per slice and sample,
- * so it needs two passes: the first collects the entities (threads, processes, modules, which
- * arrive late in the stream), the second streams the events out. A driver asks
+ * An exporter is a perch_sink. Most formats log every sample in a few bytes (moved to scratch
+ * stores past log_memory), then aggregate each thread's samples by stack at finish and write
+ * everything; memory is bounded by the distinct stacks, threads and modules and by the largest
+ * thread, and those formats need one pass over the stream. Chrome writes one event per slice and
+ * sample, so it needs two passes: the first collects the entities (threads, processes, modules,
+ * which arrive late in the stream), the second streams the events out. A driver asks
  * perch_export_passes() and replays the input that many times, binding the sink of pass i
  * before replay i. perch_export_run() does exactly that over a perch_record_source.
  *
@@ -24,6 +25,7 @@
 
 #include "perch/io.h"
 #include "perch/records.h"
+#include "perch/scratch.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,6 +53,13 @@ typedef struct perch_export_options {
     bool folded_pmc;             /* folded: the PMC samples of folded_pmc_source instead of
                                     the timer samples (the default) */
     uint16_t folded_pmc_source;  /* folded: the PMC profile source with folded_pmc */
+    /* Bytes of the sample log (and gecko's slice log) held in memory before the rest goes to
+     * scratch stores, so memory does not grow with the trace; 0: 8 MiB each. */
+    uint64_t log_memory;
+    /* Opens the scratch stores; NULL: temporary files in the system's temp folder
+     * (perch_scratch_open_temp). */
+    perch_scratch_open_fn scratch_open;
+    void *scratch_ctx;
 } perch_export_options;
 
 /* Fills opt with the defaults (and opt->size). */

@@ -194,6 +194,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     opt.folded_process = size & 4;
     opt.folded_pmc = size & 8;
     opt.gecko_max_samples = size & 16 ? 3 : 0; /* the aggregated fallback */
+    opt.log_memory = size & 32 ? 64 : 0;       /* logs moved to scratch stores */
+    opt.scratch_open = perch_scratch_open_memory;
     for (unsigned f = 0; f < PERCH_EXPORT_FORMAT_COUNT; f++) {
         perch_memory_out mem;
         perch_output out;

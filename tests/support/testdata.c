@@ -1,5 +1,5 @@
 /*
- * Locating and loading the real ETW traces for tests; see testdata.h.
+ * Locating and loading the real ETW traces for tests, and synthetic ones; see testdata.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "perch/io.h"
+#include "perch/synth.h"
 #include "testdata.h"
 
 #ifndef PERCH_DEFAULT_DATA_DIR
@@ -89,4 +91,17 @@ int perch_test_text_sink(void *ctx, const char *data, size_t n)
     t->len += n;
     t->data[t->len] = '\0';
     return 0;
+}
+
+uint8_t *perch_test_synth_etl(uint64_t seed, uint64_t target_bytes, size_t *len)
+{
+    perch_synth_options opt;
+    perch_output out;
+    perch_memory_out mem;
+    perch_synth_options_init(&opt);
+    opt.seed = seed;
+    opt.target_bytes = target_bytes;
+    perch_output_memory(&out, &mem, (size_t)target_bytes * 2 + (1u << 20));
+    assert_int_equal(perch_synth_write(&opt, &out, NULL), 0);
+    return perch_output_memory_take(&mem, len);
 }

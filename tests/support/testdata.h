@@ -27,6 +27,10 @@ const char *perch_test_require_data(const char *rel);
 /* Reads a whole file into a malloc'd buffer; fails the current test on error. */
 uint8_t *perch_test_read_file(const char *path, size_t *len);
 
+/* The trace `perch synth` writes for seed and about target_bytes, in memory (release it with
+ * perch_free); fails the current test on error. */
+uint8_t *perch_test_synth_etl(uint64_t seed, uint64_t target_bytes, size_t *len);
+
 /* A growable NUL-terminated text buffer: start from {NULL, 0, 0}; the caller frees data. */
 typedef struct perch_test_text {
     char *data;

@@ -9,6 +9,8 @@
  *   every thread listed: pid, tid, ..., samples, cpu ms).
  * - chrome of a synthetic capture: every slice the model emitted is one "X" event with the
  *   same start and duration (exact nanoseconds from ticks).
+ * - gecko, pprof, speedscope and folded write the same bytes when their sample and slice logs
+ *   move to scratch stores (a log cap of 4 KiB) as when the logs stay in memory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -511,12 +513,85 @@ static void test_chrome_slices_equal_model(void **state)
     free(etl);
 }
 
+/* ---- logs moved to scratch stores --------------------------------------------------- */
+
+static unsigned scratch_opens;
+
+/* A memory scratch store that counts how many were opened. */
+static int counting_open(void *ctx, perch_scratch *s)
+{
+    scratch_opens++;
+    return perch_scratch_open_memory(ctx, s);
+}
+
+/* The export of c as fmt with opt (caller frees). */
+static uint8_t *export_opt(struct capture *c, perch_export_format fmt,
+                           const perch_export_options *opt, size_t *len)
+{
+    perch_record_source src = {c, replay, NULL};
+    perch_output out;
+    perch_memory_out mem;
+    perch_output_memory(&out, &mem, (size_t)1 << 30);
+    assert_int_equal(perch_export_run(fmt, opt, &src, &out), 0);
+    return perch_output_memory_take(&mem, len);
+}
+
+/* With a log cap of a few KiB the sample and slice logs go to scratch stores many times
+ * over; every format that logs writes the same bytes as with the logs in memory. */
+static void check_spilled_same(struct capture *c)
+{
+    static const perch_export_format fmts[] = {PERCH_EXPORT_GECKO, PERCH_EXPORT_PPROF,
+                                               PERCH_EXPORT_SPEEDSCOPE, PERCH_EXPORT_FOLDED};
+    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+        perch_export_options opt;
+        size_t len_mem, len_spill;
+        perch_export_options_init(&opt);
+        uint8_t *in_memory = export_opt(c, fmts[i], &opt, &len_mem);
+        opt.log_memory = 4096;
+        opt.scratch_open = counting_open;
+        opt.scratch_ctx = NULL;
+        scratch_opens = 0;
+        uint8_t *spilled = export_opt(c, fmts[i], &opt, &len_spill);
+        print_message("  %s: %zu bytes, %u scratch stores\n", perch_export_format_name(fmts[i]),
+                      len_spill, scratch_opens);
+        assert_true(scratch_opens >= 1);
+        assert_true(len_mem > 0);
+        assert_int_equal(len_spill, len_mem);
+        assert_memory_equal(spilled, in_memory, len_mem);
+        free(in_memory);
+        free(spilled);
+    }
+}
+
+static void test_spilled_logs_same_bytes(void **state)
+{
+    perch_synth_options so;
+    perch_output out;
+    perch_memory_out mem;
+    size_t len;
+    (void)state;
+    struct capture real = real_capture();
+    check_spilled_same(&real);
+    free(real.data);
+    perch_synth_options_init(&so); /* PMC samples, slices with counters */
+    so.seed = 3;
+    so.target_bytes = 2u << 20;
+    perch_output_memory(&out, &mem, (size_t)64 << 20);
+    assert_int_equal(perch_synth_write(&so, &out, NULL), 0);
+    uint8_t *etl = perch_output_memory_take(&mem, &len);
+    struct capture syn = capture_of(etl, len);
+    check_spilled_same(&syn);
+    free(syn.data);
+    free(etl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pprof_agrees_with_report),
         cmocka_unit_test(test_samples_per_thread_equal_report),
         cmocka_unit_test(test_chrome_slices_equal_model),
+        cmocka_unit_test(test_spilled_logs_same_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

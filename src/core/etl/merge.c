@@ -1,59 +1,61 @@
 /*
- * The k-way merge of per-CPU streams: a binary min-heap of stream heads keyed by (event
- * timestamp, cpu). A stream's next key is copied into its heap item, so comparisons never
- * chase pointers. Ties between CPUs go to the lower CPU; inside one CPU, file order holds
- * because a stream only ever offers its next record.
+ * The k-way merge of per-CPU streams: a loser tree (tournament) of stream heads keyed by
+ * (event timestamp, cpu). Node 0 holds the winner, the smallest head; nodes 1..k-1 hold the
+ * loser of the match played there; stream i's leaf is node k + i. When the winner's stream
+ * moves on, its new head replays only the matches on its own leaf-to-root path: one compare
+ * per level against a key copied into the node, with selects rather than branches (which
+ * head wins a match is a coin toss on interleaved CPUs; a heap's sift-down mispredicted
+ * about 1.5 times per record). An exhausted stream stays in the tree with a key above every
+ * record's. Keys are distinct (one stream per CPU), so the record picked is the one a heap
+ * or a sort would pick: ties between CPUs go to the lower CPU, and inside one CPU file order
+ * holds because a stream only ever offers its next record.
  */
 #include "etl/reader.h"
 
-static inline bool less(const struct perch__etl_heap_item *a, const struct perch__etl_heap_item *b)
+/* A real key's cpu is a u16: this tie is above every record's. */
+#define DONE_TIE (UINT64_MAX << 32)
+
+struct perch__etl_merge_key perch__etl_merge_done(uint32_t stream)
 {
-    return a->ts < b->ts || (a->ts == b->ts && a->cpu < b->cpu);
+    struct perch__etl_merge_key key = {UINT64_MAX, DONE_TIE | stream};
+    return key;
 }
 
-static void sift_down(struct perch__etl_heap_item *h, uint32_t n, uint32_t i)
+static inline bool less(const struct perch__etl_merge_key *a, const struct perch__etl_merge_key *b)
 {
-    struct perch__etl_heap_item item = h[i];
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && less(&h[c + 1], &h[c]))
-            c++;
-        if (!less(&h[c], &item))
-            break;
-        h[i] = h[c];
-        i = c;
+    return a->ts < b->ts || (a->ts == b->ts && a->tie < b->tie);
+}
+
+void perch__etl_merge_build(struct perch__etl_merge_key *tree, struct perch__etl_merge_key *work,
+                            uint32_t k)
+{
+    /* work[k + i] holds stream i's head (the caller's leaves); work[n] the winner at node n. */
+    for (uint32_t n = k - 1; n > 0; n--) {
+        const struct perch__etl_merge_key *a = &work[2 * n], *b = &work[2 * n + 1];
+        bool b_wins = less(b, a);
+        tree[n] = b_wins ? *a : *b;
+        work[n] = b_wins ? *b : *a;
     }
-    h[i] = item;
+    tree[0] = k > 1 ? work[1] : work[k];
 }
 
-void perch__etl_heap_push(struct perch__etl_heap_item *h, uint32_t *n,
-                          struct perch__etl_heap_item item)
+void perch__etl_merge_replace_top(struct perch__etl_merge_key *tree, uint32_t k, uint64_t ts,
+                                  uint64_t tie)
 {
-    uint32_t i = (*n)++;
-    while (i > 0) {
-        uint32_t parent = (i - 1) / 2;
-        if (!less(&item, &h[parent]))
-            break;
-        h[i] = h[parent];
-        i = parent;
+    for (uint32_t n = (k + (uint32_t)tie) >> 1; n > 0; n >>= 1) {
+        uint64_t o_ts = tree[n].ts, o_tie = tree[n].tie;
+        if (o_ts < ts || (o_ts == ts && o_tie < tie)) {
+            tree[n].ts = ts;
+            tree[n].tie = tie;
+            ts = o_ts;
+            tie = o_tie;
+        }
     }
-    h[i] = item;
+    tree[0].ts = ts;
+    tree[0].tie = tie;
 }
 
-void perch__etl_heap_replace_top(struct perch__etl_heap_item *h, uint32_t n,
-                                 struct perch__etl_heap_item item)
+bool perch__etl_merge_empty(const struct perch__etl_merge_key *tree)
 {
-    h[0] = item;
-    sift_down(h, n, 0);
-}
-
-void perch__etl_heap_pop(struct perch__etl_heap_item *h, uint32_t *n)
-{
-    if (*n == 0)
-        return;
-    h[0] = h[--(*n)];
-    if (*n > 0)
-        sift_down(h, *n, 0);
+    return tree[0].tie >= DONE_TIE;
 }

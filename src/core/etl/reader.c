@@ -1,8 +1,9 @@
 /*
  * The public face of the .etl reader: open (from an I/O backend, memory or a file), iterate
  * in time order, stats, close. Iteration keeps the stream whose record was returned last at
- * the top of the merge heap and advances it only on the next call, so the returned payload
- * stays valid until then.
+ * the top of the merge and advances it only on the next call, so the returned payload stays
+ * valid until then.
+ * The unordered reading (perch_etl_next_unordered) is in unordered.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,15 +41,16 @@ const char *perch_etl_reason_text(perch_etl_reason reason)
 void perch__etl_error(struct perch_etl_reader *r, perch_etl_reason reason, uint64_t offset,
                       uint32_t record)
 {
+    if (r->mode == PERCH__ETL_MODE_STREAMS)
+        perch__etl_unordered_error(r, reason);
     r->stats.errors[reason]++;
     r->stats.error_offset[reason] = offset;
     r->stats.error_record[reason] = record;
 }
 
-static struct perch__etl_heap_item head_of(const struct perch_etl_reader *r, uint32_t i)
+static struct perch__etl_merge_key head_of(const struct perch_etl_reader *r, uint32_t i)
 {
-    struct perch__etl_heap_item item = {r->streams[i].ev.timestamp, r->streams[i].cpu, i};
-    return item;
+    return perch__etl_merge_key(r->streams[i].rec.ts, r->streams[i].cpu, i);
 }
 
 static int prime_streams(struct perch_etl_reader *r)
@@ -57,9 +59,10 @@ static int prime_streams(struct perch_etl_reader *r)
         int got = perch__etl_stream_advance(r, &r->streams[i]);
         if (got < 0)
             return got;
-        if (got > 0)
-            perch__etl_heap_push(r->heap, &r->heap_len, head_of(r, i));
+        r->work[r->nstreams + i] = got > 0 ? head_of(r, i) : perch__etl_merge_done(i);
     }
+    if (r->nstreams > 0)
+        perch__etl_merge_build(r->tree, r->work, r->nstreams);
     return 0;
 }
 
@@ -81,6 +84,7 @@ static int open_common(struct perch_etl_reader *r, const perch_etl_options *opts
     int err;
     apply_options(r, opts);
     r->pending = -1;
+    r->last_stream = -1;
     memset(r->kind_cache, 0xFF, sizeof r->kind_cache);
     for (unsigned g = 0; g < 256; g++)
         r->group_guids[g] = perch_kernel_group_guid((uint16_t)g);
@@ -158,7 +162,8 @@ void perch_etl_destroy(perch_etl_reader *r)
     for (uint32_t i = 0; i < r->nstreams; i++)
         perch__etl_stream_free(r, &r->streams[i]);
     perch__free(r->streams);
-    perch__free(r->heap);
+    perch__free(r->tree);
+    perch__free(r->work);
     perch__free(r->index);
     perch__free(r->scratch);
     if (r->owns_io)
@@ -166,58 +171,58 @@ void perch_etl_destroy(perch_etl_reader *r)
     perch__free(r);
 }
 
-/* Advances the stream returned last time and restores the heap order. */
+/* Advances the stream returned last time and restores the merge order. */
 static int settle_pending(struct perch_etl_reader *r)
 {
     uint32_t i = (uint32_t)r->pending;
-    int got = perch__etl_stream_advance(r, &r->streams[i]);
+    struct perch__etl_merge_key key;
+    int got = perch__etl_stream_next(r, &r->streams[i]);
     r->pending = -1;
     if (got < 0)
         return got;
-    if (got > 0)
-        perch__etl_heap_replace_top(r->heap, r->heap_len, head_of(r, i));
-    else
-        perch__etl_heap_pop(r->heap, &r->heap_len);
+    key = got > 0 ? head_of(r, i) : perch__etl_merge_done(i);
+    perch__etl_merge_replace_top(r->tree, r->nstreams, key.ts, key.tie);
     return 0;
 }
 
-/* perch_event_kind through a table filled on first use (the kind table is a linear scan). */
-static perch_kind kind_of(struct perch_etl_reader *r, const perch_event *ev)
+/* The next record in time order: the head of the stream that wins the merge. */
+int perch__etl_next_in_time(struct perch_etl_reader *r, perch_event *ev)
 {
-    uint16_t key;
-    if (ev->group == PERCH_GROUP_NONE)
-        return PERCH_KIND_NON_KERNEL;
-    key = (uint16_t)(((ev->group & 0xFFu) << 8) | ev->opcode);
-    if (r->kind_cache[key] == 0xFF)
-        r->kind_cache[key] = (uint8_t)perch_event_kind(ev);
-    return (perch_kind)r->kind_cache[key];
-}
-
-int perch_etl_next(perch_etl_reader *r, perch_event *ev)
-{
-    const struct perch__etl_stream *s;
-    if (r == NULL || ev == NULL)
-        return PERCH_EINVAL;
     if (r->pending >= 0) {
         int err = settle_pending(r);
         if (err < 0)
             return err;
     }
-    if (r->heap_len == 0)
+    if (r->nstreams == 0 || perch__etl_merge_empty(r->tree))
         return PERCH_EOF;
-    r->pending = r->heap[0].stream;
-    s = &r->streams[r->pending];
-    r->last_pos = s->ev_pos;
-    r->stats.records++;
-    r->stats.by_kind[kind_of(r, &s->ev)]++;
-    r->stats.by_header[s->ev.header_kind & 7u]++;
-    *ev = s->ev;
+    perch__etl_yield(r, perch__etl_merge_top(r->tree), ev);
     return 0;
 }
 
+int perch_etl_next(perch_etl_reader *r, perch_event *ev)
+{
+    if (r == NULL || ev == NULL)
+        return PERCH_EINVAL;
+    if (r->mode != PERCH__ETL_MODE_TIME) {
+        if (r->mode != PERCH__ETL_MODE_NONE)
+            return PERCH_ESTATE;
+        r->mode = PERCH__ETL_MODE_TIME;
+    }
+    return perch__etl_next_in_time(r, ev);
+}
+
+/* A stream's head (and its buffer) change only when it moves on to yield its next record,
+ * which makes it the last stream again: the last stream's head is the last record. */
 perch_etl_position perch_etl_last_position(const perch_etl_reader *r)
 {
-    return r->last_pos;
+    perch_etl_position pos = {0, 0, false};
+    if (r->last_stream >= 0) {
+        const struct perch__etl_stream *s = &r->streams[r->last_stream];
+        pos.buffer = s->base_off;
+        pos.record = (uint32_t)(PERCH__ETL_BUFFER_HEADER + s->head);
+        pos.compressed = s->compressed;
+    }
+    return pos;
 }
 
 const perch_etl_header *perch_etl_header_of(const perch_etl_reader *r)

@@ -38,7 +38,8 @@ static int load_compressed(struct perch_etl_reader *r, struct perch__etl_stream 
     int err = reserve(r, &r->scratch, &r->scratch_cap, in_len);
     if (err < 0)
         return err;
-    err = perch_input_read_exact(&r->io, b->file_off + PERCH__ETL_BUFFER_HEADER, r->scratch, in_len);
+    err =
+        perch_input_read_exact(&r->io, b->file_off + PERCH__ETL_BUFFER_HEADER, r->scratch, in_len);
     if (err < 0)
         return err;
     err = perch__xpress_decompress(r->scratch, in_len, s->data, out_len, &produced);
@@ -101,20 +102,16 @@ static perch_etl_reason reason_of(int err)
     }
 }
 
-/* Parses the next record of the loaded buffer. Returns 1 with s->ev filled, or 0 when the
- * buffer has no more records. */
+/* Checks the next record of the loaded buffer. Returns 1 with s->head and s->rec set, or 0
+ * when the buffer has no more records. */
 static int next_in_buffer(struct perch_etl_reader *r, struct perch__etl_stream *s)
 {
     while (s->pos < s->len) {
         size_t step = 0;
         uint32_t rec = (uint32_t)(PERCH__ETL_BUFFER_HEADER + s->pos);
-        uint64_t off = s->compressed ? s->base_off : s->base_off + rec;
-        int err = perch__etl_record(s->data + s->pos, s->len - s->pos, r->header.pointer_size,
-                                    s->cpu, r->group_guids, &s->ev, &step);
+        int err = perch__etl_record_check(s->data + s->pos, s->len - s->pos, &s->rec, &step);
         if (err == 0) {
-            s->ev_pos.buffer = s->base_off;
-            s->ev_pos.record = rec;
-            s->ev_pos.compressed = s->compressed;
+            s->head = s->pos;
             s->pos += step;
             return 1;
         }
@@ -125,7 +122,7 @@ static int next_in_buffer(struct perch_etl_reader *r, struct perch__etl_stream *
             s->pos += step;
             continue;
         }
-        perch__etl_error(r, reason_of(err), off, rec);
+        perch__etl_error(r, reason_of(err), s->compressed ? s->base_off : s->base_off + rec, rec);
         if (err != PERCH_ERANGE || step == 0)
             break;
         s->pos += step;
@@ -139,11 +136,11 @@ int perch__etl_stream_advance(struct perch_etl_reader *r, struct perch__etl_stre
     for (;;) {
         int err;
         if (next_in_buffer(r, s)) {
-            if (s->ev.timestamp < s->last_ts)
+            uint32_t rec = (uint32_t)(PERCH__ETL_BUFFER_HEADER + s->head);
+            if (s->rec.ts < s->last_ts)
                 perch__etl_error(r, PERCH_ETL_R_TIME_ORDER,
-                                 s->compressed ? s->base_off : s->base_off + s->ev_pos.record,
-                                 s->ev_pos.record);
-            s->last_ts = s->ev.timestamp;
+                                 s->compressed ? s->base_off : s->base_off + rec, rec);
+            s->last_ts = s->rec.ts;
             s->has_ev = true;
             return 1;
         }
@@ -170,8 +167,9 @@ int perch__etl_make_streams(struct perch_etl_reader *r)
     for (uint32_t i = 0; i < r->count; i++)
         n += i == 0 || r->index[i].cpu != r->index[i - 1].cpu;
     r->streams = perch__calloc(n ? n : 1, sizeof *r->streams);
-    r->heap = perch__calloc(n ? n : 1, sizeof *r->heap);
-    if (r->streams == NULL || r->heap == NULL)
+    r->tree = perch__calloc(n ? n : 1, sizeof *r->tree);
+    r->work = perch__calloc(n ? 2 * (size_t)n : 1, sizeof *r->work);
+    if (r->streams == NULL || r->tree == NULL || r->work == NULL)
         return PERCH_ENOMEM;
     n = 0;
     for (uint32_t i = 0; i < r->count; i++) {

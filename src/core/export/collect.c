@@ -1,7 +1,7 @@
 /*
  * The common base of the one-pass formats (gecko, pprof, speedscope, folded): a sink that
- * keeps the entities, the interned stacks and the (thread, stack) sample aggregate, and at
- * finish seals the module map, sorts the aggregate and calls the format's writer.
+ * keeps the entities, the interned stacks and the sample log by group (groups.c), and at
+ * finish seals the module map and calls the format's writer, which visits the groups.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,6 +31,19 @@ void perch__collect_init(perch__collect *c, const perch_export_options *opt, per
     c->budget.limit = opt->memory_limit ? opt->memory_limit : (uint64_t)1 << 30;
     c->out = out;
     perch__entities_init(&c->ents, &c->budget);
+    perch__vlogs_init(&c->samples.log, perch__log_memory(opt), perch__scratch_opener(opt),
+                      opt->scratch_open ? opt->scratch_ctx : NULL);
+}
+
+size_t perch__log_memory(const perch_export_options *opt)
+{
+    return opt->log_memory && opt->log_memory < SIZE_MAX ? (size_t)opt->log_memory
+                                                         : (size_t)8 << 20;
+}
+
+perch_scratch_open_fn perch__scratch_opener(const perch_export_options *opt)
+{
+    return opt->scratch_open ? opt->scratch_open : perch_scratch_open_temp;
 }
 
 void perch__collect_free(perch__collect *c)
@@ -38,6 +51,7 @@ void perch__collect_free(perch__collect *c)
     perch__entities_free(&c->ents);
     perch__stacks_free(&c->stacks, &c->budget);
     perch__agg_free(&c->agg, &c->budget);
+    perch__samplelog_free(&c->samples, &c->budget);
 }
 
 static int on_stack(void *ctx, const perch_stack_rec *rec)
@@ -51,17 +65,14 @@ static int on_sample(void *ctx, const perch_sample_rec *rec)
     perch__collect *c = ctx;
     uint32_t idx;
     int err = perch__entities_touch_thread(&c->ents, rec->thread_key, rec->tid, rec->cpu, &idx);
-    return err ? err : perch__agg_add(&c->agg, &c->budget, rec, NULL);
+    return err ? err : perch__samplelog_add(c, rec);
 }
 
 static int on_finish(void *ctx)
 {
     perch__collect *c = ctx;
     int err = perch__entities_seal(&c->ents);
-    if (err)
-        return err;
-    perch__agg_sort(&c->agg);
-    return c->write(c);
+    return err ? err : c->write(c);
 }
 
 static int on_info(void *ctx, const perch_trace_info *info)
@@ -132,23 +143,6 @@ void perch__collect_bind_pass(void *state, unsigned pass, perch_sink *sink)
 {
     (void)pass;
     perch__collect_bind(state, sink);
-}
-
-void perch__agg_group(const perch__collect *c, size_t begin, perch__group *g)
-{
-    const perch__agg_row *first = &c->agg.rows[begin];
-    size_t i = begin;
-    g->begin = begin;
-    g->count = 0;
-    for (; i < c->agg.count; i++) {
-        const perch__agg_row *r = &c->agg.rows[i];
-        if (r->thread_key != first->thread_key || r->kind != first->kind ||
-            r->profile_source != first->profile_source)
-            break;
-        g->count += r->count;
-    }
-    g->end = i;
-    g->thread = perch__entities_thread_at(&c->ents, first->thread_key);
 }
 
 size_t perch__thread_short_name(const perch__entities *e, const perch__thread *t, uint32_t tid,

@@ -14,6 +14,7 @@
 
 #include "perch/export.h"
 #include "perch/json.h"
+#include "perch/scratch.h"
 #include "perch/sym.h"
 
 /* ---- memory budget: every allocation of an exporter is charged here ---------------------- */
@@ -226,6 +227,11 @@ int perch__stacks_add(perch__stacks *s, perch__budget *b, const perch_stack_rec 
 /* Frames of id, innermost first; NULL (and *count 0) for an unknown id. The array is valid
  * until the next perch__stacks_get or perch__stacks_add. */
 const uint64_t *perch__stacks_get(const perch__stacks *s, uint32_t id, uint32_t *count);
+/* Whether id names an interned stack with frames (what perch__stacks_get decodes). */
+static inline bool perch__stacks_known(const perch__stacks *s, uint32_t id)
+{
+    return id != 0 && id < s->count && (s->index[id] & ((1u << 24) - 1)) != 0;
+}
 void perch__stacks_free(perch__stacks *s, perch__budget *b);
 
 /* ---- sample aggregate: one row per (thread, stack, ip when no stack, kind, source) ------- */
@@ -288,12 +294,122 @@ int perch__writer_flush(perch__writer *w);
 /* A perch_json sink writing to a perch_output passed as ctx. */
 int perch__json_output_sink(void *ctx, const char *data, size_t n);
 
-/* ---- common sample-exporter base: entities + stacks + aggregate ------------------------ */
+/* ---- keyed varint logs (vlog.c) ------------------------------------------------------ */
+typedef struct perch__vlog {
+    uint64_t key;
+    uint32_t tag;
+    uint8_t *data; /* LEB128 varints not spilled yet */
+    size_t len, cap;
+    size_t count;       /* entries */
+    uint64_t prev;      /* the writer's delta base */
+    uint64_t sum;       /* free for the writer (the sample log: the sum of the counts) */
+    uint64_t spilled;   /* bytes in the scratch store, in segments seg_first .. seg_last */
+    uint32_t seg_first; /* UINT32_MAX: none */
+    uint32_t seg_last;
+    bool unsorted; /* an entry came before the one ahead of it */
+} perch__vlog;
+
+typedef struct perch__vlog_seg {
+    uint64_t off; /* in the scratch store */
+    uint32_t len;
+    uint32_t next; /* the log's next segment, UINT32_MAX: none */
+} perch__vlog_seg;
+
+typedef struct perch__vlogs {
+    perch__vlog *v;
+    size_t count, cap;
+    perch__map index; /* hash of (key, tag) -> log index, probe chain on collisions */
+    size_t memory;    /* log bytes held before they move to the scratch store; 0: never */
+    size_t held;      /* log bytes held (capacities) */
+    perch_scratch_open_fn open;
+    void *open_ctx;
+    perch_scratch scratch;
+    bool scratch_open;
+    uint64_t scratch_end;
+    perch__vlog_seg *segs;
+    size_t seg_count, seg_cap;
+    uint8_t *load; /* a spilled log read back whole */
+    size_t load_cap;
+    uint64_t spills; /* times the logs moved to the scratch store */
+} perch__vlogs;
+
+/* Signed deltas as small unsigned varints: 0, -1, 1, -2 ... -> 0, 1, 2, 3 ... */
+static inline uint64_t perch__zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t perch__unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* An empty store that keeps up to memory bytes of logs (0: no cap) and then moves them to
+ * scratch stores opened with open (NULL: never). A zeroed store is an uncapped one. */
+void perch__vlogs_init(perch__vlogs *s, size_t memory, perch_scratch_open_fn open, void *open_ctx);
+/* The log of (key, tag), created empty when create; *out NULL when absent. The pointer is
+ * valid until the next call that creates a log. */
+int perch__vlogs_get(perch__vlogs *s, perch__budget *b, uint64_t key, uint32_t tag, bool create,
+                     perch__vlog **out);
+/* Appends one entry of n varints to l (a log of s), first moving every log to the scratch
+ * store when s holds its cap. 0, PERCH_ELIMIT, PERCH_ENOMEM or the scratch store's error. */
+int perch__vlogs_put(perch__vlogs *s, perch__budget *b, perch__vlog *l, const uint64_t *vals,
+                     size_t n);
+/* The whole of log l (spilled segments read back into a buffer of s, valid until the next
+ * read): *data, *len. */
+int perch__vlogs_read(perch__vlogs *s, perch__budget *b, const perch__vlog *l, const uint8_t **data,
+                      size_t *len);
+/* The varint at *off (advanced) of data[0, len); 0 past the end. */
+uint64_t perch__vnext(const uint8_t *data, size_t len, size_t *off);
+void perch__vlogs_free(perch__vlogs *s, perch__budget *b);
+
+/* ---- the sample log by group (groups.c) -------------------------------------------------
+ * Every sample goes to the varint log of its group (thread key, kind, PMC source): time
+ * delta, stack id, count, and the ip and module when the row needs them. At finish each group
+ * is read back alone and aggregated into its rows (one per stack, or per (ip, module) for
+ * samples without a stack), so memory holds one group's rows at a time, never every row. */
+typedef struct perch__gsample {
+    uint64_t ts;
+    uint32_t row;   /* index in the group's rows */
+    uint32_t count; /* the sample's Count */
+    uint32_t order; /* arrival order in the group */
+} perch__gsample;
+
+typedef struct perch__group_ref {
+    uint64_t key;
+    uint32_t tag;
+    uint32_t index; /* in the log store */
+} perch__group_ref;
+
+typedef struct perch__samplelog {
+    perch__vlogs log;  /* tag = kind << 16 | PMC source */
+    size_t last;       /* the log the previous sample went to + 1 (0: none) */
+    uint64_t samples;  /* records seen */
+    uint64_t last_ts;  /* the latest sample time */
+    bool want_samples; /* keep each group's samples (gecko) */
+    /* the group being visited */
+    perch__group_ref *order; /* the logs by (key, tag) */
+    size_t order_cap;
+    perch__agg_row *rows;
+    size_t row_count, row_cap;
+    uint32_t *row_of, *row_gen; /* per stack id below row_of_cap: its row in this group */
+    size_t row_of_cap, row_gen_cap;
+    uint32_t gen;
+    perch__map far;    /* stack ids past row_of_cap -> row */
+    perch__loctab ips; /* (module key, ip) of stackless rows -> extra = row */
+    uint32_t *pos;     /* creation index -> sorted index */
+    size_t pos_cap;
+    perch__gsample *v; /* the group's samples by time (ties in arrival order) */
+    size_t v_count, v_cap;
+} perch__samplelog;
+
+/* ---- common sample-exporter base: entities + stacks + the sample log --------------------- */
 typedef struct perch__collect {
     perch__budget budget;
     perch__entities ents;
     perch__stacks stacks;
-    perch__agg agg;
+    perch__agg agg; /* the HTML report's aggregate (the exporters use `samples`) */
+    perch__samplelog samples;
     perch_export_options opt;
     perch_output *out;
     int (*write)(struct perch__collect *c); /* the format's writer, called at finish */
@@ -301,9 +417,12 @@ typedef struct perch__collect {
 
 void perch__collect_init(perch__collect *c, const perch_export_options *opt, perch_output *out);
 void perch__collect_free(perch__collect *c);
-/* Binds every callback; finish seals the entities, sorts the aggregate and calls c->write. */
+/* Binds every callback; finish seals the entities and calls c->write. */
 void perch__collect_bind(perch__collect *c, perch_sink *sink);
 uint64_t perch__interval_ns(const perch_export_options *opt);
+/* The log memory and the scratch opener of the options, defaults applied. */
+size_t perch__log_memory(const perch_export_options *opt);
+perch_scratch_open_fn perch__scratch_opener(const perch_export_options *opt);
 /* Copies the PMC counter names of rec (at most PERCH_MAX_PMC) into the entities' strings:
  * names[i] = offset, *count = how many. */
 int perch__counter_names(perch__collect *c, const perch_counters_rec *rec, uint32_t *names,
@@ -334,15 +453,24 @@ void perch__json_us(perch_json *w, int64_t ticks, uint64_t freq);
 /* Writes ticks as microseconds (3 decimals) or milliseconds (ms: 6 decimals). */
 void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms);
 
-/* A contiguous run of sorted aggregate rows with the same (thread, kind, PMC source). */
+/* One group (thread, kind, PMC source) of the sample log: its rows sorted by first time,
+ * then stack id, ip, module and creation order; with want_samples its samples too. */
 typedef struct perch__group {
-    size_t begin, end;
+    const perch__agg_row *rows;
+    size_t row_count;
     const perch__thread *thread; /* NULL when the thread has no entry */
     uint64_t count;              /* sum of the rows' counts */
+    const perch__gsample *samples;
+    size_t sample_count;
 } perch__group;
 
-/* The group starting at row `begin` (< agg.count). */
-void perch__agg_group(const perch__collect *c, size_t begin, perch__group *g);
+/* Logs one sample in its group. */
+int perch__samplelog_add(perch__collect *c, const perch_sample_rec *rec);
+/* Visits every group in (thread key, kind, PMC source) order; the group's arrays are valid
+ * during the call. 0, the first error or visit's non-zero return. */
+int perch__samplelog_each(perch__collect *c, int (*visit)(void *ctx, const perch__group *g),
+                          void *ctx);
+void perch__samplelog_free(perch__samplelog *l, perch__budget *b);
 /* A human name for a thread, the same in every format: "app.exe (1234) main (1001)",
  * "app.exe (1234) thread 1001" when unnamed, "Idle (CPU 3)" for the idle thread of a CPU
  * ("?" parts when unknown). t may be NULL (then tid is used; UINT32_MAX: "thread ?"). */
@@ -351,44 +479,6 @@ size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uin
 /* The thread's own name without the process: "main", "thread 1001", "Idle (CPU 3)". */
 size_t perch__thread_short_name(const perch__entities *e, const perch__thread *t, uint32_t tid,
                                 char *buf, size_t cap);
-
-/* ---- keyed varint logs (vlog.c) ------------------------------------------------------ */
-typedef struct perch__vlog {
-    uint64_t key;
-    uint32_t tag;
-    uint8_t *data; /* LEB128 varints */
-    size_t len, cap;
-    size_t count;  /* entries */
-    uint64_t prev; /* the writer's delta base */
-    bool unsorted; /* an entry came before the one ahead of it */
-} perch__vlog;
-
-typedef struct perch__vlogs {
-    perch__vlog *v;
-    size_t count, cap;
-    perch__map index; /* hash of (key, tag) -> log index, probe chain on collisions */
-} perch__vlogs;
-
-/* Signed deltas as small unsigned varints: 0, -1, 1, -2 ... -> 0, 1, 2, 3 ... */
-static inline uint64_t perch__zigzag(int64_t v)
-{
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
-static inline int64_t perch__unzigzag(uint64_t v)
-{
-    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-
-/* The log of (key, tag), created empty when create; *out NULL when absent. The pointer is
- * valid until the next call that creates a log. */
-int perch__vlogs_get(perch__vlogs *s, perch__budget *b, uint64_t key, uint32_t tag, bool create,
-                     perch__vlog **out);
-/* Appends one entry of n varints. */
-int perch__vlog_put(perch__vlog *l, perch__budget *b, const uint64_t *vals, size_t n);
-/* The varint at *off (advanced). */
-uint64_t perch__vlog_next(const perch__vlog *l, size_t *off);
-void perch__vlogs_free(perch__vlogs *s, perch__budget *b);
 
 /* ---- gecko markers: a bounded log of slices ------------------------------------------- */
 typedef struct perch__mark {
@@ -484,34 +574,6 @@ int perch__profiles_sample(perch__profiles *p, uint32_t pid, uint32_t tid, uint6
  * queued and the spans. */
 int perch__profiles_finish(perch__profiles *p);
 void perch__profiles_free(perch__profiles *p);
-
-/* ---- gecko: the timer and PMC samples at their own times ------------------------------ */
-typedef struct perch__gsample {
-    uint64_t ts;
-    uint32_t row;   /* aggregate row index (after perch__agg_sort) */
-    uint32_t count; /* the sample's Count */
-    uint32_t order; /* position in the group's log */
-} perch__gsample;
-
-typedef struct perch__gsample_log {
-    perch__vlogs groups; /* per (thread key, kind, PMC source): (ts delta, row seq, count) */
-    size_t count;        /* samples kept */
-    uint64_t limit;      /* most samples kept */
-    bool overflow;       /* past the limit or the budget: the profile falls back to aggregates */
-    uint32_t *pos;       /* row seq -> row index after perch__agg_sort */
-    size_t pos_cap;
-    perch__gsample *v; /* the group being written, by time (ties in arrival order) */
-    size_t v_count, v_cap;
-} perch__gsample_log;
-
-/* Keeps one sample of aggregate row seq (or marks the log overflowed). */
-int perch__gsample_log_add(perch__gsample_log *l, perch__budget *b, const perch_sample_rec *r,
-                           uint32_t seq);
-/* After perch__agg_sort: the map from each row's creation index to its new index. */
-int perch__gsample_log_sort(perch__gsample_log *l, perch__budget *b, const perch__collect *c);
-/* Decodes the samples of the group whose first row is first into l->v (l->v_count). */
-int perch__gsample_log_group(perch__gsample_log *l, perch__budget *b, const perch__agg_row *first);
-void perch__gsample_log_free(perch__gsample_log *l, perch__budget *b);
 
 /* Shared create/destroy for the one-pass aggregate formats. */
 int perch__collect_create(const perch_export_options *opt, perch_output *out, void **state,

@@ -139,19 +139,27 @@ static bool wanted(const perch__collect *c, const perch__agg_row *r)
     return r->kind == PERCH_SAMPLE_PMC && r->profile_source == c->opt.folded_pmc_source;
 }
 
+static int folded_group(void *ctx, const perch__group *g)
+{
+    struct folded *f = ctx;
+    int err = 0;
+    for (size_t i = 0; i < g->row_count && !err; i++) {
+        if (!wanted(f->c, &g->rows[i]))
+            continue;
+        err = build_line(f, &g->rows[i]);
+        if (!err)
+            err = add_line(f, g->rows[i].count);
+    }
+    return err;
+}
+
 static int folded_write(perch__collect *c)
 {
     struct folded f;
-    int err = 0;
+    int err;
     memset(&f, 0, sizeof f);
     f.c = c;
-    for (size_t i = 0; i < c->agg.count && !err; i++) {
-        if (!wanted(c, &c->agg.rows[i]))
-            continue;
-        err = build_line(&f, &c->agg.rows[i]);
-        if (!err)
-            err = add_line(&f, c->agg.rows[i].count);
-    }
+    err = perch__samplelog_each(c, folded_group, &f);
     if (!err)
         err = write_lines(&f);
     perch__release(&c->budget, (void **)&f.buf, &f.buf_cap, 1);

@@ -6,11 +6,12 @@
  * its own samples, stackTable, frameTable, funcTable, resourceTable, nativeSymbols, markers
  * and stringArray; libs shared at the top (v41+); pid a string (v47+).
  *
- * One thread per (thread, PMC source) group of the aggregate, so PMC samples never mix with
- * CPU samples. Samples are aggregated per distinct stack (bounded memory): each distinct stack
- * is one sample at its first timestamp with weight = its sample count ("weightType":
- * "samples"), so the call tree, flame graph and inverted views are exact while the timeline
- * shows one entry per stack. Frames are `module!+0xoffset` with category Kernel or User.
+ * One thread per (thread, PMC source) group of the sample log (groups.c), so PMC samples never
+ * mix with CPU samples. Each sample is written at its own time, its stack interned once per
+ * distinct stack of the thread; past gecko_max_samples, each distinct stack is one sample at
+ * its first timestamp with weight = its sample count ("weightType": "samples"), so the call
+ * tree, flame graph and inverted views stay exact while the timeline shows one entry per
+ * stack. Frames are `module!+0xoffset` with category Kernel or User.
  * Slices become "CSwitch" interval markers of their thread (gecko_markers.c), up to a cap.
  */
 #include <inttypes.h>
@@ -31,14 +32,14 @@ enum { CAT_USER = 0, CAT_KERNEL = 1, CAT_OTHER = 2, CAT_IDLE = 3 };
 struct gecko_state {
     perch__collect base;
     perch__slice_log log;
-    perch__gsample_log samples;
+    uint64_t max_samples; /* past it, one sample per distinct stack */
 };
 
 struct gecko {
     perch__collect *c;
     perch__slice_log *log;
-    perch__gsample_log *samples;
-    bool idle; /* the group being written is an idle thread */
+    bool overflow; /* more samples than max_samples: one per distinct stack */
+    bool idle;     /* the group being written is an idle thread */
     perch_json *w;
     uint32_t *lib_of; /* per module index: lib index + 1, 0 = none yet */
     size_t lib_of_cap;
@@ -252,7 +253,7 @@ static void extra_json(struct gecko *g)
     perch_json_key(w, "format");
     perch_json_string(w, "string");
     perch_json_key(w, "value");
-    perch_json_string(w, g->samples->overflow
+    perch_json_string(w, g->overflow
                              ? "one sample per distinct stack at its first time, weighted by "
                                "its count (more samples than --gecko-max-samples or the memory "
                                "limit): totals are exact, the timeline is not"
@@ -354,16 +355,12 @@ static void gecko_libs_json(struct gecko *g)
 static int samples_json(struct gecko *g, const perch__group *grp)
 {
     const perch_trace_info *info = &g->c->ents.info;
-    perch__gsample_log *l = g->samples;
-    const perch__agg_row *rows = g->c->agg.rows;
-    bool real = !l->overflow;
-    size_t n;
+    const perch__agg_row *rows = grp->rows;
+    const perch__gsample *v = grp->samples;
+    bool real = !g->overflow;
+    size_t n = real ? grp->sample_count : grp->row_count;
     uint64_t cpu_us = perch__interval_ns(&g->c->opt) / 1000;
     perch_json *w = g->w;
-    int err = real ? perch__gsample_log_group(l, &g->c->budget, &rows[grp->begin]) : 0;
-    if (err)
-        return err;
-    n = real ? l->v_count : grp->end - grp->begin;
     perch_json_key(w, "samples");
     perch_json_begin_object(w);
     perch_json_key(w, "weightType");
@@ -375,13 +372,13 @@ static int samples_json(struct gecko *g, const perch__group *grp)
     perch_json_begin_array(w);
     perch_json_null(w);
     for (size_t i = 0; i < n; i++)
-        perch_json_uint(w, g->sample_stack[(real ? l->v[i].row : grp->begin + i) - grp->begin]);
+        perch_json_uint(w, g->sample_stack[real ? v[i].row : i]);
     perch_json_end_array(w);
     perch_json_key(w, "time");
     perch_json_begin_array(w);
     for (size_t i = 0; i <= n; i++) {
         size_t k = i ? i - 1 : 0;
-        uint64_t ts = real ? l->v[k].ts : rows[grp->begin + k].first_ts;
+        uint64_t ts = real ? v[k].ts : rows[k].first_ts;
         int64_t rel = (int64_t)(ts - info->start_raw);
         if (i == 0)
             rel -= (int64_t)(perch__interval_ns(&g->c->opt) * info->perf_freq / 1000000000u);
@@ -392,14 +389,14 @@ static int samples_json(struct gecko *g, const perch__group *grp)
     perch_json_begin_array(w);
     perch_json_uint(w, 0);
     for (size_t i = 0; i < n; i++)
-        perch_json_uint(w, real ? l->v[i].count : rows[grp->begin + i].count);
+        perch_json_uint(w, real ? v[i].count : rows[i].count);
     perch_json_end_array(w);
     perch_json_key(w, "threadCPUDelta"); /* us of CPU each sample stands for */
     perch_json_begin_array(w);
     perch_json_uint(w, 0);
     for (size_t i = 0; i < n; i++) {
-        uint64_t k = real ? l->v[i].count : rows[grp->begin + i].count;
-        bool pmc = rows[grp->begin].kind == PERCH_SAMPLE_PMC;
+        uint64_t k = real ? v[i].count : rows[i].count;
+        bool pmc = rows[0].kind == PERCH_SAMPLE_PMC;
         perch_json_uint(w, pmc || g->idle ? 0 : k * cpu_us);
     }
     perch_json_end_array(w);
@@ -539,7 +536,7 @@ static int resource_table_json(struct gecko *g)
 
 static void thread_head_json(struct gecko *g, const perch__group *grp)
 {
-    const perch__agg_row *first = &g->c->agg.rows[grp->begin];
+    const perch__agg_row *first = &grp->rows[0];
     const perch__entities *e = &g->c->ents;
     const perch__thread *t = grp->thread;
     uint32_t pid = t ? perch__thread_pid(e, t) : UINT32_MAX;
@@ -578,7 +575,7 @@ static void thread_head_json(struct gecko *g, const perch__group *grp)
 /* The thread's slices as markers (CPU-sample threads only; PMC threads get none). */
 static int markers_json(struct gecko *g, const perch__group *grp)
 {
-    const perch__agg_row *first = &g->c->agg.rows[grp->begin];
+    const perch__agg_row *first = &grp->rows[0];
     uint32_t name = 0;
     int err = 0;
     g->log->mark_count = 0;
@@ -618,14 +615,15 @@ static int gecko_thread_json(struct gecko *g, const perch__group *grp)
     return err ? err : w->error;
 }
 
-static int write_group(struct gecko *g, const perch__group *grp)
+static int write_group(void *ctx, const perch__group *grp)
 {
-    g->idle = grp->thread && grp->thread->tid == 0;
+    struct gecko *g = ctx;
     int err = perch__grow(&g->c->budget, (void **)&g->sample_stack, &g->sample_cap,
-                          grp->end - grp->begin + 1, sizeof *g->sample_stack);
+                          grp->row_count + 1, sizeof *g->sample_stack);
+    g->idle = grp->thread && grp->thread->tid == 0;
     reset_thread(g);
-    for (size_t i = grp->begin; i < grp->end && !err; i++)
-        err = row_stack(g, &g->c->agg.rows[i], &g->sample_stack[i - grp->begin]);
+    for (size_t i = 0; i < grp->row_count && !err; i++)
+        err = row_stack(g, &grp->rows[i], &g->sample_stack[i]);
     if (!err)
         err = gecko_thread_json(g, grp);
     return err;
@@ -633,26 +631,23 @@ static int write_group(struct gecko *g, const perch__group *grp)
 
 static int gecko_write(perch__collect *c)
 {
+    struct gecko_state *st = (struct gecko_state *)c; /* c is the first member of the state */
     struct gecko *g = perch__calloc(1, sizeof *g);
-    perch__group grp;
     int err = 0;
     if (!g || !(g->w = perch__alloc(sizeof *g->w))) {
         perch__free(g);
         return PERCH_ENOMEM;
     }
     g->c = c;
-    g->log = &((struct gecko_state *)c)->log; /* c is the first member of the state */
-    g->samples = &((struct gecko_state *)c)->samples;
-    err = perch__gsample_log_sort(g->samples, &c->budget, c);
+    g->log = &st->log;
+    g->overflow = c->samples.samples > st->max_samples;
+    c->samples.want_samples = !g->overflow;
     perch_json_init(g->w, perch__json_output_sink, c->out);
     perch_json_begin_object(g->w);
     gecko_meta_json(g);
     perch_json_key(g->w, "threads");
     perch_json_begin_array(g->w);
-    for (size_t i = 0; i < c->agg.count && !err; i = grp.end) {
-        perch__agg_group(c, i, &grp);
-        err = write_group(g, &grp);
-    }
+    err = perch__samplelog_each(c, write_group, g);
     perch_json_end_array(g->w);
     gecko_libs_json(g); /* after the threads: only the libs they used */
     perch_json_end_object(g->w);
@@ -671,19 +666,6 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
     return perch__slice_log_add(&st->log, &st->base.budget, r);
 }
 
-static int on_sample(void *ctx, const perch_sample_rec *rec)
-{
-    struct gecko_state *st = ctx;
-    uint32_t idx, seq;
-    int err =
-        perch__entities_touch_thread(&st->base.ents, rec->thread_key, rec->tid, rec->cpu, &idx);
-    if (!err)
-        err = perch__agg_add(&st->base.agg, &st->base.budget, rec, &seq);
-    if (!err)
-        err = perch__gsample_log_add(&st->samples, &st->base.budget, rec, seq);
-    return err;
-}
-
 static int on_counters(void *ctx, const perch_counters_rec *rec)
 {
     struct gecko_state *st = ctx;
@@ -696,7 +678,6 @@ static void gecko_bind(void *state, unsigned pass, perch_sink *sink)
     (void)pass;
     perch__collect_bind(&st->base, sink); /* ctx = &st->base == st */
     sink->slice = on_slice;
-    sink->sample = on_sample;
     sink->counters = on_counters;
 }
 
@@ -708,7 +689,9 @@ static int gecko_create(const perch_export_options *opt, perch_output *out, void
     perch__collect_init(&st->base, opt, out);
     st->base.write = gecko_write;
     st->log.limit = opt->gecko_max_markers ? opt->gecko_max_markers : 1000000;
-    st->samples.limit = opt->gecko_max_samples ? opt->gecko_max_samples : 20000000;
+    st->max_samples = opt->gecko_max_samples ? opt->gecko_max_samples : 20000000;
+    perch__vlogs_init(&st->log.threads, perch__log_memory(opt), perch__scratch_opener(opt),
+                      opt->scratch_open ? opt->scratch_ctx : NULL);
     *state = st;
     return 0;
 }
@@ -719,7 +702,6 @@ static void gecko_destroy(void *state)
     if (!st)
         return;
     perch__slice_log_free(&st->log, &st->base.budget);
-    perch__gsample_log_free(&st->samples, &st->base.budget);
     perch__collect_free(&st->base);
     perch__free(st);
 }

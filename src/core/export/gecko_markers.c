@@ -47,7 +47,7 @@ int perch__slice_log_add(perch__slice_log *l, perch__budget *b, const perch_slic
     }
     err = perch__vlogs_get(&l->threads, b, r->thread_key, 0, true, &t);
     if (!err)
-        err = perch__vlog_put(t, b, e, encode(r, t->prev, e));
+        err = perch__vlogs_put(&l->threads, b, t, e, encode(r, t->prev, e));
     if (err == PERCH_ELIMIT) { /* the budget is full: drop and count, keep exporting */
         l->dropped++;
         return 0;
@@ -68,36 +68,39 @@ static int cmp_mark(const void *x, const void *y)
     return (a->order > b->order) - (a->order < b->order);
 }
 
-static void decode(const perch__vlog *t, size_t *off, uint64_t *start, perch__mark *m)
+static void decode(const uint8_t *p, size_t len, size_t *off, uint64_t *start, perch__mark *m)
 {
     uint64_t ready;
-    *start += (uint64_t)perch__unzigzag(perch__vlog_next(t, off));
+    *start += (uint64_t)perch__unzigzag(perch__vnext(p, len, off));
     m->start = *start;
-    m->end = m->start + perch__vlog_next(t, off);
-    ready = perch__vlog_next(t, off);
+    m->end = m->start + perch__vnext(p, len, off);
+    ready = perch__vnext(p, len, off);
     m->ready = ready ? ready - 1 : UINT64_MAX;
-    m->cpu = (uint16_t)perch__vlog_next(t, off);
-    m->priority = (int8_t)perch__unzigzag(perch__vlog_next(t, off));
-    m->wait_reason = (int8_t)perch__unzigzag(perch__vlog_next(t, off));
-    m->pmc_count = (uint8_t)perch__vlog_next(t, off);
+    m->cpu = (uint16_t)perch__vnext(p, len, off);
+    m->priority = (int8_t)perch__unzigzag(perch__vnext(p, len, off));
+    m->wait_reason = (int8_t)perch__unzigzag(perch__vnext(p, len, off));
+    m->pmc_count = (uint8_t)perch__vnext(p, len, off);
     for (uint32_t i = 0; i < PERCH_MAX_PMC; i++)
-        m->pmc[i] = i < m->pmc_count ? perch__vlog_next(t, off) : 0;
+        m->pmc[i] = i < m->pmc_count ? perch__vnext(p, len, off) : 0;
 }
 
 int perch__slice_log_thread(perch__slice_log *l, perch__budget *b, uint64_t thread_key)
 {
     perch__vlog *t = NULL;
+    const uint8_t *data;
     uint64_t start = 0;
-    size_t off = 0;
+    size_t off = 0, len;
     int err = perch__vlogs_get(&l->threads, b, thread_key, 0, false, &t);
     l->mark_count = 0;
     if (err || t == NULL)
         return err;
     err = perch__grow(b, (void **)&l->marks, &l->mark_cap, t->count, sizeof *l->marks);
+    if (!err)
+        err = perch__vlogs_read(&l->threads, b, t, &data, &len);
     if (err)
         return err;
     for (size_t i = 0; i < t->count; i++) {
-        decode(t, &off, &start, &l->marks[i]);
+        decode(data, len, &off, &start, &l->marks[i]);
         l->marks[i].order = (uint32_t)i;
     }
     l->mark_count = t->count;

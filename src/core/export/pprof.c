@@ -202,6 +202,14 @@ static int write_sample(struct pprof *p, const perch__agg_row *r)
     return err ? err : p->sub.error;
 }
 
+static int write_group(void *ctx, const perch__group *g)
+{
+    int err = 0;
+    for (size_t i = 0; i < g->row_count && !err; i++)
+        err = write_sample(ctx, &g->rows[i]);
+    return err;
+}
+
 static void value_type(struct pprof *p, uint32_t field, uint32_t type, uint32_t unit)
 {
     p->sub.len = 0;
@@ -277,7 +285,8 @@ static void write_locations(struct pprof *p)
 static void write_trailer(struct pprof *p, uint32_t cpu)
 {
     const perch_trace_info *info = &p->c->ents.info;
-    uint64_t last = p->c->agg.last_ts > info->start_raw ? p->c->agg.last_ts : info->start_raw;
+    uint64_t last_ts = p->c->samples.last_ts;
+    uint64_t last = last_ts > info->start_raw ? last_ts : info->start_raw;
     for (size_t i = 0; i < p->strings.count; i++) {
         perch__pb_bytes(&p->top, PROFILE_STRING_TABLE, perch__interned(&p->strings, (uint32_t)i),
                         p->strings.len[i]);
@@ -310,8 +319,9 @@ static void pprof_free(struct pprof *p)
     perch__free(p);
 }
 
-/* The process key with the most timer samples, not counting Idle (pid 0) and threads of
- * unknown processes; 0 when none. Ties go to the smaller key. */
+/* The process key with the most timer samples (summed over the sample log's groups), not
+ * counting Idle (pid 0) and threads of unknown processes; 0 when none. Ties go to the smaller
+ * key. */
 static int busiest_process(struct pprof *p, uint64_t *best)
 {
     const perch__entities *e = &p->c->ents;
@@ -321,12 +331,12 @@ static int busiest_process(struct pprof *p, uint64_t *best)
     size_t cap = 0, n = 0;
     int err = 0;
     *best = 0;
-    for (size_t i = 0; i < p->c->agg.count && !err; i++) {
-        const perch__agg_row *r = &p->c->agg.rows[i];
-        const perch__thread *t = perch__entities_thread_at(e, r->thread_key);
+    for (size_t i = 0; i < p->c->samples.log.count && !err; i++) {
+        const perch__vlog *g = &p->c->samples.log.v[i]; /* a group: tag = kind << 16 | source */
+        const perch__thread *t = perch__entities_thread_at(e, g->key);
         uint32_t k;
         if (!t || t->tid == 0 || t->process_key == 0 || perch__thread_pid(e, t) == 0 ||
-            r->kind != PERCH_SAMPLE_TIMER)
+            g->tag >> 16 != PERCH_SAMPLE_TIMER)
             continue;
         if (!perch__map_get(&index, t->process_key, &k)) {
             err = perch__grow(b, (void **)&counts, &cap, n + 1, sizeof *counts);
@@ -338,7 +348,7 @@ static int busiest_process(struct pprof *p, uint64_t *best)
         }
         if (err)
             break;
-        counts[k] += r->count;
+        counts[k] += g->sum;
         if (counts[k] > best_count || (counts[k] == best_count && t->process_key < *best)) {
             best_count = counts[k];
             *best = t->process_key;
@@ -384,8 +394,8 @@ static int pprof_write(perch__collect *c)
     err = write_header(p, &cpu);
     if (!err)
         err = main_image_first(p);
-    for (size_t i = 0; !err && i < c->agg.count; i++)
-        err = write_sample(p, &c->agg.rows[i]);
+    if (!err)
+        err = perch__samplelog_each(c, write_group, p);
     if (!err) {
         write_mappings(p);
         write_locations(p);

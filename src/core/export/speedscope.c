@@ -21,6 +21,7 @@ struct speedscope {
     perch__collect *c;
     perch__name_cache frames; /* frame names = the shared frames list */
     perch_json *w;
+    uint64_t best, index, active; /* the busiest timer profile so far */
     uint32_t idx[MAX_FRAMES];
 };
 
@@ -49,7 +50,7 @@ static uint64_t weight_of(const struct speedscope *s, const perch__agg_row *r)
 
 static int write_profile(struct speedscope *s, const perch__group *g)
 {
-    const perch__agg_row *first = &s->c->agg.rows[g->begin];
+    const perch__agg_row *first = &g->rows[0];
     bool pmc = first->kind == PERCH_SAMPLE_PMC;
     char name[300];
     uint32_t tid = g->thread ? g->thread->tid : UINT32_MAX;
@@ -70,38 +71,41 @@ static int write_profile(struct speedscope *s, const perch__group *g)
     perch_json_uint(s->w, pmc ? g->count : g->count * perch__interval_ns(&s->c->opt));
     perch_json_key(s->w, "samples");
     perch_json_begin_array(s->w);
-    for (size_t i = g->begin; i < g->end && !err; i++)
-        err = write_stack(s, &s->c->agg.rows[i]);
+    for (size_t i = 0; i < g->row_count && !err; i++)
+        err = write_stack(s, &g->rows[i]);
     perch_json_end_array(s->w);
     perch_json_key(s->w, "weights");
     perch_json_begin_array(s->w);
-    for (size_t i = g->begin; i < g->end; i++)
-        perch_json_uint(s->w, weight_of(s, &s->c->agg.rows[i]));
+    for (size_t i = 0; i < g->row_count; i++)
+        perch_json_uint(s->w, weight_of(s, &g->rows[i]));
     perch_json_end_array(s->w);
     perch_json_end_object(s->w);
     return err;
+}
+
+/* One profile per group; remembers the index of the busiest thread's timer profile. */
+static int profile_group(void *ctx, const perch__group *g)
+{
+    struct speedscope *s = ctx;
+    bool idle = g->thread ? g->thread->tid == 0 : false;
+    if (g->rows[0].kind != PERCH_SAMPLE_PMC && !idle && g->count > s->best) {
+        s->best = g->count;
+        s->active = s->index;
+    }
+    s->index++;
+    return write_profile(s, g);
 }
 
 /* Writes every profile; *active receives the index of the busiest thread's timer profile,
  * not counting the idle threads (speedscope opens on it). */
 static int write_profiles(struct speedscope *s, uint64_t *active)
 {
-    perch__group g;
-    uint64_t best = 0, index = 0;
-    int err = 0;
-    *active = 0;
+    int err;
     perch_json_key(s->w, "profiles");
     perch_json_begin_array(s->w);
-    for (size_t i = 0; i < s->c->agg.count && !err; i = g.end, index++) {
-        perch__agg_group(s->c, i, &g);
-        bool idle = g.thread ? g.thread->tid == 0 : false;
-        if (s->c->agg.rows[i].kind != PERCH_SAMPLE_PMC && !idle && g.count > best) {
-            best = g.count;
-            *active = index;
-        }
-        err = write_profile(s, &g);
-    }
+    err = perch__samplelog_each(s->c, profile_group, s);
     perch_json_end_array(s->w);
+    *active = s->active;
     return err;
 }
 

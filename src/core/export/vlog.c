@@ -1,14 +1,27 @@
 /*
- * Keyed logs of varints for the gecko writer: one append-only byte log per key (a thread, or
- * a thread's sample group), found through the exporters' u64 map with a probe chain for hash
+ * Keyed logs of varints for the exporters: one append-only byte log per key (a thread, or a
+ * thread's sample group), found through the exporters' u64 map with a probe chain for hash
  * collisions. A log entry is a few LEB128 varints (deltas and small numbers), a few bytes
- * where the fixed structs they replace took 16 to 104, and every byte is charged to the
- * exporter's budget.
+ * where the fixed structs they replace took 16 to 104, and every byte held in memory is
+ * charged to the exporter's budget. Past the store's memory cap every log's bytes so far
+ * move to a scratch store (include/perch/scratch.h) as one segment per log, chained per log,
+ * so the logs' memory stays bounded however long the trace; a log is read back whole, its
+ * segments in order, then its in-memory tail.
  */
 #include <string.h>
 
 #include "export/export_internal.h"
 #include "perch/error.h"
+
+#define NO_SEG UINT32_MAX
+
+void perch__vlogs_init(perch__vlogs *s, size_t memory, perch_scratch_open_fn open, void *open_ctx)
+{
+    memset(s, 0, sizeof *s);
+    s->memory = memory;
+    s->open = open;
+    s->open_ctx = open_ctx;
+}
 
 static uint64_t slot_key(uint64_t key, uint32_t tag)
 {
@@ -38,14 +51,66 @@ int perch__vlogs_get(perch__vlogs *s, perch__budget *b, uint64_t key, uint32_t t
     *out = memset(&s->v[s->count++], 0, sizeof *s->v);
     (*out)->key = key;
     (*out)->tag = tag;
+    (*out)->seg_first = (*out)->seg_last = NO_SEG;
     return 0;
 }
 
-int perch__vlog_put(perch__vlog *l, perch__budget *b, const uint64_t *vals, size_t n)
+/* Appends the bytes of log l as a new segment at the end of the scratch store. */
+static int spill_one(perch__vlogs *s, perch__budget *b, perch__vlog *l)
 {
-    int err = perch__grow(b, (void **)&l->data, &l->cap, l->len + n * 10, 1);
+    perch__vlog_seg *seg;
+    int err = perch__grow(b, (void **)&s->segs, &s->seg_cap, s->seg_count + 1, sizeof *s->segs);
+    if (!err && l->len > UINT32_MAX)
+        err = PERCH_ELIMIT;
+    if (!err)
+        err = s->scratch.write_at(s->scratch.ctx, s->scratch_end, l->data, l->len);
     if (err)
         return err;
+    seg = &s->segs[s->seg_count];
+    *seg = (perch__vlog_seg){s->scratch_end, (uint32_t)l->len, NO_SEG};
+    if (l->seg_last == NO_SEG)
+        l->seg_first = (uint32_t)s->seg_count;
+    else
+        s->segs[l->seg_last].next = (uint32_t)s->seg_count;
+    l->seg_last = (uint32_t)s->seg_count++;
+    s->scratch_end += l->len;
+    l->spilled += l->len;
+    s->held -= l->cap;
+    perch__release(b, (void **)&l->data, &l->cap, 1);
+    l->len = 0;
+    return 0;
+}
+
+/* Moves every log's bytes to the scratch store (opened on first use). */
+static int spill_all(perch__vlogs *s, perch__budget *b)
+{
+    int err = 0;
+    if (!s->scratch_open) {
+        err = s->open(s->open_ctx, &s->scratch);
+        s->scratch_open = err == 0;
+    }
+    for (size_t i = 0; i < s->count && !err; i++)
+        if (s->v[i].len)
+            err = spill_one(s, b, &s->v[i]);
+    s->spills += err == 0;
+    return err;
+}
+
+int perch__vlogs_put(perch__vlogs *s, perch__budget *b, perch__vlog *l, const uint64_t *vals,
+                     size_t n)
+{
+    size_t old = l->cap;
+    int err;
+    if (l->len + n * 10 > l->cap && s->memory && s->open && s->held >= s->memory) {
+        err = spill_all(s, b);
+        if (err)
+            return err;
+        old = l->cap;
+    }
+    err = perch__grow(b, (void **)&l->data, &l->cap, l->len + n * 10, 1);
+    if (err)
+        return err;
+    s->held += l->cap - old;
     for (size_t i = 0; i < n; i++) {
         uint64_t v = vals[i];
         while (v >= 0x80) {
@@ -58,11 +123,37 @@ int perch__vlog_put(perch__vlog *l, perch__budget *b, const uint64_t *vals, size
     return 0;
 }
 
-uint64_t perch__vlog_next(const perch__vlog *l, size_t *off)
+int perch__vlogs_read(perch__vlogs *s, perch__budget *b, const perch__vlog *l, const uint8_t **data,
+                      size_t *len)
+{
+    size_t at = 0;
+    int err;
+    if (l->spilled == 0) {
+        *data = l->data;
+        *len = l->len;
+        return 0;
+    }
+    if (l->spilled > SIZE_MAX - l->len)
+        return PERCH_ELIMIT;
+    err = perch__grow(b, (void **)&s->load, &s->load_cap, (size_t)l->spilled + l->len, 1);
+    for (uint32_t i = l->seg_first; i != NO_SEG && !err; i = s->segs[i].next) {
+        err = s->scratch.read_at(s->scratch.ctx, s->segs[i].off, s->load + at, s->segs[i].len);
+        at += s->segs[i].len;
+    }
+    if (err)
+        return err;
+    if (l->len)
+        memcpy(s->load + at, l->data, l->len);
+    *data = s->load;
+    *len = at + l->len;
+    return 0;
+}
+
+uint64_t perch__vnext(const uint8_t *data, size_t len, size_t *off)
 {
     uint64_t v = 0;
-    for (unsigned shift = 0; *off < l->len && shift < 64; shift += 7) {
-        uint8_t c = l->data[(*off)++];
+    for (unsigned shift = 0; *off < len && shift < 64; shift += 7) {
+        uint8_t c = data[(*off)++];
         v |= (uint64_t)(c & 0x7f) << shift;
         if (!(c & 0x80))
             break;
@@ -75,6 +166,13 @@ void perch__vlogs_free(perch__vlogs *s, perch__budget *b)
     for (size_t i = 0; i < s->count; i++)
         perch__release(b, (void **)&s->v[i].data, &s->v[i].cap, 1);
     perch__release(b, (void **)&s->v, &s->cap, sizeof *s->v);
+    perch__release(b, (void **)&s->segs, &s->seg_cap, sizeof *s->segs);
+    perch__release(b, (void **)&s->load, &s->load_cap, 1);
     perch__map_free(&s->index, b);
-    s->count = 0;
+    if (s->scratch_open)
+        perch_scratch_close(&s->scratch);
+    s->scratch_open = false;
+    s->count = s->seg_count = 0;
+    s->held = 0;
+    s->scratch_end = 0;
 }

@@ -1,0 +1,285 @@
+/*
+ * The sample log by group, the base of the one-pass formats (gecko, pprof, speedscope,
+ * folded): every sample is appended to the varint log of its group (thread key, kind, PMC
+ * source; vlog.c, which moves the logs to a scratch store past its cap) as (time delta,
+ * stack id << 1 | has ip, count[, ip, module key]), a few bytes a sample. The ip and module
+ * ride along when a row may need them: samples without a stack, and samples whose stack is
+ * not interned (yet), whose row falls back to its first sample's ip. At finish the groups are
+ * visited in (thread key, kind, PMC source) order; each is read back alone and aggregated into
+ * its rows (a per-stack-id slot array stamped with the group, a map for the rest), sorted by
+ * first time, stack id, ip, module and creation order: exactly the rows and order a table of
+ * every (thread, stack) row sorted the same way gives, holding one group's rows at a time.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export_internal.h"
+#include "perch/error.h"
+
+static uint32_t group_tag(uint16_t kind, uint16_t source)
+{
+    return (uint32_t)kind << 16 | source;
+}
+
+/* The log of rec's group: the previous sample's when it matches, else looked up. */
+static int group_of(perch__collect *c, const perch_sample_rec *rec, perch__vlog **g)
+{
+    perch__samplelog *l = &c->samples;
+    uint32_t tag = group_tag(rec->kind, rec->profile_source);
+    int err;
+    if (l->last) {
+        perch__vlog *p = &l->log.v[l->last - 1];
+        if (p->key == rec->thread_key && p->tag == tag) {
+            *g = p;
+            return 0;
+        }
+    }
+    err = perch__vlogs_get(&l->log, &c->budget, rec->thread_key, tag, true, g);
+    if (!err)
+        l->last = (size_t)(*g - l->log.v) + 1;
+    return err;
+}
+
+int perch__samplelog_add(perch__collect *c, const perch_sample_rec *rec)
+{
+    perch__samplelog *l = &c->samples;
+    uint64_t count = rec->count ? rec->count : 1, e[5];
+    bool ip = !perch__stacks_known(&c->stacks, rec->stack_id);
+    perch__vlog *g;
+    int err = group_of(c, rec, &g);
+    if (err)
+        return err;
+    e[0] = perch__zigzag((int64_t)(rec->ts - g->prev));
+    e[1] = (uint64_t)rec->stack_id << 1 | ip;
+    e[2] = count;
+    e[3] = rec->ip;
+    e[4] = rec->module_key;
+    err = perch__vlogs_put(&l->log, &c->budget, g, e, ip ? 5 : 3);
+    if (err)
+        return err;
+    g->unsorted |= rec->ts < g->prev;
+    g->prev = rec->ts;
+    g->sum += count;
+    l->samples++;
+    if (rec->ts > l->last_ts)
+        l->last_ts = rec->ts;
+    return 0;
+}
+
+/* ---- visiting ---------------------------------------------------------------------------- */
+
+static int cmp_group(const void *x, const void *y)
+{
+    const perch__group_ref *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->tag > b->tag) - (a->tag < b->tag);
+}
+
+static int cmp_row(const void *x, const void *y)
+{
+    const perch__agg_row *a = x, *b = y;
+    if (a->first_ts != b->first_ts)
+        return a->first_ts < b->first_ts ? -1 : 1;
+    if (a->stack_id != b->stack_id)
+        return a->stack_id < b->stack_id ? -1 : 1;
+    if (a->ip != b->ip)
+        return a->ip < b->ip ? -1 : 1;
+    if (a->module_key != b->module_key)
+        return a->module_key < b->module_key ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static int cmp_sample(const void *x, const void *y)
+{
+    const perch__gsample *a = x, *b = y;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return (a->order > b->order) - (a->order < b->order);
+}
+
+/* A new row of group g for a sample; *row receives its index. */
+static int new_row(perch__collect *c, const perch__vlog *g, uint32_t stack_id, uint64_t ip,
+                   uint64_t module_key, uint64_t ts, uint32_t *row)
+{
+    perch__samplelog *l = &c->samples;
+    perch__agg_row *r;
+    int err;
+    if (l->row_count >= UINT32_MAX - 1)
+        return PERCH_ELIMIT;
+    err = perch__grow(&c->budget, (void **)&l->rows, &l->row_cap, l->row_count + 1, sizeof *r);
+    if (err)
+        return err;
+    r = memset(&l->rows[l->row_count], 0, sizeof *r);
+    r->thread_key = g->key;
+    r->kind = (uint16_t)(g->tag >> 16);
+    r->profile_source = (uint16_t)g->tag;
+    r->stack_id = stack_id;
+    r->ip = ip;
+    r->module_key = module_key;
+    r->first_ts = ts;
+    r->seq = (uint32_t)l->row_count;
+    *row = (uint32_t)l->row_count++;
+    return 0;
+}
+
+/* The row of a sample of group g (created on its first sample). */
+static int row_for(perch__collect *c, const perch__vlog *g, uint32_t stack_id, uint64_t ip,
+                   uint64_t module_key, uint64_t ts, uint32_t *row)
+{
+    perch__samplelog *l = &c->samples;
+    uint32_t idx;
+    bool is_new;
+    int err;
+    if (stack_id != 0 && stack_id < l->row_of_cap) {
+        if (l->row_gen[stack_id] == l->gen) {
+            *row = l->row_of[stack_id];
+            return 0;
+        }
+        err = new_row(c, g, stack_id, ip, module_key, ts, row);
+        l->row_gen[stack_id] = l->gen;
+        l->row_of[stack_id] = *row;
+        return err;
+    }
+    if (stack_id != 0) {
+        if (perch__map_get(&l->far, stack_id, row))
+            return 0;
+        err = new_row(c, g, stack_id, ip, module_key, ts, row);
+        return err ? err : perch__map_put(&l->far, &c->budget, stack_id, *row);
+    }
+    err = perch__loctab_get(&l->ips, &c->budget, module_key, ip, &idx, &is_new);
+    if (err || !is_new) {
+        *row = err ? 0 : l->ips.locs[idx].extra;
+        return err;
+    }
+    err = new_row(c, g, 0, ip, module_key, ts, row);
+    l->ips.locs[idx].extra = *row;
+    return err;
+}
+
+/* Empties the per-group state; the stack-id slots are invalidated by a new stamp. */
+static int reset_group(perch__collect *c)
+{
+    perch__samplelog *l = &c->samples;
+    size_t need = c->stacks.count;
+    int err = 0;
+    l->row_count = 0;
+    l->v_count = 0;
+    perch__map_free(&l->far, &c->budget);
+    perch__loctab_free(&l->ips, &c->budget);
+    if (l->row_of_cap < need) {
+        err = perch__grow(&c->budget, (void **)&l->row_of, &l->row_of_cap, need, sizeof *l->row_of);
+        if (!err)
+            err = perch__grow(&c->budget, (void **)&l->row_gen, &l->row_gen_cap, l->row_of_cap,
+                              sizeof *l->row_gen);
+        if (err)
+            return err;
+        memset(l->row_gen, 0, l->row_gen_cap * sizeof *l->row_gen);
+        l->row_of_cap = l->row_gen_cap < l->row_of_cap ? l->row_gen_cap : l->row_of_cap;
+        l->gen = 0;
+    }
+    if (++l->gen == 0) { /* the stamp wrapped: clear every slot */
+        memset(l->row_gen, 0, l->row_gen_cap * sizeof *l->row_gen);
+        l->gen = 1;
+    }
+    return 0;
+}
+
+/* Decodes log g into its rows (and samples), aggregating counts. */
+static int decode_group(perch__collect *c, const perch__vlog *g)
+{
+    perch__samplelog *l = &c->samples;
+    const uint8_t *data;
+    size_t len, off = 0;
+    uint64_t ts = 0;
+    int err = reset_group(c);
+    if (!err)
+        err = perch__vlogs_read(&l->log, &c->budget, g, &data, &len);
+    if (!err && l->want_samples)
+        err = perch__grow(&c->budget, (void **)&l->v, &l->v_cap, g->count, sizeof *l->v);
+    for (size_t i = 0; i < g->count && !err; i++) {
+        uint64_t id = 0, ip = 0, mod = 0, count;
+        uint32_t row;
+        ts += (uint64_t)perch__unzigzag(perch__vnext(data, len, &off));
+        id = perch__vnext(data, len, &off);
+        count = perch__vnext(data, len, &off);
+        if (id & 1) {
+            ip = perch__vnext(data, len, &off);
+            mod = perch__vnext(data, len, &off);
+        }
+        err = row_for(c, g, (uint32_t)(id >> 1), ip, mod, ts, &row);
+        if (err)
+            break;
+        l->rows[row].count += count;
+        if (ts < l->rows[row].first_ts)
+            l->rows[row].first_ts = ts;
+        if (l->want_samples)
+            l->v[l->v_count++] = (perch__gsample){ts, row, (uint32_t)count, (uint32_t)i};
+    }
+    return err;
+}
+
+/* Sorts the group's rows and renumbers its samples' rows. */
+static int sort_group(perch__collect *c, const perch__vlog *g)
+{
+    perch__samplelog *l = &c->samples;
+    int err = 0;
+    qsort(l->rows, l->row_count, sizeof *l->rows, cmp_row);
+    if (!l->want_samples)
+        return 0;
+    err = perch__grow(&c->budget, (void **)&l->pos, &l->pos_cap, l->row_count, sizeof *l->pos);
+    if (err)
+        return err;
+    for (size_t i = 0; i < l->row_count; i++)
+        l->pos[l->rows[i].seq] = (uint32_t)i;
+    for (size_t i = 0; i < l->v_count; i++)
+        l->v[i].row = l->pos[l->v[i].row];
+    if (g->unsorted)
+        qsort(l->v, l->v_count, sizeof *l->v, cmp_sample);
+    return 0;
+}
+
+int perch__samplelog_each(perch__collect *c, int (*visit)(void *ctx, const perch__group *g),
+                          void *ctx)
+{
+    perch__samplelog *l = &c->samples;
+    size_t n = l->log.count;
+    int err = perch__grow(&c->budget, (void **)&l->order, &l->order_cap, n, sizeof *l->order);
+    for (size_t i = 0; i < n && !err; i++)
+        l->order[i] = (perch__group_ref){l->log.v[i].key, l->log.v[i].tag, (uint32_t)i};
+    if (err || n == 0)
+        return err;
+    qsort(l->order, n, sizeof *l->order, cmp_group);
+    for (size_t i = 0; i < n && !err; i++) {
+        const perch__vlog *g = &l->log.v[l->order[i].index];
+        perch__group grp;
+        err = decode_group(c, g);
+        if (!err)
+            err = sort_group(c, g);
+        if (err)
+            break;
+        grp.rows = l->rows;
+        grp.row_count = l->row_count;
+        grp.thread = perch__entities_thread_at(&c->ents, g->key);
+        grp.count = g->sum;
+        grp.samples = l->want_samples ? l->v : NULL;
+        grp.sample_count = l->want_samples ? l->v_count : 0;
+        err = visit(ctx, &grp);
+    }
+    return err;
+}
+
+void perch__samplelog_free(perch__samplelog *l, perch__budget *b)
+{
+    perch__vlogs_free(&l->log, b);
+    perch__release(b, (void **)&l->order, &l->order_cap, sizeof *l->order);
+    perch__release(b, (void **)&l->rows, &l->row_cap, sizeof *l->rows);
+    perch__release(b, (void **)&l->row_of, &l->row_of_cap, sizeof *l->row_of);
+    perch__release(b, (void **)&l->row_gen, &l->row_gen_cap, sizeof *l->row_gen);
+    perch__release(b, (void **)&l->pos, &l->pos_cap, sizeof *l->pos);
+    perch__release(b, (void **)&l->v, &l->v_cap, sizeof *l->v);
+    perch__map_free(&l->far, b);
+    perch__loctab_free(&l->ips, b);
+    l->last = 0;
+    l->row_count = l->v_count = 0;
+}
