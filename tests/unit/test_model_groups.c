@@ -4,7 +4,10 @@
  * one chain (threads 7 and 165580148 at timestamps whose XOR equals the XOR of the threads'
  * hash terms) and removes them head first and not head first; another makes more groups at one
  * timestamp than the ring holds, so the oldest move to the bucket table, and sends samples and
- * parts to them in and out of time order. Each checks that every part reaches its samples.
+ * parts to them in and out of time order; one leaves groups of distinct timestamps behind the
+ * ring, found by a search of the window queue; one closes a group's window while a key
+ * reference waits, so it leaves the ring into the bucket table, and sends it a user part
+ * before the definition. Each checks that every part reaches its samples.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -161,11 +164,71 @@ static void test_groups_past_the_ring(void **state)
     perch_model_destroy(m);
 }
 
+#define BEHIND 100u /* groups in time order: the oldest 36 end up behind the ring */
+
+static void test_groups_behind_the_ring(void **state)
+{
+    recorder r;
+    perch_sink sink;
+    synth_ev s;
+    uint64_t f[2];
+    (void)state;
+    perch_model *m = long_wait_model(&r, &sink);
+    for (uint32_t i = 0; i < BEHIND; i++)
+        feed(m, ev_sample(&s, TS_A + 10 * i, (uint16_t)(i % 4), K(0x10), 2000 + i));
+    feed(m, ev_sample(&s, TS_A, 1, K(0x10), 2000)); /* joins the oldest, found in the queue */
+    for (uint32_t i = 0; i < BEHIND; i++) {         /* oldest first: the queue, then the ring */
+        frames_of(2000 + i, f);
+        feed(m, ev_walk(&s, TS_A + 5000 + i, TS_A + 10 * i, 2000 + i, f, 2, 8));
+    }
+    assert_int_equal(r.nsamples, BEHIND + 1);
+    for (uint32_t i = 0; i < BEHIND; i++)
+        assert_tid_stack(&r, 2000 + i, 0);
+    assert_tid_stack(&r, 2000, 1);
+    feed(m, ev_walk(&s, TS_A + 6000, TS_A + 10, 2001, f, 2, 8)); /* its group is gone */
+    assert_int_equal(perch_model_finish(m), 0);
+    assert_int_equal(STAT(&r, "stack.emit.user_part"), BEHIND + 1);
+    assert_int_equal(LEDGER(&r, "stack.orphan_part"), 1);
+    perch_model_destroy(m);
+}
+
+static void test_closed_window_behind_the_ring(void **state)
+{
+    recorder r;
+    perch_sink sink;
+    synth_ev s;
+    const uint64_t t0 = 1000000, second = 10000000;
+    uint64_t def[] = {K(0x900)}, user[] = {0x7ff600000009ull};
+    (void)state;
+    memset(&r, 0, sizeof r);
+    perch_model *m = new_model(&r, &sink); /* a 4 s window */
+    feed(m, ev_sample(&s, t0, 0, K(0x10), 9));
+    feed(m, ev_keyref(&s, 37, t0 + 1, t0, 9, 0x99)); /* waits for its definition */
+    for (uint32_t i = 0; i < 128; i++)               /* past the window, past the ring (64) */
+        feed(m, ev_sample(&s, t0 + 5 * second + i, 1, K(0x10), 3000 + i));
+    assert_int_equal(r.nsamples, 0);                               /* the window closed, */
+    feed(m, ev_walk(&s, t0 + 6 * second, t0, 9, user, 1, 8));      /* a user part comes, */
+    feed(m, ev_keydef(&s, 34, t0 + 6 * second + 1, 0x99, def, 1)); /* and the definition */
+    assert_int_equal(r.nsamples, 1);
+    assert_int_equal(r.samples[0].tid, 9);
+    const rec_stack *st = find_stack(&r, r.samples[0].stack_id);
+    assert_non_null(st);
+    assert_int_equal(st->r.frame_count, 2);
+    assert_int_equal(st->r.kernel_frames, 1);
+    assert_true(st->frames[0] == def[0] && st->frames[1] == user[0]);
+    assert_int_equal(perch_model_finish(m), 0);
+    assert_int_equal(LEDGER(&r, "stack.orphan_part"), 0);
+    assert_int_equal(STAT(&r, "stack.emit.wait_time"), 1);
+    perch_model_destroy(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_colliding_groups),
         cmocka_unit_test(test_groups_past_the_ring),
+        cmocka_unit_test(test_groups_behind_the_ring),
+        cmocka_unit_test(test_closed_window_behind_the_ring),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

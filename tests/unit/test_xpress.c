@@ -4,7 +4,9 @@
  * offset before the start, truncated tokens), and random token sequences built with the test
  * encoder, checked against a byte-at-a-time model of the output; the fast path against the
  * checked byte-by-byte path (perch__xpress_decompress_slow) at every cut and capacity near the
- * end of a stream.
+ * end of a stream; the fast loop's copies at every offset class and length up to past the
+ * longest short form, in both of its phases (before and after 8 KiB of output), and its
+ * explicit-length and error paths, with guard bytes after the capacity.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -231,6 +233,99 @@ static void test_fast_equals_checked_at_the_ends(void **state)
     free(b);
 }
 
+/* Builds: lead distinct literals, one match (off, ml), then tail literals; the expected
+ * output in want. Returns the stream length. */
+static size_t one_match_stream(uint8_t *stream, size_t cap, uint8_t *want, size_t lead,
+                               size_t off, size_t ml, size_t tail)
+{
+    struct xenc e;
+    size_t n = 0;
+    xenc_init(&e, stream, cap);
+    for (size_t i = 0; i < lead; i++, n++) {
+        want[n] = (uint8_t)(i * 7 + 1);
+        xenc_literal(&e, want[n]);
+    }
+    xenc_match(&e, off, ml);
+    for (size_t k = 0; k < ml; k++, n++)
+        want[n] = want[n - off];
+    for (size_t i = 0; i < tail; i++, n++) {
+        want[n] = (uint8_t)(i * 13 + 5);
+        xenc_literal(&e, want[n]);
+    }
+    return xenc_finish(&e);
+}
+
+/* Every offset class of the fast loop's copy (a pattern word for 1-7, 8-byte words for 8-15,
+ * 16-byte words from 16) at every length from 3 to past the longest one without an explicit
+ * field (279), each match far enough from both ends that the fast loop copies it, into a
+ * buffer of exactly the output size. */
+static void test_fast_copy_every_offset_and_length(void **state)
+{
+    static const size_t offs[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32,
+                                  33, 47, 48, 63, 64, 65, 100, 255, 1000, 4096, 8192};
+    enum { LATE = 8300, TAIL = 400, MAXML = 300, CAP = 2 * (LATE + TAIL) + 64 };
+    uint8_t *stream = malloc(CAP), *want = malloc(LATE + MAXML + TAIL);
+    for (size_t i = 0; i < 2 * sizeof offs / sizeof offs[0]; i++) {
+        size_t off = offs[i / 2], lead = i % 2 ? LATE : off + 40; /* both phases */
+        for (size_t ml = 3; ml <= MAXML; ml++) {
+            size_t sl = one_match_stream(stream, CAP, want, lead, off, ml, TAIL);
+            size_t len = lead + ml + TAIL, n = 0;
+            uint8_t *got = malloc(len);
+            assert_int_equal(perch__xpress_decompress(stream, sl, got, len, &n), 0);
+            assert_int_equal(n, len);
+            assert_memory_equal(got, want, len);
+            free(got);
+        }
+    }
+    free(stream);
+    free(want);
+}
+
+/* An explicit length inside the fast loop: copied by words with room to spare, exactly when
+ * the match ends near the end of the output, an overrun when it does not fit; an offset
+ * before the start of the output found by the fast loop. Both paths agree on each. */
+static void test_fast_explicit_lengths_and_errors(void **state)
+{
+    enum { LEAD = 64, TAIL = 100, GUARD = 64 };
+    static const size_t lens[] = {280, 281, 1003, 70003};
+    uint8_t *stream = malloc(4096), *want = malloc(LEAD + 70003 + TAIL);
+    uint8_t *a = malloc(LEAD + 70003 + TAIL + 70 + GUARD), *b = malloc(LEAD + 70003 + TAIL + 70);
+    size_t sl;
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        sl = one_match_stream(stream, 4096, want, LEAD, 40, lens[i], TAIL);
+        size_t len = LEAD + lens[i] + TAIL, n = 0;
+        for (size_t cap = len - TAIL - 2; cap <= len + 70; cap++) {
+            memset(a, 0xee, len + 70 + GUARD);
+            assert_paths_agree(stream, sl, cap, a, b);
+            for (size_t k = cap; k < cap + GUARD && k < len + 70 + GUARD; k++)
+                assert_int_equal(a[k], 0xee); /* nothing written past the capacity */
+        }
+        assert_int_equal(perch__xpress_decompress(stream, sl, a, len, &n), 0);
+        assert_int_equal(n, len);
+        assert_memory_equal(a, want, len);
+        assert_int_equal(perch__xpress_decompress(stream, sl, a, LEAD + lens[i] - 1, &n),
+                         PERCH_EOVERRUN);
+    }
+    /* A match one byte further back than the 64 bytes written, with input enough after it
+     * that the fast loop finds it (it checks offsets only in the first 8 KiB). */
+    struct xenc e;
+    size_t n = 7;
+    xenc_init(&e, stream, 4096);
+    for (int k = 0; k < 600; k++) {
+        if (k == LEAD)
+            xenc_match(&e, LEAD + 1, 10);
+        xenc_literal(&e, (uint8_t)k);
+    }
+    sl = xenc_finish(&e);
+    assert_int_equal(perch__xpress_decompress(stream, sl, a, 2000, &n), PERCH_EFORMAT);
+    assert_int_equal(n, 7);
+    assert_paths_agree(stream, sl, 2000, a, b);
+    free(stream);
+    free(want);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +337,8 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_random_round_trips),
         cmocka_unit_test(test_fast_equals_checked_at_the_ends),
+        cmocka_unit_test(test_fast_copy_every_offset_and_length),
+        cmocka_unit_test(test_fast_explicit_lengths_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,19 +1,24 @@
 /*
  * The sample groups' storage and indexes (samples.c uses them): groups live in one array with a
- * free list; the group of (timestamp, thread) is found in a ring of the RECENT_GROUPS newest
- * groups, then in a bucket table that holds only the groups that left the ring while still
- * live; each thread has a list of its pending groups for thread exit. Both the buckets and the
- * thread lists are intrusive and doubly linked through the groups themselves, so creating and
- * releasing a group costs no hash-map insertion or deletion: a bucket head is a plain array
- * slot, and a thread's list head is a hash-map value updated in place (the entry of a thread
- * is removed at its exit, not per sample).
+ * free list; each thread has a list of its pending groups for thread exit. The group of
+ * (timestamp, thread) is found in a ring of the RECENT_GROUPS newest groups, then by a binary
+ * search of the window queues (samples.c), whose entries are in creation order with keys that
+ * never decrease (a group's own timestamp, for every group created in time order), then in a
+ * bucket table that holds only the live groups the other two cannot find: those that left the
+ * ring after their window closed (they wait for a key definition) or that came out of time
+ * order. The thread lists and the buckets are intrusive and doubly linked through the groups
+ * themselves, so a group costs no hash-map insertion or deletion: a bucket head is a plain
+ * array slot, and a thread's list head is a hash-map value updated in place (the entry of a
+ * thread is removed at its exit, not per sample).
  *
- * Why the ring: a sample opens a group with a timestamp newer than every group's (records come
- * in time order), which group_max_ts answers without a lookup, and a part names a group that is
- * nearly always among the last few created (its kernel part follows the sample; 98% of the
- * parts of a synthetic trace found their group among the last 4, all but 0.2% among the last
- * 64). Most groups (those with a user part) are released while still in the ring and never
- * touch the bucket table, whose random accesses were the largest cost of the model.
+ * Why this shape: a sample opens a group with a timestamp newer than every group's (records
+ * come in time order), which group_max_ts answers without a lookup, and a part names a group
+ * that is nearly always among the last few created (its kernel part follows the sample; of the
+ * 724 k lookups of a 64 MiB synthetic trace, 263 k found a ring entry and 371 looked further).
+ * Most groups are released while still in the ring; the others (samples without a stack wait
+ * their whole window) used to be linked into the bucket table as they left the ring and
+ * unlinked at their release, two random accesses to cold groups each, the largest cost of the
+ * model. The queues hold them anyway, in order, so the rare lookup searches there instead.
  *
  * The order of every list is the order the previous implementation had (newest first), and
  * group indexes are handed out in the same order, so outputs are unchanged.
@@ -33,20 +38,45 @@ static uint32_t bucket_of(const perch_model *m, uint64_t ts, uint32_t tid)
            (m->group_buckets - 1);
 }
 
+/* The group of (ts, tid) among the first QUEUE_RUN_SORTED entries of q with key ts whose
+ * window is open, or NONE32. */
+static uint32_t queue_find(const perch_model *m, const squeue *q, uint64_t ts, uint32_t tid)
+{
+    uint32_t lo = 0, hi = q->len, mask = q->cap - 1;
+    while (lo < hi) { /* the first entry with key >= ts */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (q->e[(q->head + mid) & mask].key < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (uint32_t end = lo + QUEUE_RUN_SORTED; lo < q->len && lo < end; lo++) {
+        const qentry *e = &q->e[(q->head + lo) & mask];
+        if (e->key != ts)
+            break;
+        const sgroup *gr = &m->groups[e->g];
+        if (gr->live && gr->gen == e->gen && !gr->window_closed && gr->ts == ts && gr->tid == tid)
+            return e->g;
+    }
+    return NONE32;
+}
+
 uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid)
 {
     if (ts > m->group_max_ts)
         return NONE32; /* newer than every group: a sample in time order */
-    uint32_t n = m->recent_seq < RECENT_GROUPS ? m->recent_seq : RECENT_GROUPS;
+    uint32_t n = m->recent_seq < RECENT_GROUPS ? m->recent_seq : RECENT_GROUPS, g;
     for (uint32_t i = 1; i <= n; i++) { /* newest first */
         const recent_group *r = &m->recent[(m->recent_seq - i) & (RECENT_GROUPS - 1)];
         if (r->ts == ts && r->tid == tid && r->g1 != 0)
             return r->g1 - 1;
     }
-    if (m->group_buckets == 0)
+    for (unsigned q = 0; q < 2; q++)
+        if ((g = queue_find(m, &m->queues[q], ts, tid)) != NONE32)
+            return g;
+    if (m->groups_hashed == 0)
         return NONE32;
-    for (uint32_t g = m->group_heads[bucket_of(m, ts, tid)]; g != NONE32;
-         g = m->groups[g].next_hash)
+    for (g = m->group_heads[bucket_of(m, ts, tid)]; g != NONE32; g = m->groups[g].next_hash)
         if (m->groups[g].ts == ts && m->groups[g].tid == tid)
             return g;
     return NONE32;
@@ -74,11 +104,11 @@ static void bucket_unlink(perch_model *m, uint32_t g)
         m->group_heads[bucket_of(m, gr->ts, gr->tid)] = gr->next_hash;
 }
 
-/* Keeps at least one bucket per live group: doubles the table and relinks every live group. */
+/* Keeps at least one bucket per hashed group: doubles the table and relinks them all. */
 static int reserve_buckets(perch_model *m)
 {
     uint32_t n = m->group_buckets ? m->group_buckets * 2 : MIN_BUCKETS, *heads;
-    if (m->groups_live < m->group_buckets)
+    if (m->groups_hashed < m->group_buckets)
         return 0;
     heads = perch__alloc(sizeof *heads * n);
     if (heads == NULL)
@@ -93,14 +123,43 @@ static int reserve_buckets(perch_model *m)
     return 0;
 }
 
+/* Puts live group g into the bucket table (once). */
+static int bucket_add(perch_model *m, uint32_t g)
+{
+    if (m->groups[g].hashed)
+        return 0;
+    int err = reserve_buckets(m);
+    if (err < 0)
+        return err;
+    m->groups[g].hashed = 1;
+    m->groups_hashed++;
+    bucket_link(m, g);
+    return 0;
+}
+
+static bool in_ring(const perch_model *m, uint32_t g)
+{
+    return m->recent_seq - m->groups[g].recent_seq <= RECENT_GROUPS &&
+           m->recent[m->groups[g].recent_seq & (RECENT_GROUPS - 1)].g1 == g + 1;
+}
+
+int perch__group_window_closed(perch_model *m, uint32_t g)
+{
+    return in_ring(m, g) ? 0 : bucket_add(m, g);
+}
+
 /* Makes g the newest group of the ring; the oldest one leaves it, into the bucket table when
- * still live (reserve_buckets made room for every live group). */
-static void recent_push(perch_model *m, uint32_t g)
+ * still live and no window queue entry can find it. */
+static int recent_push(perch_model *m, uint32_t g)
 {
     recent_group *r = &m->recent[m->recent_seq & (RECENT_GROUPS - 1)];
     if (r->g1 != 0) {
-        m->groups[r->g1 - 1].hashed = 1;
-        bucket_link(m, r->g1 - 1);
+        const sgroup *old = &m->groups[r->g1 - 1];
+        if (old->window_closed || !old->sorted) {
+            int err = bucket_add(m, r->g1 - 1);
+            if (err < 0)
+                return err;
+        }
     }
     r->ts = m->groups[g].ts;
     r->tid = m->groups[g].tid;
@@ -108,6 +167,7 @@ static void recent_push(perch_model *m, uint32_t g)
     m->groups[g].recent_seq = m->recent_seq++;
     if (m->groups[g].ts > m->group_max_ts)
         m->group_max_ts = m->groups[g].ts;
+    return 0;
 }
 
 static int tid_link(perch_model *m, uint32_t g)
@@ -175,15 +235,11 @@ static uint32_t take_slot(perch_model *m)
     return m->group_count++;
 }
 
-uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t queue)
+uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t queue, bool sorted)
 {
-    int err = reserve_buckets(m);
-    uint32_t g = err < 0 ? NONE32 : take_slot(m);
-    if (g == NONE32) {
-        if (err < 0)
-            m->error = err;
+    uint32_t g = take_slot(m);
+    if (g == NONE32)
         return NONE32;
-    }
     sgroup *gr = &m->groups[g];
     uint32_t gen = gr->gen;
     memset(gr, 0, sizeof *gr);
@@ -193,8 +249,11 @@ uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t que
     gr->samples = gr->samples_tail = gr->parts = gr->parts_tail = NONE32;
     gr->live = 1;
     gr->queue = queue;
+    gr->sorted = sorted;
     gr->tid_prev = gr->tid_next = NONE32;
-    err = tid_link(m, g);
+    int err = tid_link(m, g);
+    if (err == 0 && (err = recent_push(m, g)) < 0)
+        tid_unlink(m, g);
     if (err < 0) {
         m->error = err;
         gr->live = 0;
@@ -202,7 +261,6 @@ uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t que
         m->group_free = g;
         return NONE32;
     }
-    recent_push(m, g);
     m->groups_live++;
     return g;
 }
@@ -210,10 +268,12 @@ uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t que
 void perch__group_unlink(perch_model *m, uint32_t g)
 {
     tid_unlink(m, g);
-    if (m->groups[g].hashed)
+    if (m->groups[g].hashed) {
         bucket_unlink(m, g);
-    else
+        m->groups_hashed--;
+    } else if (in_ring(m, g)) {
         m->recent[m->groups[g].recent_seq & (RECENT_GROUPS - 1)].g1 = 0;
+    }
     m->groups[g].live = 0;
     m->groups[g].gen++;
     m->groups[g].next_hash = m->group_free;

@@ -1,10 +1,22 @@
 /*
  * The stack table: each distinct assembled stack (frames and kernel-part length) is stored once
- * in a frame pool and gets a dense 1-based id in first-seen order. A hash of the frames indexes
- * the table; entries with equal hashes are chained and compared frame by frame. A stack is
- * handed to the sink the first time it is interned, so it always precedes its first sample.
- * The table is a window of STACK_WINDOW_FRAMES frames: past it, the table starts over with
- * the next ids (so ids stay dense, and a stack interned again after a reset gets a new id).
+ * in a frame pool and gets a dense 1-based id in first-seen order. A stack is handed to the sink
+ * the first time it is interned, so it always precedes its first sample. The table is a window
+ * of STACK_WINDOW_FRAMES frames: past it, the table starts over with the next ids (so ids stay
+ * dense, and a stack interned again after a reset gets a new id).
+ *
+ * Lookup costs one pass over the frames and one comparison for a stack seen before:
+ *   - a small direct-mapped cache keyed by (length, kernel length, first and last frame) names
+ *     the stack most recently interned with that key (samples repeat their stacks in bursts);
+ *     a hit is checked by one comparison and needs no hash at all;
+ *   - otherwise the frames are hashed (four independent multiply lanes, so the hash is not one
+ *     long chain of dependent multiplies) and looked up in an open-addressing table whose slots
+ *     hold the full hash and the stack's place in the pool, so a probe touches only the slot
+ *     and, when the hashes agree, the stack's frames;
+ *   - each stack's pool entry starts with one header word (frame count, kernel length), so a
+ *     comparison reads one contiguous run of memory.
+ * The hash and the cache decide nothing but where to look: ids, window restarts and every
+ * record sent are those of a table compared frame by frame.
  */
 #include <string.h>
 
@@ -12,24 +24,50 @@
 #include "model/model_internal.h"
 #include "perch/error.h"
 
-static uint64_t hash_frames(const uint64_t *f, uint32_t n, uint32_t kernel)
+#define MIN_SLOTS 1024u
+
+static inline uint64_t rotl64(uint64_t x, unsigned r)
 {
-    uint64_t h = 0x243f6a8885a308d3ull ^ n ^ ((uint64_t)kernel << 32);
-    for (uint32_t i = 0; i < n; i++)
-        h = perch__mix64(h ^ f[i]);
-    return h;
+    return x << r | x >> (64 - r);
 }
 
-static bool same(const perch_model *m, const stack_entry *e, const uint64_t *f, uint32_t n,
-                 uint32_t kernel)
+static uint64_t hash_frames(const uint64_t *f, uint32_t n, uint32_t kernel)
 {
-    return e->count == n && e->kernel == kernel &&
-           memcmp(m->frame_pool + e->off, f, sizeof *f * n) == 0;
+    const uint64_t k = 0x9E3779B97F4A7C15ull;
+    uint64_t a = 0x243f6a8885a308d3ull ^ n, b = 0x13198a2e03707344ull ^ kernel;
+    uint64_t c = 0xa4093822299f31d0ull, d = 0x082efa98ec4e6c89ull;
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        a = rotl64((a ^ f[i]) * k, 29);
+        b = rotl64((b ^ f[i + 1]) * k, 29);
+        c = rotl64((c ^ f[i + 2]) * k, 29);
+        d = rotl64((d ^ f[i + 3]) * k, 29);
+    }
+    for (; i < n; i++)
+        a = rotl64((a ^ f[i]) * k, 29);
+    return perch__mix64(a ^ rotl64(b, 16) ^ rotl64(c, 32) ^ rotl64(d, 48));
+}
+
+static uint32_t cache_index(const uint64_t *f, uint32_t n, uint32_t kernel)
+{
+    uint64_t x = f[0] ^ rotl64(f[n - 1], 23) ^ ((uint64_t)n << 44) ^ kernel;
+    return (uint32_t)((x * 0x9E3779B97F4A7C15ull) >> (64 - STACK_CACHE_BITS));
+}
+
+static inline uint64_t header_word(uint32_t count, uint32_t kernel)
+{
+    return (uint64_t)kernel << 32 | count;
+}
+
+static bool same(const perch_model *m, uint32_t off, const uint64_t *f, uint32_t n, uint32_t kernel)
+{
+    const uint64_t *p = m->frame_pool + off;
+    return p[0] == header_word(n, kernel) && memcmp(p + 1, f, sizeof *f * n) == 0;
 }
 
 static int pool_reserve(perch_model *m, uint32_t n)
 {
-    uint64_t need = m->frame_count + n;
+    uint64_t need = m->pool_used + 1 + n;
     if (need <= m->frame_cap)
         return 0;
     if (need > MAX_STACK_FRAMES)
@@ -37,6 +75,8 @@ static int pool_reserve(perch_model *m, uint32_t n)
     uint64_t ncap = m->frame_cap ? m->frame_cap * 2 : 4096;
     while (ncap < need)
         ncap *= 2;
+    if (ncap > STACK_POOL_WORDS && need <= STACK_POOL_WORDS)
+        ncap = STACK_POOL_WORDS; /* a window's frames and headers: no need to double past it */
     if (ncap > MAX_STACK_FRAMES)
         ncap = MAX_STACK_FRAMES;
     uint64_t *p = perch__realloc(m->frame_pool, (size_t)ncap * sizeof *p);
@@ -44,6 +84,31 @@ static int pool_reserve(perch_model *m, uint32_t n)
         return PERCH_ENOMEM;
     m->frame_pool = p;
     m->frame_cap = ncap;
+    return 0;
+}
+
+/* Keeps the slot table at most half full: doubles it and reinserts every stack. */
+static int slots_reserve(perch_model *m)
+{
+    if ((m->stack_count + 1) * 2 <= m->slot_cap)
+        return 0;
+    uint32_t n = m->slot_cap ? m->slot_cap * 2 : MIN_SLOTS;
+    if (m->stack_count + 1 > MAX_STACKS || n > 2 * MAX_STACKS)
+        return PERCH_ELIMIT;
+    stack_slot *s = perch__calloc(n, sizeof *s);
+    if (s == NULL)
+        return PERCH_ENOMEM;
+    for (uint32_t i = 0; i < m->slot_cap; i++) {
+        if (m->slots[i].idx1 == 0)
+            continue;
+        uint32_t j = (uint32_t)m->slots[i].hash & (n - 1);
+        while (s[j].idx1 != 0)
+            j = (j + 1) & (n - 1);
+        s[j] = m->slots[i];
+    }
+    perch__free(m->slots);
+    m->slots = s;
+    m->slot_cap = n;
     return 0;
 }
 
@@ -56,59 +121,78 @@ static void window_check(perch_model *m, uint32_t n)
     m->stack_base += m->stack_count;
     m->stack_count = 0;
     m->frame_count = 0;
-    perch__hmap_free(&m->stack_map);
+    m->pool_used = 0;
+    if (m->slots != NULL)
+        memset(m->slots, 0, sizeof *m->slots * m->slot_cap);
+    memset(m->stack_cache, 0, sizeof m->stack_cache);
 }
 
-static int emit_stack(perch_model *m, uint32_t idx)
+static int emit_stack(perch_model *m, uint32_t idx, uint32_t off, uint32_t count, uint32_t kernel)
 {
-    const stack_entry *e = &m->stacks[idx];
-    perch_stack_rec rec = {m->stack_base + idx + 1, e->count, e->kernel, m->frame_pool + e->off};
+    perch_stack_rec rec = {m->stack_base + idx + 1, count, kernel, m->frame_pool + off + 1};
     model_count(m, MC_STACKS_DISTINCT, 1);
     return m->sink.stack != NULL ? m->sink.stack(m->sink.ctx, &rec) : 0;
+}
+
+/* Stores a new stack (its hash h) in the pool and the table; its index, or NONE32. */
+static uint32_t add_stack(perch_model *m, const uint64_t *frames, uint32_t count, uint32_t kernel,
+                          uint64_t h)
+{
+    window_check(m, count);
+    int err = pool_reserve(m, count);
+    err = err ? err : slots_reserve(m);
+    if (err < 0) {
+        m->error = err;
+        return NONE32;
+    }
+    uint32_t idx = m->stack_count, off = (uint32_t)m->pool_used, mask = m->slot_cap - 1;
+    uint32_t j = (uint32_t)h & mask;
+    while (m->slots[j].idx1 != 0)
+        j = (j + 1) & mask;
+    m->slots[j] = (stack_slot){h, idx + 1, off};
+    m->frame_pool[off] = header_word(count, kernel);
+    memcpy(m->frame_pool + off + 1, frames, sizeof *frames * count);
+    m->pool_used += 1 + (uint64_t)count;
+    m->frame_count += count;
+    m->stack_count++;
+    err = emit_stack(m, idx, off, count, kernel);
+    if (err < 0) {
+        m->error = err;
+        return NONE32;
+    }
+    return idx;
 }
 
 uint32_t perch__stack_intern(perch_model *m, const uint64_t *frames, uint32_t count,
                              uint32_t kernel)
 {
+    stack_cache_entry *c = &m->stack_cache[cache_index(frames, count, kernel)];
+    if (c->idx1 != 0 && same(m, c->off, frames, count, kernel))
+        return m->stack_base + c->idx1;
     uint64_t h = hash_frames(frames, count, kernel);
-    uint32_t head = NONE32;
-    perch__hmap_get(&m->stack_map, h, &head);
-    for (uint32_t i = head; i != NONE32; i = m->stacks[i].next)
-        if (same(m, &m->stacks[i], frames, count, kernel))
-            return m->stack_base + i + 1;
-    window_check(m, count);
-    if (m->frame_count == 0)
-        head = NONE32; /* a new window: the old chain is gone */
-    int err = pool_reserve(m, count);
-    err = err ? err
-              : perch__grow_array((void **)&m->stacks, sizeof *m->stacks, &m->stack_cap,
-                                  m->stack_count + 1, MAX_STACKS);
-    uint32_t idx = m->stack_count;
-    err = err ? err : perch__hmap_put(&m->stack_map, h, idx);
-    if (err < 0) {
-        m->error = err;
-        return 0;
+    uint32_t idx = NONE32, off = 0;
+    if (m->slot_cap != 0) {
+        uint32_t mask = m->slot_cap - 1;
+        for (uint32_t j = (uint32_t)h & mask; m->slots[j].idx1 != 0; j = (j + 1) & mask) {
+            if (m->slots[j].hash == h && same(m, m->slots[j].off, frames, count, kernel)) {
+                idx = m->slots[j].idx1 - 1;
+                off = m->slots[j].off;
+                break;
+            }
+        }
     }
-    stack_entry *e = &m->stacks[idx];
-    e->off = m->frame_count;
-    e->hash = h;
-    e->count = count;
-    e->kernel = kernel;
-    e->next = head;
-    memcpy(m->frame_pool + m->frame_count, frames, sizeof *frames * count);
-    m->frame_count += count;
-    m->stack_count++;
-    err = emit_stack(m, idx);
-    if (err < 0) {
-        m->error = err;
-        return 0;
+    if (idx == NONE32) {
+        idx = add_stack(m, frames, count, kernel, h);
+        if (idx == NONE32)
+            return 0;
+        off = (uint32_t)(m->pool_used - 1 - count);
     }
+    *c = (stack_cache_entry){idx + 1, off};
     return m->stack_base + idx + 1;
 }
 
 void perch__intern_free(perch_model *m)
 {
     perch__free(m->frame_pool);
-    perch__free(m->stacks);
-    perch__hmap_free(&m->stack_map);
+    perch__free(m->slots);
 }

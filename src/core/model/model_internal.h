@@ -35,11 +35,14 @@
  * (8 MiB), the table is forgotten (not the ids, which stay dense) and a stack seen again gets
  * a new id. Keeps memory flat on traces whose distinct stacks keep growing. */
 #define STACK_WINDOW_FRAMES (1u << 20)
-#define MAX_DEFS            (1u << 22) /* definitions remembered at one timestamp */
-#define MAX_GROUPS          (1u << 22) /* sample groups; samples too */
-#define FRAME_CLASSES       10u        /* frame blocks of 8 << c frames, up to MAX_PART_FRAMES */
-#define MAX_LBR             1024u
-#define TID_CACHE           1024u
+/* The frame pool holds a window's frames and one header word per stack: it grows to this many
+ * words (a window of stacks of 8 frames or more) and only past it for smaller stacks. */
+#define STACK_POOL_WORDS (STACK_WINDOW_FRAMES + STACK_WINDOW_FRAMES / 8)
+#define MAX_DEFS         (1u << 22) /* definitions remembered at one timestamp */
+#define MAX_GROUPS       (1u << 22) /* sample groups; samples too */
+#define FRAME_CLASSES    10u        /* frame blocks of 8 << c frames, up to MAX_PART_FRAMES */
+#define MAX_LBR          1024u
+#define TID_CACHE        1024u
 /* Windows thread ids are multiples of 4. */
 #define TID_SLOT(tid)     (((tid) >> 2) % TID_CACHE)
 #define KIND_CACHE_GROUPS 32u
@@ -144,8 +147,9 @@ typedef struct modmap {
     module *items; /* sorted by base */
     uint32_t count, cap;
     uint64_t max_size; /* >= every item's size: bounds a lookup's backward scan */
-    /* The last lookup (ip -> module key), valid until the map changes: samples repeat IPs. */
-    uint64_t hit_ip, hit_key;
+    /* The last lookup: every address in [hit_lo, hit_lo + hit_span) has the answer hit_key;
+     * valid until the map changes (samples repeat IPs and modules). */
+    uint64_t hit_lo, hit_span, hit_key;
     bool hit_valid;
 } modmap;
 
@@ -211,10 +215,11 @@ typedef struct sgroup {
     uint32_t samples, samples_tail, parts, parts_tail;
     uint32_t unresolved;         /* key references still waiting for their definition */
     uint32_t tid_prev, tid_next; /* pending groups of the same thread (thread exit) */
-    uint32_t recent_seq;         /* its push number in the recent ring, while not hashed */
+    uint32_t recent_seq;         /* its push number in the recent ring */
     uint8_t live, window_closed, has_user, reason;
     uint8_t queue;  /* index into queues */
-    uint8_t hashed; /* in the bucket table (left the recent ring while live) */
+    uint8_t hashed; /* in the bucket table (groups.c says when) */
+    uint8_t sorted; /* its window queue entry's key is its ts: found by a binary search */
 } sgroup;
 
 /* The newest groups, looked up before the bucket table (groups.c). */
@@ -234,8 +239,18 @@ typedef struct pdb_pending {
     char *name; /* NULL: slot free */
 } pdb_pending;
 
+/* A queue entry: the group and its generation, and a key that never decreases along a window
+ * queue (the group's ts, or the queue's latest key when the group came out of time order). */
+typedef struct qentry {
+    uint64_t key;
+    uint32_t g, gen;
+} qentry;
+
+#define QUEUE_RUN_SORTED 8u /* entries of one key a search of a window queue looks at */
 typedef struct squeue {
-    uint64_t *e;
+    qentry *e;
+    uint64_t last_key; /* the key of the newest entry */
+    uint32_t run;      /* entries pushed with that key in a row */
     uint32_t head, len, cap;
     uint64_t wait;     /* ticks a group waits for its parts */
     uint64_t deadline; /* no queued group expires at or before this time */
@@ -249,12 +264,20 @@ typedef struct keydef {
     uint8_t frames_class;
 } keydef;
 
-typedef struct stack_entry {
-    uint64_t off; /* into the frame pool */
+/* The stack table (intern.c): a slot of the open-addressing table, and an entry of the cache
+ * in front of it. idx1 is the stack's index in the window + 1 (0: empty); off is where its
+ * entry (a header word, then the frames) starts in the frame pool. */
+typedef struct stack_slot {
     uint64_t hash;
-    uint32_t count, kernel;
-    uint32_t next; /* next entry with the same hash bucket key */
-} stack_entry;
+    uint32_t idx1;
+    uint32_t off;
+} stack_slot;
+
+#define STACK_CACHE_BITS 10u
+typedef struct stack_cache_entry {
+    uint32_t idx1;
+    uint32_t off;
+} stack_cache_entry;
 
 struct perch_model {
     perch_sink sink;
@@ -299,7 +322,8 @@ struct perch_model {
     sgroup *groups;
     uint32_t group_count, group_cap, group_free, groups_live;
     uint32_t *group_heads;              /* bucket of mixed (ts, tid) -> first group, NONE32: none */
-    uint32_t group_buckets;             /* power of two, at least groups_live; 0 before the first */
+    uint32_t group_buckets;             /* power of two, > groups_hashed; 0 before the first */
+    uint32_t groups_hashed;             /* live groups in the bucket table */
     recent_group recent[RECENT_GROUPS]; /* the last groups created, by push number */
     uint32_t recent_seq;                /* groups pushed so far */
     uint64_t group_max_ts;              /* the latest ts of any group created */
@@ -316,12 +340,15 @@ struct perch_model {
     uint64_t *frame_free[FRAME_CLASSES]; /* free frame blocks by class (frames.c) */
 
     uint64_t *frame_pool;
-    uint64_t frame_count, frame_cap;
-    stack_entry *stacks;
-    uint32_t stack_count, stack_cap;
-    uint32_t stack_base;   /* ids given before the current window (STACK_WINDOW_FRAMES) */
-    perch__hmap stack_map; /* frames hash -> first stack entry */
-    uint64_t *scratch;     /* assembly buffer */
+    uint64_t frame_count; /* frames of the window's stacks (STACK_WINDOW_FRAMES) */
+    uint64_t pool_used;   /* words of frame_pool in use: frames and one header per stack */
+    uint64_t frame_cap;
+    stack_slot *slots; /* the stack table, at most half full */
+    uint32_t slot_cap; /* power of two, or 0 */
+    uint32_t stack_count;
+    uint32_t stack_base; /* ids given before the current window (STACK_WINDOW_FRAMES) */
+    stack_cache_entry stack_cache[1u << STACK_CACHE_BITS];
+    uint64_t *scratch; /* assembly buffer */
     uint32_t scratch_cap;
 };
 
@@ -374,10 +401,12 @@ int perch__group_finalize(perch_model *m, uint32_t g, enum model_counter reason)
 void perch__samples_free(perch_model *m);
 
 /* groups.c: the group of (ts, tid) or NONE32; a new live group (NONE32 on failure, m->error
- * set); unlink and free a group; a thread's first pending group (NONE32: none) and the end of
- * its list once it exited. */
+ * set; sorted says whether its window queue entry's key is ts); the window of g closed while g
+ * stays live (0 or an error); unlink and free a group; a thread's first pending group (NONE32:
+ * none) and the end of its list once it exited. */
 uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid);
-uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t queue);
+uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t queue, bool sorted);
+int perch__group_window_closed(perch_model *m, uint32_t g);
 void perch__group_unlink(perch_model *m, uint32_t g);
 uint32_t perch__group_first_of_thread(const perch_model *m, uint32_t tid);
 void perch__group_thread_done(perch_model *m, uint32_t tid);

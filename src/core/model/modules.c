@@ -72,13 +72,36 @@ static const module *map_lookup(const modmap *mm, uint64_t ip)
     return best;
 }
 
-/* map_lookup behind a one-entry cache: consecutive samples often share an IP (idle loops). */
+/* The addresses around ip with the same answer md: [base, the end of md or the next higher
+ * base), when md is the only module at its base (with several, a smaller one may win below
+ * ip); else ip alone. */
+static void answer_range(const modmap *mm, const module *md, uint64_t ip, uint64_t *lo,
+                         uint64_t *span)
+{
+    uint32_t i = (uint32_t)(md - mm->items);
+    uint64_t base = md->rec.base, end = base + md->rec.size;
+    *lo = ip;
+    *span = 1;
+    if ((i > 0 && mm->items[i - 1].rec.base == base) ||
+        (i + 1 < mm->count && mm->items[i + 1].rec.base == base) || end < base)
+        return;
+    if (i + 1 < mm->count && mm->items[i + 1].rec.base < end)
+        end = mm->items[i + 1].rec.base;
+    *lo = base;
+    *span = end - base;
+}
+
+/* map_lookup behind a one-entry cache of the range of addresses that had the last answer:
+ * consecutive samples often fall in one module (and idle loops share an IP). */
 static uint64_t map_lookup_key(modmap *mm, uint64_t ip)
 {
-    if (mm->hit_valid && mm->hit_ip == ip)
+    if (mm->hit_valid && ip - mm->hit_lo < mm->hit_span)
         return mm->hit_key;
     const module *md = map_lookup(mm, ip);
-    mm->hit_ip = ip;
+    mm->hit_lo = ip;
+    mm->hit_span = 1;
+    if (md != NULL)
+        answer_range(mm, md, ip, &mm->hit_lo, &mm->hit_span);
     mm->hit_key = md ? md->rec.key : 0;
     mm->hit_valid = true;
     return mm->hit_key;

@@ -20,10 +20,10 @@
 /* True while entry still stands for a group waiting in q: for the window queues, a live group
  * whose window is open; for key_wait, a live group whose window closed with a key reference
  * still unresolved. Other entries are stale: queue_pop_live and compaction skip them. */
-static bool entry_waits(const perch_model *m, const squeue *q, uint64_t e)
+static bool entry_waits(const perch_model *m, const squeue *q, const qentry *e)
 {
-    const sgroup *gr = &m->groups[(uint32_t)e];
-    if (!gr->live || gr->gen != (uint32_t)(e >> 32))
+    const sgroup *gr = &m->groups[e->g];
+    if (!gr->live || gr->gen != e->gen)
         return false;
     return q == &m->key_wait ? gr->window_closed && gr->unresolved > 0 : !gr->window_closed;
 }
@@ -33,8 +33,8 @@ static void queue_compact(perch_model *m, squeue *q)
 {
     uint32_t kept = 0;
     for (uint32_t i = 0; i < q->len; i++) {
-        uint64_t e = q->e[(q->head + i) & (q->cap - 1)];
-        if (entry_waits(m, q, e))
+        qentry e = q->e[(q->head + i) & (q->cap - 1)];
+        if (entry_waits(m, q, &e))
             q->e[(q->head + kept++) & (q->cap - 1)] = e;
     }
     q->len = kept;
@@ -49,7 +49,7 @@ static int queue_grow(squeue *q)
     uint32_t ncap = q->cap ? q->cap * 2 : 1024;
     if (ncap > MAX_QUEUE)
         return PERCH_ELIMIT;
-    uint64_t *e = perch__alloc(sizeof *e * ncap);
+    qentry *e = perch__alloc(sizeof *e * ncap);
     if (e == NULL)
         return PERCH_ENOMEM;
     for (uint32_t i = 0; i < q->len; i++)
@@ -61,7 +61,7 @@ static int queue_grow(squeue *q)
     return 0;
 }
 
-static int queue_push(perch_model *m, squeue *q, uint64_t entry)
+static int queue_push(perch_model *m, squeue *q, qentry entry)
 {
     if (q->len == q->cap) {
         if (q->cap > 0)
@@ -72,8 +72,10 @@ static int queue_push(perch_model *m, squeue *q, uint64_t entry)
                 return err; /* more waiting groups than MAX_QUEUE: cannot happen (MAX_GROUPS) */
         }
     }
+    q->run = q->len > 0 && entry.key == q->last_key ? q->run + 1 : 1;
     q->e[(q->head + q->len) & (q->cap - 1)] = entry;
     q->len++;
+    q->last_key = entry.key;
     return 0;
 }
 
@@ -85,13 +87,29 @@ static uint8_t queue_for(const perch_model *m, uint32_t tid, uint32_t ti)
     return tid == 0 || pid == 0 || pid == 4;
 }
 
+/* The key of a new entry of q for a group at ts: ts unless that would decrease the keys. */
+static uint64_t queue_key(const squeue *q, uint64_t ts)
+{
+    return q->len > 0 && q->last_key > ts ? q->last_key : ts;
+}
+
+/* True when a group at ts, queued in q next, can be found by a search of q: its key is ts and
+ * at most QUEUE_RUN_SORTED entries of that key come before it (so a search looks at no more;
+ * when trace time stands still, the groups past those go into the bucket table). */
+static bool queue_finds(const squeue *q, uint64_t ts)
+{
+    if (queue_key(q, ts) != ts)
+        return false;
+    return q->len == 0 || q->last_key != ts || q->run < QUEUE_RUN_SORTED;
+}
+
 static int queue_add_group(perch_model *m, uint32_t g)
 {
     squeue *q = &m->queues[m->groups[g].queue];
     uint64_t deadline = m->groups[g].ts + q->wait;
     if (deadline < q->deadline)
         q->deadline = deadline;
-    return queue_push(m, q, (uint64_t)m->groups[g].gen << 32 | g);
+    return queue_push(m, q, (qentry){queue_key(q, m->groups[g].ts), g, m->groups[g].gen});
 }
 
 static void release_group(perch_model *m, uint32_t g)
@@ -204,7 +222,9 @@ static int close_window(perch_model *m, uint32_t g, enum model_counter reason)
     m->groups[g].reason = (uint8_t)reason;
     if (m->groups[g].unresolved == 0)
         return perch__group_finalize(m, g, reason);
-    return queue_push(m, &m->key_wait, (uint64_t)m->groups[g].gen << 32 | g);
+    int err = perch__group_window_closed(m, g); /* no window queue entry finds it now */
+    return err < 0 ? err
+                   : queue_push(m, &m->key_wait, (qentry){m->groups[g].ts, g, m->groups[g].gen});
 }
 
 /* Emits g, whose window closed but whose key references still wait, without them: too many
@@ -222,8 +242,8 @@ static int drop_key_wait(perch_model *m, uint32_t g)
 static uint32_t queue_pop_live(perch_model *m, squeue *q, bool peek)
 {
     while (q->len > 0) {
-        uint64_t e = q->e[q->head];
-        uint32_t g = (uint32_t)e;
+        const qentry *e = &q->e[q->head];
+        uint32_t g = e->g;
         bool waiting = entry_waits(m, q, e);
         if (waiting && peek)
             return g;
@@ -340,7 +360,8 @@ int perch__sample(perch_model *m, const perch_event *ev, const perch_decoded *d)
     uint32_t ti = perch__thread_for(m, tid, ev->cpu);
     uint32_t g = ti == NONE32 ? NONE32 : perch__group_find(m, ev->timestamp, tid);
     if (ti != NONE32 && g == NONE32) {
-        g = perch__group_add(m, ev->timestamp, tid, queue_for(m, tid, ti));
+        uint8_t qi = queue_for(m, tid, ti);
+        g = perch__group_add(m, ev->timestamp, tid, qi, queue_finds(&m->queues[qi], ev->timestamp));
         int err = g != NONE32 ? queue_add_group(m, g) : 0;
         if (err < 0) {
             m->error = err;
