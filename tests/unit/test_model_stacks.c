@@ -15,7 +15,7 @@
 #include "model_synth.h"
 
 #define K(x) (0xfffff80000000000ull + (x))
-#define SEC 10000000ull /* ticks per second of the synthesized clock */
+#define SEC  10000000ull /* ticks per second of the synthesized clock */
 
 static void feed(perch_model *m, perch_event *ev)
 {
@@ -135,6 +135,49 @@ static void test_user_only_orphan_and_no_stack(void **state)
     perch_model_destroy(m);
 }
 
+/* A walk that is a group's first part and has user frames is its whole stack, emitted at once:
+ * past MAX_PART_FRAMES (4096) it is cut, counted once as stack.part_too_long, and a user frame
+ * beyond the cut still makes it a user part (the kernel length is that of the frames kept).
+ * A group that already has a part (an empty walk) assembles from all of its parts. */
+static void test_walk_alone_and_cut(void **state)
+{
+    recorder r;
+    perch_sink sink;
+    static synth_ev s;
+    static uint8_t big[16 + 8 * 4100];
+    (void)state;
+    perch_model *m = new_model(&r, &sink);
+    feed(m, ev_thread(&s, 3, 10, 44, 7, NULL));
+    feed(m, ev_sample(&s, 1000, 0, K(0x1000), 7));
+    perch_event *ev = ev_walk(&s, 1001, 1000, 7, NULL, 0, 8);
+    memcpy(big, s.buf, 16);
+    for (unsigned i = 0; i < 4100; i++)
+        perch_test_put_u64(big + 16 + 8 * i, i < 4096 ? K(0x1000 + i) : 0x7ff600001000ull + i);
+    ev->payload = big;
+    ev->payload_len = sizeof big;
+    feed(m, ev);
+    assert_int_equal(r.nsamples, 1); /* the user frames past the cut: a user part */
+    const rec_stack *st = find_stack(&r, r.samples[0].stack_id);
+    assert_non_null(st);
+    assert_int_equal(st->r.frame_count, 4096);
+    assert_int_equal(st->r.kernel_frames, 4096);
+    assert_int_equal(st->frames[63], K(0x1000 + 63)); /* the recorder keeps 64 */
+    uint64_t uf[] = {0x7ff600001000ull, 0x7ff600002000ull};
+    feed(m, ev_sample(&s, 2000, 0, 0x7ff600001000ull, 7));
+    feed(m, ev_walk(&s, 2001, 2000, 7, uf, 0, 8)); /* an empty first part */
+    assert_int_equal(r.nsamples, 1);
+    feed(m, ev_walk(&s, 2002, 2000, 7, uf, 2, 8));
+    assert_int_equal(r.nsamples, 2);
+    assert_frames(find_stack(&r, r.samples[1].stack_id), uf, 2, 0);
+    assert_int_equal(perch_model_finish(m), 0);
+    assert_int_equal(LEDGER(&r, "stack.part_too_long"), 1);
+    assert_int_equal(STAT(&r, "stack.emit.user_part"), 2);
+    assert_int_equal(STAT(&r, "stack.kernel_only"), 1);
+    assert_int_equal(STAT(&r, "stack.user_only"), 1);
+    assert_int_equal(STAT(&r, "stack.parts_walk"), 3);
+    perch_model_destroy(m);
+}
+
 /* S2: a reference resolves to the first definition at or after its own header timestamp,
  * even when an earlier definition of the (reused) key is at or after its EventTimeStamp. */
 static void test_key_resolution_rules(void **state)
@@ -146,10 +189,10 @@ static void test_key_resolution_rules(void **state)
     perch_model *m = new_model(&r, &sink);
     uint64_t a[] = {K(0xa)}, b[] = {K(0xb)}, c[] = {K(0xc)}, d[] = {K(0xd)};
     feed(m, ev_sample(&s, 40, 0, K(0xb), 7));
-    feed(m, ev_keydef(&s, 35, 50, 0x77, a, 1));    /* after the sample, before the reference */
-    feed(m, ev_keyref(&s, 37, 100, 40, 7, 0x77));  /* -> the next definition, b */
+    feed(m, ev_keydef(&s, 35, 50, 0x77, a, 1));   /* after the sample, before the reference */
+    feed(m, ev_keyref(&s, 37, 100, 40, 7, 0x77)); /* -> the next definition, b */
     feed(m, ev_keydef(&s, 35, 120, 0x77, b, 1));
-    feed(m, ev_keydef(&s, 35, 130, 0x77, c, 1));   /* key reused */
+    feed(m, ev_keydef(&s, 35, 130, 0x77, c, 1)); /* key reused */
     feed(m, ev_sample(&s, 200, 1, K(0xc), 9));
     feed(m, ev_keydef(&s, 36, 210, 0x88, d, 1));   /* same timestamp as the reference ... */
     feed(m, ev_keyref(&s, 37, 210, 200, 9, 0x88)); /* ... logged before it: it counts */
@@ -197,7 +240,7 @@ static void test_segments_callbacks_and_wow64(void **state)
     synth_ev s;
     (void)state;
     perch_model *m = new_model(&r, &sink);
-    uint64_t k1[] = {K(1), K(2), 0x77001000ull};         /* kernel, then a 32-bit user frame */
+    uint64_t k1[] = {K(1), K(2), 0x77001000ull};          /* kernel, then a 32-bit user frame */
     uint64_t u1[] = {0x77002000ull, K(3), 0x77003000ull}; /* callback frame in the middle */
     feed(m, ev_sample(&s, 100, 0, K(1), 7));
     feed(m, ev_walk(&s, 101, 100, 7, k1, 3, 8));
@@ -266,8 +309,8 @@ static void test_kernel_threads_wait_short(void **state)
     (void)state;
     perch_model *m = new_model(&r, &sink);
     uint64_t kf[] = {K(0x10)};
-    feed(m, ev_thread(&s, 3, 10, 4, 8, NULL));   /* a System thread */
-    feed(m, ev_thread(&s, 3, 11, 44, 7, NULL));  /* a user process thread */
+    feed(m, ev_thread(&s, 3, 10, 4, 8, NULL));  /* a System thread */
+    feed(m, ev_thread(&s, 3, 11, 44, 7, NULL)); /* a user process thread */
     feed(m, ev_sample(&s, 100, 0, K(0x10), 0));
     feed(m, ev_sample(&s, 100, 1, K(0x10), 8));
     feed(m, ev_sample(&s, 100, 2, K(0x10), 7));
@@ -312,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_merged_kernel_then_user),
         cmocka_unit_test(test_kernel_only_by_time_exit_and_end),
         cmocka_unit_test(test_user_only_orphan_and_no_stack),
+        cmocka_unit_test(test_walk_alone_and_cut),
         cmocka_unit_test(test_key_resolution_rules),
         cmocka_unit_test(test_parts_shared_by_samples),
         cmocka_unit_test(test_segments_callbacks_and_wow64),

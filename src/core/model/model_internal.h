@@ -398,6 +398,11 @@ static inline bool perch__samples_due(const perch_model *m, uint64_t now)
 int perch__samples_thread_exit(perch_model *m, uint32_t tid);
 int perch__samples_finish(perch_model *m);
 int perch__group_finalize(perch_model *m, uint32_t g, enum model_counter reason);
+/* Finalizes g, which has no part, with the frames of its one StackWalk (count > 0, with user
+ * frames, kernel of them leading), as a user part arriving: the stack perch__group_finalize
+ * would assemble from that walk as its only part, without storing the part. */
+int perch__group_finalize_alone(perch_model *m, uint32_t g, const uint64_t *frames, uint32_t count,
+                                uint32_t kernel);
 void perch__samples_free(perch_model *m);
 
 /* groups.c: the group of (ts, tid) or NONE32; a new live group (NONE32 on failure, m->error

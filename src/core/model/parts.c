@@ -75,6 +75,32 @@ static bool has_user_frame(const perch_ptr_array *a)
     return false;
 }
 
+/* The walk a of a group with no part yet: when it has user frames, the group is finalized at
+ * once with a as its whole stack (1), with no part stored and no frame copied but the one
+ * into the assembly buffer; else 0 (stored as a part, as any walk) or an error. */
+static int walk_alone(perch_model *m, uint32_t g, const perch_ptr_array *a)
+{
+    uint32_t count = a->count > MAX_PART_FRAMES ? MAX_PART_FRAMES : a->count, k = 0;
+    if (count == 0)
+        return 0;
+    int err = perch__grow_array((void **)&m->scratch, sizeof *m->scratch, &m->scratch_cap, count,
+                                MAX_ASSEMBLED_FRAMES);
+    if (err < 0)
+        return err;
+    uint64_t *f = m->scratch;
+    for (uint32_t i = 0; i < count; i++)
+        f[i] = perch_ptr_at(a, i);
+    while (k < count && perch__is_kernel_addr(a->pointer_size, f[k]))
+        k++;
+    if (k == count && !has_user_frame(a))
+        return 0;
+    if (a->count > MAX_PART_FRAMES)
+        model_count(m, MC_PART_TOO_LONG, 1);
+    m->groups[g].has_user = 1;
+    err = perch__group_finalize_alone(m, g, f, count, k);
+    return err < 0 ? err : 1;
+}
+
 int perch__stack_walk(perch_model *m, const perch_event *ev, const perch_decoded *d)
 {
     const perch_stack_walk *w = &d->stack_walk;
@@ -83,6 +109,11 @@ int perch__stack_walk(perch_model *m, const perch_event *ev, const perch_decoded
     if (g == NONE32) {
         model_count(m, MC_PART_ORPHAN, 1);
         return 0;
+    }
+    if (m->groups[g].parts == NONE32) { /* the common case: the walk is the whole stack */
+        int done = walk_alone(m, g, &w->frames);
+        if (done != 0)
+            return done < 0 ? done : 0;
     }
     uint32_t p = alloc_part(m, g, ev->timestamp, w->frames.pointer_size);
     if (p == NONE32)

@@ -200,11 +200,10 @@ static int emit_sample(perch_model *m, psample *s, uint32_t id, uint32_t kernel,
     return m->sink.sample != NULL ? m->sink.sample(m->sink.ctx, &s->rec) : 0;
 }
 
-int perch__group_finalize(perch_model *m, uint32_t g, enum model_counter reason)
+/* Emits g's samples with the stack id (0: none) and releases g. */
+static int emit_group(perch_model *m, uint32_t g, enum model_counter reason, int err, uint32_t id,
+                      uint32_t kernel, uint32_t total, bool unresolved_only)
 {
-    uint32_t id, kernel, total;
-    bool unresolved_only;
-    int err = assemble(m, &m->groups[g], &id, &kernel, &total, &unresolved_only);
     for (uint32_t s = m->groups[g].samples; s != NONE32 && err == 0; s = m->samples[s].next) {
         err = emit_sample(m, &m->samples[s], id, kernel, total, unresolved_only);
         model_count(m, reason, 1);
@@ -212,6 +211,22 @@ int perch__group_finalize(perch_model *m, uint32_t g, enum model_counter reason)
     }
     release_group(m, g);
     return err;
+}
+
+int perch__group_finalize(perch_model *m, uint32_t g, enum model_counter reason)
+{
+    uint32_t id, kernel, total;
+    bool unresolved_only;
+    int err = assemble(m, &m->groups[g], &id, &kernel, &total, &unresolved_only);
+    return emit_group(m, g, reason, err, id, kernel, total, unresolved_only);
+}
+
+int perch__group_finalize_alone(perch_model *m, uint32_t g, const uint64_t *frames, uint32_t count,
+                                uint32_t kernel)
+{
+    uint32_t id = perch__stack_intern(m, frames, count, kernel);
+    int err = id == 0 ? (m->error < 0 ? m->error : PERCH_ENOMEM) : 0;
+    return emit_group(m, g, MC_EMIT_USER_ARRIVED, err, id, kernel, count, false);
 }
 
 /* The window of g is over (time, count bound or thread exit): emit now unless a key
