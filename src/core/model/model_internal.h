@@ -308,6 +308,10 @@ struct perch_model {
     uint32_t proc_count, proc_cap, proc_free;
     uint32_t proc_cursor;
     perch__hmap pid_map;
+    /* The last pid a sample's module lookup found in pid_map (modules.c); dropped whenever
+     * pid_map changes. */
+    uint32_t pid_hit_pid, pid_hit_idx;
+    bool pid_hit_valid;
     modmap kernel_mods;
     pdb_pending pdb[PDB_PENDING];
     uint32_t pdb_next;

@@ -138,8 +138,12 @@ uint64_t perch__module_lookup(perch_model *m, uint32_t pid, uint64_t ip)
     if (perch__is_kernel_addr(m->pointer_size, ip)) {
         mm = &m->kernel_mods;
     } else {
-        uint32_t pi = perch__process_find(m, pid);
-        mm = pi == NONE32 ? NULL : &m->procs[pi].mods;
+        if (!m->pid_hit_valid || m->pid_hit_pid != pid) {
+            m->pid_hit_pid = pid;
+            m->pid_hit_idx = perch__process_find(m, pid);
+            m->pid_hit_valid = true;
+        }
+        mm = m->pid_hit_idx == NONE32 ? NULL : &m->procs[m->pid_hit_idx].mods;
     }
     return mm ? map_lookup_key(mm, ip) : 0;
 }
