@@ -6,7 +6,8 @@
 #include "model/mem.h"
 #include "perch/error.h"
 
-int perch__grow_array(void **arr, size_t elem, uint32_t *cap, uint32_t need, uint32_t max)
+/* The growing half of perch__grow_array (mem.h), which answers inline when need fits. */
+int perch__grow_array_to(void **arr, size_t elem, uint32_t *cap, uint32_t need, uint32_t max)
 {
     if (need <= *cap)
         return 0;
