@@ -170,15 +170,42 @@ static int recent_push(perch_model *m, uint32_t g)
     return 0;
 }
 
+/* The list head of tid in tid_groups (updated in place), or NULL: through the cache in front,
+ * as every group's link and unlink asks for it. */
+static uint32_t *tid_head(perch_model *m, uint32_t tid)
+{
+    tid_head_cache *c = &m->tg_cache[TID_SLOT(tid)];
+    if (c->tid != tid || c->gen != m->tg_gen) {
+        uint32_t slot = perch__hmap_slot(&m->tid_groups, tid);
+        if (slot == NONE32)
+            return NULL;
+        c->tid = tid;
+        c->slot = slot;
+        c->gen = m->tg_gen;
+    }
+    return &m->tid_groups.vals[c->slot];
+}
+
+/* tid_groups gains or loses a key: slots may move. */
+static void tid_heads_moved(perch_model *m)
+{
+    if (++m->tg_gen == 0) { /* wrapped: entries of an old gen 0 could match again */
+        memset(m->tg_cache, 0, sizeof m->tg_cache);
+        m->tg_gen = 1;
+    }
+}
+
 static int tid_link(perch_model *m, uint32_t g)
 {
     sgroup *gr = &m->groups[g];
     uint32_t *head;
     if (gr->tid == 0)
         return 0; /* idle threads never exit */
-    head = perch__hmap_ref(&m->tid_groups, gr->tid);
-    if (head == NULL)
+    head = tid_head(m, gr->tid);
+    if (head == NULL) {
+        tid_heads_moved(m);
         return perch__hmap_put(&m->tid_groups, gr->tid, g);
+    }
     if (*head != EMPTY_LIST) {
         gr->tid_next = *head;
         m->groups[*head].tid_prev = g;
@@ -197,7 +224,7 @@ static void tid_unlink(perch_model *m, uint32_t g)
     if (gr->tid_prev != NONE32) {
         m->groups[gr->tid_prev].tid_next = gr->tid_next;
     } else {
-        uint32_t *head = perch__hmap_ref(&m->tid_groups, gr->tid);
+        uint32_t *head = tid_head(m, gr->tid);
         if (head != NULL)
             *head = gr->tid_next != NONE32 ? gr->tid_next : EMPTY_LIST;
     }
@@ -213,9 +240,11 @@ uint32_t perch__group_first_of_thread(const perch_model *m, uint32_t tid)
 
 void perch__group_thread_done(perch_model *m, uint32_t tid)
 {
-    uint32_t *head = perch__hmap_ref(&m->tid_groups, tid);
-    if (head != NULL && *head == EMPTY_LIST)
+    uint32_t *head = tid_head(m, tid);
+    if (head != NULL && *head == EMPTY_LIST) {
+        tid_heads_moved(m);
         perch__hmap_del(&m->tid_groups, tid); /* once per thread exit */
+    }
 }
 
 static uint32_t take_slot(perch_model *m)

@@ -85,6 +85,14 @@ uint32_t *perch__hmap_ref(perch__hmap *m, uint64_t key)
     return m->vals[j] == EMPTY ? NULL : &m->vals[j];
 }
 
+uint32_t perch__hmap_slot(const perch__hmap *m, uint64_t key)
+{
+    if (m->cap == 0)
+        return EMPTY;
+    uint32_t j = find(m, key);
+    return m->vals[j] == EMPTY ? EMPTY : j;
+}
+
 bool perch__hmap_del(perch__hmap *m, uint64_t key)
 {
     if (m->cap == 0)

@@ -35,6 +35,9 @@ bool perch__hmap_get(const perch__hmap *m, uint64_t key, uint32_t *val);
 /* The value slot of key for an update in place, or NULL when key is absent. Valid until the
  * next put or del. */
 uint32_t *perch__hmap_ref(perch__hmap *m, uint64_t key);
+/* The slot of key (its value is vals[slot], updated in place), or UINT32_MAX when absent. Valid
+ * until the next put or del. */
+uint32_t perch__hmap_slot(const perch__hmap *m, uint64_t key);
 /* Removes key; true when it was present. */
 bool perch__hmap_del(perch__hmap *m, uint64_t key);
 void perch__hmap_free(perch__hmap *m);

@@ -222,6 +222,11 @@ typedef struct sgroup {
     uint8_t sorted; /* its window queue entry's key is its ts: found by a binary search */
 } sgroup;
 
+/* An entry of the cache in front of tid_groups (groups.c). */
+typedef struct tid_head_cache {
+    uint32_t tid, slot, gen;
+} tid_head_cache;
+
 /* The newest groups, looked up before the bucket table (groups.c). */
 #define RECENT_GROUPS 64u
 typedef struct recent_group {
@@ -332,6 +337,11 @@ struct perch_model {
     uint32_t recent_seq;                /* groups pushed so far */
     uint64_t group_max_ts;              /* the latest ts of any group created */
     perch__hmap tid_groups;             /* tid -> first pending group of that thread (groups.c) */
+    /* In front of tid_groups: a tid and the slot of its value, by TID_SLOT, valid while its
+     * gen is tg_gen, which changes whenever tid_groups gains or loses a key (a thread's first
+     * group, a thread exit), as slots may move then. */
+    tid_head_cache tg_cache[TID_CACHE];
+    uint32_t tg_gen;
     /* Groups in creation order, (gen << 32 | group): [0] threads that may run user mode,
      * [1] threads that never do (idle, System), which wait only for their kernel part. */
     squeue queues[2];
