@@ -41,6 +41,23 @@ static uint32_t alloc_part(perch_model *m, uint32_t g, uint64_t ts, uint8_t psz)
     return p;
 }
 
+/* The first count pointers of a, widened to 64 bits: perch_ptr_at with its pointer-size test
+ * taken out of the loop. */
+static void widen(uint64_t *f, const perch_ptr_array *a, uint32_t count)
+{
+    const uint8_t *p = a->data;
+    if (a->pointer_size == 8) {
+        for (uint32_t i = 0; i < count; i++, p += 8)
+            f[i] = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+                   (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+                   (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+    } else {
+        for (uint32_t i = 0; i < count; i++, p += 4)
+            f[i] =
+                (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+    }
+}
+
 /* Copies count frames (pointer array or u64 array) into part p. */
 static int set_frames(perch_model *m, uint32_t p, const perch_ptr_array *a, const uint64_t *u,
                       uint32_t count)
@@ -53,8 +70,10 @@ static int set_frames(perch_model *m, uint32_t p, const perch_ptr_array *a, cons
     uint64_t *f = perch__frames_alloc(m, count, &cls);
     if (f == NULL)
         return PERCH_ENOMEM;
-    for (uint32_t i = 0; i < count; i++)
-        f[i] = a != NULL ? perch_ptr_at(a, i) : u[i];
+    if (a != NULL)
+        widen(f, a, count);
+    else
+        memcpy(f, u, sizeof *f * count);
     uint32_t k = 0; /* the kernel segment: the leading kernel-address frames (S4) */
     while (k < count && perch__is_kernel_addr(m->parts[p].psz, f[k]))
         k++;
@@ -88,8 +107,7 @@ static int walk_alone(perch_model *m, uint32_t g, const perch_ptr_array *a)
     if (err < 0)
         return err;
     uint64_t *f = m->scratch;
-    for (uint32_t i = 0; i < count; i++)
-        f[i] = perch_ptr_at(a, i);
+    widen(f, a, count);
     while (k < count && perch__is_kernel_addr(a->pointer_size, f[k]))
         k++;
     if (k == count && !has_user_frame(a))
