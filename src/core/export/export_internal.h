@@ -24,8 +24,13 @@ typedef struct perch__budget {
 } perch__budget;
 
 /* Grows *p (elements of elem bytes, capacity *cap) to hold at least need elements, charging
- * the growth to b. PERCH_ELIMIT past the budget, PERCH_ENOMEM when realloc fails. */
-int perch__grow(perch__budget *b, void **p, size_t *cap, size_t need, size_t elem);
+ * the growth to b. PERCH_ELIMIT past the budget, PERCH_ENOMEM when realloc fails. The check
+ * is inline (most calls find the room there); perch__grow_slow reallocates. */
+int perch__grow_slow(perch__budget *b, void **p, size_t *cap, size_t need, size_t elem);
+static inline int perch__grow(perch__budget *b, void **p, size_t *cap, size_t need, size_t elem)
+{
+    return need <= *cap ? 0 : perch__grow_slow(b, p, cap, need, elem);
+}
 /* Frees an array grown by perch__grow and refunds the budget. */
 void perch__release(perch__budget *b, void **p, size_t *cap, size_t elem);
 
@@ -37,10 +42,33 @@ typedef struct perch__map {
     size_t count;
 } perch__map;
 
-bool perch__map_get(const perch__map *m, uint64_t key, uint32_t *val);
 int perch__map_put(perch__map *m, perch__budget *b, uint64_t key, uint32_t val);
 void perch__map_free(perch__map *m, perch__budget *b);
-uint64_t perch__hash64(uint64_t x);
+
+/* A 64-bit mix (murmur3's finalizer); inline, as every map lookup starts with it. */
+static inline uint64_t perch__hash64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+static inline bool perch__map_get(const perch__map *m, uint64_t key, uint32_t *val)
+{
+    size_t i;
+    if (!m->cap || key == 0)
+        return false;
+    for (i = perch__hash64(key) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == key) {
+            *val = m->vals[i];
+            return true;
+        }
+    }
+    return false;
+}
 
 /* ---- string arena: copies of strings from the records ---------------------------------- */
 typedef struct perch__strings {
@@ -420,7 +448,21 @@ typedef struct perch__samplelog {
     size_t pos_cap;
     perch__gsample *v; /* the group's samples by time (ties in arrival order) */
     size_t v_count, v_cap;
+    struct perch__sortkey *keys, *keys_tmp; /* sorting the group's rows and samples */
+    size_t keys_cap, keys_tmp_cap;
+    uint8_t *perm; /* the rows or samples moved to their sorted places */
+    size_t perm_cap;
 } perch__samplelog;
+
+/* ---- sorting (sort.c) ---------------------------------------------------------------- */
+typedef struct perch__sortkey {
+    uint64_t key;
+    uint32_t idx;
+} perch__sortkey;
+
+/* Sorts k[0, n) by key, ties by idx (stable when the idx are in increasing order, as the
+ * callers build them); tmp holds n more. */
+void perch__radix_sort(perch__sortkey *k, perch__sortkey *tmp, size_t n);
 
 /* ---- common sample-exporter base: entities + stacks + the sample log --------------------- */
 typedef struct perch__collect {

@@ -10,7 +10,7 @@
 #include "perch/error.h"
 #include "util/mem.h"
 
-int perch__grow(perch__budget *b, void **p, size_t *cap, size_t need, size_t elem)
+int perch__grow_slow(perch__budget *b, void **p, size_t *cap, size_t need, size_t elem)
 {
     size_t ncap;
     void *np;
@@ -39,30 +39,6 @@ void perch__release(perch__budget *b, void **p, size_t *cap, size_t elem)
     b->used -= (uint64_t)*cap * elem;
     *p = NULL;
     *cap = 0;
-}
-
-uint64_t perch__hash64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
-}
-
-bool perch__map_get(const perch__map *m, uint64_t key, uint32_t *val)
-{
-    size_t i;
-    if (!m->cap || key == 0)
-        return false;
-    for (i = perch__hash64(key) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1)) {
-        if (m->keys[i] == key) {
-            *val = m->vals[i];
-            return true;
-        }
-    }
-    return false;
 }
 
 static void map_insert(uint64_t *keys, uint32_t *vals, size_t cap, uint64_t key, uint32_t val)

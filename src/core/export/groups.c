@@ -90,14 +90,6 @@ static int cmp_row(const void *x, const void *y)
     return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
-static int cmp_sample(const void *x, const void *y)
-{
-    const perch__gsample *a = x, *b = y;
-    if (a->ts != b->ts)
-        return a->ts < b->ts ? -1 : 1;
-    return (a->order > b->order) - (a->order < b->order);
-}
-
 /* A new row of group g for a sample; *row receives its index. */
 static int new_row(perch__collect *c, const perch__vlog *g, uint32_t stack_id, uint64_t ip,
                    uint64_t module_key, uint64_t ts, uint32_t *row)
@@ -137,9 +129,11 @@ static int row_for(perch__collect *c, const perch__vlog *g, uint32_t stack_id, u
             return 0;
         }
         err = new_row(c, g, stack_id, ip, module_key, ts, row);
+        if (err)
+            return err;
         l->row_gen[stack_id] = l->gen;
         l->row_of[stack_id] = *row;
-        return err;
+        return 0;
     }
     if (stack_id != 0) {
         if (perch__map_get(&l->far, stack_id, row))
@@ -153,7 +147,8 @@ static int row_for(perch__collect *c, const perch__vlog *g, uint32_t stack_id, u
         return err;
     }
     err = new_row(c, g, 0, ip, module_key, ts, row);
-    l->ips.locs[idx].extra = *row;
+    if (!err)
+        l->ips.locs[idx].extra = *row;
     return err;
 }
 
@@ -219,14 +214,83 @@ static int decode_group(perch__collect *c, const perch__vlog *g)
     return err;
 }
 
+/* Keys (key_of(i), i) for n records, sorted by perch__radix_sort into l->keys. */
+static int sort_keys(perch__collect *c, size_t n)
+{
+    perch__samplelog *l = &c->samples;
+    int err =
+        perch__grow(&c->budget, (void **)&l->keys_tmp, &l->keys_tmp_cap, n, sizeof *l->keys_tmp);
+    if (!err)
+        perch__radix_sort(l->keys, l->keys_tmp, n);
+    return err;
+}
+
+/* Moves the n records of size bytes at base to the order of l->keys. */
+static int permute(perch__collect *c, void *base, size_t n, size_t size)
+{
+    perch__samplelog *l = &c->samples;
+    int err = perch__grow(&c->budget, (void **)&l->perm, &l->perm_cap, n * size, 1);
+    if (err)
+        return err;
+    for (size_t i = 0; i < n; i++)
+        memcpy(l->perm + i * size, (const uint8_t *)base + (size_t)l->keys[i].idx * size, size);
+    memcpy(base, l->perm, n * size);
+    return 0;
+}
+
+static bool rows_sorted(const perch__samplelog *l)
+{
+    for (size_t i = 1; i < l->row_count; i++)
+        if (cmp_row(&l->rows[i - 1], &l->rows[i]) > 0)
+            return false;
+    return true;
+}
+
+/* The rows in cmp_row order: by first time, then the runs of one time by cmp_row. */
+static int sort_rows(perch__collect *c)
+{
+    perch__samplelog *l = &c->samples;
+    size_t n = l->row_count;
+    int err;
+    if (rows_sorted(l))
+        return 0;
+    err = perch__grow(&c->budget, (void **)&l->keys, &l->keys_cap, n, sizeof *l->keys);
+    for (size_t i = 0; i < n && !err; i++)
+        l->keys[i] = (perch__sortkey){l->rows[i].first_ts, (uint32_t)i};
+    if (!err)
+        err = sort_keys(c, n);
+    for (size_t i = 1; i < n && !err; i++) { /* ties of one time: insertion by cmp_row */
+        perch__sortkey x = l->keys[i];
+        size_t j = i;
+        for (; j > 0 && l->keys[j - 1].key == x.key &&
+               cmp_row(&l->rows[l->keys[j - 1].idx], &l->rows[x.idx]) > 0;
+             j--)
+            l->keys[j] = l->keys[j - 1];
+        l->keys[j] = x;
+    }
+    return err ? err : permute(c, l->rows, n, sizeof *l->rows);
+}
+
+/* The samples by time, ties in arrival order (their index, = their order field). */
+static int sort_samples(perch__collect *c)
+{
+    perch__samplelog *l = &c->samples;
+    size_t n = l->v_count;
+    int err = perch__grow(&c->budget, (void **)&l->keys, &l->keys_cap, n, sizeof *l->keys);
+    for (size_t i = 0; i < n && !err; i++)
+        l->keys[i] = (perch__sortkey){l->v[i].ts, (uint32_t)i};
+    if (!err)
+        err = sort_keys(c, n);
+    return err ? err : permute(c, l->v, n, sizeof *l->v);
+}
+
 /* Sorts the group's rows and renumbers its samples' rows. */
 static int sort_group(perch__collect *c, const perch__vlog *g)
 {
     perch__samplelog *l = &c->samples;
-    int err = 0;
-    qsort(l->rows, l->row_count, sizeof *l->rows, cmp_row);
-    if (!l->want_samples)
-        return 0;
+    int err = sort_rows(c);
+    if (err || !l->want_samples)
+        return err;
     err = perch__grow(&c->budget, (void **)&l->pos, &l->pos_cap, l->row_count, sizeof *l->pos);
     if (err)
         return err;
@@ -234,9 +298,7 @@ static int sort_group(perch__collect *c, const perch__vlog *g)
         l->pos[l->rows[i].seq] = (uint32_t)i;
     for (size_t i = 0; i < l->v_count; i++)
         l->v[i].row = l->pos[l->v[i].row];
-    if (g->unsorted)
-        qsort(l->v, l->v_count, sizeof *l->v, cmp_sample);
-    return 0;
+    return g->unsorted ? sort_samples(c) : 0;
 }
 
 int perch__samplelog_each(perch__collect *c, int (*visit)(void *ctx, const perch__group *g),
@@ -278,6 +340,9 @@ void perch__samplelog_free(perch__samplelog *l, perch__budget *b)
     perch__release(b, (void **)&l->row_gen, &l->row_gen_cap, sizeof *l->row_gen);
     perch__release(b, (void **)&l->pos, &l->pos_cap, sizeof *l->pos);
     perch__release(b, (void **)&l->v, &l->v_cap, sizeof *l->v);
+    perch__release(b, (void **)&l->keys, &l->keys_cap, sizeof *l->keys);
+    perch__release(b, (void **)&l->keys_tmp, &l->keys_tmp_cap, sizeof *l->keys_tmp);
+    perch__release(b, (void **)&l->perm, &l->perm_cap, 1);
     perch__map_free(&l->far, b);
     perch__loctab_free(&l->ips, b);
     l->last = 0;
