@@ -190,21 +190,14 @@ size_t perch__fmt_time(char *out, int64_t ticks, uint64_t freq, bool ms)
 {
     uint64_t ns = perch__ticks_to_ns(ticks < 0 ? (uint64_t)0 - (uint64_t)ticks : (uint64_t)ticks,
                                      freq ? freq : 1);
-    uint64_t unit = ms ? 1000000u : 1000u, whole = ns / unit, frac = ns % unit;
-    char buf[48], *p = buf + sizeof buf;
-    size_t n;
-    for (int d = ms ? 6 : 3; d > 0; d--, frac /= 10) /* the fraction, zero-padded */
-        *--p = (char)('0' + frac % 10);
-    *--p = '.';
-    do {
-        *--p = (char)('0' + whole % 10);
-        whole /= 10;
-    } while (whole);
+    uint64_t unit = ms ? 1000000u : 1000u;
+    size_t n = 0, digits = ms ? 6 : 3;
     if (ticks < 0)
-        *--p = '-';
-    n = (size_t)(buf + sizeof buf - p);
-    memcpy(out, p, n);
-    return n;
+        out[n++] = '-';
+    n += perch__put_uint(out + n, ns / unit);
+    out[n++] = '.';
+    perch__put_digits(out + n, ns % unit, digits); /* the fraction, zero-padded */
+    return n + digits;
 }
 
 void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms)

@@ -529,6 +529,10 @@ typedef struct perch__run {
 } perch__run;
 
 void perch__run_uint(perch__run *r, uint64_t v);
+/* v in decimal at out (at most 20 bytes, no NUL); returns the length. */
+size_t perch__put_uint(char *out, uint64_t v);
+/* The low n decimal digits of v at out, zero-padded (no NUL). */
+void perch__put_digits(char *out, uint64_t v, size_t n);
 void perch__run_int(perch__run *r, int64_t v);
 /* n bytes of raw JSON value text (a number, null, true ...). */
 void perch__run_raw(perch__run *r, const char *text, size_t n);

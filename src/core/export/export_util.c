@@ -167,17 +167,11 @@ void perch__run_flush(perch__run *r)
 
 void perch__run_uint(perch__run *r, uint64_t v)
 {
-    char tmp[24], *p = tmp + sizeof tmp;
     if (r->len > sizeof r->buf - 32)
         perch__run_flush(r);
     if (r->len)
         r->buf[r->len++] = ',';
-    do {
-        *--p = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    memcpy(r->buf + r->len, p, (size_t)(tmp + sizeof tmp - p));
-    r->len += (size_t)(tmp + sizeof tmp - p);
+    r->len += perch__put_uint(r->buf + r->len, v);
 }
 
 void perch__run_int(perch__run *r, int64_t v)
@@ -209,6 +203,59 @@ void perch__run_raw(perch__run *r, const char *text, size_t n)
 
 void perch__run_time(perch__run *r, int64_t ticks, uint64_t freq, bool ms)
 {
-    char buf[PERCH_TIME_TEXT_MAX];
-    perch__run_raw(r, buf, perch__fmt_time(buf, ticks, freq, ms));
+    if (r->len + PERCH_TIME_TEXT_MAX + 1 > sizeof r->buf)
+        perch__run_flush(r);
+    if (r->len)
+        r->buf[r->len++] = ',';
+    r->len += perch__fmt_time(r->buf + r->len, ticks, freq, ms);
+}
+
+/* "00" .. "99" */
+static const char two_digits[201] = "00010203040506070809101112131415161718192021222324"
+                                    "25262728293031323334353637383940414243444546474849"
+                                    "50515253545556575859606162636465666768697071727374"
+                                    "75767778798081828384858687888990919293949596979899";
+
+/* 10^n for n = 0 .. 19 */
+static const uint64_t pow10[20] = {1u,
+                                   10u,
+                                   100u,
+                                   1000u,
+                                   10000u,
+                                   100000u,
+                                   1000000u,
+                                   10000000u,
+                                   100000000u,
+                                   1000000000u,
+                                   10000000000u,
+                                   100000000000u,
+                                   1000000000000u,
+                                   10000000000000u,
+                                   100000000000000u,
+                                   1000000000000000u,
+                                   10000000000000000u,
+                                   100000000000000000u,
+                                   1000000000000000000u,
+                                   10000000000000000000u};
+
+size_t perch__put_uint(char *out, uint64_t v)
+{
+    size_t n = 1;
+    while (n < 20 && v >= pow10[n])
+        n++;
+    perch__put_digits(out, v, n);
+    return n;
+}
+
+void perch__put_digits(char *out, uint64_t v, size_t n)
+{
+    char *p = out + n;
+    while (n >= 2) {
+        p -= 2;
+        memcpy(p, two_digits + 2 * (v % 100), 2);
+        v /= 100;
+        n -= 2;
+    }
+    if (n)
+        *--p = (char)('0' + v % 10);
 }
