@@ -62,10 +62,7 @@ static int on_stack(void *ctx, const perch_stack_rec *rec)
 
 static int on_sample(void *ctx, const perch_sample_rec *rec)
 {
-    perch__collect *c = ctx;
-    uint32_t idx;
-    int err = perch__entities_touch_thread(&c->ents, rec->thread_key, rec->tid, rec->cpu, &idx);
-    return err ? err : perch__samplelog_add(c, rec);
+    return perch__samplelog_add(ctx, rec);
 }
 
 static int on_finish(void *ctx)
@@ -179,7 +176,11 @@ size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uin
 
 uint64_t perch__ticks_to_ns(uint64_t ticks, uint64_t freq)
 {
-    uint64_t whole = ticks / freq, rest = ticks % freq;
+    uint64_t whole, rest;
+    if (freq == 10000000u) /* the usual QPC clock (100 ns ticks): the same value, no division */
+        return ticks * 100u;
+    whole = ticks / freq;
+    rest = ticks % freq;
     /* rest < freq; rest * 1e9 fits in 64 bits while freq < 1.8e10 (18 GHz) */
     return whole * 1000000000u + (freq < 18000000000ull
                                       ? rest * 1000000000u / freq

@@ -198,13 +198,18 @@ static void key_repeat(perch_json *w, const char *key, const char *text, size_t 
     size_t len = strlen(text), per = 0, used = 0;
     perch_json_key(w, key);
     perch_json_begin_array(w);
-    /* "text,text,...,text" once, then written as a value run as many times as it fits in n */
-    while (per < n && used + len + 1 <= sizeof chunk) {
-        if (used)
-            chunk[used++] = ',';
-        memcpy(chunk + used, text, len);
-        used += len;
-        per++;
+    /* "text,text,...,text" once (doubled while it fits), then written as a value run as many
+     * times as it fits in n */
+    if (n && len + 1 <= sizeof chunk) {
+        memcpy(chunk, text, len);
+        used = len;
+        per = 1;
+    }
+    while (per > 0 && per * 2 <= n && used * 2 + 1 <= sizeof chunk) {
+        chunk[used] = ',';
+        memcpy(chunk + used + 1, chunk, used);
+        used = used * 2 + 1;
+        per *= 2;
     }
     for (size_t i = 0; per == 0 && i < n; i++) /* a text longer than the chunk */
         perch_json_raw_n(w, text, len);
