@@ -3,20 +3,23 @@
  * thread of its own, so that in `perch import` the capture encoder, its CRCs and the writes
  * run beside the model instead of after each of its records.
  *
- * The many records (samples, slices, stacks, LBR) are copied, arrays included, into a batch;
- * a full batch is handed to the thread, which plays it into the inner sink while the next one
- * fills (two batches in all, so memory is bounded by two batches and one record). Every other
- * record (entities, counters, ledger, statistics, symbols, trace info, finish) is rare: the
- * relay first waits until the thread has played every batch, then calls the inner sink on the
- * calling thread. The inner sink therefore sees exactly the records, in exactly the order, it
- * would have seen without the relay, never two calls at once, and each hand-over goes through
- * the mutex, which orders the two threads' accesses to it.
+ * Every record but the first (trace info), the counter names and finish is copied, with its
+ * arrays and strings, into a batch; a full batch is handed to the thread, which plays it into
+ * the inner sink while the next one fills (two batches in all, so memory is bounded by two
+ * batches and one record). The model thread therefore never waits for the writer except when
+ * both batches are full: an entity or ledger record costs a copy, not a round trip to the
+ * other thread. The three records left (trace info, counters, finish: once or twice a run)
+ * first wait until the thread has played every batch, then call the inner sink on the calling
+ * thread. The inner sink therefore sees exactly the records, in exactly the order, it would
+ * have seen without the relay, never two calls at once, and each hand-over goes through the
+ * mutex, which orders the two threads' accesses to it.
  *
  * The first error of the inner sink is kept: the thread plays nothing after it, and every
  * later call of the relay's sink returns it (so the model stops at its next record).
  */
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "perch/error.h"
@@ -26,7 +29,59 @@
 
 #define DEFAULT_BATCH (256u << 10)
 
-enum { REC_SAMPLE, REC_SLICE, REC_STACK, REC_LBR };
+enum {
+    REC_SAMPLE,
+    REC_SLICE,
+    REC_STACK,
+    REC_LBR,
+    REC_PROCESS, /* the records with strings: see shapes[] */
+    REC_THREAD,
+    REC_MODULE,
+    REC_LEDGER,
+    REC_STAT,
+    REC_SYMBOL,
+    REC_TYPES
+};
+
+/* A record copied with its strings: its size and where its string pointers are. In the batch
+ * each string follows the record as a u32 length (UINT32_MAX: NULL) and its bytes and NUL. */
+struct shape {
+    uint16_t size;
+    uint8_t strings;
+    uint16_t at[2];
+};
+
+#define SHAPE1(T, a)                                                                               \
+    {                                                                                              \
+        sizeof(T), 1,                                                                              \
+        {                                                                                          \
+            offsetof(T, a), 0                                                                      \
+        }                                                                                          \
+    }
+#define SHAPE2(T, a, b)                                                                            \
+    {                                                                                              \
+        sizeof(T), 2,                                                                              \
+        {                                                                                          \
+            offsetof(T, a), offsetof(T, b)                                                         \
+        }                                                                                          \
+    }
+static const struct shape shapes[REC_TYPES] = {
+    [REC_PROCESS] = SHAPE2(perch_process_rec, image_name, command_line),
+    [REC_THREAD] = SHAPE1(perch_thread_rec, name),
+    [REC_MODULE] = SHAPE2(perch_module_rec, path, pdb_name),
+    [REC_LEDGER] = SHAPE1(perch_ledger_rec, reason),
+    [REC_STAT] = SHAPE1(perch_stat_rec, name),
+    [REC_SYMBOL] = SHAPE1(perch_symbol_rec, name),
+};
+
+union any_rec {
+    perch_process_rec process;
+    perch_thread_rec thread;
+    perch_module_rec module;
+    perch_ledger_rec ledger;
+    perch_stat_rec stat;
+    perch_symbol_rec symbol;
+};
 
 struct batch {
     uint8_t *data; /* records, each an 8-byte header then its bytes, padded to 8 */
@@ -53,12 +108,61 @@ static int keep_error(perch_sink_relay *r, int err)
     return atomic_load(&r->error);
 }
 
+static size_t padded(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+
+/* Rebuilds a record with strings (type's shape) from the batch at p into *u, its strings
+ * pointing into the batch. */
+static void unpack_strings(uint32_t type, const uint8_t *p, union any_rec *u)
+{
+    const struct shape *sh = &shapes[type];
+    memcpy(u, p, sh->size);
+    p += padded(sh->size);
+    for (unsigned i = 0; i < sh->strings; i++) {
+        uint32_t len;
+        const char *str = NULL;
+        memcpy(&len, p, sizeof len);
+        p += sizeof len;
+        if (len != UINT32_MAX) {
+            str = (const char *)p;
+            p += len + 1;
+        }
+        memcpy((char *)u + sh->at[i], &str, sizeof str);
+    }
+}
+
+/* Plays a record with strings into the inner sink. */
+static int play_strings(perch_sink_relay *r, uint32_t type, const uint8_t *p)
+{
+    const perch_sink *k = &r->inner;
+    union any_rec u;
+    unpack_strings(type, p, &u);
+    switch (type) {
+    case REC_PROCESS:
+        return k->process ? k->process(k->ctx, &u.process) : 0;
+    case REC_THREAD:
+        return k->thread ? k->thread(k->ctx, &u.thread) : 0;
+    case REC_MODULE:
+        return k->module ? k->module(k->ctx, &u.module) : 0;
+    case REC_LEDGER:
+        return k->ledger ? k->ledger(k->ctx, &u.ledger) : 0;
+    case REC_STAT:
+        return k->stat ? k->stat(k->ctx, &u.stat) : 0;
+    default:
+        return k->symbol ? k->symbol(k->ctx, &u.symbol) : 0;
+    }
+}
+
 /* Plays one record (at its header) into the inner sink; returns its result. */
 static int play_one(perch_sink_relay *r, const uint8_t *p)
 {
     uint32_t type;
     memcpy(&type, p, sizeof type);
     p += 8;
+    if (type >= REC_PROCESS)
+        return play_strings(r, type, p);
     if (type == REC_SAMPLE)
         return r->inner.sample ? r->inner.sample(r->inner.ctx, (const perch_sample_rec *)p) : 0;
     if (type == REC_SLICE)
@@ -153,11 +257,6 @@ static uint8_t *reserve(perch_sink_relay *r, uint32_t type, size_t len)
     return p + 8;
 }
 
-static size_t padded(size_t n)
-{
-    return (n + 7) & ~(size_t)7;
-}
-
 /* Copies a record of rec_len bytes and two arrays of u64 (a, then b; either may be empty). */
 static int put(perch_sink_relay *r, uint32_t type, const void *rec, size_t rec_len,
                const uint64_t *a, const uint64_t *b, size_t count)
@@ -200,7 +299,52 @@ static int relay_lbr(void *ctx, const perch_lbr_rec *rec)
     return put(ctx, REC_LBR, rec, sizeof *rec, rec->from, rec->to, rec->branch_count);
 }
 
-/* The rare records: played on the calling thread once every batch has been. */
+/* Copies a record with strings (type's shape) into the fill batch. */
+static int put_strings(perch_sink_relay *r, uint32_t type, const void *rec)
+{
+    const struct shape *sh = &shapes[type];
+    const char *str[2];
+    size_t slen[2], len = 8 + padded(sh->size);
+    int err = atomic_load(&r->error);
+    if (err < 0)
+        return err;
+    for (unsigned i = 0; i < sh->strings; i++) {
+        memcpy(&str[i], (const char *)rec + sh->at[i], sizeof str[i]);
+        slen[i] = str[i] != NULL ? strlen(str[i]) : 0;
+        if (slen[i] >= UINT32_MAX / 4)
+            return PERCH_ELIMIT;
+        len += sizeof(uint32_t) + (str[i] != NULL ? slen[i] + 1 : 0);
+    }
+    uint8_t *p = reserve(r, type, padded(len));
+    if (p == NULL)
+        return PERCH_ENOMEM;
+    memcpy(p, rec, sh->size);
+    p += padded(sh->size);
+    for (unsigned i = 0; i < sh->strings; i++) {
+        uint32_t l32 = str[i] != NULL ? (uint32_t)slen[i] : UINT32_MAX;
+        memcpy(p, &l32, sizeof l32);
+        p += sizeof l32;
+        if (str[i] != NULL) {
+            memcpy(p, str[i], slen[i] + 1);
+            p += slen[i] + 1;
+        }
+    }
+    return 0;
+}
+
+#define RELAY_STRINGS(name, type, rec_type)                                                        \
+    static int relay_##name(void *ctx, const rec_type *rec)                                        \
+    {                                                                                              \
+        return put_strings(ctx, type, rec);                                                        \
+    }
+RELAY_STRINGS(process, REC_PROCESS, perch_process_rec)
+RELAY_STRINGS(thread, REC_THREAD, perch_thread_rec)
+RELAY_STRINGS(module, REC_MODULE, perch_module_rec)
+RELAY_STRINGS(ledger, REC_LEDGER, perch_ledger_rec)
+RELAY_STRINGS(stat, REC_STAT, perch_stat_rec)
+RELAY_STRINGS(symbol, REC_SYMBOL, perch_symbol_rec)
+
+/* The records played on the calling thread once every batch has been (once or twice a run). */
 #define RELAY_INLINE(name, type)                                                                   \
     static int relay_##name(void *ctx, const type *rec)                                            \
     {                                                                                              \
@@ -211,13 +355,7 @@ static int relay_lbr(void *ctx, const perch_lbr_rec *rec)
         return err;                                                                                \
     }
 RELAY_INLINE(trace_info, perch_trace_info)
-RELAY_INLINE(process, perch_process_rec)
-RELAY_INLINE(thread, perch_thread_rec)
-RELAY_INLINE(module, perch_module_rec)
 RELAY_INLINE(counters, perch_counters_rec)
-RELAY_INLINE(ledger, perch_ledger_rec)
-RELAY_INLINE(stat, perch_stat_rec)
-RELAY_INLINE(symbol, perch_symbol_rec)
 
 static int relay_finish(void *ctx)
 {
