@@ -118,12 +118,11 @@ typedef struct perch_sink_relay perch_sink_relay;
 /* Starts a thread that plays into *inner (copied; its ctx borrowed until stop) the records
  * given to the relay's sink (perch_sink_relay_sink). Every record but trace_info, counters
  * and finish is copied (arrays and strings included) into batches of about batch_bytes (0:
- * 256 KiB; two batches at most, plus one record) played by the thread while the next one
- * fills; those three first wait until every batch has been played, then call inner on the
- * calling thread. So inner sees the same records in the same order as without the relay, one
- * call at a time. The first error of inner is returned by every later call of the relay's
- * sink (finish included). Returns 0, PERCH_ENOMEM or the thread error; *out untouched on
- * error. */
+ * 64 KiB; a ring of eight, plus one record) played by the thread while the next ones fill; those
+ * three first wait until every batch has been played, then call inner on the calling thread. So
+ * inner sees the same records in the same order as without the relay, one call at a time. The first
+ * error of inner is returned by every later call of the relay's sink (finish included). Returns 0,
+ * PERCH_ENOMEM or the thread error; *out untouched on error. */
 int perch_sink_relay_start(const perch_sink *inner, size_t batch_bytes, perch_sink_relay **out);
 
 /* Fills *out with the relay's callbacks (ctx is the relay), to be called from one thread. */

@@ -5,10 +5,10 @@
  *
  * Every record but the first (trace info), the counter names and finish is copied, with its
  * arrays and strings, into a batch; a full batch is handed to the thread, which plays it into
- * the inner sink while the next one fills (two batches in all, so memory is bounded by two
- * batches and one record). The model thread therefore never waits for the writer except when
- * both batches are full: an entity or ledger record costs a copy, not a round trip to the
- * other thread. The three records left (trace info, counters, finish: once or twice a run)
+ * the inner sink while the next ones fill (a ring of BATCHES batches, so memory is bounded by
+ * that many batches and one record). The model thread therefore never waits for the writer except
+ * when every batch of the ring is full: an entity or ledger record costs a copy, not a round trip
+ * to the other thread. The three records left (trace info, counters, finish: once or twice a run)
  * first wait until the thread has played every batch, then call the inner sink on the calling
  * thread. The inner sink therefore sees exactly the records, in exactly the order, it would
  * have seen without the relay, never two calls at once, and each hand-over goes through the
@@ -27,7 +27,11 @@
 #include "perch/thread.h"
 #include "util/mem.h"
 
-#define DEFAULT_BATCH (256u << 10)
+#define DEFAULT_BATCH (64u << 10)
+/* Batches in the ring. The thread is woken once WAKE_AT of them wait (or at a drain), so it
+ * plays several per wake-up, and the model thread keeps filling while it is not scheduled. */
+#define BATCHES 8u
+#define WAKE_AT (BATCHES / 2)
 
 enum {
     REC_SAMPLE,
@@ -94,9 +98,9 @@ struct perch_sink_relay {
     perch_thread *thread;
     perch_mutex *mu;
     perch_cond *cv;
-    struct batch fill;   /* the calling thread's */
-    struct batch played; /* the relay thread's while handed */
-    bool handed, stop;   /* under mu */
+    struct batch ring[BATCHES]; /* ring[handed % BATCHES] fills; [played, handed) are handed */
+    uint64_t handed, played;    /* batches handed to and played by the thread (under mu) */
+    bool sleeping, stop;        /* under mu */
     _Atomic int error;
 };
 
@@ -190,40 +194,49 @@ static void play(perch_sink_relay *r, const struct batch *b)
     }
 }
 
+/* The relay thread: plays every handed batch in order; sleeps when there is none. Handed
+ * batches are played before it stops. */
 static int relay_main(void *arg)
 {
     perch_sink_relay *r = arg;
     perch_mutex_lock(r->mu);
     for (;;) {
-        while (!r->handed && !r->stop)
+        while (r->played == r->handed && !r->stop) {
+            r->sleeping = true;
             perch_cond_wait(r->cv, r->mu, UINT32_MAX);
-        if (!r->handed)
+        }
+        r->sleeping = false;
+        if (r->played == r->handed)
             break;
+        struct batch *b = &r->ring[r->played % BATCHES];
         perch_mutex_unlock(r->mu);
-        play(r, &r->played);
+        play(r, b);
+        b->len = 0;
         perch_mutex_lock(r->mu);
-        r->played.len = 0;
-        r->handed = false;
-        perch_cond_signal(r->cv);
+        r->played++;
+        perch_cond_signal(r->cv); /* a model thread waiting for a free batch or a drain */
     }
     perch_mutex_unlock(r->mu);
     return 0;
 }
 
-/* Waits until the thread has played the batch handed to it, if any; then, when hand is set
- * and the fill batch holds records, hands that one over. */
-static void hand_over(perch_sink_relay *r, bool hand)
+static struct batch *fill_batch(perch_sink_relay *r)
+{
+    return &r->ring[r->handed % BATCHES]; /* only the calling thread moves handed */
+}
+
+/* Hands the fill batch over when it holds records (waking the thread once enough wait, or at
+ * once when all must be played), then waits until the next fill batch is free, or (all) until
+ * every batch has been played. */
+static void hand_over(perch_sink_relay *r, bool all)
 {
     perch_mutex_lock(r->mu);
-    while (r->handed)
-        perch_cond_wait(r->cv, r->mu, UINT32_MAX);
-    if (hand && r->fill.len > 0) {
-        struct batch t = r->played;
-        r->played = r->fill;
-        r->fill = t;
-        r->handed = true;
+    if (fill_batch(r)->len > 0)
+        r->handed++;
+    if (r->sleeping && r->handed != r->played && (all || r->handed - r->played >= WAKE_AT))
         perch_cond_signal(r->cv);
-    }
+    while (all ? r->played != r->handed : r->handed - r->played >= BATCHES)
+        perch_cond_wait(r->cv, r->mu, UINT32_MAX);
     perch_mutex_unlock(r->mu);
 }
 
@@ -231,16 +244,17 @@ static void hand_over(perch_sink_relay *r, bool hand)
 static int drain(perch_sink_relay *r)
 {
     hand_over(r, true);
-    hand_over(r, false);
     return atomic_load(&r->error);
 }
 
 /* Room for a record of len bytes (header and padding included) in the fill batch. */
 static uint8_t *reserve(perch_sink_relay *r, uint32_t type, size_t len)
 {
-    struct batch *b = &r->fill;
-    if (b->len > 0 && b->len + len > r->batch_bytes)
-        hand_over(r, true);
+    struct batch *b = fill_batch(r);
+    if (b->len > 0 && b->len + len > r->batch_bytes) {
+        hand_over(r, false);
+        b = fill_batch(r);
+    }
     if (b->len + len > b->cap) {
         size_t cap = b->len + len > r->batch_bytes ? b->len + len : r->batch_bytes;
         uint8_t *p = perch__realloc(b->data, cap);
@@ -420,8 +434,8 @@ int perch_sink_relay_stop(perch_sink_relay *r)
     int err = atomic_load(&r->error);
     perch_cond_destroy(r->cv);
     perch_mutex_destroy(r->mu);
-    perch__free(r->fill.data);
-    perch__free(r->played.data);
+    for (unsigned i = 0; i < BATCHES; i++)
+        perch__free(r->ring[i].data);
     perch__free(r);
     return err;
 }
