@@ -313,21 +313,24 @@ static int produce(void *arg)
 }
 
 /* Blocking pushes against a consumer that checks every record: nothing lost, nothing
- * reordered, every byte as sent; the producer had to wait (the ring is small). */
-static void test_two_thread_blocking(void **state)
+ * reordered, every byte as sent; the producer had to wait (the ring is small). Batched
+ * (queue_batch.h): positions exchanged once per few KiB, and both sides had to sleep (the
+ * producer with records not yet published, the consumer with bytes not yet released). */
+static void two_thread_blocking(bool batched)
 {
-    struct producer p = {NULL, 200000, 0, 0, 600, false, 0, 0, false};
+    struct producer p = {NULL, 200000, 0, 0, 600, false, 0, 0, batched};
     perch_thread *t;
     perch_event ev;
     uint64_t seq = 0, bad = 0;
     int err, result = -1;
-    (void)state;
     assert_int_equal(perch_event_queue_create(PERCH_EVENT_QUEUE_MIN_BYTES, &p.q), 0);
+    if (batched)
+        perch__event_queue_batch(p.q, 4096, 8192);
     assert_int_equal(perch_thread_start(produce, &p, "producer", &t), 0);
     while ((err = perch_event_queue_pop(p.q, &ev, UINT32_MAX)) == 0) {
         bad += !same_event(seq, p.max_payload, &ev);
         seq++;
-        if (seq % 50000 == 0)
+        if (seq % 30000 == 0)
             perch_sleep_ms(2); /* let the ring fill so the producer waits */
     }
     assert_int_equal(perch_thread_join(t, &result), 0);
@@ -342,41 +345,20 @@ static void test_two_thread_blocking(void **state)
     assert_int_equal(st.dropped, 0);
     assert_true(st.push_waits > 0);
     assert_true(st.bytes_high <= st.capacity);
+    perch_event_queue_release(p.q);
     perch_event_queue_destroy(p.q);
 }
 
-/* The same in batched mode (queue_batch.h): positions exchanged once per few KiB, records
- * still all there, in order, byte for byte; both sides had to sleep (the producer with
- * records not yet published, the consumer with bytes not yet released) and were woken. */
+static void test_two_thread_blocking(void **state)
+{
+    (void)state;
+    two_thread_blocking(false);
+}
+
 static void test_two_thread_batched(void **state)
 {
-    struct producer p = {NULL, 200000, 0, 0, 600, false, 0, 0, true};
-    perch_thread *t;
-    perch_event ev;
-    uint64_t seq = 0, bad = 0;
-    int err, result = -1;
     (void)state;
-    assert_int_equal(perch_event_queue_create(PERCH_EVENT_QUEUE_MIN_BYTES, &p.q), 0);
-    perch__event_queue_batch(p.q, 4096, 8192);
-    assert_int_equal(perch_thread_start(produce, &p, "producer", &t), 0);
-    while ((err = perch_event_queue_pop(p.q, &ev, UINT32_MAX)) == 0) {
-        bad += !same_event(seq, p.max_payload, &ev);
-        seq++;
-        if (seq % 30000 == 0)
-            perch_sleep_ms(2); /* the ring fills: the producer flushes and waits */
-    }
-    assert_int_equal(perch_thread_join(t, &result), 0);
-    assert_int_equal(err, PERCH_EOF);
-    assert_int_equal(result, 0);
-    assert_int_equal(bad, 0);
-    assert_int_equal(seq, p.count);
-    perch_event_queue_stats st = stats_of(p.q);
-    assert_int_equal(st.pushed, p.count);
-    assert_int_equal(st.popped, p.count);
-    assert_true(st.push_waits > 0);
-    assert_true(st.bytes_high <= st.capacity);
-    perch_event_queue_release(p.q);
-    perch_event_queue_destroy(p.q);
+    two_thread_blocking(true);
 }
 
 /* try_push against a slow consumer: each record either arrives intact in order or is
