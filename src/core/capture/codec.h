@@ -107,7 +107,8 @@ static inline uint8_t cap_get_u8(perch__cap_cursor *c)
     return c->p[c->pos++];
 }
 
-static inline uint64_t cap_get_varint(perch__cap_cursor *c)
+/* The checked varint read, one byte at a time: used within CAP_VARINT_MAX bytes of the end. */
+static inline uint64_t cap_get_varint_slow(perch__cap_cursor *c)
 {
     uint64_t v = 0;
     for (unsigned shift = 0; shift < 70; shift += 7) {
@@ -124,6 +125,35 @@ static inline uint64_t cap_get_varint(perch__cap_cursor *c)
     }
     cap_fail(c, PERCH_EFORMAT); /* an eleventh byte */
     return 0;
+}
+
+/* A varint. Where the cursor has CAP_VARINT_MAX bytes left no byte needs its own bounds check;
+ * the result, the position and any error are those of cap_get_varint_slow. */
+static inline uint64_t cap_get_varint(perch__cap_cursor *c)
+{
+    if (c->error || c->len - c->pos < CAP_VARINT_MAX)
+        return cap_get_varint_slow(c);
+    const uint8_t *p = c->p + c->pos;
+    uint64_t v = p[0];
+    if (v < 0x80) {
+        c->pos += 1;
+        return v;
+    }
+    v &= 0x7f;
+    for (unsigned i = 1; i < CAP_VARINT_MAX - 1; i++) {
+        uint64_t byte = p[i];
+        v |= (byte & 0x7f) << (7 * i);
+        if (byte < 0x80) {
+            c->pos += i + 1;
+            return v;
+        }
+    }
+    c->pos += CAP_VARINT_MAX;
+    if (p[CAP_VARINT_MAX - 1] > 1) {
+        cap_fail(c, PERCH_EFORMAT); /* more than 64 bits */
+        return 0;
+    }
+    return v | (uint64_t)p[CAP_VARINT_MAX - 1] << 63;
 }
 
 /* A varint that must fit max (inclusive); larger is PERCH_EFORMAT. */

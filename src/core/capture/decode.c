@@ -176,7 +176,7 @@ static perch__cap_thread_slot *get_thread(perch__cap_cursor *c, perch__cap_state
             cap_fail(c, PERCH_EFORMAT);
             return NULL;
         }
-        return perch__cap_mru_promote(&st->mru, (int)idx - 1);
+        return perch__cap_mru_promote(&st->mru, idx - 1);
     }
     perch__cap_thread_slot init = {0, 0, st->cpu, st->addr, 0, 0};
     init.key = st->key = cap_get_delta(c, st->key);
@@ -200,7 +200,8 @@ static int dec_sample(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_sta
     uint8_t mask = cap_get_u8(c);
     /* A new thread's slot starts from the previous cpu, so read the cpu before inserting. */
     unsigned idx = mask & M_THREAD;
-    uint16_t same_cpu = idx && idx <= st->mru.count ? st->mru.slot[idx - 1].cpu : st->cpu;
+    uint16_t same_cpu =
+        idx && idx <= st->mru.count ? perch__cap_mru_at(&st->mru, idx - 1)->cpu : st->cpu;
     s.cpu = mask & S_CPU_SAME ? same_cpu : (uint16_t)cap_get_bounded(c, UINT16_MAX);
     s.ts = cap_get_delta(c, st->ts);
     perch__cap_thread_slot *t = get_thread(c, st, mask);

@@ -230,7 +230,7 @@ static perch__cap_thread_slot *thread_slot(perch__cap_state *st, uint64_t key, u
     int idx = perch__cap_mru_find(&st->mru, key, tid);
     if (idx >= 0) {
         *mask |= (uint8_t)(idx + 1);
-        return perch__cap_mru_promote(&st->mru, idx);
+        return perch__cap_mru_promote(&st->mru, (unsigned)idx);
     }
     perch__cap_thread_slot init = {key, tid, st->cpu, st->addr, 0, 0};
     return perch__cap_mru_insert(&st->mru, &init);

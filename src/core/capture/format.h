@@ -98,7 +98,10 @@ _Static_assert(offsetof(struct perch__cap_chunk_header, crc) == 8, "crc at 8");
 
 /* ---- per-chunk coding state: reset at every chunk start -------------------------------- */
 
-/* Recently seen threads, most recent first, with what their last sample looked like. */
+/* Recently seen threads, most recent first, with what their last sample looked like. The
+ * slots stay where they were put; `order` lists them by recency, four bits per position (bits
+ * 4i..4i+3 hold the slot of position i), so moving a thread to the front moves a few bits, not
+ * the slots. */
 #define CAP_MRU 15
 
 typedef struct perch__cap_thread_slot {
@@ -112,6 +115,7 @@ typedef struct perch__cap_thread_slot {
 
 typedef struct perch__cap_mru {
     unsigned count;
+    uint64_t order; /* CAP_MRU positions of 4 bits: slot index of each, most recent first */
     perch__cap_thread_slot slot[CAP_MRU];
 } perch__cap_mru;
 
@@ -143,15 +147,43 @@ typedef struct perch__cap_state {
 
 void perch__cap_state_reset(perch__cap_state *s);
 
-/* The index of (key, tid) in the MRU, or -1. */
-int perch__cap_mru_find(const perch__cap_mru *m, uint64_t key, uint32_t tid);
+/* The slot at MRU position pos (< m->count). */
+static inline perch__cap_thread_slot *perch__cap_mru_at(perch__cap_mru *m, unsigned pos)
+{
+    return &m->slot[(m->order >> (4 * pos)) & 0xf];
+}
 
-/* Moves slot idx to the front; returns the front slot. */
-perch__cap_thread_slot *perch__cap_mru_promote(perch__cap_mru *m, int idx);
+/* The position of (key, tid) in the MRU, or -1. */
+static inline int perch__cap_mru_find(perch__cap_mru *m, uint64_t key, uint32_t tid)
+{
+    for (unsigned i = 0; i < m->count; i++) {
+        const perch__cap_thread_slot *t = perch__cap_mru_at(m, i);
+        if (t->key == key && t->tid == tid)
+            return (int)i;
+    }
+    return -1;
+}
 
-/* Inserts a new thread at the front (the oldest falls off), its other fields from *init. */
-perch__cap_thread_slot *perch__cap_mru_insert(perch__cap_mru *m,
-                                              const perch__cap_thread_slot *init);
+/* Moves position pos (< m->count) to the front; returns the front slot. */
+static inline perch__cap_thread_slot *perch__cap_mru_promote(perch__cap_mru *m, unsigned pos)
+{
+    uint64_t below = ((uint64_t)1 << (4 * pos)) - 1; /* positions 0..pos-1 */
+    uint64_t moved = (m->order >> (4 * pos)) & 0xf;
+    uint64_t above = m->order & ~((below << 4) | 0xf); /* positions pos+1.. */
+    m->order = above | (m->order & below) << 4 | moved;
+    return &m->slot[moved];
+}
+
+/* Inserts a new thread at the front (the oldest falls off when the list is full, its slot
+ * reused), its other fields from *init. */
+static inline perch__cap_thread_slot *perch__cap_mru_insert(perch__cap_mru *m,
+                                                            const perch__cap_thread_slot *init)
+{
+    uint64_t s = m->count < CAP_MRU ? m->count++ : (m->order >> (4 * (CAP_MRU - 1))) & 0xf;
+    m->order = ((m->order << 4) | s) & (((uint64_t)1 << (4 * CAP_MRU)) - 1);
+    m->slot[s] = *init;
+    return &m->slot[s];
+}
 
 /* Forgets every stack (a new chunk starts). */
 void perch__cap_ring_reset(perch__cap_stack_ring *r);

@@ -1,7 +1,7 @@
 /*
- * The per-chunk coding state shared by the record encoder and decoder: a move-to-front list
- * of recent threads and a ring of recent stacks. Both sides call exactly these functions in
- * the same order, so their states never drift apart.
+ * The per-chunk coding state shared by the record encoder and decoder: a ring of recent stacks
+ * here, and the move-to-front list of recent threads (static inline in format.h). Both sides
+ * call exactly these functions in the same order, so their states never drift apart.
  */
 #include <string.h>
 
@@ -16,31 +16,6 @@ void perch__cap_ring_reset(perch__cap_stack_ring *r)
 {
     r->count = 0;
     r->next = 0;
-}
-
-int perch__cap_mru_find(const perch__cap_mru *m, uint64_t key, uint32_t tid)
-{
-    for (unsigned i = 0; i < m->count; i++)
-        if (m->slot[i].key == key && m->slot[i].tid == tid)
-            return (int)i;
-    return -1;
-}
-
-perch__cap_thread_slot *perch__cap_mru_promote(perch__cap_mru *m, int idx)
-{
-    perch__cap_thread_slot t = m->slot[idx];
-    memmove(&m->slot[1], &m->slot[0], (size_t)idx * sizeof m->slot[0]);
-    m->slot[0] = t;
-    return &m->slot[0];
-}
-
-perch__cap_thread_slot *perch__cap_mru_insert(perch__cap_mru *m, const perch__cap_thread_slot *init)
-{
-    unsigned keep = m->count < CAP_MRU ? m->count : CAP_MRU - 1;
-    memmove(&m->slot[1], &m->slot[0], keep * sizeof m->slot[0]);
-    m->slot[0] = *init;
-    m->count = keep + 1;
-    return &m->slot[0];
 }
 
 void perch__cap_ring_push(perch__cap_stack_ring *r, const uint64_t *frames, uint32_t count)
