@@ -116,20 +116,20 @@ int perch_etl_feeder_finish(perch_etl_feeder *f);
 typedef struct perch_sink_relay perch_sink_relay;
 
 /* Starts a thread that plays into *inner (copied; its ctx borrowed until stop) the records
- * given to the relay's sink (perch_sink_relay_sink). Samples, slices, stacks and LBR records
- * are copied into batches of about batch_bytes (0: 256 KiB; two batches at most, plus one
- * record) played by the thread while the next one fills; any other record first waits until
- * every batch has been played, then calls inner on the calling thread. So inner sees the same
- * records in the same order as without the relay, one call at a time. The first error of
- * inner is returned by every later call of the relay's sink. Returns 0, PERCH_ENOMEM or the
- * thread error; *out untouched on error. */
+ * given to the relay's sink (perch_sink_relay_sink). Every record but trace_info, counters
+ * and finish is copied (arrays and strings included) into batches of about batch_bytes (0:
+ * 64 KiB; a ring of eight, plus one record) played by the thread while the next ones fill; those
+ * three first wait until every batch has been played, then call inner on the calling thread. So
+ * inner sees the same records in the same order as without the relay, one call at a time. The first
+ * error of inner is returned by every later call of the relay's sink (finish included). Returns 0,
+ * PERCH_ENOMEM or the thread error; *out untouched on error. */
 int perch_sink_relay_start(const perch_sink *inner, size_t batch_bytes, perch_sink_relay **out);
 
 /* Fills *out with the relay's callbacks (ctx is the relay), to be called from one thread. */
 void perch_sink_relay_sink(perch_sink_relay *r, perch_sink *out);
 
-/* Joins the thread and frees r. Records given after the last finish, ledger or other inline
- * record may be dropped: call the sink's finish first to play them all. Returns the first
+/* Joins the thread and frees r. Records given after the last trace_info, counters or finish
+ * may be dropped: call the sink's finish first to play them all. Returns the first
  * error of inner (0: none). Accepts NULL (0). */
 int perch_sink_relay_stop(perch_sink_relay *r);
 

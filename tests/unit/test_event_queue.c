@@ -4,7 +4,8 @@
  * many times; try_push on a full ring drops and counts exactly; oversized records are refused
  * at exactly a quarter of the ring; close hands its status over after the last record; cancel
  * unblocks a waiting producer; timeouts; and two threads pushing hundreds of thousands of
- * records, every one of them checked by a checksum of its bytes against the generator.
+ * records, every one of them checked by a checksum of its bytes against the generator, also
+ * in batched mode (pipeline/queue_batch.h).
  *
  * Records are generated from a sequence number alone, so the consumer can rebuild what the
  * producer sent. Worker threads never call cmocka asserts: they record counts, the main
@@ -24,6 +25,7 @@
 #include "perch/event_queue.h"
 #include "perch/platform.h"
 #include "perch/thread.h"
+#include "pipeline/queue_batch.h"
 #include "util/mem.h"
 
 #define MAX_PAYLOAD 3000u
@@ -278,6 +280,7 @@ struct producer {
     bool try_only;
     int err; /* the first push error */
     uint64_t err_at;
+    bool batched; /* flush before close, and pause now and then so the consumer waits */
 };
 
 static int produce(void *arg)
@@ -300,27 +303,34 @@ static int produce(void *arg)
             break;
         }
         p->accepted++;
+        if (p->batched && i % 40000 == 39999)
+            perch_sleep_ms(3); /* the consumer empties the ring and sleeps, holding bytes */
     }
+    if (p->batched)
+        perch__event_queue_flush(p->q);
     perch_event_queue_close(p->q, p->err != 0 ? p->err : 7);
     return p->err;
 }
 
 /* Blocking pushes against a consumer that checks every record: nothing lost, nothing
- * reordered, every byte as sent; the producer had to wait (the ring is small). */
-static void test_two_thread_blocking(void **state)
+ * reordered, every byte as sent; the producer had to wait (the ring is small). Batched
+ * (queue_batch.h): positions exchanged once per few KiB, and both sides had to sleep (the
+ * producer with records not yet published, the consumer with bytes not yet released). */
+static void two_thread_blocking(bool batched)
 {
-    struct producer p = {NULL, 200000, 0, 0, 600, false, 0, 0};
+    struct producer p = {NULL, 200000, 0, 0, 600, false, 0, 0, batched};
     perch_thread *t;
     perch_event ev;
     uint64_t seq = 0, bad = 0;
     int err, result = -1;
-    (void)state;
     assert_int_equal(perch_event_queue_create(PERCH_EVENT_QUEUE_MIN_BYTES, &p.q), 0);
+    if (batched)
+        perch__event_queue_batch(p.q, 4096, 8192);
     assert_int_equal(perch_thread_start(produce, &p, "producer", &t), 0);
     while ((err = perch_event_queue_pop(p.q, &ev, UINT32_MAX)) == 0) {
         bad += !same_event(seq, p.max_payload, &ev);
         seq++;
-        if (seq % 50000 == 0)
+        if (seq % 30000 == 0)
             perch_sleep_ms(2); /* let the ring fill so the producer waits */
     }
     assert_int_equal(perch_thread_join(t, &result), 0);
@@ -335,14 +345,27 @@ static void test_two_thread_blocking(void **state)
     assert_int_equal(st.dropped, 0);
     assert_true(st.push_waits > 0);
     assert_true(st.bytes_high <= st.capacity);
+    perch_event_queue_release(p.q);
     perch_event_queue_destroy(p.q);
+}
+
+static void test_two_thread_blocking(void **state)
+{
+    (void)state;
+    two_thread_blocking(false);
+}
+
+static void test_two_thread_batched(void **state)
+{
+    (void)state;
+    two_thread_blocking(true);
 }
 
 /* try_push against a slow consumer: each record either arrives intact in order or is
  * counted as dropped, exactly. */
 static void test_two_thread_try_push(void **state)
 {
-    struct producer p = {NULL, 200000, 0, 0, 200, true, 0, 0};
+    struct producer p = {NULL, 200000, 0, 0, 200, true, 0, 0, false};
     perch_thread *t;
     perch_event ev;
     uint64_t popped = 0, bad = 0, last = 0;
@@ -383,7 +406,7 @@ static void wait_for_push_waits(const perch_event_queue *q, uint64_t n)
 /* A producer blocked on a full ring returns PERCH_ECANCELED when the consumer cancels. */
 static void test_cancel_unblocks_producer(void **state)
 {
-    struct producer p = {NULL, 1000000, 0, 0, 2000, false, 0, 0};
+    struct producer p = {NULL, 1000000, 0, 0, 2000, false, 0, 0, false};
     perch_thread *t;
     perch_event ev;
     int result = 0;
@@ -406,7 +429,7 @@ static void test_cancel_unblocks_producer(void **state)
 /* A producer blocked on a full ring resumes once the consumer drains it. */
 static void test_blocked_producer_resumes(void **state)
 {
-    struct producer p = {NULL, 2000, 0, 0, 2000, false, 0, 0};
+    struct producer p = {NULL, 2000, 0, 0, 2000, false, 0, 0, false};
     perch_thread *t;
     perch_event ev;
     uint64_t n = 0, bad = 0;
@@ -515,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_oversized),
         cmocka_unit_test(test_close_with_status),
         cmocka_unit_test(test_two_thread_blocking),
+        cmocka_unit_test(test_two_thread_batched),
         cmocka_unit_test(test_two_thread_try_push),
         cmocka_unit_test(test_cancel_unblocks_producer),
         cmocka_unit_test(test_blocked_producer_resumes),

@@ -3,7 +3,8 @@
  * fields, frames, branches, strings) into a log; a generated stream of samples, slices, stacks
  * (one longer than a batch), LBR records and the rare records between them (entities, ledger,
  * statistics, symbols, finish) is given to it directly and through relays of several batch
- * sizes, and the logs must be equal byte for byte. Also: an inner sink that fails at its N-th
+ * sizes, and the logs must be equal byte for byte (the entities' fields and strings too,
+ * a NULL string kept NULL). Also: an inner sink that fails at its N-th
  * sample (nothing after it is played, every later call and stop return the error), a relay
  * stopped without finish, and an allocation-failure sweep.
  */
@@ -52,22 +53,26 @@ static int log_info(void *c, const perch_trace_info *r)
 
 static int log_process(void *c, const perch_process_rec *r)
 {
-    put(c, &r->key, 8);
+    put(c, r, offsetof(perch_process_rec, image_name)); /* the generator zeroes the padding */
     put_str(c, 'p', r->image_name);
+    put_str(c, 'c', r->command_line);
     return 0;
 }
 
 static int log_thread(void *c, const perch_thread_rec *r)
 {
-    put(c, &r->key, 8);
+    put(c, r, offsetof(perch_thread_rec, name));
     put_str(c, 't', r->name);
     return 0;
 }
 
 static int log_module(void *c, const perch_module_rec *r)
 {
-    put(c, &r->key, 8);
+    put(c, r, offsetof(perch_module_rec, path));
     put_str(c, 'm', r->path);
+    put(c, &r->pdb_guid, sizeof r->pdb_guid);
+    put(c, &r->pdb_age, sizeof r->pdb_age);
+    put_str(c, r->pdb_name != NULL ? 'P' : 'N', r->pdb_name != NULL ? r->pdb_name : "");
     return 0;
 }
 
@@ -124,6 +129,8 @@ static int log_stat(void *c, const perch_stat_rec *r)
 
 static int log_symbol(void *c, const perch_symbol_rec *r)
 {
+    put(c, &r->module_key, 8);
+    put(c, &r->func_rva, 4);
     put_str(c, 'y', r->name);
     return 0;
 }
@@ -162,13 +169,31 @@ static int give(const perch_sink *k, uint32_t i)
 {
     char name[32];
     snprintf(name, sizeof name, "name-%u", i);
-    if (i % 997 == 5) {
-        perch_thread_rec t = {.key = i, .process_key = 1, .name = name};
+    if (i % 97 == 5) {
+        perch_thread_rec t;
+        memset(&t, 0, sizeof t);
+        t.key = i;
+        t.process_key = 1;
+        t.tid = i * 3u;
+        t.end_ts = i + 9u;
+        t.name = i % 2 ? name : "";
         return k->thread(k->ctx, &t);
     }
-    if (i % 1499 == 7) {
-        perch_module_rec m = {.key = i, .process_key = 1, .path = name, .pdb_name = ""};
-        perch_process_rec p = {.key = i, .image_name = name, .command_line = ""};
+    if (i % 149 == 7) {
+        perch_module_rec m;
+        perch_process_rec p;
+        memset(&m, 0, sizeof m);
+        memset(&p, 0, sizeof p);
+        m.key = p.key = i;
+        m.base = i * 0x10000ull;
+        m.pdb_age = i;
+        m.pdb_guid.data1 = i * 7u;
+        m.path = name;
+        m.pdb_name = i % 3 == 0 ? NULL : i % 3 == 1 ? "" : "x.pdb"; /* NULL stays NULL */
+        p.pid = i;
+        p.exit_status = -(int32_t)i;
+        p.image_name = name;
+        p.command_line = i % 2 ? "" : "cmd /c a long command line";
         int err = k->module(k->ctx, &m);
         return err ? err : k->process(k->ctx, &p);
     }

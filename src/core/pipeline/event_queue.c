@@ -16,6 +16,13 @@
  * them sees the other) and signals only when it is set. A blocking producer waits the same
  * way for space and is woken when the ring drains to half, so a full ring costs one wake-up
  * per half ring, not one per record.
+ *
+ * A queue put in batched mode (queue_batch.h; the .etl reader thread's) publishes tail only
+ * once a batch of bytes is pending (and before the producer waits, and on flush), and the
+ * consumer stores head only once a batch of popped bytes is held (and before it waits, and on
+ * release): two sequentially consistent stores per batch instead of two per record, each of
+ * which would wait for every store before it (the record just copied, the model's own work).
+ * The records and their order are the same; only when the other side sees them moves.
  */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -26,6 +33,7 @@
 #include "perch/event_queue.h"
 #include "perch/platform.h"
 #include "perch/thread.h"
+#include "pipeline/queue_batch.h"
 #include "util/mem.h"
 
 #define HEAD_BYTES  16u
@@ -54,14 +62,18 @@ struct perch_event_queue {
     /* written by the producer */
     _Atomic uint64_t tail;
     _Atomic int producer_waiting;
-    uint64_t head_cache; /* the producer's last view of head */
+    uint64_t head_cache;    /* the producer's last view of head */
+    uint64_t write_pos;     /* the producer's end of what it wrote (tail, unless batched) */
+    uint64_t publish_bytes; /* batched: publish once this much is pending (0: every push) */
     _Atomic uint64_t pushed, dropped, oversized, bytes_high, push_waits;
     char pad1[64];
     /* written by the consumer */
     _Atomic uint64_t head;
     _Atomic int consumer_waiting;
-    uint64_t tail_cache; /* the consumer's last view of tail */
-    uint64_t held;       /* bytes of the record last popped, released on the next pop */
+    uint64_t tail_cache;    /* the consumer's last view of tail */
+    uint64_t read_pos;      /* where the next record is read: head + held */
+    uint64_t held;          /* bytes popped and not released yet */
+    uint64_t release_bytes; /* batched: release once this much is held (0: at every pop) */
     _Atomic uint64_t popped;
     char pad2[64];
 };
@@ -142,12 +154,11 @@ static void write_record(uint8_t *p, const perch_event *ev, uint64_t len)
         memcpy(p + ev->payload_len, ev->ext, ev->ext_len);
 }
 
-/* Publishes a record of len bytes written at tail, and wakes a sleeping consumer. */
-static void publish(struct perch_event_queue *q, uint64_t tail, uint64_t len)
+/* Publishes everything written up to write_pos, and wakes a sleeping consumer. */
+static void publish(struct perch_event_queue *q)
 {
-    uint64_t used = tail + len - q->head_cache;
-    atomic_store(&q->tail, tail + len);
-    bump(&q->pushed);
+    uint64_t used = q->write_pos - q->head_cache;
+    atomic_store(&q->tail, q->write_pos);
     if (used > atomic_load_explicit(&q->bytes_high, memory_order_relaxed))
         atomic_store_explicit(&q->bytes_high, used, memory_order_relaxed);
     if (atomic_load(&q->consumer_waiting)) {
@@ -184,13 +195,15 @@ int perch_event_queue_try_push(perch_event_queue *q, const perch_event *ev)
     int err = check_push(q, len);
     if (err < 0)
         return err;
-    tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    tail = q->write_pos;
     if (!has_room(q, tail, len)) {
         bump(&q->dropped);
         return PERCH_EBUSY;
     }
     write_record(q->ring + (tail & q->mask), ev, len);
-    publish(q, tail, len);
+    q->write_pos = tail + len;
+    bump(&q->pushed);
+    publish(q); /* never batched: the live callback's records are seen at once */
     return 0;
 }
 
@@ -224,12 +237,30 @@ int perch_event_queue_push(perch_event_queue *q, const perch_event *ev)
     int err = check_push(q, len);
     if (err < 0)
         return err;
-    tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-    if (!has_room(q, tail, len) && (err = wait_for_room(q, tail, len)) < 0)
-        return err;
+    tail = q->write_pos;
+    if (!has_room(q, tail, len)) {
+        perch__event_queue_flush(q); /* the consumer must see everything before we sleep */
+        if ((err = wait_for_room(q, tail, len)) < 0)
+            return err;
+    }
     write_record(q->ring + (tail & q->mask), ev, len);
-    publish(q, tail, len);
+    q->write_pos = tail + len;
+    bump(&q->pushed);
+    if (q->write_pos - atomic_load_explicit(&q->tail, memory_order_relaxed) >= q->publish_bytes)
+        publish(q);
     return 0;
+}
+
+void perch__event_queue_flush(perch_event_queue *q)
+{
+    if (q->write_pos != atomic_load_explicit(&q->tail, memory_order_relaxed))
+        publish(q);
+}
+
+void perch__event_queue_batch(perch_event_queue *q, uint64_t publish_bytes, uint64_t release_bytes)
+{
+    q->publish_bytes = publish_bytes;
+    q->release_bytes = release_bytes < q->capacity / 4 ? release_bytes : q->capacity / 4;
 }
 
 /* Sets a state bit (CLOSED stores status first, once) and wakes both sides, which re-check
@@ -263,7 +294,7 @@ static void release_held(struct perch_event_queue *q)
     uint64_t head;
     if (q->held == 0)
         return;
-    head = atomic_load_explicit(&q->head, memory_order_relaxed) + q->held;
+    head = q->read_pos;
     q->held = 0;
     atomic_store(&q->head, head);
     if (atomic_load(&q->producer_waiting) && atomic_load(&q->tail) - head <= q->capacity / 2) {
@@ -278,9 +309,9 @@ void perch_event_queue_release(perch_event_queue *q)
     release_held(q);
 }
 
-static void read_record(struct perch_event_queue *q, uint64_t head, perch_event *ev)
+static void read_record(struct perch_event_queue *q, perch_event *ev)
 {
-    const uint8_t *p = q->ring + (head & q->mask);
+    const uint8_t *p = q->ring + (q->read_pos & q->mask);
     struct rec_head h;
     unsigned npmc;
     memcpy(&h, p, HEAD_BYTES);
@@ -288,14 +319,16 @@ static void read_record(struct perch_event_queue *q, uint64_t head, perch_event 
     memcpy(ev, p, FIXED_BYTES);
     p += FIXED_BYTES;
     npmc = pmc_count_of(ev);
-    memcpy(ev->pmc, p, 8u * npmc);
-    memset(ev->pmc + npmc, 0, 8u * (PERCH_EVENT_MAX_PMC - npmc));
+    memset(ev->pmc, 0, sizeof ev->pmc); /* fixed size: two stores, no call */
+    for (unsigned i = 0; i < npmc; i++)
+        memcpy(&ev->pmc[i], p + 8u * i, 8);
     p += 8u * npmc;
     ev->payload = p;
     ev->payload_len = h.payload_len;
     ev->ext = h.ext_len > 0 ? p + h.payload_len : NULL;
     ev->ext_len = h.ext_len;
-    q->held = h.len;
+    q->read_pos += h.len;
+    q->held += h.len;
     bump(&q->popped);
 }
 
@@ -349,24 +382,24 @@ static int wait_for_record(struct perch_event_queue *q, uint64_t head, uint32_t 
 
 int perch_event_queue_pop(perch_event_queue *q, perch_event *ev, uint32_t timeout_ms)
 {
-    uint64_t head;
     int bits;
-    release_held(q);
-    head = atomic_load_explicit(&q->head, memory_order_relaxed);
+    if (q->held >= q->release_bytes)
+        release_held(q);
     bits = atomic_load_explicit(&q->state_bits, memory_order_acquire);
     if (bits & CANCELED)
         return PERCH_ECANCELED;
-    if (!has_record(q, head)) {
+    if (!has_record(q, q->read_pos)) {
         int err;
+        release_held(q); /* a producer waiting for room must get it before we sleep */
         if (bits & CLOSED)
             return PERCH_EOF; /* tail was read after the close: nothing more comes */
         if (timeout_ms == 0)
             return PERCH_ETIMEDOUT;
-        err = wait_for_record(q, head, timeout_ms);
+        err = wait_for_record(q, q->read_pos, timeout_ms);
         if (err < 0)
             return err;
     }
-    read_record(q, head, ev);
+    read_record(q, ev);
     return 0;
 }
 

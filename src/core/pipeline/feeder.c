@@ -4,19 +4,23 @@
  * into a perch_event_queue with the blocking push, so the consumer sees exactly the records,
  * in exactly the order, the reader yields. The ring is sized from the file's largest buffer so
  * that no record is ever refused as oversized: the one-thread and two-thread paths cannot
- * differ on a large record.
+ * differ on a large record. The queue is in batched mode (queue_batch.h): the two threads
+ * exchange positions once per BATCH_BYTES, not once per record.
  */
 #include <stdatomic.h>
 
 #include "perch/error.h"
 #include "perch/pipeline.h"
 #include "perch/thread.h"
+#include "pipeline/queue_batch.h"
 #include "util/mem.h"
 
 /* A queue record adds at most this much to the record's own bytes (16-byte header, fixed
  * fields, 8 PMC values; see event_queue.c). */
 #define RECORD_OVERHEAD 256u
 #define MAX_FEEDER_RING (64u << 20)
+/* Publish and release every this many bytes (about 500 records of the synthetic traces). */
+#define BATCH_BYTES (64u << 10)
 
 struct perch_etl_feeder {
     perch_etl_reader *r;
@@ -48,6 +52,7 @@ static int feed(void *arg)
     }
     if (err == PERCH_EOF)
         err = 0; /* the end of the file; reaching the limit leaves err 0 too */
+    perch__event_queue_flush(f->q);
     perch_event_queue_close(f->q, err);
     return err;
 }
@@ -82,6 +87,8 @@ int perch_etl_feeder_start(perch_etl_reader *r, size_t queue_bytes, uint64_t lim
     f->r = r;
     f->limit = limit;
     err = perch_event_queue_create(ring, &f->q);
+    if (err == 0)
+        perch__event_queue_batch(f->q, BATCH_BYTES, BATCH_BYTES);
     if (err == 0)
         err = perch_thread_start(feed, f, "perch-reader", &f->thread);
     if (err < 0) {

@@ -3,20 +3,23 @@
  * thread of its own, so that in `perch import` the capture encoder, its CRCs and the writes
  * run beside the model instead of after each of its records.
  *
- * The many records (samples, slices, stacks, LBR) are copied, arrays included, into a batch;
- * a full batch is handed to the thread, which plays it into the inner sink while the next one
- * fills (two batches in all, so memory is bounded by two batches and one record). Every other
- * record (entities, counters, ledger, statistics, symbols, trace info, finish) is rare: the
- * relay first waits until the thread has played every batch, then calls the inner sink on the
- * calling thread. The inner sink therefore sees exactly the records, in exactly the order, it
- * would have seen without the relay, never two calls at once, and each hand-over goes through
- * the mutex, which orders the two threads' accesses to it.
+ * Every record but the first (trace info), the counter names and finish is copied, with its
+ * arrays and strings, into a batch; a full batch is handed to the thread, which plays it into
+ * the inner sink while the next ones fill (a ring of BATCHES batches, so memory is bounded by
+ * that many batches and one record). The model thread therefore never waits for the writer except
+ * when every batch of the ring is full: an entity or ledger record costs a copy, not a round trip
+ * to the other thread. The three records left (trace info, counters, finish: once or twice a run)
+ * first wait until the thread has played every batch, then call the inner sink on the calling
+ * thread. The inner sink therefore sees exactly the records, in exactly the order, it would
+ * have seen without the relay, never two calls at once, and each hand-over goes through the
+ * mutex, which orders the two threads' accesses to it.
  *
  * The first error of the inner sink is kept: the thread plays nothing after it, and every
  * later call of the relay's sink returns it (so the model stops at its next record).
  */
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "perch/error.h"
@@ -24,9 +27,65 @@
 #include "perch/thread.h"
 #include "util/mem.h"
 
-#define DEFAULT_BATCH (256u << 10)
+#define DEFAULT_BATCH (64u << 10)
+/* Batches in the ring. The thread is woken once WAKE_AT of them wait (or at a drain), so it
+ * plays several per wake-up, and the model thread keeps filling while it is not scheduled. */
+#define BATCHES 8u
+#define WAKE_AT (BATCHES / 2)
 
-enum { REC_SAMPLE, REC_SLICE, REC_STACK, REC_LBR };
+enum {
+    REC_SAMPLE,
+    REC_SLICE,
+    REC_STACK,
+    REC_LBR,
+    REC_PROCESS, /* the records with strings: see shapes[] */
+    REC_THREAD,
+    REC_MODULE,
+    REC_LEDGER,
+    REC_STAT,
+    REC_SYMBOL,
+    REC_TYPES
+};
+
+/* A record copied with its strings: its size and where its string pointers are. In the batch
+ * each string follows the record as a u32 length (UINT32_MAX: NULL) and its bytes and NUL. */
+struct shape {
+    uint16_t size;
+    uint8_t strings;
+    uint16_t at[2];
+};
+
+#define SHAPE1(T, a)                                                                               \
+    {                                                                                              \
+        sizeof(T), 1,                                                                              \
+        {                                                                                          \
+            offsetof(T, a), 0                                                                      \
+        }                                                                                          \
+    }
+#define SHAPE2(T, a, b)                                                                            \
+    {                                                                                              \
+        sizeof(T), 2,                                                                              \
+        {                                                                                          \
+            offsetof(T, a), offsetof(T, b)                                                         \
+        }                                                                                          \
+    }
+static const struct shape shapes[REC_TYPES] = {
+    [REC_PROCESS] = SHAPE2(perch_process_rec, image_name, command_line),
+    [REC_THREAD] = SHAPE1(perch_thread_rec, name),
+    [REC_MODULE] = SHAPE2(perch_module_rec, path, pdb_name),
+    [REC_LEDGER] = SHAPE1(perch_ledger_rec, reason),
+    [REC_STAT] = SHAPE1(perch_stat_rec, name),
+    [REC_SYMBOL] = SHAPE1(perch_symbol_rec, name),
+};
+
+union any_rec {
+    perch_process_rec process;
+    perch_thread_rec thread;
+    perch_module_rec module;
+    perch_ledger_rec ledger;
+    perch_stat_rec stat;
+    perch_symbol_rec symbol;
+};
 
 struct batch {
     uint8_t *data; /* records, each an 8-byte header then its bytes, padded to 8 */
@@ -39,9 +98,9 @@ struct perch_sink_relay {
     perch_thread *thread;
     perch_mutex *mu;
     perch_cond *cv;
-    struct batch fill;   /* the calling thread's */
-    struct batch played; /* the relay thread's while handed */
-    bool handed, stop;   /* under mu */
+    struct batch ring[BATCHES]; /* ring[handed % BATCHES] fills; [played, handed) are handed */
+    uint64_t handed, played;    /* batches handed to and played by the thread (under mu) */
+    bool sleeping, stop;        /* under mu */
     _Atomic int error;
 };
 
@@ -53,12 +112,61 @@ static int keep_error(perch_sink_relay *r, int err)
     return atomic_load(&r->error);
 }
 
+static size_t padded(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+
+/* Rebuilds a record with strings (type's shape) from the batch at p into *u, its strings
+ * pointing into the batch. */
+static void unpack_strings(uint32_t type, const uint8_t *p, union any_rec *u)
+{
+    const struct shape *sh = &shapes[type];
+    memcpy(u, p, sh->size);
+    p += padded(sh->size);
+    for (unsigned i = 0; i < sh->strings; i++) {
+        uint32_t len;
+        const char *str = NULL;
+        memcpy(&len, p, sizeof len);
+        p += sizeof len;
+        if (len != UINT32_MAX) {
+            str = (const char *)p;
+            p += len + 1;
+        }
+        memcpy((char *)u + sh->at[i], &str, sizeof str);
+    }
+}
+
+/* Plays a record with strings into the inner sink. */
+static int play_strings(perch_sink_relay *r, uint32_t type, const uint8_t *p)
+{
+    const perch_sink *k = &r->inner;
+    union any_rec u;
+    unpack_strings(type, p, &u);
+    switch (type) {
+    case REC_PROCESS:
+        return k->process ? k->process(k->ctx, &u.process) : 0;
+    case REC_THREAD:
+        return k->thread ? k->thread(k->ctx, &u.thread) : 0;
+    case REC_MODULE:
+        return k->module ? k->module(k->ctx, &u.module) : 0;
+    case REC_LEDGER:
+        return k->ledger ? k->ledger(k->ctx, &u.ledger) : 0;
+    case REC_STAT:
+        return k->stat ? k->stat(k->ctx, &u.stat) : 0;
+    default:
+        return k->symbol ? k->symbol(k->ctx, &u.symbol) : 0;
+    }
+}
+
 /* Plays one record (at its header) into the inner sink; returns its result. */
 static int play_one(perch_sink_relay *r, const uint8_t *p)
 {
     uint32_t type;
     memcpy(&type, p, sizeof type);
     p += 8;
+    if (type >= REC_PROCESS)
+        return play_strings(r, type, p);
     if (type == REC_SAMPLE)
         return r->inner.sample ? r->inner.sample(r->inner.ctx, (const perch_sample_rec *)p) : 0;
     if (type == REC_SLICE)
@@ -86,40 +194,49 @@ static void play(perch_sink_relay *r, const struct batch *b)
     }
 }
 
+/* The relay thread: plays every handed batch in order; sleeps when there is none. Handed
+ * batches are played before it stops. */
 static int relay_main(void *arg)
 {
     perch_sink_relay *r = arg;
     perch_mutex_lock(r->mu);
     for (;;) {
-        while (!r->handed && !r->stop)
+        while (r->played == r->handed && !r->stop) {
+            r->sleeping = true;
             perch_cond_wait(r->cv, r->mu, UINT32_MAX);
-        if (!r->handed)
+        }
+        r->sleeping = false;
+        if (r->played == r->handed)
             break;
+        struct batch *b = &r->ring[r->played % BATCHES];
         perch_mutex_unlock(r->mu);
-        play(r, &r->played);
+        play(r, b);
+        b->len = 0;
         perch_mutex_lock(r->mu);
-        r->played.len = 0;
-        r->handed = false;
-        perch_cond_signal(r->cv);
+        r->played++;
+        perch_cond_signal(r->cv); /* a model thread waiting for a free batch or a drain */
     }
     perch_mutex_unlock(r->mu);
     return 0;
 }
 
-/* Waits until the thread has played the batch handed to it, if any; then, when hand is set
- * and the fill batch holds records, hands that one over. */
-static void hand_over(perch_sink_relay *r, bool hand)
+static struct batch *fill_batch(perch_sink_relay *r)
+{
+    return &r->ring[r->handed % BATCHES]; /* only the calling thread moves handed */
+}
+
+/* Hands the fill batch over when it holds records (waking the thread once enough wait, or at
+ * once when all must be played), then waits until the next fill batch is free, or (all) until
+ * every batch has been played. */
+static void hand_over(perch_sink_relay *r, bool all)
 {
     perch_mutex_lock(r->mu);
-    while (r->handed)
-        perch_cond_wait(r->cv, r->mu, UINT32_MAX);
-    if (hand && r->fill.len > 0) {
-        struct batch t = r->played;
-        r->played = r->fill;
-        r->fill = t;
-        r->handed = true;
+    if (fill_batch(r)->len > 0)
+        r->handed++;
+    if (r->sleeping && r->handed != r->played && (all || r->handed - r->played >= WAKE_AT))
         perch_cond_signal(r->cv);
-    }
+    while (all ? r->played != r->handed : r->handed - r->played >= BATCHES)
+        perch_cond_wait(r->cv, r->mu, UINT32_MAX);
     perch_mutex_unlock(r->mu);
 }
 
@@ -127,16 +244,17 @@ static void hand_over(perch_sink_relay *r, bool hand)
 static int drain(perch_sink_relay *r)
 {
     hand_over(r, true);
-    hand_over(r, false);
     return atomic_load(&r->error);
 }
 
 /* Room for a record of len bytes (header and padding included) in the fill batch. */
 static uint8_t *reserve(perch_sink_relay *r, uint32_t type, size_t len)
 {
-    struct batch *b = &r->fill;
-    if (b->len > 0 && b->len + len > r->batch_bytes)
-        hand_over(r, true);
+    struct batch *b = fill_batch(r);
+    if (b->len > 0 && b->len + len > r->batch_bytes) {
+        hand_over(r, false);
+        b = fill_batch(r);
+    }
     if (b->len + len > b->cap) {
         size_t cap = b->len + len > r->batch_bytes ? b->len + len : r->batch_bytes;
         uint8_t *p = perch__realloc(b->data, cap);
@@ -151,11 +269,6 @@ static uint8_t *reserve(perch_sink_relay *r, uint32_t type, size_t len)
     memcpy(p + 4, &len32, 4);
     b->len += len;
     return p + 8;
-}
-
-static size_t padded(size_t n)
-{
-    return (n + 7) & ~(size_t)7;
 }
 
 /* Copies a record of rec_len bytes and two arrays of u64 (a, then b; either may be empty). */
@@ -200,7 +313,52 @@ static int relay_lbr(void *ctx, const perch_lbr_rec *rec)
     return put(ctx, REC_LBR, rec, sizeof *rec, rec->from, rec->to, rec->branch_count);
 }
 
-/* The rare records: played on the calling thread once every batch has been. */
+/* Copies a record with strings (type's shape) into the fill batch. */
+static int put_strings(perch_sink_relay *r, uint32_t type, const void *rec)
+{
+    const struct shape *sh = &shapes[type];
+    const char *str[2];
+    size_t slen[2], len = 8 + padded(sh->size);
+    int err = atomic_load(&r->error);
+    if (err < 0)
+        return err;
+    for (unsigned i = 0; i < sh->strings; i++) {
+        memcpy(&str[i], (const char *)rec + sh->at[i], sizeof str[i]);
+        slen[i] = str[i] != NULL ? strlen(str[i]) : 0;
+        if (slen[i] >= UINT32_MAX / 4)
+            return PERCH_ELIMIT;
+        len += sizeof(uint32_t) + (str[i] != NULL ? slen[i] + 1 : 0);
+    }
+    uint8_t *p = reserve(r, type, padded(len));
+    if (p == NULL)
+        return PERCH_ENOMEM;
+    memcpy(p, rec, sh->size);
+    p += padded(sh->size);
+    for (unsigned i = 0; i < sh->strings; i++) {
+        uint32_t l32 = str[i] != NULL ? (uint32_t)slen[i] : UINT32_MAX;
+        memcpy(p, &l32, sizeof l32);
+        p += sizeof l32;
+        if (str[i] != NULL) {
+            memcpy(p, str[i], slen[i] + 1);
+            p += slen[i] + 1;
+        }
+    }
+    return 0;
+}
+
+#define RELAY_STRINGS(name, type, rec_type)                                                        \
+    static int relay_##name(void *ctx, const rec_type *rec)                                        \
+    {                                                                                              \
+        return put_strings(ctx, type, rec);                                                        \
+    }
+RELAY_STRINGS(process, REC_PROCESS, perch_process_rec)
+RELAY_STRINGS(thread, REC_THREAD, perch_thread_rec)
+RELAY_STRINGS(module, REC_MODULE, perch_module_rec)
+RELAY_STRINGS(ledger, REC_LEDGER, perch_ledger_rec)
+RELAY_STRINGS(stat, REC_STAT, perch_stat_rec)
+RELAY_STRINGS(symbol, REC_SYMBOL, perch_symbol_rec)
+
+/* The records played on the calling thread once every batch has been (once or twice a run). */
 #define RELAY_INLINE(name, type)                                                                   \
     static int relay_##name(void *ctx, const type *rec)                                            \
     {                                                                                              \
@@ -211,13 +369,7 @@ static int relay_lbr(void *ctx, const perch_lbr_rec *rec)
         return err;                                                                                \
     }
 RELAY_INLINE(trace_info, perch_trace_info)
-RELAY_INLINE(process, perch_process_rec)
-RELAY_INLINE(thread, perch_thread_rec)
-RELAY_INLINE(module, perch_module_rec)
 RELAY_INLINE(counters, perch_counters_rec)
-RELAY_INLINE(ledger, perch_ledger_rec)
-RELAY_INLINE(stat, perch_stat_rec)
-RELAY_INLINE(symbol, perch_symbol_rec)
 
 static int relay_finish(void *ctx)
 {
@@ -282,8 +434,8 @@ int perch_sink_relay_stop(perch_sink_relay *r)
     int err = atomic_load(&r->error);
     perch_cond_destroy(r->cv);
     perch_mutex_destroy(r->mu);
-    perch__free(r->fill.data);
-    perch__free(r->played.data);
+    for (unsigned i = 0; i < BATCHES; i++)
+        perch__free(r->ring[i].data);
     perch__free(r);
     return err;
 }
