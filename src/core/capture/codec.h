@@ -95,7 +95,8 @@ static inline void cap_put_delta(perch__cap_buf *b, uint64_t value, uint64_t bas
 
 typedef struct perch__cap_cursor {
     const uint8_t *p;
-    size_t len;
+    size_t len; /* bytes of input; cut back to pos when an error is set, so that every later
+                 * read finds nothing left and the fast paths need no error check */
     size_t pos;
     int error; /* 0, PERCH_ETRUNC (ran off the end) or PERCH_EFORMAT (bad varint / value) */
 } perch__cap_cursor;
@@ -112,11 +113,12 @@ static inline void cap_fail(perch__cap_cursor *c, int err)
 {
     if (!c->error)
         c->error = err;
+    c->len = c->pos;
 }
 
 static inline uint8_t cap_get_u8(perch__cap_cursor *c)
 {
-    if (c->error || c->pos >= c->len) {
+    if (c->pos >= c->len) { /* also after an error (len was cut back to pos) */
         cap_fail(c, PERCH_ETRUNC);
         return 0;
     }
@@ -143,11 +145,12 @@ static inline uint64_t cap_get_varint_slow(perch__cap_cursor *c)
     return 0;
 }
 
-/* A varint. Where the cursor has CAP_VARINT_MAX bytes left no byte needs its own bounds check;
- * the result, the position and any error are those of cap_get_varint_slow. */
+/* A varint. Where the cursor has CAP_VARINT_MAX bytes left no byte needs its own bounds check
+ * (none are left after an error); the result, the position and any error are those of
+ * cap_get_varint_slow. */
 static inline uint64_t cap_get_varint(perch__cap_cursor *c)
 {
-    if (c->error || c->len - c->pos < CAP_VARINT_MAX)
+    if (c->len - c->pos < CAP_VARINT_MAX)
         return cap_get_varint_slow(c);
     const uint8_t *p = c->p + c->pos;
     uint64_t v = p[0];
