@@ -11,8 +11,9 @@
  *
  * And `perch record --name NAME --set KEY=VALUE` through the real pipe and CLI: NAME.perch first,
  * then NAME-...-000002.perch and on; refusals of bad names, of a clash, of keys one recording
- * cannot change and of values out of range, each with its sentence. And DiskCapMb: a recording
- * larger than the cap keeps its newest files within it, and no other file is deleted.
+ * cannot change and of values out of range, each with its sentence; `perch record -o FILE` of
+ * a recording that rotated copies every file of it. And DiskCapMb: a recording larger than the
+ * cap keeps its newest files within it, and no other file is deleted.
  */
 #include "etw_fake.h"
 #include "perch_cli_harness.h"
@@ -285,6 +286,66 @@ static void test_record_name_and_set(void **state)
     stop_perchd();
 }
 
+/* True when the two files hold the same bytes. */
+static bool same_bytes(const char *a, const char *b)
+{
+    FILE *f = fopen(a, "rb"), *g = fopen(b, "rb");
+    bool same = f != NULL && g != NULL;
+    while (same) {
+        char x[4096], y[4096];
+        size_t n = fread(x, 1, sizeof x, f), m = fread(y, 1, sizeof y, g);
+        same = n == m && memcmp(x, y, n) == 0;
+        if (n < sizeof x)
+            break;
+    }
+    if (f)
+        fclose(f);
+    if (g)
+        fclose(g);
+    return same;
+}
+
+/* perch record --duration -o FILE of a recording that rotated: FILE is its first file,
+ * FILE's stem with -2, -3 ... the later ones, each byte for byte the file perchd wrote, and
+ * the JSON names them all in rotation order. */
+static void test_record_o_fetches_every_file(void **state)
+{
+    char args[MAX_PATH * 3], got[MAX_PATH * 2], find[MAX_PATH * 2], path[MAX_PATH * 2];
+    WIN32_FIND_DATAA fd;
+    (void)state;
+    make_trace();
+    start_perchd("live_record_o", "", 1); /* the trace's 7 s in about 7 s */
+    snprintf(args, sizeof args,
+             "record --duration 9s --name roll --set RotateSizeMb=1 -o \"%s\\got.perch\" --json",
+             dir);
+    cli(args, 0);
+    printf("%s", r.out);
+    assert_contains(r.out, "\"name\":\"roll.perch\"");
+    assert_contains(r.out, "\"files\":[{\"name\":\"roll.perch\"");
+    size_t listed = occurrences(r.out, "\"file\":") - 1; /* the first is named twice */
+    assert_true(listed >= 2);
+    snprintf(got, sizeof got, "%s\\got.perch", dir);
+    snprintf(path, sizeof path, "%s\\cap\\roll.perch", dir);
+    assert_true(same_bytes(got, path));
+    for (size_t k = 2; k <= listed; k++) {
+        snprintf(find, sizeof find, "%s\\cap\\roll-*-%06zu.perch", dir, k);
+        HANDLE h = FindFirstFileA(find, &fd);
+        if (h == INVALID_HANDLE_VALUE)
+            fail_msg("no %s", find);
+        FindClose(h);
+        snprintf(path, sizeof path, "%s\\cap\\%s", dir, fd.cFileName);
+        snprintf(got, sizeof got, "%s\\got-%zu.perch", dir, k);
+        if (!same_bytes(got, path))
+            fail_msg("%s is not %s", got, path);
+        assert_contains(r.out, fd.cFileName);
+    }
+    snprintf(find, sizeof find, "%s\\cap\\roll-*-%06zu.perch", dir, listed + 1);
+    HANDLE h = FindFirstFileA(find, &fd);
+    if (h != INVALID_HANDLE_VALUE)
+        fail_msg("%s was not fetched", fd.cFileName);
+    stop_perchd();
+}
+
 /* A file of dir\cap with some bytes in it (not a capture perchd made). */
 static void put_file(const char *name)
 {
@@ -372,6 +433,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_recording_rotates_by_size, end_perchd),
         cmocka_unit_test_teardown(test_record_name_and_set, end_perchd),
+        cmocka_unit_test_teardown(test_record_o_fetches_every_file, end_perchd),
         cmocka_unit_test_teardown(test_disk_cap_deletes_only_recordings, end_perchd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
 /*
  * perch record: makes perchd record a capture. With --duration it waits for the recording
- * to finish (Ctrl+C stops it early) and, with -o, copies the capture into a file; without a
- * duration it starts the recording and returns (perch stop ends it). --set KEY=VALUE
- * overrides the service configuration for this recording (docs/service.md lists the keys).
+ * to finish (Ctrl+C stops it early) and, with -o, copies the capture into a file (every file
+ * of it when it rotated: record_fetch.c); without a duration it starts the recording and
+ * returns (perch stop ends it). --set KEY=VALUE overrides the service configuration for this
+ * recording (docs/service.md lists the keys).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "commands.h"
 #include "perch/error.h"
 #include "perch/thread.h"
+#include "record_fetch.h"
 #include "service_client.h"
 
 #define MAX_OPTIONS     32
@@ -34,7 +36,9 @@ static void usage(FILE *out)
                  "                   it early. Without it the recording runs until 'perch stop'.\n"
                  "  --name NAME      the capture's file name in the capture directory\n"
                  "  --set KEY=VALUE  override a configuration value for this recording\n"
-                 "  -o FILE          with --duration: copy the capture into FILE when it is done\n"
+                 "  -o FILE          with --duration: copy the capture into FILE when it is done;\n"
+                 "                   a recording that rotated into several files is copied\n"
+                 "                   as FILE, then FILE-2, FILE-3 ... (before FILE's extension)\n"
                  "  --json           print the result as a JSON object\n"
                  "  --help           show this help\n");
 }
@@ -182,8 +186,7 @@ int perch_cmd_record(int argc, char **argv)
     else if (a.req.duration_ms != 0)
         rc = wait_done(c, &a, rep.name);
     if (err == 0 && rc == 0 && a.path != NULL) {
-        perch_proto_fetch_req freq = {rep.name, 0};
-        rc = perch_cli_stream_to_file("record", c, PERCH_MSG_FETCH, &freq, a.path, a.json);
+        rc = perch_cli_fetch_recording(c, rep.name, a.path, a.json);
     } else if (err == 0 && rc == 0) {
         print_started(&a, &rep);
     }

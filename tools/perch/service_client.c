@@ -238,8 +238,8 @@ static void progress(void *ctx, uint64_t done, uint64_t total)
         fprintf(stderr, "\rperch %s: %" PRIu64 " bytes", cmd, done);
 }
 
-int perch_cli_stream_to_file(const char *cmd, perch_proto_client *c, unsigned type, const void *req,
-                             const char *path, bool json)
+int perch_cli_stream_quiet(const char *cmd, perch_proto_client *c, unsigned type, const void *req,
+                           const char *path, perch_cli_streamed *got)
 {
     perch_output out;
     perch_proto_stream_rep hdr;
@@ -267,17 +267,29 @@ int perch_cli_stream_to_file(const char *cmd, perch_proto_client *c, unsigned ty
         fprintf(stderr, "perch %s: %s was not kept\n", cmd, path);
         return rc;
     }
+    snprintf(got->name, sizeof got->name, "%s", hdr.name);
+    got->bytes = hdr.size;
+    perch_free(mem);
+    return 0;
+}
+
+int perch_cli_stream_to_file(const char *cmd, perch_proto_client *c, unsigned type, const void *req,
+                             const char *path, bool json)
+{
+    perch_cli_streamed got;
+    int rc = perch_cli_stream_quiet(cmd, c, type, req, path, &got);
+    if (rc != 0)
+        return rc;
     if (json) {
         perch_json w;
         perch_cli_json(&w);
         perch_json_begin_object(&w);
-        perch_cli_json_s(&w, "name", hdr.name);
-        perch_cli_json_u(&w, "bytes", hdr.size);
+        perch_cli_json_s(&w, "name", got.name);
+        perch_cli_json_u(&w, "bytes", got.bytes);
         perch_cli_json_s(&w, "file", path);
         perch_cli_json_done(&w);
     } else {
-        printf("wrote %s: %" PRIu64 " bytes of %s\n", path, hdr.size, hdr.name);
+        printf("wrote %s: %" PRIu64 " bytes of %s\n", path, got.bytes, got.name);
     }
-    perch_free(mem);
     return 0;
 }

@@ -96,6 +96,17 @@ void perch_cli_json_done(perch_json *w);
 int perch_cli_stream_to_file(const char *cmd, perch_proto_client *c, unsigned type, const void *req,
                              const char *path, bool json);
 
+/* What perch_cli_stream_quiet wrote: the server's name of the stream and its bytes. */
+typedef struct perch_cli_streamed {
+    char name[260];
+    uint64_t bytes;
+} perch_cli_streamed;
+
+/* The same without printing what was written (errors are still said on stderr): fills got and
+ * returns the exit status. */
+int perch_cli_stream_quiet(const char *cmd, perch_proto_client *c, unsigned type, const void *req,
+                           const char *path, perch_cli_streamed *got);
+
 /* True when the user pressed Ctrl+C (or the process got SIGTERM) since perch_cli_catch. */
 void perch_cli_catch_interrupt(void);
 bool perch_cli_interrupted(void);
