@@ -38,7 +38,8 @@ struct chrome {
     perch__collect base; /* first: pass 1 binds the base's callbacks with ctx = &c->base */
     perch_json w;
     perch__profiles prof; /* timer samples as CPU profiles */
-    perch__map sliced;    /* thread keys with slices (pass 1) */
+    perch__resolve_cache rc;
+    perch__map sliced; /* thread keys with slices (pass 1) */
     uint32_t pmc_names[PERCH_MAX_PMC];
     uint32_t pmc_name_count;
     struct pmc_key {
@@ -328,8 +329,9 @@ static int pmc_sample(struct chrome *c, const perch_sample_rec *r, const uint64_
     char name[PERCH_FRAME_NAME_MAX], text[160];
     size_t len = 0;
     uint64_t leaf = frames ? frames[0] : r->ip;
-    const perch__module *m =
-        perch__resolve_frame(&c->base.ents, r->thread_key, r->module_key, leaf, leaf == r->ip);
+    const perch__thread *t = perch__entities_thread_at(&c->base.ents, r->thread_key);
+    const perch__module *m = perch__frame_module_cached(
+        &c->rc, &c->base.ents, t ? t->process_key : 0, r->module_key, leaf, leaf == r->ip);
     perch__frame_name(&c->base.ents, m, leaf, name, sizeof name);
     event_head(c, name, "pmc_sample", "i", r->ts, pid_of(c, r->thread_key),
                track_tid(r->tid, r->cpu));
@@ -500,6 +502,7 @@ static int chrome_create(const perch_export_options *opt, perch_output *out, voi
     c->prof.budget = &c->base.budget;
     c->prof.ents = &c->base.ents;
     c->prof.stacks = &c->base.stacks;
+    c->prof.rc = &c->rc;
     c->prof.w = &c->w;
     c->prof.interval_us = perch__interval_ns(&c->base.opt) / 1000;
     if (c->prof.interval_us == 0)

@@ -281,6 +281,8 @@ static int leaf_for(perch__profiles *p, perch__ptrack *t, uint64_t thread_key, u
     uint64_t key = ((uint64_t)(t - p->tracks) + 1) << 32 | stack_id;
     size_t at = (size_t)(perch__hash64(key) & (LEAF_CACHE - 1));
     uint32_t node = ROOT_ID;
+    const perch__thread *th;
+    uint64_t pk;
     int err = 0;
     if (stack_id != 0 && p->leaf_key == NULL) {
         err = perch__grow(p->budget, (void **)&p->leaf_key, &p->leaf_key_cap, LEAF_CACHE,
@@ -298,9 +300,11 @@ static int leaf_for(perch__profiles *p, perch__ptrack *t, uint64_t thread_key, u
     }
     if (!frames && p->stacks) /* decoded only when the cache misses */
         frames = perch__stacks_get(p->stacks, stack_id, &count);
+    th = perch__entities_thread_at(p->ents, thread_key);
+    pk = th ? th->process_key : 0;
     for (uint32_t i = count; !err && i-- > 0;) { /* root first */
         const perch__module *m =
-            perch__resolve_frame(p->ents, thread_key, module_key, frames[i], stack_id == 0);
+            perch__frame_module_cached(p->rc, p->ents, pk, module_key, frames[i], stack_id == 0);
         err = node_for(p, t, node, frames[i], m, &node);
     }
     if (!err && stack_id != 0) {

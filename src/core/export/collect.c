@@ -62,10 +62,7 @@ static int on_stack(void *ctx, const perch_stack_rec *rec)
 
 static int on_sample(void *ctx, const perch_sample_rec *rec)
 {
-    perch__collect *c = ctx;
-    uint32_t idx;
-    int err = perch__entities_touch_thread(&c->ents, rec->thread_key, rec->tid, rec->cpu, &idx);
-    return err ? err : perch__samplelog_add(c, rec);
+    return perch__samplelog_add(ctx, rec);
 }
 
 static int on_finish(void *ctx)
@@ -179,7 +176,11 @@ size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uin
 
 uint64_t perch__ticks_to_ns(uint64_t ticks, uint64_t freq)
 {
-    uint64_t whole = ticks / freq, rest = ticks % freq;
+    uint64_t whole, rest;
+    if (freq == 10000000u) /* the usual QPC clock (100 ns ticks): the same value, no division */
+        return ticks * 100u;
+    whole = ticks / freq;
+    rest = ticks % freq;
     /* rest < freq; rest * 1e9 fits in 64 bits while freq < 1.8e10 (18 GHz) */
     return whole * 1000000000u + (freq < 18000000000ull
                                       ? rest * 1000000000u / freq
@@ -190,21 +191,14 @@ size_t perch__fmt_time(char *out, int64_t ticks, uint64_t freq, bool ms)
 {
     uint64_t ns = perch__ticks_to_ns(ticks < 0 ? (uint64_t)0 - (uint64_t)ticks : (uint64_t)ticks,
                                      freq ? freq : 1);
-    uint64_t unit = ms ? 1000000u : 1000u, whole = ns / unit, frac = ns % unit;
-    char buf[48], *p = buf + sizeof buf;
-    size_t n;
-    for (int d = ms ? 6 : 3; d > 0; d--, frac /= 10) /* the fraction, zero-padded */
-        *--p = (char)('0' + frac % 10);
-    *--p = '.';
-    do {
-        *--p = (char)('0' + whole % 10);
-        whole /= 10;
-    } while (whole);
+    uint64_t unit = ms ? 1000000u : 1000u;
+    size_t n = 0, digits = ms ? 6 : 3;
     if (ticks < 0)
-        *--p = '-';
-    n = (size_t)(buf + sizeof buf - p);
-    memcpy(out, p, n);
-    return n;
+        out[n++] = '-';
+    n += perch__put_uint(out + n, ns / unit);
+    out[n++] = '.';
+    perch__put_digits(out + n, ns % unit, digits); /* the fraction, zero-padded */
+    return n + digits;
 }
 
 void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms)

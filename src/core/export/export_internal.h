@@ -24,8 +24,13 @@ typedef struct perch__budget {
 } perch__budget;
 
 /* Grows *p (elements of elem bytes, capacity *cap) to hold at least need elements, charging
- * the growth to b. PERCH_ELIMIT past the budget, PERCH_ENOMEM when realloc fails. */
-int perch__grow(perch__budget *b, void **p, size_t *cap, size_t need, size_t elem);
+ * the growth to b. PERCH_ELIMIT past the budget, PERCH_ENOMEM when realloc fails. The check
+ * is inline (most calls find the room there); perch__grow_slow reallocates. */
+int perch__grow_slow(perch__budget *b, void **p, size_t *cap, size_t need, size_t elem);
+static inline int perch__grow(perch__budget *b, void **p, size_t *cap, size_t need, size_t elem)
+{
+    return need <= *cap ? 0 : perch__grow_slow(b, p, cap, need, elem);
+}
 /* Frees an array grown by perch__grow and refunds the budget. */
 void perch__release(perch__budget *b, void **p, size_t *cap, size_t elem);
 
@@ -37,10 +42,33 @@ typedef struct perch__map {
     size_t count;
 } perch__map;
 
-bool perch__map_get(const perch__map *m, uint64_t key, uint32_t *val);
 int perch__map_put(perch__map *m, perch__budget *b, uint64_t key, uint32_t val);
 void perch__map_free(perch__map *m, perch__budget *b);
-uint64_t perch__hash64(uint64_t x);
+
+/* A 64-bit mix (murmur3's finalizer); inline, as every map lookup starts with it. */
+static inline uint64_t perch__hash64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+static inline bool perch__map_get(const perch__map *m, uint64_t key, uint32_t *val)
+{
+    size_t i;
+    if (!m->cap || key == 0)
+        return false;
+    for (i = perch__hash64(key) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == key) {
+            *val = m->vals[i];
+            return true;
+        }
+    }
+    return false;
+}
 
 /* ---- string arena: copies of strings from the records ---------------------------------- */
 typedef struct perch__strings {
@@ -289,6 +317,10 @@ const perch__module *perch__resolve_cached(perch__resolve_cache *rc, const perch
 const perch__module *perch__row_frame_module(perch__resolve_cache *rc, const perch__entities *e,
                                              const perch__agg_row *r, uint64_t pk, uint64_t addr,
                                              bool is_ip);
+/* perch__resolve_frame through rc, for a thread of process pk. */
+const perch__module *perch__frame_module_cached(perch__resolve_cache *rc, const perch__entities *e,
+                                                uint64_t pk, uint64_t module_key, uint64_t addr,
+                                                bool is_ip);
 /* The process key a row's user addresses resolve in (0 when the thread is unknown). */
 uint64_t perch__row_process(const perch__entities *e, const perch__agg_row *r);
 /* The index in nc->names of the name of frame addr of row r (pk = perch__row_process). */
@@ -371,15 +403,49 @@ void perch__vlogs_init(perch__vlogs *s, size_t memory, perch_scratch_open_fn ope
 int perch__vlogs_get(perch__vlogs *s, perch__budget *b, uint64_t key, uint32_t tag, bool create,
                      perch__vlog **out);
 /* Appends one entry of n varints to l (a log of s), first moving every log to the scratch
- * store when s holds its cap. 0, PERCH_ELIMIT, PERCH_ENOMEM or the scratch store's error. */
-int perch__vlogs_put(perch__vlogs *s, perch__budget *b, perch__vlog *l, const uint64_t *vals,
-                     size_t n);
+ * store when s holds its cap. 0, PERCH_ELIMIT, PERCH_ENOMEM or the scratch store's error.
+ * Inline when the log has the room; perch__vlogs_put_slow grows (or spills) first. */
+int perch__vlogs_put_slow(perch__vlogs *s, perch__budget *b, perch__vlog *l, const uint64_t *vals,
+                          size_t n);
+/* The n values as LEB128 varints at out (room for 10 bytes each); returns the bytes. */
+static inline size_t perch__put_varints(uint8_t *out, const uint64_t *vals, size_t n)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = vals[i];
+        while (v >= 0x80) {
+            out[len++] = (uint8_t)(v | 0x80);
+            v >>= 7;
+        }
+        out[len++] = (uint8_t)v;
+    }
+    return len;
+}
+static inline int perch__vlogs_put(perch__vlogs *s, perch__budget *b, perch__vlog *l,
+                                   const uint64_t *vals, size_t n)
+{
+    if (l->len + n * 10 > l->cap)
+        return perch__vlogs_put_slow(s, b, l, vals, n);
+    l->len += perch__put_varints(l->data + l->len, vals, n);
+    l->count++;
+    return 0;
+}
 /* The whole of log l (spilled segments read back into a buffer of s, valid until the next
  * read): *data, *len. */
 int perch__vlogs_read(perch__vlogs *s, perch__budget *b, const perch__vlog *l, const uint8_t **data,
                       size_t *len);
 /* The varint at *off (advanced) of data[0, len); 0 past the end. */
-uint64_t perch__vnext(const uint8_t *data, size_t len, size_t *off);
+static inline uint64_t perch__vnext(const uint8_t *data, size_t len, size_t *off)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; *off < len && shift < 64; shift += 7) {
+        uint8_t c = data[(*off)++];
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80))
+            break;
+    }
+    return v;
+}
 void perch__vlogs_free(perch__vlogs *s, perch__budget *b);
 
 /* ---- the sample log by group (groups.c) -------------------------------------------------
@@ -400,9 +466,19 @@ typedef struct perch__group_ref {
     uint32_t index; /* in the log store */
 } perch__group_ref;
 
+/* A direct-mapped cache of the sample log's groups: (thread key, tag) -> its log and the
+ * thread's entity. */
+#define PERCH_GROUP_CACHE 256
+typedef struct perch__group_slot {
+    uint64_t key;
+    uint32_t tag;
+    uint32_t log;    /* index in the log store + 1, 0 = empty */
+    uint32_t thread; /* the thread's entity index, UINT32_MAX: none (key 0) */
+} perch__group_slot;
+
 typedef struct perch__samplelog {
-    perch__vlogs log;  /* tag = kind << 16 | PMC source */
-    size_t last;       /* the log the previous sample went to + 1 (0: none) */
+    perch__vlogs log; /* tag = kind << 16 | PMC source */
+    perch__group_slot cache[PERCH_GROUP_CACHE];
     uint64_t samples;  /* records seen */
     uint64_t last_ts;  /* the latest sample time */
     bool want_samples; /* keep each group's samples (gecko) */
@@ -420,7 +496,20 @@ typedef struct perch__samplelog {
     size_t pos_cap;
     perch__gsample *v; /* the group's samples by time (ties in arrival order) */
     size_t v_count, v_cap;
+    uint64_t *keys, *keys_tmp; /* sorting the group's rows and samples (sort.c) */
+    size_t keys_cap, keys_tmp_cap;
 } perch__samplelog;
+
+/* ---- sorting (sort.c) ---------------------------------------------------------------- */
+/* Orders n records (stride bytes apart from base) by the 64-bit time at byte off of each,
+ * ties by index: keys[i] = (time - smallest) << *bits | index of the i-th, sorted (keys and
+ * tmp hold n each). false (keys undefined) when n is 0 or the times' range and the indices
+ * do not fit 64 bits together. */
+bool perch__time_order(uint64_t *keys, uint64_t *tmp, const void *base, size_t stride, size_t off,
+                       size_t n, unsigned *bits);
+/* Moves n records of size bytes (at most 128) so that place i holds the one at order[i];
+ * order is used up (left as the identity). */
+void perch__permute(void *base, size_t size, uint64_t *order, size_t n);
 
 /* ---- common sample-exporter base: entities + stacks + the sample log --------------------- */
 typedef struct perch__collect {
@@ -487,6 +576,10 @@ typedef struct perch__run {
 } perch__run;
 
 void perch__run_uint(perch__run *r, uint64_t v);
+/* v in decimal at out (at most 20 bytes, no NUL); returns the length. */
+size_t perch__put_uint(char *out, uint64_t v);
+/* The low n decimal digits of v at out, zero-padded (no NUL). */
+void perch__put_digits(char *out, uint64_t v, size_t n);
 void perch__run_int(perch__run *r, int64_t v);
 /* n bytes of raw JSON value text (a number, null, true ...). */
 void perch__run_raw(perch__run *r, const char *text, size_t n);
@@ -504,7 +597,8 @@ typedef struct perch__group {
     size_t sample_count;
 } perch__group;
 
-/* Logs one sample in its group. */
+/* Touches the sample's thread (perch__entities_touch_thread) and logs the sample in its
+ * group. */
 int perch__samplelog_add(perch__collect *c, const perch_sample_rec *rec);
 /* Visits every group in (thread key, kind, PMC source) order; the group's arrays are valid
  * during the call. 0, the first error or visit's non-zero return. */
@@ -587,6 +681,7 @@ typedef struct perch__ptrack {
 typedef struct perch__profiles {
     perch__budget *budget;
     const perch__entities *ents;
+    perch__resolve_cache *rc;    /* in front of the module resolver (the entities are sealed) */
     const perch__stacks *stacks; /* where frames NULL finds an interned stack's frames */
     perch_json *w;
     uint64_t interval_us; /* a sample stands for this much time; longer gaps close it */

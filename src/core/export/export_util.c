@@ -10,7 +10,7 @@
 #include "perch/error.h"
 #include "util/mem.h"
 
-int perch__grow(perch__budget *b, void **p, size_t *cap, size_t need, size_t elem)
+int perch__grow_slow(perch__budget *b, void **p, size_t *cap, size_t need, size_t elem)
 {
     size_t ncap;
     void *np;
@@ -39,30 +39,6 @@ void perch__release(perch__budget *b, void **p, size_t *cap, size_t elem)
     b->used -= (uint64_t)*cap * elem;
     *p = NULL;
     *cap = 0;
-}
-
-uint64_t perch__hash64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
-}
-
-bool perch__map_get(const perch__map *m, uint64_t key, uint32_t *val)
-{
-    size_t i;
-    if (!m->cap || key == 0)
-        return false;
-    for (i = perch__hash64(key) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1)) {
-        if (m->keys[i] == key) {
-            *val = m->vals[i];
-            return true;
-        }
-    }
-    return false;
 }
 
 static void map_insert(uint64_t *keys, uint32_t *vals, size_t cap, uint64_t key, uint32_t val)
@@ -191,17 +167,11 @@ void perch__run_flush(perch__run *r)
 
 void perch__run_uint(perch__run *r, uint64_t v)
 {
-    char tmp[24], *p = tmp + sizeof tmp;
     if (r->len > sizeof r->buf - 32)
         perch__run_flush(r);
     if (r->len)
         r->buf[r->len++] = ',';
-    do {
-        *--p = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    memcpy(r->buf + r->len, p, (size_t)(tmp + sizeof tmp - p));
-    r->len += (size_t)(tmp + sizeof tmp - p);
+    r->len += perch__put_uint(r->buf + r->len, v);
 }
 
 void perch__run_int(perch__run *r, int64_t v)
@@ -233,6 +203,59 @@ void perch__run_raw(perch__run *r, const char *text, size_t n)
 
 void perch__run_time(perch__run *r, int64_t ticks, uint64_t freq, bool ms)
 {
-    char buf[PERCH_TIME_TEXT_MAX];
-    perch__run_raw(r, buf, perch__fmt_time(buf, ticks, freq, ms));
+    if (r->len + PERCH_TIME_TEXT_MAX + 1 > sizeof r->buf)
+        perch__run_flush(r);
+    if (r->len)
+        r->buf[r->len++] = ',';
+    r->len += perch__fmt_time(r->buf + r->len, ticks, freq, ms);
+}
+
+/* "00" .. "99" */
+static const char two_digits[201] = "00010203040506070809101112131415161718192021222324"
+                                    "25262728293031323334353637383940414243444546474849"
+                                    "50515253545556575859606162636465666768697071727374"
+                                    "75767778798081828384858687888990919293949596979899";
+
+/* 10^n for n = 0 .. 19 */
+static const uint64_t pow10[20] = {1u,
+                                   10u,
+                                   100u,
+                                   1000u,
+                                   10000u,
+                                   100000u,
+                                   1000000u,
+                                   10000000u,
+                                   100000000u,
+                                   1000000000u,
+                                   10000000000u,
+                                   100000000000u,
+                                   1000000000000u,
+                                   10000000000000u,
+                                   100000000000000u,
+                                   1000000000000000u,
+                                   10000000000000000u,
+                                   100000000000000000u,
+                                   1000000000000000000u,
+                                   10000000000000000000u};
+
+size_t perch__put_uint(char *out, uint64_t v)
+{
+    size_t n = 1;
+    while (n < 20 && v >= pow10[n])
+        n++;
+    perch__put_digits(out, v, n);
+    return n;
+}
+
+void perch__put_digits(char *out, uint64_t v, size_t n)
+{
+    char *p = out + n;
+    while (n >= 2) {
+        p -= 2;
+        memcpy(p, two_digits + 2 * (v % 100), 2);
+        v /= 100;
+        n -= 2;
+    }
+    if (n)
+        *--p = (char)('0' + v % 10);
 }

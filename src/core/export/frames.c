@@ -207,16 +207,23 @@ const perch__module *perch__resolve_cached(perch__resolve_cache *rc, const perch
     return m;
 }
 
+const perch__module *perch__frame_module_cached(perch__resolve_cache *rc, const perch__entities *e,
+                                                uint64_t pk, uint64_t module_key, uint64_t addr,
+                                                bool is_ip)
+{
+    if (is_ip && module_key) {
+        const perch__module *m = perch__module_by_key(e, module_key);
+        if (m && addr - m->base < m->size)
+            return m;
+    }
+    return rc ? perch__resolve_cached(rc, e, pk, addr) : perch__resolve(e, pk, addr);
+}
+
 const perch__module *perch__row_frame_module(perch__resolve_cache *rc, const perch__entities *e,
                                              const perch__agg_row *r, uint64_t pk, uint64_t addr,
                                              bool is_ip)
 {
-    if (is_ip && r->module_key) {
-        const perch__module *m = perch__module_by_key(e, r->module_key);
-        if (m && addr - m->base < m->size)
-            return m;
-    }
-    return perch__resolve_cached(rc, e, pk, addr);
+    return perch__frame_module_cached(rc, e, pk, r->module_key, addr, is_ip);
 }
 
 uint64_t perch__row_process(const perch__entities *e, const perch__agg_row *r)

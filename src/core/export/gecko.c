@@ -194,13 +194,30 @@ static void key_uints(perch_json *w, const char *key, const uint32_t *v, size_t 
 /* An array of n copies of the raw JSON value text. */
 static void key_repeat(perch_json *w, const char *key, const char *text, size_t n)
 {
-    perch__run r = {w, 0, {0}};
-    size_t len = strlen(text);
+    char chunk[4096];
+    size_t len = strlen(text), per = 0, used = 0;
     perch_json_key(w, key);
     perch_json_begin_array(w);
-    for (size_t i = 0; i < n; i++)
-        perch__run_raw(&r, text, len);
-    perch__run_flush(&r);
+    /* "text,text,...,text" once (doubled while it fits), then written as a value run as many
+     * times as it fits in n */
+    if (n && len + 1 <= sizeof chunk) {
+        memcpy(chunk, text, len);
+        used = len;
+        per = 1;
+    }
+    while (per > 0 && per * 2 <= n && used * 2 + 1 <= sizeof chunk) {
+        chunk[used] = ',';
+        memcpy(chunk + used + 1, chunk, used);
+        used = used * 2 + 1;
+        per *= 2;
+    }
+    for (size_t i = 0; per == 0 && i < n; i++) /* a text longer than the chunk */
+        perch_json_raw_n(w, text, len);
+    for (size_t left = per ? n : 0; left > 0;) {
+        size_t k = left < per ? left : per;
+        perch_json_raw_n(w, chunk, k * (len + 1) - 1);
+        left -= k;
+    }
     perch_json_end_array(w);
 }
 

@@ -10,6 +10,7 @@
  * first time, stack id, ip, module and creation order: exactly the rows and order a table of
  * every (thread, stack) row sorted the same way gives, holding one group's rows at a time.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,22 +22,28 @@ static uint32_t group_tag(uint16_t kind, uint16_t source)
     return (uint32_t)kind << 16 | source;
 }
 
-/* The log of rec's group: the previous sample's when it matches, else looked up. */
+/* The log of rec's group, from the cache or looked up (the thread touched then). */
 static int group_of(perch__collect *c, const perch_sample_rec *rec, perch__vlog **g)
 {
     perch__samplelog *l = &c->samples;
-    uint32_t tag = group_tag(rec->kind, rec->profile_source);
+    uint32_t tag = group_tag(rec->kind, rec->profile_source), thread;
+    perch__group_slot *slot =
+        &l->cache[perch__hash64(rec->thread_key ^ (uint64_t)tag << 40) & (PERCH_GROUP_CACHE - 1)];
     int err;
-    if (l->last) {
-        perch__vlog *p = &l->log.v[l->last - 1];
-        if (p->key == rec->thread_key && p->tag == tag) {
-            *g = p;
-            return 0;
+    if (slot->log && slot->key == rec->thread_key && slot->tag == tag) {
+        if (slot->thread != UINT32_MAX) { /* what touching a known thread does */
+            perch__thread *t = &c->ents.threads[slot->thread];
+            if (rec->tid == 0 && t->tid == 0 && t->cpu < 0)
+                t->cpu = rec->cpu;
         }
+        *g = &l->log.v[slot->log - 1];
+        return 0;
     }
-    err = perch__vlogs_get(&l->log, &c->budget, rec->thread_key, tag, true, g);
+    err = perch__entities_touch_thread(&c->ents, rec->thread_key, rec->tid, rec->cpu, &thread);
     if (!err)
-        l->last = (size_t)(*g - l->log.v) + 1;
+        err = perch__vlogs_get(&l->log, &c->budget, rec->thread_key, tag, true, g);
+    if (!err)
+        *slot = (perch__group_slot){rec->thread_key, tag, (uint32_t)(*g - l->log.v) + 1, thread};
     return err;
 }
 
@@ -90,14 +97,6 @@ static int cmp_row(const void *x, const void *y)
     return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
-static int cmp_sample(const void *x, const void *y)
-{
-    const perch__gsample *a = x, *b = y;
-    if (a->ts != b->ts)
-        return a->ts < b->ts ? -1 : 1;
-    return (a->order > b->order) - (a->order < b->order);
-}
-
 /* A new row of group g for a sample; *row receives its index. */
 static int new_row(perch__collect *c, const perch__vlog *g, uint32_t stack_id, uint64_t ip,
                    uint64_t module_key, uint64_t ts, uint32_t *row)
@@ -137,9 +136,11 @@ static int row_for(perch__collect *c, const perch__vlog *g, uint32_t stack_id, u
             return 0;
         }
         err = new_row(c, g, stack_id, ip, module_key, ts, row);
+        if (err)
+            return err;
         l->row_gen[stack_id] = l->gen;
         l->row_of[stack_id] = *row;
-        return err;
+        return 0;
     }
     if (stack_id != 0) {
         if (perch__map_get(&l->far, stack_id, row))
@@ -153,7 +154,8 @@ static int row_for(perch__collect *c, const perch__vlog *g, uint32_t stack_id, u
         return err;
     }
     err = new_row(c, g, 0, ip, module_key, ts, row);
-    l->ips.locs[idx].extra = *row;
+    if (!err)
+        l->ips.locs[idx].extra = *row;
     return err;
 }
 
@@ -219,14 +221,99 @@ static int decode_group(perch__collect *c, const perch__vlog *g)
     return err;
 }
 
+static int cmp_sample(const void *x, const void *y)
+{
+    const perch__gsample *a = x, *b = y;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return (a->order > b->order) - (a->order < b->order);
+}
+
+/* l->keys: n records at base by their time at off (perch__time_order); false when they do
+ * not fit its keys (then the caller uses qsort). */
+static int time_order(perch__collect *c, const void *base, size_t stride, size_t off, size_t n,
+                      unsigned *bits, bool *ok)
+{
+    perch__samplelog *l = &c->samples;
+    int err = perch__grow(&c->budget, (void **)&l->keys, &l->keys_cap, n, sizeof *l->keys);
+    if (!err)
+        err = perch__grow(&c->budget, (void **)&l->keys_tmp, &l->keys_tmp_cap, n,
+                          sizeof *l->keys_tmp);
+    *ok = !err && perch__time_order(l->keys, l->keys_tmp, base, stride, off, n, bits);
+    return err;
+}
+
+static bool rows_sorted(const perch__samplelog *l)
+{
+    for (size_t i = 1; i < l->row_count; i++)
+        if (cmp_row(&l->rows[i - 1], &l->rows[i]) > 0)
+            return false;
+    return true;
+}
+
+/* The rows in cmp_row order: by first time, then the runs of one time by cmp_row. */
+static int sort_rows(perch__collect *c)
+{
+    perch__samplelog *l = &c->samples;
+    size_t n = l->row_count;
+    unsigned bits = 0;
+    uint64_t mask;
+    bool ok;
+    int err;
+    if (rows_sorted(l))
+        return 0;
+    err =
+        time_order(c, l->rows, sizeof *l->rows, offsetof(perch__agg_row, first_ts), n, &bits, &ok);
+    if (err || !ok) {
+        if (!err)
+            qsort(l->rows, n, sizeof *l->rows, cmp_row);
+        return err;
+    }
+    mask = ((uint64_t)1 << bits) - 1;
+    for (size_t i = 1; i < n; i++) { /* ties of one time: insertion by cmp_row */
+        uint64_t x = l->keys[i];
+        size_t j = i;
+        for (; j > 0 && l->keys[j - 1] >> bits == x >> bits &&
+               cmp_row(&l->rows[l->keys[j - 1] & mask], &l->rows[x & mask]) > 0;
+             j--)
+            l->keys[j] = l->keys[j - 1];
+        l->keys[j] = x;
+    }
+    for (size_t i = 0; i < n; i++)
+        l->keys[i] &= mask;
+    perch__permute(l->rows, sizeof *l->rows, l->keys, n);
+    return 0;
+}
+
+/* The samples by time, ties in arrival order (their index, = their order field). */
+static int sort_samples(perch__collect *c)
+{
+    perch__samplelog *l = &c->samples;
+    size_t n = l->v_count;
+    unsigned bits = 0;
+    bool ok;
+    int err = time_order(c, l->v, sizeof *l->v, offsetof(perch__gsample, ts), n, &bits, &ok);
+    if (err || !ok) {
+        if (!err)
+            qsort(l->v, n, sizeof *l->v, cmp_sample);
+        return err;
+    }
+    for (size_t i = 0; i < n; i++)
+        l->keys[i] &= ((uint64_t)1 << bits) - 1;
+    perch__permute(l->v, sizeof *l->v, l->keys, n);
+    return 0;
+}
+
+_Static_assert(sizeof(perch__agg_row) <= 128 && sizeof(perch__gsample) <= 128,
+               "perch__permute moves records of at most 128 bytes");
+
 /* Sorts the group's rows and renumbers its samples' rows. */
 static int sort_group(perch__collect *c, const perch__vlog *g)
 {
     perch__samplelog *l = &c->samples;
-    int err = 0;
-    qsort(l->rows, l->row_count, sizeof *l->rows, cmp_row);
-    if (!l->want_samples)
-        return 0;
+    int err = sort_rows(c);
+    if (err || !l->want_samples)
+        return err;
     err = perch__grow(&c->budget, (void **)&l->pos, &l->pos_cap, l->row_count, sizeof *l->pos);
     if (err)
         return err;
@@ -234,9 +321,7 @@ static int sort_group(perch__collect *c, const perch__vlog *g)
         l->pos[l->rows[i].seq] = (uint32_t)i;
     for (size_t i = 0; i < l->v_count; i++)
         l->v[i].row = l->pos[l->v[i].row];
-    if (g->unsorted)
-        qsort(l->v, l->v_count, sizeof *l->v, cmp_sample);
-    return 0;
+    return g->unsorted ? sort_samples(c) : 0;
 }
 
 int perch__samplelog_each(perch__collect *c, int (*visit)(void *ctx, const perch__group *g),
@@ -278,8 +363,10 @@ void perch__samplelog_free(perch__samplelog *l, perch__budget *b)
     perch__release(b, (void **)&l->row_gen, &l->row_gen_cap, sizeof *l->row_gen);
     perch__release(b, (void **)&l->pos, &l->pos_cap, sizeof *l->pos);
     perch__release(b, (void **)&l->v, &l->v_cap, sizeof *l->v);
+    perch__release(b, (void **)&l->keys, &l->keys_cap, sizeof *l->keys);
+    perch__release(b, (void **)&l->keys_tmp, &l->keys_tmp_cap, sizeof *l->keys_tmp);
     perch__map_free(&l->far, b);
     perch__loctab_free(&l->ips, b);
-    l->last = 0;
+    memset(l->cache, 0, sizeof l->cache);
     l->row_count = l->v_count = 0;
 }

@@ -31,6 +31,7 @@ enum {
 
 #define FILETIME_UNIX_EPOCH 116444736000000000ull /* 1970-01-01 in 100 ns since 1601 */
 #define MAX_FRAMES          4096
+#define LOC_CACHE           (1u << 15)
 
 struct pprof {
     perch__collect *c;
@@ -46,6 +47,11 @@ struct pprof {
     uint64_t ids[MAX_FRAMES];
     perch__pb top, sub, sub2;
     perch__resolve_cache rc;
+    /* A direct-mapped cache of the location ids of stack frames: (process key, address) ->
+     * id (0 = empty). Exact: a stack frame's module, so its location, is a function of the
+     * row's process and the address, and an id never changes once given. */
+    uint64_t lc_pk[LOC_CACHE], lc_addr[LOC_CACHE];
+    uint32_t lc_id[LOC_CACHE];
     perch__pb labels; /* the labels of the group's samples, encoded at its first row */
     bool labels_ok;
     perch__writer *w;
@@ -120,6 +126,26 @@ static int location_for(struct pprof *p, const perch__module *m, uint64_t addr, 
     if (!err && is_new && m)
         err = mapping_for(p, m, &unused);
     *id = (uint64_t)idx + 1;
+    return err;
+}
+
+/* The location id of a stack frame at addr of a row of process pk, through the cache. */
+static int stack_location(struct pprof *p, uint64_t pk, uint64_t addr, uint64_t *id)
+{
+    size_t i = perch__hash64(addr ^ perch__hash64(pk)) & (LOC_CACHE - 1);
+    const perch__module *m;
+    int err;
+    if (p->lc_id[i] && p->lc_addr[i] == addr && p->lc_pk[i] == pk) {
+        *id = p->lc_id[i];
+        return 0;
+    }
+    m = perch__resolve_cached(&p->rc, &p->c->ents, pk, addr);
+    err = location_for(p, m, addr, id);
+    if (!err) {
+        p->lc_pk[i] = pk;
+        p->lc_addr[i] = addr;
+        p->lc_id[i] = (uint32_t)*id;
+    }
     return err;
 }
 
@@ -205,9 +231,13 @@ static int write_sample(struct pprof *p, const perch__agg_row *r)
     if (count > MAX_FRAMES)
         count = MAX_FRAMES;
     for (uint32_t i = 0; i < count && !err; i++) {
-        const perch__module *m =
-            perch__row_frame_module(&p->rc, &p->c->ents, r, pk, frames[i], r->stack_id == 0);
-        err = location_for(p, m, frames[i], &p->ids[i]);
+        if (r->stack_id == 0) { /* the sample's own ip: its module may come from the sample */
+            const perch__module *m =
+                perch__row_frame_module(&p->rc, &p->c->ents, r, pk, frames[i], true);
+            err = location_for(p, m, frames[i], &p->ids[i]);
+        } else {
+            err = stack_location(p, pk, frames[i], &p->ids[i]);
+        }
     }
     if (r->kind == PERCH_SAMPLE_PMC) {
         values[2] = r->count;

@@ -61,27 +61,23 @@ void perch__pb_bytes(perch__pb *p, uint32_t field, const void *data, size_t len)
     p->len += len;
 }
 
-static size_t varint_len(uint64_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
 void perch__pb_packed(perch__pb *p, uint32_t field, const uint64_t *v, size_t count)
 {
-    size_t len = 0;
+    uint64_t head[2];
+    size_t n, len;
     if (count == 0)
         return;
-    for (size_t i = 0; i < count; i++)
-        len += varint_len(v[i]);
-    perch__pb_varint(p, (uint64_t)field << 3 | 2);
-    perch__pb_varint(p, len);
-    for (size_t i = 0; i < count; i++)
-        perch__pb_varint(p, v[i]);
+    /* the values 20 bytes ahead (room for the key and the length), then the key and length in
+     * front of them, and the values moved up against them */
+    reserve(p, 20 + count * 10);
+    if (p->error)
+        return;
+    len = perch__put_varints(p->data + p->len + 20, v, count);
+    head[0] = (uint64_t)field << 3 | 2;
+    head[1] = len;
+    n = perch__put_varints(p->data + p->len, head, 2);
+    memmove(p->data + p->len + n, p->data + p->len + 20, len);
+    p->len += n + len;
 }
 
 void perch__pb_free(perch__pb *p)

@@ -96,8 +96,8 @@ static int spill_all(perch__vlogs *s, perch__budget *b)
     return err;
 }
 
-int perch__vlogs_put(perch__vlogs *s, perch__budget *b, perch__vlog *l, const uint64_t *vals,
-                     size_t n)
+int perch__vlogs_put_slow(perch__vlogs *s, perch__budget *b, perch__vlog *l, const uint64_t *vals,
+                          size_t n)
 {
     size_t old = l->cap;
     int err;
@@ -111,14 +111,7 @@ int perch__vlogs_put(perch__vlogs *s, perch__budget *b, perch__vlog *l, const ui
     if (err)
         return err;
     s->held += l->cap - old;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t v = vals[i];
-        while (v >= 0x80) {
-            l->data[l->len++] = (uint8_t)(v | 0x80);
-            v >>= 7;
-        }
-        l->data[l->len++] = (uint8_t)v;
-    }
+    l->len += perch__put_varints(l->data + l->len, vals, n);
     l->count++;
     return 0;
 }
@@ -147,18 +140,6 @@ int perch__vlogs_read(perch__vlogs *s, perch__budget *b, const perch__vlog *l, c
     *data = s->load;
     *len = at + l->len;
     return 0;
-}
-
-uint64_t perch__vnext(const uint8_t *data, size_t len, size_t *off)
-{
-    uint64_t v = 0;
-    for (unsigned shift = 0; *off < len && shift < 64; shift += 7) {
-        uint8_t c = data[(*off)++];
-        v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80))
-            break;
-    }
-    return v;
 }
 
 void perch__vlogs_free(perch__vlogs *s, perch__budget *b)
