@@ -421,7 +421,7 @@ int perch__cap_decode_chunk(perch__cap_reader *r, unsigned type, perch__cap_curs
             return err;
         r->records++;
     }
-    if (c->pos != c->len) {
+    if (c->error || c->pos != c->len) {
         cap_fail(c, PERCH_EFORMAT); /* bytes after the last record */
         return c->error;
     }

@@ -164,26 +164,27 @@ static int on_counters(void *ctx, const perch_counters_rec *r)
     return perch__cap_flush(w, PERCH_CHUNK_COUNTERS);
 }
 
-/* The recent stack sharing the longest run of outermost frames with frames[0..count). */
+/* The recent stack sharing the longest run of outermost frames with frames[0..count) (the
+ * first such when several tie). */
 static unsigned best_suffix(const perch__cap_stack_ring *ring, const uint64_t *frames,
                             uint32_t count, uint32_t *shared)
 {
     unsigned best = 0;
-    *shared = 0;
+    uint32_t most = 0;
     for (unsigned j = 0; j < ring->count; j++) {
-        uint32_t len, s = 0;
-        const uint64_t *f = perch__cap_ring_get(ring, j, &len);
-        while (s < len && s < count && f[len - 1 - s] == frames[count - 1 - s])
+        unsigned at = (ring->next + CAP_STACK_RING - 1 - j) % CAP_STACK_RING;
+        uint32_t len = ring->len[at], lim = len < count ? len : count, s = 0;
+        const uint64_t *f = ring->frames[at] + len;
+        while (s < lim && f[-1 - (ptrdiff_t)s] == frames[count - 1 - s])
             s++;
-        if (s > *shared) {
-            *shared = s;
+        if (s > most) {
+            most = s;
             best = j + 1;
         }
     }
-    if (*shared < 2) { /* not worth a reference */
-        *shared = 0;
-        best = 0;
-    }
+    if (most < 2) /* not worth a reference */
+        return *shared = 0;
+    *shared = most;
     return best;
 }
 
@@ -202,125 +203,161 @@ static int on_stack(void *ctx, const perch_stack_rec *r)
         kernel = kernel < count ? kernel : count;
     }
     perch__cap_open_chunk *c =
-        perch__cap_begin(w, PERCH_CHUNK_STACK, CAP_VARINT_MAX * (5 + (size_t)count));
+        perch__cap_begin_fast(w, PERCH_CHUNK_STACK, CAP_VARINT_MAX * (5 + (size_t)count));
     if (!c)
         return w->error;
-    perch__cap_buf *b = &c->buf;
     perch__cap_state *st = &c->state;
-    unsigned ref = best_suffix(&w->ring, r->frames, count, &shared);
-    cap_put_delta(b, r->id, st->id + 1);
-    st->id = r->id;
-    cap_put_varint(b, count);
-    cap_put_varint(b, kernel);
-    cap_put_varint(b, ref);
+    const uint64_t *frames = r->frames;
+    uint64_t prev = st->addr, id = r->id;
+    unsigned ref = best_suffix(&w->ring, frames, count, &shared);
+    uint8_t *p = c->buf.data + c->buf.len;
+    p = cap_w_delta(p, id, st->id + 1);
+    p = cap_w_varint(p, count);
+    p = cap_w_varint(p, kernel);
+    p = cap_w_varint(p, ref);
     if (ref)
-        cap_put_varint(b, shared);
-    for (uint32_t i = 0; i < count - shared; i++)
-        cap_put_delta(b, r->frames[i], i ? r->frames[i - 1] : st->addr);
+        p = cap_w_varint(p, shared);
+    for (uint32_t i = 0; i < count - shared; i++) {
+        uint64_t f = frames[i];
+        p = cap_w_delta(p, f, prev);
+        prev = f;
+    }
+    c->buf.len = (size_t)(p - c->buf.data);
+    st->id = id;
     if (count)
-        st->addr = r->frames[0];
-    perch__cap_ring_push(&w->ring, r->frames, count);
+        st->addr = frames[0];
+    perch__cap_ring_push(&w->ring, frames, count);
     return perch__cap_end(w, PERCH_CHUNK_STACK);
 }
 
-/* The MRU slot of (key, tid): found (mask bits = index + 1) or inserted (bits 0). */
-static perch__cap_thread_slot *thread_slot(perch__cap_state *st, uint64_t key, uint32_t tid,
+/* The MRU slot of (key, tid): found (mask bits = position + 1) or inserted (bits 0). The
+ * chunk's hint table remembers the slot each thread last had; a hint is only a guess, checked
+ * against the slot (a reused or emptied slot fails the check and the list is searched). */
+static perch__cap_thread_slot *thread_slot(perch__cap_open_chunk *c, uint64_t key, uint32_t tid,
                                            uint8_t *mask)
 {
-    int idx = perch__cap_mru_find(&st->mru, key, tid);
-    if (idx >= 0) {
-        *mask |= (uint8_t)(idx + 1);
-        return perch__cap_mru_promote(&st->mru, (unsigned)idx);
+    perch__cap_state *st = &c->state;
+    perch__cap_mru *m = &st->mru;
+    uint64_t h = (key ^ (uint64_t)tid << 40) * 0x9e3779b97f4a7c15u;
+    uint8_t *hint = &c->thread_hint[(h >> 32) & (CAP_THREAD_HINTS - 1)];
+    int j = *hint;
+    if ((unsigned)j >= m->count || m->slot[j].key != key || m->slot[j].tid != tid)
+        j = perch__cap_mru_find_slot(m, key, tid);
+    perch__cap_thread_slot *t;
+    if (j >= 0) {
+        unsigned pos = perch__cap_mru_pos(m, (unsigned)j);
+        *mask |= (uint8_t)(pos + 1);
+        t = perch__cap_mru_promote(m, pos);
+    } else {
+        perch__cap_thread_slot init = {key, tid, st->cpu, st->addr, 0, 0};
+        t = perch__cap_mru_insert(m, &init);
     }
-    perch__cap_thread_slot init = {key, tid, st->cpu, st->addr, 0, 0};
-    return perch__cap_mru_insert(&st->mru, &init);
+    *hint = (uint8_t)(t - m->slot);
+    return t;
 }
 
-static void put_sample_attrs(perch__cap_buf *b, perch__cap_state *st, const perch_sample_rec *r,
-                             uint8_t *mask)
+/* The kind, flags, source and count of a sample: one mask bit when they repeat the chunk's
+ * previous ones. */
+static uint8_t *put_sample_attrs(uint8_t *p, perch__cap_state *st, const perch_sample_rec *r,
+                                 uint8_t *mask)
 {
-    if (r->kind == st->attr_kind && r->flags == st->attr_flags &&
-        r->profile_source == st->attr_source && r->count == st->attr_count) {
+    uint8_t kind = r->kind, flags = r->flags;
+    uint16_t source = r->profile_source;
+    uint32_t count = r->count;
+    if (kind == st->attr_kind && flags == st->attr_flags && source == st->attr_source &&
+        count == st->attr_count) {
         *mask |= S_ATTR_SAME;
-        return;
+        return p;
     }
-    cap_put_u8(b, r->kind);
-    cap_put_u8(b, r->flags);
-    cap_put_varint(b, r->profile_source);
-    cap_put_varint(b, r->count);
-    st->attr_kind = r->kind;
-    st->attr_flags = r->flags;
-    st->attr_source = r->profile_source;
-    st->attr_count = r->count;
+    st->attr_kind = kind;
+    st->attr_flags = flags;
+    st->attr_source = source;
+    st->attr_count = count;
+    *p++ = kind;
+    *p++ = flags;
+    p = cap_w_varint(p, source);
+    return cap_w_varint(p, count);
 }
 
+/* A sample record (docs/capture-format.md 4.8). Every value it needs is read into locals
+ * before the first byte is written: byte stores may alias anything, so this keeps the
+ * compiler from reloading the state after each one. */
 static int on_sample(void *ctx, const perch_sample_rec *r)
 {
     perch_capture_writer *w = ctx;
     int err = ready(w);
     if (err)
         return err;
-    perch__cap_open_chunk *c = perch__cap_begin(w, PERCH_CHUNK_SAMPLE, 128);
+    perch__cap_open_chunk *c = perch__cap_begin_fast(w, PERCH_CHUNK_SAMPLE, 128);
     if (!c)
         return w->error;
-    perch__cap_buf *b = &c->buf;
     perch__cap_state *st = &c->state;
-    size_t mask_at = b->len;
     uint8_t mask = 0;
-    cap_put_u8(b, 0);
-    perch__cap_thread_slot *t = thread_slot(st, r->thread_key, r->tid, &mask);
-    if (r->cpu == t->cpu)
+    uint64_t ts = r->ts, key = r->thread_key, ip = r->ip, module = r->module_key;
+    uint32_t tid = r->tid, stack = r->stack_id;
+    uint16_t cpu = r->cpu;
+    perch__cap_thread_slot *t = thread_slot(c, key, tid, &mask);
+    uint64_t t_ip = t->ip, t_module = t->module_key, prev_ts = st->ts, prev_key = st->key;
+    uint32_t t_stack = t->stack_id;
+    uint16_t t_cpu = t->cpu;
+    t->cpu = cpu;
+    t->ip = ip;
+    t->module_key = module;
+    t->stack_id = stack;
+    st->cpu = cpu;
+    st->ts = ts;
+    st->addr = ip;
+    uint8_t *p0 = c->buf.data + c->buf.len, *p = p0 + 1;
+    if (cpu == t_cpu)
         mask |= S_CPU_SAME;
     else
-        cap_put_varint(b, r->cpu);
-    cap_put_delta(b, r->ts, st->ts);
+        p = cap_w_varint(p, cpu);
+    p = cap_w_delta(p, ts, prev_ts);
     if (!(mask & M_THREAD)) {
-        cap_put_delta(b, r->thread_key, st->key);
-        cap_put_varint(b, r->tid);
-        st->key = r->thread_key;
+        p = cap_w_delta(p, key, prev_key);
+        p = cap_w_varint(p, tid);
+        st->key = key;
     }
-    put_sample_attrs(b, st, r, &mask);
-    cap_put_delta(b, r->ip, t->ip);
-    if (r->module_key == t->module_key)
+    p = put_sample_attrs(p, st, r, &mask);
+    p = cap_w_delta(p, ip, t_ip);
+    if (module == t_module)
         mask |= S_MODULE_SAME;
     else
-        cap_put_delta(b, r->module_key, t->module_key);
-    if (r->stack_id == t->stack_id)
+        p = cap_w_delta(p, module, t_module);
+    if (stack == t_stack)
         mask |= S_STACK_SAME;
     else
-        cap_put_delta(b, r->stack_id, t->stack_id);
-    b->data[mask_at] = mask;
-    t->cpu = r->cpu;
-    t->ip = r->ip;
-    t->module_key = r->module_key;
-    t->stack_id = r->stack_id;
-    st->cpu = r->cpu;
-    st->ts = r->ts;
-    st->addr = r->ip;
+        p = cap_w_delta(p, stack, t_stack);
+    *p0 = mask;
+    c->buf.len = (size_t)(p - c->buf.data);
     return perch__cap_end(w, PERCH_CHUNK_SAMPLE);
 }
 
-static void put_slice_attrs(perch__cap_buf *b, perch__cap_state *st, const perch_slice_rec *r,
-                            uint8_t *mask)
+/* The flags, priority and wait fields of a slice: one mask bit when they repeat. */
+static uint8_t *put_slice_attrs(uint8_t *p, perch__cap_state *st, const perch_slice_rec *r,
+                                uint8_t *mask)
 {
-    if (r->flags == st->s_flags && r->priority == st->s_prio &&
-        r->wait_reason == st->s_wait_reason && r->wait_mode == st->s_wait_mode &&
-        r->state == st->s_state) {
+    uint16_t flags = r->flags;
+    int8_t prio = r->priority, reason = r->wait_reason, mode = r->wait_mode, state = r->state;
+    if (flags == st->s_flags && prio == st->s_prio && reason == st->s_wait_reason &&
+        mode == st->s_wait_mode && state == st->s_state) {
         *mask |= L_ATTR_SAME;
-        return;
+        return p;
     }
-    cap_put_varint(b, r->flags);
-    cap_put_u8(b, (uint8_t)r->priority);
-    cap_put_u8(b, (uint8_t)r->wait_reason);
-    cap_put_u8(b, (uint8_t)r->wait_mode);
-    cap_put_u8(b, (uint8_t)r->state);
-    st->s_flags = r->flags;
-    st->s_prio = r->priority;
-    st->s_wait_reason = r->wait_reason;
-    st->s_wait_mode = r->wait_mode;
-    st->s_state = r->state;
+    st->s_flags = flags;
+    st->s_prio = prio;
+    st->s_wait_reason = reason;
+    st->s_wait_mode = mode;
+    st->s_state = state;
+    p = cap_w_varint(p, flags);
+    *p++ = (uint8_t)prio;
+    *p++ = (uint8_t)reason;
+    *p++ = (uint8_t)mode;
+    *p++ = (uint8_t)state;
+    return p;
 }
 
+/* A slice record (4.7); like on_sample, state read before bytes are written. */
 static int on_slice(void *ctx, const perch_slice_rec *r)
 {
     perch_capture_writer *w = ctx;
@@ -329,38 +366,42 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
         return err;
     if (r->pmc_count > PERCH_MAX_PMC)
         return PERCH_EINVAL;
-    perch__cap_open_chunk *c = perch__cap_begin(w, PERCH_CHUNK_SLICE, 192);
+    perch__cap_open_chunk *c = perch__cap_begin_fast(w, PERCH_CHUNK_SLICE, 192);
     if (!c)
         return w->error;
-    perch__cap_buf *b = &c->buf;
     perch__cap_state *st = &c->state;
-    size_t mask_at = b->len;
-    uint8_t mask = r->ready_ts ? 0 : L_READY_ZERO;
-    cap_put_u8(b, 0);
-    thread_slot(st, r->thread_key, r->tid, &mask);
-    if (r->cpu == st->cpu)
+    uint64_t start = r->start_ts, end = r->end_ts, ready_ts = r->ready_ts, key = r->thread_key;
+    uint64_t prev_ts = st->ts, prev_key = st->key;
+    uint32_t tid = r->tid;
+    uint16_t cpu = r->cpu, prev_cpu = st->cpu;
+    uint8_t mask = ready_ts ? 0 : L_READY_ZERO;
+    thread_slot(c, key, tid, &mask);
+    st->cpu = cpu;
+    st->ts = start;
+    uint8_t *p0 = c->buf.data + c->buf.len, *p = p0 + 1;
+    if (cpu == prev_cpu)
         mask |= L_CPU_SAME;
     else
-        cap_put_varint(b, r->cpu);
-    cap_put_delta(b, r->start_ts, st->ts);
-    cap_put_delta(b, r->end_ts, r->start_ts);
-    if (r->ready_ts)
-        cap_put_delta(b, r->start_ts, r->ready_ts);
+        p = cap_w_varint(p, cpu);
+    p = cap_w_delta(p, start, prev_ts);
+    p = cap_w_delta(p, end, start);
+    if (ready_ts)
+        p = cap_w_delta(p, start, ready_ts);
     if (!(mask & M_THREAD)) {
-        cap_put_delta(b, r->thread_key, st->key);
-        cap_put_varint(b, r->tid);
-        st->key = r->thread_key;
+        p = cap_w_delta(p, key, prev_key);
+        p = cap_w_varint(p, tid);
+        st->key = key;
     }
-    put_slice_attrs(b, st, r, &mask);
+    p = put_slice_attrs(p, st, r, &mask);
     if (r->pmc_count) {
+        unsigned n = r->pmc_count;
         mask |= L_PMC;
-        cap_put_u8(b, r->pmc_count);
-        for (unsigned i = 0; i < r->pmc_count; i++)
-            cap_put_varint(b, r->pmc_delta[i]);
+        *p++ = (uint8_t)n;
+        for (unsigned i = 0; i < n; i++)
+            p = cap_w_varint(p, r->pmc_delta[i]);
     }
-    b->data[mask_at] = mask;
-    st->cpu = r->cpu;
-    st->ts = r->start_ts;
+    *p0 = mask;
+    c->buf.len = (size_t)(p - c->buf.data);
     return perch__cap_end(w, PERCH_CHUNK_SLICE);
 }
 
@@ -378,27 +419,30 @@ static int on_lbr(void *ctx, const perch_lbr_rec *r)
         n = PERCH_CAPTURE_MAX_BRANCHES;
     }
     perch__cap_open_chunk *c =
-        perch__cap_begin(w, PERCH_CHUNK_LBR, CAP_VARINT_MAX * (6 + 2 * (size_t)n));
+        perch__cap_begin_fast(w, PERCH_CHUNK_LBR, CAP_VARINT_MAX * (6 + 2 * (size_t)n));
     if (!c)
         return w->error;
-    perch__cap_buf *b = &c->buf;
     perch__cap_state *st = &c->state;
-    uint64_t prev = st->addr;
-    cap_put_delta(b, r->thread_key, st->key);
-    cap_put_varint(b, r->tid);
-    cap_put_varint(b, r->pid);
-    cap_put_delta(b, r->ts, st->ts);
-    cap_put_varint(b, r->filters);
-    cap_put_varint(b, n);
+    const uint64_t *from = r->from, *to = r->to;
+    uint64_t prev = st->addr, key = r->thread_key, ts = r->ts;
+    uint8_t *p = c->buf.data + c->buf.len;
+    p = cap_w_delta(p, key, st->key);
+    p = cap_w_varint(p, r->tid);
+    p = cap_w_varint(p, r->pid);
+    p = cap_w_delta(p, ts, st->ts);
+    p = cap_w_varint(p, r->filters);
+    p = cap_w_varint(p, n);
     for (uint32_t i = 0; i < n; i++) {
-        cap_put_delta(b, r->from[i], prev);
-        cap_put_delta(b, r->to[i], r->from[i]);
-        prev = r->to[i];
+        uint64_t f = from[i], t = to[i];
+        p = cap_w_delta(p, f, prev);
+        p = cap_w_delta(p, t, f);
+        prev = t;
     }
-    st->key = r->thread_key;
-    st->ts = r->ts;
+    c->buf.len = (size_t)(p - c->buf.data);
+    st->key = key;
+    st->ts = ts;
     if (n)
-        st->addr = r->from[0];
+        st->addr = from[0];
     return perch__cap_end(w, PERCH_CHUNK_LBR);
 }
 

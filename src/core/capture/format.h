@@ -153,15 +153,31 @@ static inline perch__cap_thread_slot *perch__cap_mru_at(perch__cap_mru *m, unsig
     return &m->slot[(m->order >> (4 * pos)) & 0xf];
 }
 
-/* The position of (key, tid) in the MRU, or -1. */
-static inline int perch__cap_mru_find(perch__cap_mru *m, uint64_t key, uint32_t tid)
+/* The position of slot j (< m->count) in the MRU: the lowest position whose 4 bits are j
+ * (a zero-nibble search; positions from count on never come first, j being below count). */
+static inline unsigned perch__cap_mru_pos(const perch__cap_mru *m, unsigned j)
 {
-    for (unsigned i = 0; i < m->count; i++) {
-        const perch__cap_thread_slot *t = perch__cap_mru_at(m, i);
-        if (t->key == key && t->tid == tid)
-            return (int)i;
-    }
+    static const uint64_t ones = 0x0111111111111111u; /* 1 in each of the CAP_MRU positions */
+    uint64_t x = m->order ^ (ones * j);
+    uint64_t zero = (x - ones) & ~x & (ones << 3);
+    return (unsigned)__builtin_ctzll(zero) / 4;
+}
+
+/* The slot of (key, tid), or -1. The list must hold each thread once (the encoder's use: it
+ * inserts only what find did not find), so the slots are searched in storage order. */
+static inline int perch__cap_mru_find_slot(const perch__cap_mru *m, uint64_t key, uint32_t tid)
+{
+    for (unsigned j = 0; j < m->count; j++)
+        if (m->slot[j].key == key && m->slot[j].tid == tid)
+            return (int)j;
     return -1;
+}
+
+/* The position of (key, tid) in the MRU, or -1 (each thread held once, as above). */
+static inline int perch__cap_mru_find(const perch__cap_mru *m, uint64_t key, uint32_t tid)
+{
+    int j = perch__cap_mru_find_slot(m, key, tid);
+    return j < 0 ? -1 : (int)perch__cap_mru_pos(m, (unsigned)j);
 }
 
 /* Moves position pos (< m->count) to the front; returns the front slot. */

@@ -219,23 +219,13 @@ perch__cap_open_chunk *perch__cap_begin(perch_capture_writer *w, unsigned type, 
     return c;
 }
 
-/* Flushes everything when the oldest open chunk has waited flush_interval_ms. */
-static int flush_by_time(perch_capture_writer *w)
+int perch__cap_flush_by_time(perch_capture_writer *w)
 {
     uint64_t t = now(w), limit = (uint64_t)w->opts.flush_interval_ms * 1000000u;
     w->since_clock = 0;
     for (unsigned type = 1; type < PERCH_CHUNK_TYPE_LIMIT; type++)
         if (w->chunk[type].records && t - w->chunk[type].opened_ns >= limit)
             return perch__cap_flush_all(w);
-    return 0;
-}
-
-int perch__cap_end(perch_capture_writer *w, unsigned type)
-{
-    w->chunk[type].records++;
-    w->stats.records[type]++;
-    if (w->opts.flush_interval_ms && w->opts.now_ns && ++w->since_clock >= 64)
-        return flush_by_time(w);
     return 0;
 }
 

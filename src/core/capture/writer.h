@@ -18,11 +18,15 @@
  * (record count; for strings: flags, first id, count), filled in when the chunk is flushed. */
 #define CAP_RESERVE (CAP_CHUNK_HEADER + 3 * CAP_VARINT_MAX)
 
+/* Slots of each open chunk's thread hint table (a power of two). */
+#define CAP_THREAD_HINTS 64
+
 typedef struct perch__cap_open_chunk {
     perch__cap_buf buf; /* CAP_RESERVE bytes, then the encoded records */
     uint64_t records;
     uint64_t opened_ns; /* clock when the first record went in (time-based flush) */
     perch__cap_state state;
+    uint8_t thread_hint[CAP_THREAD_HINTS]; /* (key, tid) hash -> MRU slot last used; a guess */
 } perch__cap_open_chunk;
 
 struct perch_capture_writer {
@@ -47,8 +51,30 @@ struct perch_capture_writer {
  * has room) or NULL with w->error set. */
 perch__cap_open_chunk *perch__cap_begin(perch_capture_writer *w, unsigned type, size_t bound);
 
+/* perch__cap_begin for the hot encoders: the same answer, without a call when the open chunk
+ * already holds records and has the room (the case of all but one record per chunk). */
+static inline perch__cap_open_chunk *perch__cap_begin_fast(perch_capture_writer *w, unsigned type,
+                                                           size_t bound)
+{
+    perch__cap_open_chunk *c = &w->chunk[type];
+    if (c->records && !w->error && c->buf.len + bound <= c->buf.cap &&
+        c->buf.len - CAP_RESERVE + bound <= w->opts.chunk_bytes)
+        return c;
+    return perch__cap_begin(w, type, bound);
+}
+
+/* Flushes everything when the oldest open chunk has waited flush_interval_ms. */
+int perch__cap_flush_by_time(perch_capture_writer *w);
+
 /* Counts the record just encoded into the chunk of `type`; may flush on the time policy. */
-int perch__cap_end(perch_capture_writer *w, unsigned type);
+static inline int perch__cap_end(perch_capture_writer *w, unsigned type)
+{
+    w->chunk[type].records++;
+    w->stats.records[type]++;
+    if (w->opts.flush_interval_ms && w->opts.now_ns && ++w->since_clock >= 64)
+        return perch__cap_flush_by_time(w);
+    return 0;
+}
 
 /* Interns n strings (NULL allowed: id 0) and writes their ids to ids[]. Strings longer than
  * PERCH_CAPTURE_MAX_STRING are cut at a UTF-8 boundary and counted as truncated. May reset the
