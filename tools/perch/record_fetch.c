@@ -17,7 +17,6 @@
 #include "record_fetch.h"
 #include "util/mem.h"
 
-#define MAX_FILES 4096
 #define RECORD_PATH_MAX 1024
 
 typedef struct later_file {
@@ -38,9 +37,8 @@ static bool ends_with(const char *s, const char *tail)
 }
 
 /* The later files of the recording whose first file is `first`, in rotation order; returns
- * how many (at most cap). */
-static size_t later_files(const perch_proto_captures_rep *rep, const char *first, later_file *out,
-                          size_t cap)
+ * how many (out has room for every listed capture). */
+static size_t later_files(const perch_proto_captures_rep *rep, const char *first, later_file *out)
 {
     char prefix[64];
     uint32_t first_seq = 0, seq;
@@ -53,7 +51,7 @@ static size_t later_files(const perch_proto_captures_rep *rep, const char *first
     } else {
         return 0;
     }
-    for (uint32_t i = 0; i < rep->count && n < cap; i++) {
+    for (uint32_t i = 0; i < rep->count; i++) {
         const char *name = rep->captures[i].name;
         if (perch__rotate_parse(prefix, name, &seq) && seq > first_seq)
             out[n++] = (later_file){name, seq};
@@ -116,8 +114,8 @@ int perch_cli_fetch_recording(perch_proto_client *c, const char *first, const ch
         perch_free(mem);
         return perch_cli_request_failed("record", err, why);
     }
-    later_file *later = perch__alloc(sizeof *later * MAX_FILES);
-    size_t n_later = later ? later_files(&rep, first, later, MAX_FILES) : 0;
+    later_file *later = perch__calloc(rep.count ? rep.count : 1, sizeof *later);
+    size_t n_later = later ? later_files(&rep, first, later) : 0;
     size_t n = 1 + n_later;
     perch_cli_streamed *got = perch__calloc(n, sizeof *got);
     char(*paths)[RECORD_PATH_MAX] = perch__calloc(n, sizeof *paths);
