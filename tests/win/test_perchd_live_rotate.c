@@ -379,7 +379,11 @@ static void test_disk_cap_deletes_only_recordings(void **state)
     /* about 24 MB of capture: more than the smallest cap, 16 MiB */
     snprintf(args, sizeof args, "synth -o \"%s\" --seed 7 --size 144M", etl);
     assert_int_equal(harness_run_with("PERCH_EXE", args, said, sizeof said, 300000), 0);
-    start_perchd("live_cap", "--set RecordOnStart=on --set RotateSizeMb=1 --set DiskCapMb=16", 0);
+    /* a queue that holds the whole trace: a replay at full speed drops nothing, so the
+     * recording is the whole ~24 MB every time, not what the model thread kept up with */
+    start_perchd("live_cap",
+                 "--set RecordOnStart=on --set RotateSizeMb=1 --set DiskCapMb=16 --set QueueMb=512",
+                 0);
     put_file("notes.perch");
     put_file("perch-keep.txt");
     put_file("snapshot-20200101-000000.perch");
