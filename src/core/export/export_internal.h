@@ -441,6 +441,25 @@ static inline int perch__vlogs_put(perch__vlogs *s, perch__budget *b, perch__vlo
  * read): *data, *len. */
 int perch__vlogs_read(perch__vlogs *s, perch__budget *b, const perch__vlog *l, const uint8_t **data,
                       size_t *len);
+/* A log read back in windows: the in-memory log as it is, a spilled one through a buffer of
+ * s of PERCH_VLOG_WINDOW bytes, so reading the largest log holds a window, not the log. */
+#define PERCH_VLOG_WINDOW (64u << 10)
+typedef struct perch__vlog_reader {
+    perch__vlogs *s;
+    const perch__vlog *l;
+    const uint8_t *data; /* the window: data[0, len) */
+    size_t len;
+    uint32_t seg; /* the next segment to read (UINT32_MAX: none) */
+    uint32_t at;  /* bytes of it read */
+    size_t tail;  /* bytes of the in-memory tail read */
+    bool last;    /* the window reaches the log's end */
+} perch__vlog_reader;
+
+int perch__vlog_reader_open(perch__vlogs *s, perch__budget *b, const perch__vlog *l,
+                            perch__vlog_reader *r);
+/* Keeps data[*off, len), moves it to the front and appends the log's next bytes, *off = 0;
+ * call it when fewer bytes than an entry's largest remain and !r->last. */
+int perch__vlog_reader_refill(perch__vlog_reader *r, size_t *off);
 /* The varint at *off (advanced) of data[0, len); 0 past the end. */
 static inline uint64_t perch__vnext(const uint8_t *data, size_t len, size_t *off)
 {

@@ -183,27 +183,32 @@ static int reset_group(perch__collect *c)
     return 0;
 }
 
+/* The most bytes one entry of the log takes: five varints. */
+#define ENTRY_MAX 50
+
 /* Decodes log g into its rows (and samples), aggregating counts. */
 static int decode_group(perch__collect *c, const perch__vlog *g)
 {
     perch__samplelog *l = &c->samples;
-    const uint8_t *data;
-    size_t len, off = 0;
+    perch__vlog_reader rd;
+    size_t off = 0;
     uint64_t ts = 0;
     int err = reset_group(c);
     if (!err)
-        err = perch__vlogs_read(&l->log, &c->budget, g, &data, &len);
+        err = perch__vlog_reader_open(&l->log, &c->budget, g, &rd);
     if (!err && l->want_samples)
         err = perch__grow(&c->budget, (void **)&l->v, &l->v_cap, g->count, sizeof *l->v);
     for (size_t i = 0; i < g->count && !err; i++) {
         uint64_t id = 0, ip = 0, mod = 0, count;
         uint32_t row;
-        ts += (uint64_t)perch__unzigzag(perch__vnext(data, len, &off));
-        id = perch__vnext(data, len, &off);
-        count = perch__vnext(data, len, &off);
+        if (!rd.last && rd.len - off < ENTRY_MAX && (err = perch__vlog_reader_refill(&rd, &off)))
+            break;
+        ts += (uint64_t)perch__unzigzag(perch__vnext(rd.data, rd.len, &off));
+        id = perch__vnext(rd.data, rd.len, &off);
+        count = perch__vnext(rd.data, rd.len, &off);
         if (id & 1) {
-            ip = perch__vnext(data, len, &off);
-            mod = perch__vnext(data, len, &off);
+            ip = perch__vnext(rd.data, rd.len, &off);
+            mod = perch__vnext(rd.data, rd.len, &off);
         }
         err = row_for(c, g, (uint32_t)(id >> 1), ip, mod, ts, &row);
         if (err)
