@@ -601,7 +601,6 @@ typedef struct perch__run {
     char buf[4096];
 } perch__run;
 
-void perch__run_uint(perch__run *r, uint64_t v);
 /* v in decimal at out (at most 20 bytes, no NUL); returns the length. */
 size_t perch__put_uint(char *out, uint64_t v);
 /* The low n decimal digits of v at out, zero-padded (no NUL). */
@@ -611,6 +610,19 @@ void perch__run_int(perch__run *r, int64_t v);
 void perch__run_raw(perch__run *r, const char *text, size_t n);
 void perch__run_time(perch__run *r, int64_t ticks, uint64_t freq, bool ms);
 void perch__run_flush(perch__run *r);
+/* Appends v (a comma first unless it is the run's first value); inline, as every column of
+ * a profile's tables is a run of these. */
+static inline void perch__run_uint(perch__run *r, uint64_t v)
+{
+    if (r->len > sizeof r->buf - 32)
+        perch__run_flush(r);
+    if (r->len)
+        r->buf[r->len++] = ',';
+    if (v < 10)
+        r->buf[r->len++] = (char)('0' + v);
+    else
+        r->len += perch__put_uint(r->buf + r->len, v);
+}
 
 /* One group (thread, kind, PMC source) of the sample log: its rows sorted by first time,
  * then stack id, ip, module and creation order; with want_samples its samples too. */

@@ -165,15 +165,6 @@ void perch__run_flush(perch__run *r)
     r->len = 0;
 }
 
-void perch__run_uint(perch__run *r, uint64_t v)
-{
-    if (r->len > sizeof r->buf - 32)
-        perch__run_flush(r);
-    if (r->len)
-        r->buf[r->len++] = ',';
-    r->len += perch__put_uint(r->buf + r->len, v);
-}
-
 void perch__run_int(perch__run *r, int64_t v)
 {
     char tmp[24], *p = tmp + sizeof tmp;
