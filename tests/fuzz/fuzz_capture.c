@@ -9,12 +9,15 @@
  *
  * Random mutations almost never keep a CRC-32C valid, so each input is replayed twice: as
  * given (the CRC and framing paths) and with every CRC recomputed (the decoders behind them).
+ * Each replay is done again through the checked decoders alone (perch__cap_replay_checked):
+ * the reader's fast record loops must give the same records, stop and reason.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "capture/crc32c.h"
+#include "capture/reader.h"
 #include "perch/capture.h"
 #include "perch/error.h"
 #include "perch/io.h"
@@ -265,6 +268,28 @@ static void fix_crcs(uint8_t *p, size_t size)
     }
 }
 
+/* The same bytes through the checked decoders only: the fast record loops must have delivered
+ * the same records and stopped at the same byte for the same reason. */
+static void against_checked(const uint8_t *data, size_t size, const struct fz *fast,
+                            const perch_capture_status *st, int err)
+{
+    struct fz f = {{0}, NULL};
+    perch_sink sink;
+    perch_input in;
+    perch_capture_status cs;
+    fz_sink(&f, &sink);
+    perch_input_memory(&in, data, size);
+    int cerr = perch__cap_replay_checked(&in, &sink, NULL, &cs);
+    perch_input_close(&in);
+    if (cerr != err || cs.stop != st->stop || cs.offset != st->offset ||
+        cs.good_bytes != st->good_bytes || strcmp(cs.reason, st->reason) != 0 ||
+        memcmp(f.h, fast->h, sizeof f.h) != 0)
+        abort();
+    for (int t = 0; t < PERCH_CHUNK_TYPE_LIMIT; t++)
+        if (cs.types[t].records != st->types[t].records)
+            abort();
+}
+
 static void run(const uint8_t *data, size_t size)
 {
     struct fz f = {{0}, NULL};
@@ -273,6 +298,7 @@ static void run(const uint8_t *data, size_t size)
     fz_sink(&f, &sink);
     int err = perch_capture_replay_memory(data, size, &sink, &st);
     check_status(&st, size, err);
+    against_checked(data, size, &f, &st, err);
     if (err == 0)
         rewrite(data, size, &f);
 }

@@ -133,7 +133,7 @@ static int dec_counters(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_s
     DELIVER(r, c, counters, &k);
 }
 
-static int dec_stack(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
+int perch__cap_dec_stack(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     perch_stack_rec s;
     uint32_t shared = 0, ref_len = 0;
@@ -194,7 +194,7 @@ static void get_sample_attrs(perch__cap_cursor *c, perch__cap_state *st, uint8_t
     st->attr_count = (uint32_t)cap_get_bounded(c, UINT32_MAX);
 }
 
-static int dec_sample(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
+int perch__cap_dec_sample(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     perch_sample_rec s;
     uint8_t mask = cap_get_u8(c);
@@ -238,7 +238,7 @@ static void get_slice_attrs(perch__cap_cursor *c, perch__cap_state *st, uint8_t 
     st->s_state = (int8_t)cap_get_u8(c);
 }
 
-static int dec_slice(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
+int perch__cap_dec_slice(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     perch_slice_rec s;
     memset(s.pmc_delta, 0, sizeof s.pmc_delta);
@@ -268,7 +268,7 @@ static int dec_slice(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_stat
     DELIVER(r, c, slice, &s);
 }
 
-static int dec_lbr(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
+int perch__cap_dec_lbr(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     perch_lbr_rec l;
     uint64_t prev = st->addr;
@@ -351,13 +351,29 @@ static int dec_string(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_sta
 typedef int (*decode_fn)(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st);
 
 static const decode_fn decoders[PERCH_CHUNK_TYPE_LIMIT] = {
-    [PERCH_CHUNK_TRACE_INFO] = dec_trace_info, [PERCH_CHUNK_STRINGS] = dec_string,
-    [PERCH_CHUNK_PROCESS] = dec_process,       [PERCH_CHUNK_THREAD] = dec_thread,
-    [PERCH_CHUNK_MODULE] = dec_module,         [PERCH_CHUNK_COUNTERS] = dec_counters,
-    [PERCH_CHUNK_STACK] = dec_stack,           [PERCH_CHUNK_SLICE] = dec_slice,
-    [PERCH_CHUNK_SAMPLE] = dec_sample,         [PERCH_CHUNK_LBR] = dec_lbr,
-    [PERCH_CHUNK_LEDGER] = dec_ledger,         [PERCH_CHUNK_STAT] = dec_stat,
+    [PERCH_CHUNK_TRACE_INFO] = dec_trace_info,
+    [PERCH_CHUNK_STRINGS] = dec_string,
+    [PERCH_CHUNK_PROCESS] = dec_process,
+    [PERCH_CHUNK_THREAD] = dec_thread,
+    [PERCH_CHUNK_MODULE] = dec_module,
+    [PERCH_CHUNK_COUNTERS] = dec_counters,
+    [PERCH_CHUNK_STACK] = perch__cap_dec_stack,
+    [PERCH_CHUNK_SLICE] = perch__cap_dec_slice,
+    [PERCH_CHUNK_SAMPLE] = perch__cap_dec_sample,
+    [PERCH_CHUNK_LBR] = perch__cap_dec_lbr,
+    [PERCH_CHUNK_LEDGER] = dec_ledger,
+    [PERCH_CHUNK_STAT] = dec_stat,
     [PERCH_CHUNK_SYMBOL] = dec_symbol,
+};
+
+/* The fast loops of read_fast.c: the same records, errors and offsets as the checked decoder. */
+typedef int (*chunk_fn)(perch__cap_reader *r, perch__cap_cursor *c, uint64_t count);
+
+static const chunk_fn fast_loops[PERCH_CHUNK_TYPE_LIMIT] = {
+    [PERCH_CHUNK_STACK] = perch__cap_fast_stacks,
+    [PERCH_CHUNK_SLICE] = perch__cap_fast_slices,
+    [PERCH_CHUNK_SAMPLE] = perch__cap_fast_samples,
+    [PERCH_CHUNK_LBR] = perch__cap_fast_lbrs,
 };
 
 /* The strings chunk prefix: flags (reset) and the id its first string gets. */
@@ -416,10 +432,15 @@ int perch__cap_decode_chunk(perch__cap_reader *r, unsigned type, perch__cap_curs
         return c->error;
     perch__cap_state_reset(&r->state);
     perch__cap_ring_reset(&r->ring);
-    for (uint64_t i = 0; i < count; i++) {
-        if ((err = dec(r, c, &r->state)) != 0)
+    if (fast_loops[type] && !r->checked_only) {
+        if ((err = fast_loops[type](r, c, count)) != 0)
             return err;
-        r->records++;
+    } else {
+        for (uint64_t i = 0; i < count; i++) {
+            if ((err = dec(r, c, &r->state)) != 0)
+                return err;
+            r->records++;
+        }
     }
     if (c->error || c->pos != c->len) {
         cap_fail(c, PERCH_EFORMAT); /* bytes after the last record */

@@ -180,14 +180,33 @@ static inline int perch__cap_mru_find(const perch__cap_mru *m, uint64_t key, uin
     return j < 0 ? -1 : (int)perch__cap_mru_pos(m, (unsigned)j);
 }
 
+/* The order word with position pos moved to the front (its slot then at position 0). */
+static inline uint64_t perch__cap_order_promote(uint64_t order, unsigned pos)
+{
+    uint64_t below = ((uint64_t)1 << (4 * pos)) - 1; /* positions 0..pos-1 */
+    uint64_t moved = (order >> (4 * pos)) & 0xf;
+    uint64_t above = order & ~((below << 4) | 0xf); /* positions pos+1.. */
+    return above | (order & below) << 4 | moved;
+}
+
+/* The slot a new thread takes in a list of count threads: the next free one, or the oldest's
+ * when the list is full. */
+static inline unsigned perch__cap_order_victim(uint64_t order, unsigned count)
+{
+    return count < CAP_MRU ? count : (unsigned)(order >> (4 * (CAP_MRU - 1))) & 0xf;
+}
+
+/* The order word with slot s put at the front and the last position dropped. */
+static inline uint64_t perch__cap_order_push(uint64_t order, unsigned s)
+{
+    return ((order << 4) | s) & (((uint64_t)1 << (4 * CAP_MRU)) - 1);
+}
+
 /* Moves position pos (< m->count) to the front; returns the front slot. */
 static inline perch__cap_thread_slot *perch__cap_mru_promote(perch__cap_mru *m, unsigned pos)
 {
-    uint64_t below = ((uint64_t)1 << (4 * pos)) - 1; /* positions 0..pos-1 */
-    uint64_t moved = (m->order >> (4 * pos)) & 0xf;
-    uint64_t above = m->order & ~((below << 4) | 0xf); /* positions pos+1.. */
-    m->order = above | (m->order & below) << 4 | moved;
-    return &m->slot[moved];
+    m->order = perch__cap_order_promote(m->order, pos);
+    return &m->slot[m->order & 0xf];
 }
 
 /* Inserts a new thread at the front (the oldest falls off when the list is full, its slot
@@ -195,8 +214,10 @@ static inline perch__cap_thread_slot *perch__cap_mru_promote(perch__cap_mru *m, 
 static inline perch__cap_thread_slot *perch__cap_mru_insert(perch__cap_mru *m,
                                                             const perch__cap_thread_slot *init)
 {
-    uint64_t s = m->count < CAP_MRU ? m->count++ : (m->order >> (4 * (CAP_MRU - 1))) & 0xf;
-    m->order = ((m->order << 4) | s) & (((uint64_t)1 << (4 * CAP_MRU)) - 1);
+    unsigned s = perch__cap_order_victim(m->order, m->count);
+    if (m->count < CAP_MRU)
+        m->count++;
+    m->order = perch__cap_order_push(m->order, s);
     m->slot[s] = *init;
     return &m->slot[s];
 }

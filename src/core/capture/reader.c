@@ -254,8 +254,8 @@ static void reader_free(perch__cap_reader *r)
     perch__cap_ents_free(&r->ents);
 }
 
-int perch_capture_replay_ex(const perch_input *in, const perch_sink *sink,
-                            const perch_capture_read_opts *opts, perch_capture_status *status)
+static int replay(const perch_input *in, const perch_sink *sink,
+                  const perch_capture_read_opts *opts, perch_capture_status *status, bool checked)
 {
     static const perch_sink none;
     perch__cap_reader *r;
@@ -271,6 +271,7 @@ int perch_capture_replay_ex(const perch_input *in, const perch_sink *sink,
     r->in = in;
     r->sink = sink ? sink : &none;
     r->status = status;
+    r->checked_only = checked;
     if (read_header(r) == 0) {
         status->good_bytes = status->header_size;
         walk_chunks(r, opts);
@@ -282,6 +283,18 @@ int perch_capture_replay_ex(const perch_input *in, const perch_sink *sink,
     reader_free(r);
     perch__free(r);
     return status->error;
+}
+
+int perch_capture_replay_ex(const perch_input *in, const perch_sink *sink,
+                            const perch_capture_read_opts *opts, perch_capture_status *status)
+{
+    return replay(in, sink, opts, status, false);
+}
+
+int perch__cap_replay_checked(const perch_input *in, const perch_sink *sink,
+                              const perch_capture_read_opts *opts, perch_capture_status *status)
+{
+    return replay(in, sink, opts, status, true);
 }
 
 int perch_capture_replay(const perch_input *in, const perch_sink *sink,

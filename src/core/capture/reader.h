@@ -22,9 +22,10 @@ typedef struct perch__cap_reader {
     uint64_t *from, *to; /* branch_cap entries each, up to PERCH_CAPTURE_MAX_BRANCHES */
     uint32_t frame_cap;
     uint32_t branch_cap;
-    uint64_t records; /* records of the current chunk delivered so far */
-    int sink_error;   /* set when a sink callback failed */
-    int limit_error;  /* set when the string table hit its cap */
+    uint64_t records;  /* records of the current chunk delivered so far */
+    int sink_error;    /* set when a sink callback failed */
+    int limit_error;   /* set when the string table hit its cap */
+    bool checked_only; /* every record through decode.c's checked decoders (tests, fuzzing) */
     /* Large members last: perch_capture_replay_ex zeroes only what comes before `ring`. */
     perch__cap_stack_ring ring;
     const char *names[PERCH_CAPTURE_MAX_COUNTERS];
@@ -45,5 +46,25 @@ int perch__cap_dec_entity(perch__cap_reader *r, perch__cap_cursor *c, perch__cap
  * malformed; c->pos says where), the sink's error (r->sink_error set), or PERCH_ELIMIT /
  * PERCH_ENOMEM from the string table (r->limit_error set). */
 int perch__cap_decode_chunk(perch__cap_reader *r, unsigned type, perch__cap_cursor *c);
+
+/* The checked decoders of the four bulk record types (decode.c): one record from c into the
+ * sink, as perch__cap_decode_chunk's loop calls them. */
+int perch__cap_dec_sample(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st);
+int perch__cap_dec_slice(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st);
+int perch__cap_dec_stack(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st);
+int perch__cap_dec_lbr(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st);
+
+/* The fast loops (read_fast.c): decode `count` records of one chunk of that type from c into
+ * the sink, counting them in r->records, with exactly the records, errors and error offsets of
+ * the checked decoder above called `count` times (which they fall back to record by record). */
+int perch__cap_fast_samples(perch__cap_reader *r, perch__cap_cursor *c, uint64_t count);
+int perch__cap_fast_slices(perch__cap_reader *r, perch__cap_cursor *c, uint64_t count);
+int perch__cap_fast_stacks(perch__cap_reader *r, perch__cap_cursor *c, uint64_t count);
+int perch__cap_fast_lbrs(perch__cap_reader *r, perch__cap_cursor *c, uint64_t count);
+
+/* perch_capture_replay_ex with every record through the checked decoders: the reference the
+ * fast loops are tested and fuzzed against. */
+int perch__cap_replay_checked(const perch_input *in, const perch_sink *sink,
+                              const perch_capture_read_opts *opts, perch_capture_status *status);
 
 #endif

@@ -23,6 +23,8 @@
  * The order of every list is the order the previous implementation had (newest first), and
  * group indexes are handed out in the same order, so outputs are unchanged.
  */
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "model/mem.h"
@@ -54,6 +56,8 @@ static uint32_t queue_find(const perch_model *m, const squeue *q, uint64_t ts, u
         const qentry *e = &q->e[(q->head + lo) & mask];
         if (e->key != ts)
             break;
+        if (e->g == QENTRY_GONE)
+            continue;
         const sgroup *gr = &m->groups[e->g];
         if (gr->live && gr->gen == e->gen && !gr->window_closed && gr->ts == ts && gr->tid == tid)
             return e->g;
@@ -247,6 +251,37 @@ void perch__group_thread_done(perch_model *m, uint32_t tid)
     }
 }
 
+/* Grows the groups array as perch__grow_array would, but keeps it aligned to a cache line, so
+ * a group (and its first sample) is exactly two lines, not three. */
+#define LINE 64u
+_Static_assert(sizeof(sgroup) % LINE == 0, "a group is whole cache lines");
+_Static_assert(offsetof(sgroup, first) == 0, "group_add clears what follows first");
+static int grow_groups(perch_model *m, uint32_t need)
+{
+    if (need <= m->group_cap)
+        return 0;
+    if (need > MAX_GROUPS)
+        return PERCH_ELIMIT;
+    uint64_t ncap = m->group_cap ? (uint64_t)m->group_cap * 2 : 16;
+    while (ncap < need)
+        ncap *= 2;
+    if (ncap > MAX_GROUPS)
+        ncap = MAX_GROUPS;
+    size_t old_off = m->groups != NULL ? (size_t)((char *)m->groups - (char *)m->groups_raw) : 0;
+    char *raw = perch__realloc(m->groups_raw, (size_t)ncap * sizeof *m->groups + LINE);
+    if (raw == NULL)
+        return PERCH_ENOMEM;
+    /* realloc kept the bytes, not always their alignment (a large block usually moves by whole
+     * pages, so nothing moves here) */
+    size_t off = (size_t)(-(uintptr_t)raw & (LINE - 1));
+    if (off != old_off && m->group_count > 0)
+        memmove(raw + off, raw + old_off, (size_t)m->group_count * sizeof *m->groups);
+    m->groups_raw = raw;
+    m->groups = (sgroup *)(void *)(raw + off);
+    m->group_cap = (uint32_t)ncap;
+    return 0;
+}
+
 static uint32_t take_slot(perch_model *m)
 {
     uint32_t g = m->group_free;
@@ -254,8 +289,7 @@ static uint32_t take_slot(perch_model *m)
         m->group_free = m->groups[g].next_hash;
         return g;
     }
-    int err = perch__grow_array((void **)&m->groups, sizeof *m->groups, &m->group_cap,
-                                m->group_count + 1, MAX_GROUPS);
+    int err = grow_groups(m, m->group_count + 1);
     if (err < 0) {
         m->error = err;
         return NONE32;
@@ -271,7 +305,8 @@ uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t que
         return NONE32;
     sgroup *gr = &m->groups[g];
     uint32_t gen = gr->gen;
-    memset(gr, 0, sizeof *gr);
+    /* first, the leading member, is the caller's to fill (samples.c) */
+    memset((char *)gr + sizeof gr->first, 0, sizeof *gr - sizeof gr->first);
     gr->gen = gen;
     gr->ts = ts;
     gr->tid = tid;
@@ -312,7 +347,7 @@ void perch__group_unlink(perch_model *m, uint32_t g)
 
 void perch__groups_free(perch_model *m)
 {
-    perch__free(m->groups);
+    perch__free(m->groups_raw);
     perch__free(m->group_heads);
     perch__hmap_free(&m->tid_groups);
 }

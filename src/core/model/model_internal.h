@@ -181,7 +181,8 @@ typedef struct cpu_state {
     uint64_t busy_ticks, idle_ticks;
 } cpu_state;
 
-/* A sample waiting for its stack parts. */
+/* A sample waiting for its stack parts: a group's second and later ones (the first is inline in
+ * the group, with the same fields). */
 typedef struct psample {
     perch_sample_rec rec;
     uint32_t thread;  /* index into threads at sample time */
@@ -205,21 +206,30 @@ typedef struct spart {
     uint8_t frames_class; /* the block class of frames (frames.c) */
 } spart;
 
-/* All samples sharing (timestamp, thread) and the parts that belong to them (S1, S3). */
+/* All samples sharing (timestamp, thread) and the parts that belong to them (S1, S3). A group
+ * always has a sample: it is created for its first one. Two cache lines (groups.c aligns them). */
 typedef struct sgroup {
+    /* The group's first sample, inline (its thread and module_done below): most groups have one,
+     * and a group waiting its whole window is then one cold place to read when it is emitted,
+     * not two (the group, then the sample's slot). */
+    perch_sample_rec first;
     uint64_t ts;
     uint32_t tid;
     uint32_t gen;       /* bumped on release, so queue entries can be checked */
     uint32_t next_hash; /* next group with the same hashed key, or next free */
     uint32_t prev_hash; /* previous group with the same hashed key; NONE32: the map's head */
-    uint32_t samples, samples_tail, parts, parts_tail;
+    uint32_t samples, samples_tail; /* the samples after first (m->samples), NONE32: none */
+    uint32_t parts, parts_tail;
     uint32_t unresolved;         /* key references still waiting for their definition */
     uint32_t tid_prev, tid_next; /* pending groups of the same thread (thread exit) */
     uint32_t recent_seq;         /* its push number in the recent ring */
+    uint32_t first_thread;
+    uint32_t qpos; /* the number of its window queue entry (squeue.base) */
     uint8_t live, window_closed, has_user, reason;
     uint8_t queue;  /* index into queues */
     uint8_t hashed; /* in the bucket table (groups.c says when) */
     uint8_t sorted; /* its window queue entry's key is its ts: found by a binary search */
+    uint8_t first_module_done;
 } sgroup;
 
 /* An entry of the cache in front of tid_groups (groups.c). */
@@ -245,7 +255,10 @@ typedef struct pdb_pending {
 } pdb_pending;
 
 /* A queue entry: the group and its generation, and a key that never decreases along a window
- * queue (the group's ts, or the queue's latest key when the group came out of time order). */
+ * queue (the group's ts, or the queue's latest key when the group came out of time order).
+ * g is QENTRY_GONE once the group left the queue early (samples.c), so the entry is known stale
+ * without reading the group. */
+#define QENTRY_GONE NONE32
 typedef struct qentry {
     uint64_t key;
     uint32_t g, gen;
@@ -257,6 +270,8 @@ typedef struct squeue {
     uint64_t last_key; /* the key of the newest entry */
     uint32_t run;      /* entries pushed with that key in a row */
     uint32_t head, len, cap;
+    uint32_t base;     /* the number of the entry at head: entries are numbered as pushed */
+    uint32_t gone;     /* entries marked QENTRY_GONE */
     uint64_t wait;     /* ticks a group waits for its parts */
     uint64_t deadline; /* no queued group expires at or before this time */
 } squeue;
@@ -328,7 +343,8 @@ struct perch_model {
     uint32_t sample_count, sample_cap, sample_free, samples_pending;
     spart *parts;
     uint32_t part_count, part_cap, part_free;
-    sgroup *groups;
+    sgroup *groups;   /* in groups_raw, aligned (groups.c) */
+    void *groups_raw; /* the allocation */
     uint32_t group_count, group_cap, group_free, groups_live;
     uint32_t *group_heads;              /* bucket of mixed (ts, tid) -> first group, NONE32: none */
     uint32_t group_buckets;             /* power of two, > groups_hashed; 0 before the first */

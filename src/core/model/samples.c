@@ -22,28 +22,56 @@
  * still unresolved. Other entries are stale: queue_pop_live and compaction skip them. */
 static bool entry_waits(const perch_model *m, const squeue *q, const qentry *e)
 {
+    if (e->g == QENTRY_GONE)
+        return false;
     const sgroup *gr = &m->groups[e->g];
     if (!gr->live || gr->gen != e->gen)
         return false;
     return q == &m->key_wait ? gr->window_closed && gr->unresolved > 0 : !gr->window_closed;
 }
 
-/* Drops q's stale entries, keeping the order of the others. */
+/* Drops q's stale entries, keeping the order of the others (renumbered: a window queue's groups
+ * learn their entry's new number). */
 static void queue_compact(perch_model *m, squeue *q)
 {
     uint32_t kept = 0;
     for (uint32_t i = 0; i < q->len; i++) {
         qentry e = q->e[(q->head + i) & (q->cap - 1)];
-        if (entry_waits(m, q, &e))
-            q->e[(q->head + kept++) & (q->cap - 1)] = e;
+        if (!entry_waits(m, q, &e))
+            continue;
+        if (q != &m->key_wait)
+            m->groups[e.g].qpos = q->base + kept;
+        q->e[(q->head + kept++) & (q->cap - 1)] = e;
     }
     q->len = kept;
+    q->gone = 0;
 }
 
-/* Appends entry. A full queue first drops its stale entries (groups emitted by a user part or
- * a definition leave one behind, and when trace time stops advancing nothing expires them), and
- * grows only when that freed less than half: the queue stays within twice the groups that wait,
- * whatever the timestamps do. */
+/* The head entry of q leaves it. */
+static void queue_pop(squeue *q)
+{
+    q->head = (q->head + 1) & (q->cap - 1);
+    q->len--;
+    q->base++;
+}
+
+/* g leaves its window queue before its entry reaches the head (a part finalized it, or its
+ * thread exited): the entry, still near the tail and warm, is marked, so neither expiry nor
+ * compaction reads the group behind it again. */
+static void queue_forget(perch_model *m, uint32_t g)
+{
+    const sgroup *gr = &m->groups[g];
+    squeue *q = &m->queues[gr->queue];
+    uint32_t i = gr->qpos - q->base;
+    if (i < q->len) {
+        qentry *e = &q->e[(q->head + i) & (q->cap - 1)];
+        if (e->g == g && e->gen == gr->gen) {
+            e->g = QENTRY_GONE;
+            q->gone++;
+        }
+    }
+}
+
 static int queue_grow(squeue *q)
 {
     uint32_t ncap = q->cap ? q->cap * 2 : 1024;
@@ -61,13 +89,22 @@ static int queue_grow(squeue *q)
     return 0;
 }
 
+/* Appends entry. A full queue first drops its stale entries (groups emitted by a user part or
+ * a definition leave one behind, and when trace time stops advancing nothing expires them), and
+ * grows only when that freed less than half. A window queue counts its entries marked gone and
+ * compacts only when at least 3/4 are (else it grows, as compaction would visit every group
+ * still waiting, each a cold read, about once per push when half the entries wait): it stays
+ * within eight times the groups that wait; key_wait within twice. Whatever the timestamps do. */
 static int queue_push(perch_model *m, squeue *q, qentry entry)
 {
     if (q->len == q->cap) {
-        if (q->cap > 0)
+        bool compact = q->cap > 0 && (q == &m->key_wait || q->gone >= q->cap / 4 * 3);
+        if (compact)
             queue_compact(m, q);
         if (q->cap == 0 || q->len > q->cap / 2) {
             int err = queue_grow(q);
+            if (err < 0 && !compact)
+                queue_compact(m, q);
             if (err < 0 && q->len == q->cap)
                 return err; /* more waiting groups than MAX_QUEUE: cannot happen (MAX_GROUPS) */
         }
@@ -109,12 +146,16 @@ static int queue_add_group(perch_model *m, uint32_t g)
     uint64_t deadline = m->groups[g].ts + q->wait;
     if (deadline < q->deadline)
         q->deadline = deadline;
-    return queue_push(m, q, (qentry){queue_key(q, m->groups[g].ts), g, m->groups[g].gen});
+    int err = queue_push(m, q, (qentry){queue_key(q, m->groups[g].ts), g, m->groups[g].gen});
+    m->groups[g].qpos = q->base + q->len - 1;
+    return err;
 }
 
 static void release_group(perch_model *m, uint32_t g)
 {
     sgroup *gr = &m->groups[g];
+    if (!gr->window_closed)
+        queue_forget(m, g);
     for (uint32_t s = gr->samples, next; s != NONE32; s = next) {
         next = m->samples[s].next;
         m->samples[s].next = m->sample_free;
@@ -186,26 +227,40 @@ static void count_stack(perch_model *m, uint32_t kernel, uint32_t total)
         model_count(m, MC_STACK_USER_ONLY, 1);
 }
 
-static int emit_sample(perch_model *m, psample *s, uint32_t id, uint32_t kernel, uint32_t total,
-                       bool unresolved_only)
+/* The stack facts every sample of a group is emitted with. */
+typedef struct emit_stack {
+    uint32_t id, kernel, total;
+    bool unresolved_only;
+} emit_stack;
+
+static int emit_sample(perch_model *m, perch_sample_rec *rec, uint32_t thread, bool module_done,
+                       const emit_stack *st)
 {
-    if (!s->module_done && s->thread < m->thread_count &&
-        m->threads[s->thread].key == s->rec.thread_key && m->threads[s->thread].pid != UNKNOWN_PID)
-        s->rec.module_key = perch__module_lookup(m, m->threads[s->thread].pid, s->rec.ip);
-    s->rec.stack_id = id;
-    if (id != 0)
-        count_stack(m, kernel, total);
+    if (!module_done && thread < m->thread_count && m->threads[thread].key == rec->thread_key &&
+        m->threads[thread].pid != UNKNOWN_PID)
+        rec->module_key = perch__module_lookup(m, m->threads[thread].pid, rec->ip);
+    rec->stack_id = st->id;
+    if (st->id != 0)
+        count_stack(m, st->kernel, st->total);
     else
-        model_count(m, unresolved_only ? MC_SAMPLE_STACK_UNRESOLVED : MC_SAMPLE_NO_STACK, 1);
-    return m->sink.sample != NULL ? m->sink.sample(m->sink.ctx, &s->rec) : 0;
+        model_count(m, st->unresolved_only ? MC_SAMPLE_STACK_UNRESOLVED : MC_SAMPLE_NO_STACK, 1);
+    return m->sink.sample != NULL ? m->sink.sample(m->sink.ctx, rec) : 0;
 }
 
 /* Emits g's samples with the stack id (0: none) and releases g. */
 static int emit_group(perch_model *m, uint32_t g, enum model_counter reason, int err, uint32_t id,
                       uint32_t kernel, uint32_t total, bool unresolved_only)
 {
-    for (uint32_t s = m->groups[g].samples; s != NONE32 && err == 0; s = m->samples[s].next) {
-        err = emit_sample(m, &m->samples[s], id, kernel, total, unresolved_only);
+    emit_stack st = {id, kernel, total, unresolved_only};
+    sgroup *gr = &m->groups[g];
+    if (err == 0) {
+        err = emit_sample(m, &gr->first, gr->first_thread, gr->first_module_done, &st);
+        model_count(m, reason, 1);
+        m->samples_pending--;
+    }
+    for (uint32_t s = gr->samples; s != NONE32 && err == 0; s = m->samples[s].next) {
+        psample *ps = &m->samples[s];
+        err = emit_sample(m, &ps->rec, ps->thread, ps->module_done, &st);
         model_count(m, reason, 1);
         m->samples_pending--;
     }
@@ -233,6 +288,7 @@ int perch__group_finalize_alone(perch_model *m, uint32_t g, const uint64_t *fram
  * reference still waits for its definition; then g joins key_wait, oldest first. */
 static int close_window(perch_model *m, uint32_t g, enum model_counter reason)
 {
+    queue_forget(m, g);
     m->groups[g].window_closed = 1;
     m->groups[g].reason = (uint8_t)reason;
     if (m->groups[g].unresolved == 0)
@@ -262,8 +318,8 @@ static uint32_t queue_pop_live(perch_model *m, squeue *q, bool peek)
         bool waiting = entry_waits(m, q, e);
         if (waiting && peek)
             return g;
-        q->head = (q->head + 1) & (q->cap - 1);
-        q->len--;
+        q->gone -= g == QENTRY_GONE;
+        queue_pop(q);
         if (waiting)
             return g;
     }
@@ -281,8 +337,7 @@ static int expire(perch_model *m, squeue *q, uint64_t now)
             q->deadline = m->groups[g].ts + q->wait;
             return 0;
         }
-        q->head = (q->head + 1) & (q->cap - 1); /* the peek left g's entry at the head */
-        q->len--;
+        queue_pop(q); /* the peek left g's entry at the head */
         err = close_window(m, g, MC_EMIT_WAIT_TIME);
     }
     if (err == 0)
@@ -345,27 +400,26 @@ static uint32_t alloc_sample(perch_model *m)
     return m->sample_count++;
 }
 
-static void fill_sample(perch_model *m, psample *s, const perch_event *ev, const perch_decoded *d,
-                        uint32_t ti)
+/* Fills rec for a sample of thread entity ti; true when its module was looked up now. */
+static bool fill_sample(perch_model *m, perch_sample_rec *rec, const perch_event *ev,
+                        const perch_decoded *d, uint32_t ti)
 {
     bool pmc = d->type == PERCH_DECODED_PMC_SAMPLE;
-    memset(s, 0, sizeof *s);
-    s->rec.thread_key = m->threads[ti].key;
-    s->rec.tid = pmc ? d->pmc_sample.thread_id : d->sampled_profile.thread_id;
-    s->rec.cpu = ev->cpu;
-    s->rec.kind = pmc ? PERCH_SAMPLE_PMC : PERCH_SAMPLE_TIMER;
-    s->rec.flags = pmc ? 0 : d->sampled_profile.flags;
-    s->rec.profile_source = pmc ? d->pmc_sample.profile_source : 0;
-    s->rec.ts = ev->timestamp;
-    s->rec.ip = pmc ? d->pmc_sample.instruction_pointer : d->sampled_profile.instruction_pointer;
-    s->rec.count = pmc ? 1 : d->sampled_profile.count;
-    s->thread = ti;
-    s->next = NONE32;
+    memset(rec, 0, sizeof *rec);
+    rec->thread_key = m->threads[ti].key;
+    rec->tid = pmc ? d->pmc_sample.thread_id : d->sampled_profile.thread_id;
+    rec->cpu = ev->cpu;
+    rec->kind = pmc ? PERCH_SAMPLE_PMC : PERCH_SAMPLE_TIMER;
+    rec->flags = pmc ? 0 : d->sampled_profile.flags;
+    rec->profile_source = pmc ? d->pmc_sample.profile_source : 0;
+    rec->ts = ev->timestamp;
+    rec->ip = pmc ? d->pmc_sample.instruction_pointer : d->sampled_profile.instruction_pointer;
+    rec->count = pmc ? 1 : d->sampled_profile.count;
     uint32_t pid = m->threads[ti].pid;
-    if (perch__is_kernel_addr(ev->pointer_size, s->rec.ip) || pid != UNKNOWN_PID) {
-        s->rec.module_key = perch__module_lookup(m, pid, s->rec.ip);
-        s->module_done = true;
-    }
+    if (!perch__is_kernel_addr(ev->pointer_size, rec->ip) && pid == UNKNOWN_PID)
+        return false;
+    rec->module_key = perch__module_lookup(m, pid, rec->ip);
+    return true;
 }
 
 int perch__sample(perch_model *m, const perch_event *ev, const perch_decoded *d)
@@ -373,8 +427,8 @@ int perch__sample(perch_model *m, const perch_event *ev, const perch_decoded *d)
     bool pmc = d->type == PERCH_DECODED_PMC_SAMPLE;
     uint32_t tid = pmc ? d->pmc_sample.thread_id : d->sampled_profile.thread_id;
     uint32_t ti = perch__thread_for(m, tid, ev->cpu);
-    uint32_t g = ti == NONE32 ? NONE32 : perch__group_find(m, ev->timestamp, tid);
-    if (ti != NONE32 && g == NONE32) {
+    uint32_t g = ti == NONE32 ? NONE32 : perch__group_find(m, ev->timestamp, tid), s = NONE32;
+    if (ti != NONE32 && g == NONE32) { /* a new group: the sample is its first, inline */
         uint8_t qi = queue_for(m, tid, ti);
         g = perch__group_add(m, ev->timestamp, tid, qi, queue_finds(&m->queues[qi], ev->timestamp));
         int err = g != NONE32 ? queue_add_group(m, g) : 0;
@@ -382,17 +436,26 @@ int perch__sample(perch_model *m, const perch_event *ev, const perch_decoded *d)
             m->error = err;
             g = NONE32;
         }
+        if (g != NONE32) {
+            m->groups[g].first_module_done = fill_sample(m, &m->groups[g].first, ev, d, ti);
+            m->groups[g].first_thread = ti;
+        }
+    } else if (g != NONE32 && (s = alloc_sample(m)) != NONE32) {
+        psample *ps = &m->samples[s];
+        ps->module_done = fill_sample(m, &ps->rec, ev, d, ti);
+        ps->thread = ti;
+        ps->next = NONE32;
+        sgroup *gr = &m->groups[g];
+        if (gr->samples_tail == NONE32)
+            gr->samples = s;
+        else
+            m->samples[gr->samples_tail].next = s;
+        gr->samples_tail = s;
+    } else {
+        g = NONE32;
     }
-    uint32_t s = g == NONE32 ? NONE32 : alloc_sample(m);
-    if (s == NONE32)
+    if (g == NONE32)
         return m->error < 0 ? m->error : PERCH_ENOMEM;
-    fill_sample(m, &m->samples[s], ev, d, ti);
-    sgroup *gr = &m->groups[g];
-    if (gr->samples_tail == NONE32)
-        gr->samples = s;
-    else
-        m->samples[gr->samples_tail].next = s;
-    gr->samples_tail = s;
     m->samples_pending++;
     model_count(m, pmc ? MC_SAMPLES_PMC : MC_SAMPLES, 1);
     return m->samples_pending > m->opts.max_pending_samples
@@ -403,6 +466,9 @@ int perch__sample(perch_model *m, const perch_event *ev, const perch_decoded *d)
 int perch__samples_finish(perch_model *m)
 {
     int err = 0;
+    /* Every group is emitted now, in index order: no entry needs marking on the way (each
+     * mark would be a cold read of the queue). */
+    m->queues[0].len = m->queues[1].len = 0;
     for (uint32_t g = 0; g < m->group_count && err == 0; g++) {
         if (!m->groups[g].live)
             continue;
