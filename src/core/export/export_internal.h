@@ -110,10 +110,14 @@ typedef struct perch__loc {
     uint32_t extra; /* free for the user (pprof: function id, gecko: resource + 1) */
 } perch__loc;
 
+/* The slots are open-addressed (linear probing), one 64-bit word each: the index + 1 in the
+ * low half (0 = empty) and the upper half of the key's hash above it, so a probe reads one
+ * word and touches a location only when the hash halves match. */
 typedef struct perch__loctab {
     perch__loc *locs;
     size_t count, cap;
-    perch__map map; /* hash(owner, addr), chained on collision -> index */
+    uint64_t *slots;
+    size_t slot_cap; /* a power of two, or 0 */
 } perch__loctab;
 
 /* The index of (owner, addr); *is_new tells whether it was just added. */
@@ -249,6 +253,8 @@ typedef struct perch__stacks {
     size_t byte_count, byte_cap;
     uint64_t *index; /* per id: byte offset << 24 | frame count (count < 2^24) */
     size_t count, cap;
+    uint64_t *known; /* bit id: the stack has frames (a few KiB, read by every sample) */
+    size_t known_cap;
     uint64_t *frames; /* the stack perch__stacks_get decoded last */
     size_t frame_cap; /* frames of the longest stack */
 } perch__stacks;
@@ -260,7 +266,7 @@ const uint64_t *perch__stacks_get(const perch__stacks *s, uint32_t id, uint32_t 
 /* Whether id names an interned stack with frames (what perch__stacks_get decodes). */
 static inline bool perch__stacks_known(const perch__stacks *s, uint32_t id)
 {
-    return id != 0 && id < s->count && (s->index[id] & ((1u << 24) - 1)) != 0;
+    return id < s->count && (s->known[id / 64] >> (id % 64) & 1);
 }
 void perch__stacks_free(perch__stacks *s, perch__budget *b);
 
@@ -305,9 +311,10 @@ const perch__module *perch__resolve_frame(const perch__entities *e, uint64_t thr
  * empty. */
 #define PERCH_RESOLVE_CACHE 4096
 typedef struct perch__resolve_cache {
-    uint64_t pk[PERCH_RESOLVE_CACHE];
-    uint64_t addr[PERCH_RESOLVE_CACHE];
-    uint32_t mod[PERCH_RESOLVE_CACHE]; /* 0 empty, 1 no module, else module index + 2 */
+    struct perch__resolve_slot {
+        uint64_t pk, addr;
+        uint32_t mod; /* 0 empty, 1 no module, else module index + 2 */
+    } slot[PERCH_RESOLVE_CACHE];
 } perch__resolve_cache;
 
 const perch__module *perch__resolve_cached(perch__resolve_cache *rc, const perch__entities *e,
@@ -434,6 +441,25 @@ static inline int perch__vlogs_put(perch__vlogs *s, perch__budget *b, perch__vlo
  * read): *data, *len. */
 int perch__vlogs_read(perch__vlogs *s, perch__budget *b, const perch__vlog *l, const uint8_t **data,
                       size_t *len);
+/* A log read back in windows: the in-memory log as it is, a spilled one through a buffer of
+ * s of PERCH_VLOG_WINDOW bytes, so reading the largest log holds a window, not the log. */
+#define PERCH_VLOG_WINDOW (64u << 10)
+typedef struct perch__vlog_reader {
+    perch__vlogs *s;
+    const perch__vlog *l;
+    const uint8_t *data; /* the window: data[0, len) */
+    size_t len;
+    uint32_t seg; /* the next segment to read (UINT32_MAX: none) */
+    uint32_t at;  /* bytes of it read */
+    size_t tail;  /* bytes of the in-memory tail read */
+    bool last;    /* the window reaches the log's end */
+} perch__vlog_reader;
+
+int perch__vlog_reader_open(perch__vlogs *s, perch__budget *b, const perch__vlog *l,
+                            perch__vlog_reader *r);
+/* Keeps data[*off, len), moves it to the front and appends the log's next bytes, *off = 0;
+ * call it when fewer bytes than an entry's largest remain and !r->last. */
+int perch__vlog_reader_refill(perch__vlog_reader *r, size_t *off);
 /* The varint at *off (advanced) of data[0, len); 0 past the end. */
 static inline uint64_t perch__vnext(const uint8_t *data, size_t len, size_t *off)
 {
@@ -487,8 +513,8 @@ typedef struct perch__samplelog {
     size_t order_cap;
     perch__agg_row *rows;
     size_t row_count, row_cap;
-    uint32_t *row_of, *row_gen; /* per stack id below row_of_cap: its row in this group */
-    size_t row_of_cap, row_gen_cap;
+    uint64_t *row_of; /* per stack id below row_of_cap: gen << 32 | its row in this group */
+    size_t row_of_cap;
     uint32_t gen;
     perch__map far;    /* stack ids past row_of_cap -> row */
     perch__loctab ips; /* (module key, ip) of stackless rows -> extra = row */

@@ -196,14 +196,13 @@ const perch__module *perch__frame_module(const perch__entities *e, const perch__
 const perch__module *perch__resolve_cached(perch__resolve_cache *rc, const perch__entities *e,
                                            uint64_t process_key, uint64_t addr)
 {
-    size_t i = perch__hash64(addr ^ perch__hash64(process_key)) & (PERCH_RESOLVE_CACHE - 1);
+    struct perch__resolve_slot *slot =
+        &rc->slot[perch__hash64(addr ^ perch__hash64(process_key)) & (PERCH_RESOLVE_CACHE - 1)];
     const perch__module *m;
-    if (rc->mod[i] && rc->pk[i] == process_key && rc->addr[i] == addr)
-        return rc->mod[i] == 1 ? NULL : &e->modules[rc->mod[i] - 2];
+    if (slot->mod && slot->pk == process_key && slot->addr == addr)
+        return slot->mod == 1 ? NULL : &e->modules[slot->mod - 2];
     m = perch__resolve(e, process_key, addr);
-    rc->pk[i] = process_key;
-    rc->addr[i] = addr;
-    rc->mod[i] = m ? (uint32_t)(m - e->modules) + 2 : 1;
+    *slot = (struct perch__resolve_slot){process_key, addr, m ? (uint32_t)(m - e->modules) + 2 : 1};
     return m;
 }
 

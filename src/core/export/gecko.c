@@ -24,6 +24,7 @@
 #include "util/mem.h"
 
 #define MAX_FRAMES          4096
+#define FRAME_CACHE         (1u << 14)
 #define FILETIME_UNIX_EPOCH 116444736000000000ull
 enum { CAT_USER = 0, CAT_KERNEL = 1, CAT_OTHER = 2, CAT_IDLE = 3 };
 
@@ -57,6 +58,14 @@ struct gecko {
     uint32_t *sample_stack; /* per row of the group */
     size_t sample_cap;
     perch__resolve_cache rc;
+    /* A direct-mapped cache of the thread's stack frames: address -> frame index, valid when
+     * its tag is the thread's (frame_tag). Exact: within one thread (one process) a stack
+     * frame's module, so its frame, is a function of the address. */
+    struct frame_slot {
+        uint64_t addr;
+        uint32_t tag, frame;
+    } fc[FRAME_CACHE];
+    uint32_t frame_tag; /* the tag of the thread being written; slots of others are stale */
     uint32_t idx[MAX_FRAMES];
 };
 
@@ -143,7 +152,14 @@ static int row_stack(struct gecko *g, const perch__agg_row *r, uint32_t *stack)
     if (count > MAX_FRAMES)
         count = MAX_FRAMES;
     for (uint32_t i = count; i-- > 0 && !err;) {
-        err = frame_for(g, r, pk, frames[i], r->stack_id == 0, &frame);
+        struct frame_slot *fs = &g->fc[perch__hash64(frames[i]) & (FRAME_CACHE - 1)];
+        if (r->stack_id != 0 && fs->tag == g->frame_tag && fs->addr == frames[i]) {
+            frame = fs->frame;
+        } else {
+            err = frame_for(g, r, pk, frames[i], r->stack_id == 0, &frame);
+            if (!err && r->stack_id != 0)
+                *fs = (struct frame_slot){frames[i], g->frame_tag, frame};
+        }
         if (!err)
             err = stack_for(g, prefix, frame, &prefix);
     }
@@ -160,6 +176,10 @@ static void reset_thread(struct gecko *g)
     perch__map_free(&g->res_map, b);
     g->stack_count = 0;
     g->res_count = 0;
+    if (++g->frame_tag == 0) { /* the tags wrapped: forget every slot */
+        memset(g->fc, 0, sizeof g->fc);
+        g->frame_tag = 1;
+    }
 }
 
 static void free_all(struct gecko *g)

@@ -131,15 +131,15 @@ static int row_for(perch__collect *c, const perch__vlog *g, uint32_t stack_id, u
     bool is_new;
     int err;
     if (stack_id != 0 && stack_id < l->row_of_cap) {
-        if (l->row_gen[stack_id] == l->gen) {
-            *row = l->row_of[stack_id];
+        uint64_t v = l->row_of[stack_id];
+        if (v >> 32 == l->gen) {
+            *row = (uint32_t)v;
             return 0;
         }
         err = new_row(c, g, stack_id, ip, module_key, ts, row);
         if (err)
             return err;
-        l->row_gen[stack_id] = l->gen;
-        l->row_of[stack_id] = *row;
+        l->row_of[stack_id] = (uint64_t)l->gen << 32 | *row;
         return 0;
     }
     if (stack_id != 0) {
@@ -171,43 +171,44 @@ static int reset_group(perch__collect *c)
     perch__loctab_free(&l->ips, &c->budget);
     if (l->row_of_cap < need) {
         err = perch__grow(&c->budget, (void **)&l->row_of, &l->row_of_cap, need, sizeof *l->row_of);
-        if (!err)
-            err = perch__grow(&c->budget, (void **)&l->row_gen, &l->row_gen_cap, l->row_of_cap,
-                              sizeof *l->row_gen);
         if (err)
             return err;
-        memset(l->row_gen, 0, l->row_gen_cap * sizeof *l->row_gen);
-        l->row_of_cap = l->row_gen_cap < l->row_of_cap ? l->row_gen_cap : l->row_of_cap;
+        memset(l->row_of, 0, l->row_of_cap * sizeof *l->row_of);
         l->gen = 0;
     }
     if (++l->gen == 0) { /* the stamp wrapped: clear every slot */
-        memset(l->row_gen, 0, l->row_gen_cap * sizeof *l->row_gen);
+        memset(l->row_of, 0, l->row_of_cap * sizeof *l->row_of);
         l->gen = 1;
     }
     return 0;
 }
 
+/* The most bytes one entry of the log takes: five varints. */
+#define ENTRY_MAX 50
+
 /* Decodes log g into its rows (and samples), aggregating counts. */
 static int decode_group(perch__collect *c, const perch__vlog *g)
 {
     perch__samplelog *l = &c->samples;
-    const uint8_t *data;
-    size_t len, off = 0;
+    perch__vlog_reader rd;
+    size_t off = 0;
     uint64_t ts = 0;
     int err = reset_group(c);
     if (!err)
-        err = perch__vlogs_read(&l->log, &c->budget, g, &data, &len);
+        err = perch__vlog_reader_open(&l->log, &c->budget, g, &rd);
     if (!err && l->want_samples)
         err = perch__grow(&c->budget, (void **)&l->v, &l->v_cap, g->count, sizeof *l->v);
     for (size_t i = 0; i < g->count && !err; i++) {
         uint64_t id = 0, ip = 0, mod = 0, count;
         uint32_t row;
-        ts += (uint64_t)perch__unzigzag(perch__vnext(data, len, &off));
-        id = perch__vnext(data, len, &off);
-        count = perch__vnext(data, len, &off);
+        if (!rd.last && rd.len - off < ENTRY_MAX && (err = perch__vlog_reader_refill(&rd, &off)))
+            break;
+        ts += (uint64_t)perch__unzigzag(perch__vnext(rd.data, rd.len, &off));
+        id = perch__vnext(rd.data, rd.len, &off);
+        count = perch__vnext(rd.data, rd.len, &off);
         if (id & 1) {
-            ip = perch__vnext(data, len, &off);
-            mod = perch__vnext(data, len, &off);
+            ip = perch__vnext(rd.data, rd.len, &off);
+            mod = perch__vnext(rd.data, rd.len, &off);
         }
         err = row_for(c, g, (uint32_t)(id >> 1), ip, mod, ts, &row);
         if (err)
@@ -360,7 +361,6 @@ void perch__samplelog_free(perch__samplelog *l, perch__budget *b)
     perch__release(b, (void **)&l->order, &l->order_cap, sizeof *l->order);
     perch__release(b, (void **)&l->rows, &l->row_cap, sizeof *l->rows);
     perch__release(b, (void **)&l->row_of, &l->row_of_cap, sizeof *l->row_of);
-    perch__release(b, (void **)&l->row_gen, &l->row_gen_cap, sizeof *l->row_gen);
     perch__release(b, (void **)&l->pos, &l->pos_cap, sizeof *l->pos);
     perch__release(b, (void **)&l->v, &l->v_cap, sizeof *l->v);
     perch__release(b, (void **)&l->keys, &l->keys_cap, sizeof *l->keys);

@@ -48,10 +48,14 @@ struct pprof {
     perch__pb top, sub, sub2;
     perch__resolve_cache rc;
     /* A direct-mapped cache of the location ids of stack frames: (process key, address) ->
-     * id (0 = empty). Exact: a stack frame's module, so its location, is a function of the
-     * row's process and the address, and an id never changes once given. */
-    uint64_t lc_pk[LOC_CACHE], lc_addr[LOC_CACHE];
-    uint32_t lc_id[LOC_CACHE];
+     * id (0 = empty), the process key 0 for kernel addresses. Exact: a stack frame's module,
+     * so its location, is a function of the address and, for a user address, the row's
+     * process; an id never changes once given. One entry is one line read. */
+    struct loc_slot {
+        uint64_t pk, addr;
+        uint32_t id;
+    } lc[LOC_CACHE];
+    uint64_t kernel_lo, kernel_span; /* kernel addresses: addr - kernel_lo <= kernel_span */
     perch__pb labels; /* the labels of the group's samples, encoded at its first row */
     bool labels_ok;
     perch__writer *w;
@@ -132,20 +136,18 @@ static int location_for(struct pprof *p, const perch__module *m, uint64_t addr, 
 /* The location id of a stack frame at addr of a row of process pk, through the cache. */
 static int stack_location(struct pprof *p, uint64_t pk, uint64_t addr, uint64_t *id)
 {
-    size_t i = perch__hash64(addr ^ perch__hash64(pk)) & (LOC_CACHE - 1);
+    uint64_t key = addr - p->kernel_lo <= p->kernel_span ? 0 : pk;
+    struct loc_slot *slot = &p->lc[perch__hash64(addr ^ perch__hash64(key)) & (LOC_CACHE - 1)];
     const perch__module *m;
     int err;
-    if (p->lc_id[i] && p->lc_addr[i] == addr && p->lc_pk[i] == pk) {
-        *id = p->lc_id[i];
+    if (slot->id && slot->addr == addr && slot->pk == key) {
+        *id = slot->id;
         return 0;
     }
     m = perch__resolve_cached(&p->rc, &p->c->ents, pk, addr);
     err = location_for(p, m, addr, id);
-    if (!err) {
-        p->lc_pk[i] = pk;
-        p->lc_addr[i] = addr;
-        p->lc_id[i] = (uint32_t)*id;
-    }
+    if (!err)
+        *slot = (struct loc_slot){key, addr, (uint32_t)*id};
     return err;
 }
 
@@ -444,6 +446,8 @@ static int pprof_write(perch__collect *c)
         return PERCH_ENOMEM;
     }
     p->c = c;
+    p->kernel_lo = c->ents.info.pointer_size == 4 ? 0x80000000u : 0xFFFF800000000000ull;
+    p->kernel_span = (c->ents.info.pointer_size == 4 ? 0xffffffffu : UINT64_MAX) - p->kernel_lo;
     p->top.budget = p->sub.budget = p->sub2.budget = p->labels.budget = &c->budget;
     perch__writer_init(p->w, c->out);
     err = write_header(p, &cpu);

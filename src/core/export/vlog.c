@@ -142,6 +142,56 @@ int perch__vlogs_read(perch__vlogs *s, perch__budget *b, const perch__vlog *l, c
     return 0;
 }
 
+int perch__vlog_reader_open(perch__vlogs *s, perch__budget *b, const perch__vlog *l,
+                            perch__vlog_reader *r)
+{
+    size_t off = 0;
+    int err;
+    *r = (perch__vlog_reader){s, l, l->data, l->len, l->seg_first, 0, 0, l->spilled == 0};
+    if (r->last)
+        return 0;
+    err = perch__grow(b, (void **)&s->load, &s->load_cap, PERCH_VLOG_WINDOW, 1);
+    r->data = s->load;
+    r->len = 0;
+    return err ? err : perch__vlog_reader_refill(r, &off);
+}
+
+int perch__vlog_reader_refill(perch__vlog_reader *r, size_t *off)
+{
+    perch__vlogs *s = r->s;
+    size_t keep = r->len - *off, room;
+    int err;
+    if (keep)
+        memmove(s->load, r->data + *off, keep);
+    room = s->load_cap - keep;
+    while (room && r->seg != NO_SEG) {
+        const perch__vlog_seg *g = &s->segs[r->seg];
+        size_t n = g->len - r->at < room ? g->len - r->at : room;
+        err = s->scratch.read_at(s->scratch.ctx, g->off + r->at, s->load + keep, n);
+        if (err)
+            return err;
+        keep += n;
+        room -= n;
+        r->at += (uint32_t)n;
+        if (r->at == g->len) {
+            r->seg = g->next;
+            r->at = 0;
+        }
+    }
+    if (room && r->seg == NO_SEG) {
+        size_t n = r->l->len - r->tail < room ? r->l->len - r->tail : room;
+        if (n)
+            memcpy(s->load + keep, r->l->data + r->tail, n);
+        keep += n;
+        r->tail += n;
+    }
+    r->data = s->load;
+    r->len = keep;
+    r->last = r->seg == NO_SEG && r->tail == r->l->len;
+    *off = 0;
+    return 0;
+}
+
 void perch__vlogs_free(perch__vlogs *s, perch__budget *b)
 {
     for (size_t i = 0; i < s->count; i++)
