@@ -249,22 +249,6 @@ static void put_record(struct perch_event_queue *q, const perch_event *ev, uint6
         publish(q);
 }
 
-int perch_event_queue_push(perch_event_queue *q, const perch_event *ev)
-{
-    uint64_t len = record_len(ev), tail;
-    int err = check_push(q, len);
-    if (err < 0)
-        return err;
-    tail = q->write_pos;
-    if (!has_room(q, tail, len)) {
-        perch__event_queue_flush(q); /* the consumer must see everything before we sleep */
-        if ((err = wait_for_room(q, tail, len)) < 0)
-            return err;
-    }
-    put_record(q, ev, tail, len);
-    return 0;
-}
-
 int perch__event_queue_push_nowait(perch_event_queue *q, const perch_event *ev)
 {
     uint64_t len = record_len(ev), tail;
@@ -278,6 +262,16 @@ int perch__event_queue_push_nowait(perch_event_queue *q, const perch_event *ev)
     }
     put_record(q, ev, tail, len);
     return 0;
+}
+
+int perch_event_queue_push(perch_event_queue *q, const perch_event *ev)
+{
+    int err;
+    while ((err = perch__event_queue_push_nowait(q, ev)) == PERCH_EBUSY) {
+        if ((err = wait_for_room(q, q->write_pos, record_len(ev))) < 0)
+            return err; /* push_nowait made every record visible before this sleep */
+    }
+    return err;
 }
 
 void perch__event_queue_space_hook(perch_event_queue *q, void (*wake)(void *ctx), void *ctx)
