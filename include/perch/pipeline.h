@@ -52,6 +52,11 @@ typedef struct perch_pipeline_options {
      * (when no thread or queue can be had, the pipeline runs on one thread instead). */
     unsigned threads;
     size_t queue_bytes; /* the reader thread's ring; 0: PERCH_PIPELINE_QUEUE_BYTES */
+    /* Nonzero, with a reader thread: the sink runs on the reader thread too, behind a sink
+     * relay (the same records in the same order, one call at a time, as perch_sink_relay_start
+     * describes), played between reads. For a sink whose work is worth a thread (perch
+     * import's capture writer); two busy threads then, not three. */
+    unsigned relay_sink;
 } perch_pipeline_options;
 
 /* Runs the pipeline over *in (ownership taken: closed before returning, whatever happens).

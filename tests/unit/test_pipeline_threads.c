@@ -8,6 +8,9 @@
  * two-thread pipeline ends every run with 0 (and the same bytes: a thread or queue that cannot
  * be had falls back to one thread) or PERCH_ENOMEM. Also the two reusable pieces alone: the
  * feeder with a limit and stopped early, and perch_pipeline_consume's ticks and errors.
+ * Each two-thread case runs also with relay_sink (the sink played on the reader thread between
+ * its reads, as perch import's capture writer), where the reader thread must outlive the
+ * model's finish and a full queue must not keep it from playing the sink.
  *
  * The output compared is the capture (what perch import writes, every record and field).
  */
@@ -53,7 +56,7 @@ static void log_progress(void *ctx, uint64_t done, uint64_t total)
 
 /* Imports etl into a capture in memory with the given threads and ring; returns the pipeline's
  * result and the bytes (caller frees). */
-static int import(const struct bytes *etl, unsigned threads, size_t queue_bytes,
+static int import(const struct bytes *etl, unsigned threads, size_t queue_bytes, bool relay,
                   struct progress_log *log, struct bytes *cap)
 {
     perch_output out;
@@ -65,7 +68,8 @@ static int import(const struct bytes *etl, unsigned threads, size_t queue_bytes,
                                 .progress = log ? log_progress : NULL,
                                 .progress_ctx = log,
                                 .threads = threads,
-                                .queue_bytes = queue_bytes};
+                                .queue_bytes = queue_bytes,
+                                .relay_sink = relay};
     cap->p = NULL;
     cap->len = 0;
     perch_output_memory(&out, &mem, (size_t)1 << 30);
@@ -86,28 +90,35 @@ static void assert_same_bytes(const struct bytes *a, const struct bytes *b)
     assert_memory_equal(a->p, b->p, a->len);
 }
 
-/* One thread, two threads, two threads on the smallest ring: the same capture and the same
- * progress calls. */
-static void check_trace(const char *name, const struct bytes *etl)
+/* Two threads (on the default ring or the smallest, with or without the relayed sink) against
+ * one: the same capture and the same progress calls. */
+static void check_two_threads(const struct bytes *etl, const struct bytes *one,
+                              const struct progress_log *l1, size_t queue_bytes, bool relay)
 {
-    struct bytes one, two, small;
-    struct progress_log l1 = {0}, l2 = {0}, l3 = {0};
-    assert_int_equal(import(etl, 1, 0, &l1, &one), 0);
-    assert_int_equal(import(etl, 2, 0, &l2, &two), 0);
-    assert_int_equal(import(etl, 0, PERCH_EVENT_QUEUE_MIN_BYTES, &l3, &small), 0);
-    assert_true(one.len > 100);
-    assert_same_bytes(&one, &two);
-    assert_same_bytes(&one, &small);
-    assert_int_equal(l1.calls, l2.calls);
-    assert_int_equal(l1.calls, l3.calls);
-    assert_false(l2.backwards || l3.backwards);
+    struct bytes two;
+    struct progress_log l2 = {0};
+    assert_int_equal(import(etl, queue_bytes ? 0 : 2, queue_bytes, relay, &l2, &two), 0);
+    assert_same_bytes(one, &two);
+    assert_int_equal(l1->calls, l2.calls);
+    assert_false(l2.backwards);
     assert_int_equal(l2.last_done, etl->len); /* the last call: everything read */
     assert_int_equal(l2.last_total, etl->len);
+    perch_free(two.p);
+}
+
+static void check_trace(const char *name, const struct bytes *etl)
+{
+    struct bytes one;
+    struct progress_log l1 = {0};
+    assert_int_equal(import(etl, 1, 0, false, &l1, &one), 0);
+    assert_true(one.len > 100);
+    for (unsigned relay = 0; relay <= 1; relay++) {
+        check_two_threads(etl, &one, &l1, 0, relay);
+        check_two_threads(etl, &one, &l1, PERCH_EVENT_QUEUE_MIN_BYTES, relay);
+    }
     printf("  %-40s %9zu -> %7zu bytes, identical with 1 and 2 threads (%llu progress calls)\n",
            name, etl->len, one.len, (unsigned long long)l1.calls);
     perch_free(one.p);
-    perch_free(two.p);
-    perch_free(small.p);
 }
 
 static struct bytes real_trace(const char *name)
@@ -176,12 +187,14 @@ static void test_sink_error_stops_both(void **state)
 {
     struct bytes etl = synth_trace(2, 8u << 20);
     (void)state;
-    for (unsigned threads = 1; threads <= 2; threads++) {
+    for (unsigned threads = 1; threads <= 3; threads++) { /* 3: two, the sink relayed */
         struct failing_sink f = {{0}, 0, 1000};
         perch_sink sink;
         perch_input in;
-        perch_pipeline_options o = {
-            .sz = sizeof o, .threads = threads, .queue_bytes = PERCH_EVENT_QUEUE_MIN_BYTES};
+        perch_pipeline_options o = {.sz = sizeof o,
+                                    .threads = threads > 1 ? 2 : 1,
+                                    .queue_bytes = PERCH_EVENT_QUEUE_MIN_BYTES,
+                                    .relay_sink = threads == 3};
         memset(&sink, 0, sizeof sink);
         sink.ctx = &f;
         sink.slice = fail_slice;
@@ -245,19 +258,17 @@ static int probe_finish(void *ctx)
 /* The reader fails on its own thread (the XPRESS scratch buffer grows as larger compressed
  * buffers come): the pipeline returns PERCH_ENOMEM after finishing the model, whose ledger
  * says the reading stopped. */
-static void test_reader_error_ends_model(void **state)
+static void reader_error_ends_model(const struct bytes *etl, bool relay)
 {
-    struct bytes etl = real_trace("perfview_net.4.5.2.x64.etl");
     struct ledger_probe p = {false, 0};
     perch_sink sink;
     perch_input in;
-    perch_pipeline_options o = {.sz = sizeof o, .threads = 2};
-    (void)state;
+    perch_pipeline_options o = {.sz = sizeof o, .threads = 2, .relay_sink = relay};
     memset(&sink, 0, sizeof sink);
     sink.ctx = &p;
     sink.ledger = probe_ledger;
     sink.finish = probe_finish;
-    perch_input_memory(&in, etl.p, etl.len);
+    perch_input_memory(&in, etl->p, etl->len);
     on_main_thread = true;
     arm(0, true);
     int err = perch_pipeline_etl(&in, "etl:reader-error", &sink, &o, NULL);
@@ -266,28 +277,34 @@ static void test_reader_error_ends_model(void **state)
     assert_int_equal(err, PERCH_ENOMEM);
     assert_true(p.finished);
     assert_int_equal(p.read_error, 1);
+}
+
+static void test_reader_error_ends_model(void **state)
+{
+    struct bytes etl = real_trace("perfview_net.4.5.2.x64.etl");
+    (void)state;
+    reader_error_ends_model(&etl, false);
+    reader_error_ends_model(&etl, true);
     free(etl.p);
 }
 
 /* Every allocation of a two-thread import fails once in turn (stepping through them): each
  * run ends with PERCH_ENOMEM, or with 0 and exactly the bytes of the one-thread import. */
-static void test_allocation_failure_sweep(void **state)
+static void allocation_failure_sweep(const struct bytes *etl, const struct bytes *ref, bool relay)
 {
-    struct bytes etl = synth_trace(5, 1u << 20), ref, got;
+    struct bytes got;
     int ok = 0, nomem = 0;
-    (void)state;
-    assert_int_equal(import(&etl, 1, 0, NULL, &ref), 0);
     on_main_thread = true;
     for (int n = 0; n < 4000; n += n < 200 ? 1 : 37) {
         arm(n, false);
-        int err = import(&etl, 2, 0, NULL, &got);
+        int err = import(etl, 2, 0, relay, NULL, &got);
         bool failed = atomic_load(&failures) > 0;
         disarm();
         assert_true(err == 0 || err == PERCH_ENOMEM);
         assert_true(err == 0 || failed);
         if (err == 0) {
             ok++;
-            assert_same_bytes(&got, &ref);
+            assert_same_bytes(&got, ref);
         } else {
             nomem++;
         }
@@ -295,9 +312,19 @@ static void test_allocation_failure_sweep(void **state)
         if (!failed)
             break; /* past the last allocation */
     }
-    printf("  %d runs ended with PERCH_ENOMEM, %d succeeded with identical bytes\n", nomem, ok);
+    printf("  %s: %d runs ended with PERCH_ENOMEM, %d succeeded with identical bytes\n",
+           relay ? "sink relayed" : "sink on the model thread", nomem, ok);
     assert_true(nomem > 10);
     assert_true(ok > 0);
+}
+
+static void test_allocation_failure_sweep(void **state)
+{
+    struct bytes etl = synth_trace(5, 1u << 20), ref;
+    (void)state;
+    assert_int_equal(import(&etl, 1, 0, false, NULL, &ref), 0);
+    allocation_failure_sweep(&etl, &ref, false);
+    allocation_failure_sweep(&etl, &ref, true);
     perch_free(ref.p);
     perch_free(etl.p);
 }

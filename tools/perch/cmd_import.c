@@ -1,8 +1,8 @@
 /*
  * perch import: turns an .etl trace into a compact capture file (docs/capture-format.md):
  * .etl reader -> model -> capture writer -> file, the reading on a thread of its own ahead of
- * the model and the capture writer on one behind it (perch_sink_relay) unless --threads 1 (or
- * PERCH_THREADS=1) says otherwise. The file is written through
+ * the model, the same thread playing the capture writer behind it (a sink relay), unless
+ * --threads 1 (or PERCH_THREADS=1) says otherwise. The file is written through
  * perch_output_open_file in whole, checksummed chunks, so an import that dies halfway leaves
  * a capture readable up to its last complete chunk. Like gzip or cp it does not fsync unless
  * asked (--sync): the .etl is still there to import again, and a capture cut by a power loss
@@ -45,8 +45,8 @@ static void usage(FILE *out)
                  "never the input: an existing OUT is replaced only when it is a capture.\n\n"
                  "  -o, --output FILE   the capture to write (required)\n"
                  "  --threads N         1: read and model on one thread; 2 (the default): a\n"
-                 "                      reader thread (file reads, XPRESS) ahead of the model\n"
-                 "                      and the capture writer on a thread behind it.\n"
+                 "                      second thread reads (file reads, XPRESS) ahead of the\n"
+                 "                      model and runs the capture writer behind it.\n"
                  "                      The capture is the same either way. Also the\n"
                  "                      PERCH_THREADS environment variable (every command)\n"
                  "  --sync              make the capture durable as it is written (fsync every\n"
@@ -176,20 +176,6 @@ static void summary(const struct import_args *a, uint64_t in_size, perch_capture
            (unsigned long long)st.records[PERCH_CHUNK_STACK], secs);
 }
 
-/* With more than one thread, the capture writer (encoding, CRCs, writes) runs on a thread of
- * its own behind the model (perch_sink_relay: the same records in the same order, so the same
- * bytes); when that thread cannot be had, on the model's. */
-static perch_sink_relay *relay_writer(perch_sink *sink)
-{
-    unsigned threads = 0;
-    perch_sink_relay *relay = NULL;
-    if (perch_cli_threads(&threads) < 0 || threads == 1 ||
-        perch_sink_relay_start(sink, 0, &relay) < 0)
-        return NULL;
-    perch_sink_relay_sink(relay, sink);
-    return relay;
-}
-
 static int import(const struct import_args *a, perch_input *in, perch_output *out)
 {
     struct import_progress prog = {perch_monotonic_ns(), 0, 0};
@@ -204,11 +190,10 @@ static int import(const struct import_args *a, perch_input *in, perch_output *ou
         return perch_cli_error(a->output, err);
     }
     perch_capture_writer_sink(w, &sink);
-    perch_sink_relay *relay = relay_writer(&sink);
+    /* With a reader thread the capture writer (encoding, CRCs, writes) runs on it too, behind
+     * the model (a sink relay: the same records in the same order, so the same bytes). */
     err = perch_cli_run_etl("import", in, a->input, &sink, perch_is_terminal(stderr) ? draw : NULL,
-                            &prog, true);
-    int rerr = perch_sink_relay_stop(relay);
-    err = err >= 0 && rerr < 0 ? rerr : err; /* cannot happen: finish returned the error */
+                            &prog, true, true);
     if (err >= 0) /* PERCH_CLI_PARTIAL too: a damaged .etl imported as far as it reads */
         summary(a, in_size, w, perch_monotonic_ns() - prog.started);
     perch_capture_writer_destroy(w);

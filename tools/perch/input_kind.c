@@ -63,7 +63,7 @@ int perch_cli_threads(unsigned *threads)
 }
 
 int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const perch_sink *sink,
-                      perch_progress_fn progress, void *progress_ctx, bool warn)
+                      perch_progress_fn progress, void *progress_ctx, bool warn, bool relay_sink)
 {
     perch_etl_open_error diag = {0, 0, NULL};
     char source[300];
@@ -71,7 +71,8 @@ int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const 
     perch_pipeline_options opts = {.sz = sizeof opts,
                                    .progress = progress,
                                    .progress_ctx = progress_ctx,
-                                   .reader_stats = &stats};
+                                   .reader_stats = &stats,
+                                   .relay_sink = relay_sink};
     memset(&stats, 0, sizeof stats);
     if (perch_cli_threads(&opts.threads) < 0) {
         perch_input_close(in);
@@ -134,5 +135,5 @@ int perch_cli_play_file_ex(const char *cmd, const char *path, const perch_sink *
     if (perch_cli_is_capture(&in))
         return run_capture(cmd, &in, path, sink, warn);
     bool show = percent_progress && perch_is_terminal(stderr);
-    return perch_cli_run_etl(cmd, &in, path, sink, show ? percent : NULL, (void *)cmd, warn);
+    return perch_cli_run_etl(cmd, &in, path, sink, show ? percent : NULL, (void *)cmd, warn, false);
 }

@@ -33,9 +33,10 @@ void perch_cli_set_threads(unsigned threads);
 /* Runs the .etl in *in (ownership taken) through the pipeline into sink. On failure prints
  * "perch <cmd>: <path>: <reason>[ at byte N]" to stderr and returns the error. When the reader
  * skipped damaged parts, prints the one warning line of partial.h (when warn) and returns
- * PERCH_CLI_PARTIAL. progress may be NULL. */
+ * PERCH_CLI_PARTIAL. progress may be NULL. relay_sink: with a reader thread, sink runs on it
+ * too, behind a sink relay (perch_pipeline_options.relay_sink: perch import's writer). */
 int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const perch_sink *sink,
-                      perch_progress_fn progress, void *progress_ctx, bool warn);
+                      perch_progress_fn progress, void *progress_ctx, bool warn, bool relay_sink);
 
 /* Opens path and plays every record of it into sink once (capture or .etl, by magic). On
  * failure prints one line "perch <cmd>: <path>: <reason>" and returns the error; a cut or

@@ -23,6 +23,11 @@
  * release): two sequentially consistent stores per batch instead of two per record, each of
  * which would wait for every store before it (the record just copied, the model's own work).
  * The records and their order are the same; only when the other side sees them moves.
+ *
+ * A producer that sleeps on a condition of its own (the import's reader thread, which also
+ * plays the capture writer: feeder.c) pushes without waiting and arms the queue before it
+ * sleeps, the same handshake on producer_waiting; the consumer then calls its wake hook
+ * instead of signalling space_cond.
  */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -54,8 +59,10 @@ struct perch_event_queue {
     uint8_t *ring; /* capacity + max_record bytes */
     uint64_t capacity, mask, max_record;
     perch_mutex *lock;
-    perch_cond *data_cond;  /* consumer waits for records or the close */
-    perch_cond *space_cond; /* producer waits for room or the cancel */
+    perch_cond *data_cond;         /* consumer waits for records or the close */
+    perch_cond *space_cond;        /* producer waits for room or the cancel */
+    void (*space_wake)(void *ctx); /* perch__event_queue_space_hook: wakes instead of space_cond */
+    void *space_ctx;
     _Atomic int state_bits; /* CLOSED | CANCELED */
     _Atomic int close_status;
     char pad0[64];
@@ -231,7 +238,18 @@ static int wait_for_room(struct perch_event_queue *q, uint64_t tail, uint64_t le
     return err;
 }
 
-int perch_event_queue_push(perch_event_queue *q, const perch_event *ev)
+/* Writes ev (len bytes, known to fit) at tail; publishes once a batch is pending. */
+static void put_record(struct perch_event_queue *q, const perch_event *ev, uint64_t tail,
+                       uint64_t len)
+{
+    write_record(q->ring + (tail & q->mask), ev, len);
+    q->write_pos = tail + len;
+    bump(&q->pushed);
+    if (q->write_pos - atomic_load_explicit(&q->tail, memory_order_relaxed) >= q->publish_bytes)
+        publish(q);
+}
+
+int perch__event_queue_push_nowait(perch_event_queue *q, const perch_event *ev)
 {
     uint64_t len = record_len(ev), tail;
     int err = check_push(q, len);
@@ -240,15 +258,44 @@ int perch_event_queue_push(perch_event_queue *q, const perch_event *ev)
     tail = q->write_pos;
     if (!has_room(q, tail, len)) {
         perch__event_queue_flush(q); /* the consumer must see everything before we sleep */
-        if ((err = wait_for_room(q, tail, len)) < 0)
-            return err;
+        return PERCH_EBUSY;
     }
-    write_record(q->ring + (tail & q->mask), ev, len);
-    q->write_pos = tail + len;
-    bump(&q->pushed);
-    if (q->write_pos - atomic_load_explicit(&q->tail, memory_order_relaxed) >= q->publish_bytes)
-        publish(q);
+    put_record(q, ev, tail, len);
     return 0;
+}
+
+int perch_event_queue_push(perch_event_queue *q, const perch_event *ev)
+{
+    int err;
+    while ((err = perch__event_queue_push_nowait(q, ev)) == PERCH_EBUSY) {
+        if ((err = wait_for_room(q, q->write_pos, record_len(ev))) < 0)
+            return err; /* push_nowait made every record visible before this sleep */
+    }
+    return err;
+}
+
+void perch__event_queue_space_hook(perch_event_queue *q, void (*wake)(void *ctx), void *ctx)
+{
+    q->space_wake = wake;
+    q->space_ctx = ctx;
+}
+
+bool perch__event_queue_room_or_arm(perch_event_queue *q, const perch_event *ev)
+{
+    uint64_t len = record_len(ev);
+    bump(&q->push_waits);
+    atomic_store(&q->producer_waiting, 1);
+    q->head_cache = atomic_load(&q->head); /* sequentially consistent: see the top */
+    if (q->write_pos + len - q->head_cache <= q->capacity || atomic_load(&q->state_bits) != OPEN) {
+        atomic_store(&q->producer_waiting, 0);
+        return true;
+    }
+    return false;
+}
+
+void perch__event_queue_disarm(perch_event_queue *q)
+{
+    atomic_store(&q->producer_waiting, 0);
 }
 
 void perch__event_queue_flush(perch_event_queue *q)
@@ -276,6 +323,8 @@ static void set_state(struct perch_event_queue *q, int bit, int status)
     perch_cond_broadcast(q->data_cond);
     perch_cond_broadcast(q->space_cond);
     perch_mutex_unlock(q->lock);
+    if (q->space_wake != NULL)
+        q->space_wake(q->space_ctx);
 }
 
 void perch_event_queue_close(perch_event_queue *q, int status)
@@ -298,6 +347,10 @@ static void release_held(struct perch_event_queue *q)
     q->held = 0;
     atomic_store(&q->head, head);
     if (atomic_load(&q->producer_waiting) && atomic_load(&q->tail) - head <= q->capacity / 2) {
+        if (q->space_wake != NULL) {
+            q->space_wake(q->space_ctx);
+            return;
+        }
         perch_mutex_lock(q->lock);
         perch_cond_signal(q->space_cond);
         perch_mutex_unlock(q->lock);

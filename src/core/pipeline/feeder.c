@@ -6,13 +6,21 @@
  * that no record is ever refused as oversized: the one-thread and two-thread paths cannot
  * differ on a large record. The queue is in batched mode (queue_batch.h): the two threads
  * exchange positions once per BATCH_BYTES, not once per record.
+ *
+ * Started with a sink relay (perch__etl_feeder_start_relay, the import's capture writer), the
+ * same thread also plays the relay's batches (relay_play.h): between two records whenever the
+ * relay wants it, and whenever the queue is full, sleeping only when it has neither room nor a
+ * batch; after the end of the file it plays the relay until perch_etl_feeder_finish. So the
+ * import runs two busy threads on two cores (this one and the model's), not three.
  */
 #include <stdatomic.h>
 
 #include "perch/error.h"
 #include "perch/pipeline.h"
 #include "perch/thread.h"
+#include "pipeline/feeder_relay.h"
 #include "pipeline/queue_batch.h"
+#include "pipeline/relay_play.h"
 #include "util/mem.h"
 
 /* A queue record adds at most this much to the record's own bytes (16-byte header, fixed
@@ -26,35 +34,104 @@ struct perch_etl_feeder {
     perch_etl_reader *r;
     perch_event_queue *q;
     perch_thread *thread;
+    perch_sink_relay *relay; /* NULL: reading only */
     uint64_t limit;
     _Atomic uint64_t position;
 };
+
+/* The next record, within the limit; notes the furthest buffer for progress. */
+static int next_record(struct perch_etl_feeder *f, uint64_t n, perch_event *ev, uint64_t *furthest)
+{
+    if (f->limit != 0 && n >= f->limit)
+        return PERCH_EOF; /* the limit ends the reading as the end of the file does */
+    int err = perch_etl_next(f->r, ev);
+    if (err < 0)
+        return err;
+    uint64_t at = perch_etl_last_position(f->r).buffer;
+    if (at > *furthest) { /* buffers of different CPUs interleave in the file */
+        *furthest = at;
+        atomic_store_explicit(&f->position, at, memory_order_relaxed);
+    }
+    return 0;
+}
+
+/* The end of the reading: every record visible, the queue closed with the reader's status. */
+static int end_reading(struct perch_etl_feeder *f, int err)
+{
+    if (err == PERCH_ESTATE)
+        err = PERCH_ECANCELED; /* canceled while this reader was not waiting */
+    if (err == PERCH_EOF)
+        err = 0; /* the end of the file or the limit */
+    perch__event_queue_flush(f->q);
+    perch_event_queue_close(f->q, err);
+    return err;
+}
 
 static int feed(void *arg)
 {
     struct perch_etl_feeder *f = arg;
     perch_event ev;
-    uint64_t n = 0;
-    int err = 0;
-    uint64_t furthest = 0;
-    while ((f->limit == 0 || n < f->limit) && (err = perch_etl_next(f->r, &ev)) == 0) {
-        uint64_t at = perch_etl_last_position(f->r).buffer;
-        if (at > furthest) { /* buffers of different CPUs interleave in the file */
-            furthest = at;
-            atomic_store_explicit(&f->position, at, memory_order_relaxed);
-        }
+    uint64_t n = 0, furthest = 0;
+    int err;
+    while ((err = next_record(f, n, &ev, &furthest)) == 0) {
         err = perch_event_queue_push(f->q, &ev);
-        if (err == PERCH_ESTATE)
-            err = PERCH_ECANCELED; /* canceled while this reader was not waiting */
         if (err < 0)
             break;
         n++;
     }
-    if (err == PERCH_EOF)
-        err = 0; /* the end of the file; reaching the limit leaves err 0 too */
-    perch__event_queue_flush(f->q);
-    perch_event_queue_close(f->q, err);
+    return end_reading(f, err);
+}
+
+struct room {
+    perch_event_queue *q;
+    const perch_event *ev;
+};
+
+static bool has_room(void *ctx)
+{
+    const struct room *rm = ctx;
+    return perch__event_queue_room_or_arm(rm->q, rm->ev);
+}
+
+/* Pushes ev, playing the relay while the queue is full. 0 or the push's error. */
+static int push_or_play(struct perch_etl_feeder *f, const perch_event *ev)
+{
+    struct room rm = {f->q, ev};
+    int err;
+    while ((err = perch__event_queue_push_nowait(f->q, ev)) == PERCH_EBUSY) {
+        bool more = perch__sink_relay_wait(f->relay, has_room, &rm);
+        perch__event_queue_disarm(f->q);
+        perch__sink_relay_play(f->relay);
+        if (!more)
+            return PERCH_ECANCELED; /* stopped (only after a cancel, which push sees first) */
+    }
     return err;
+}
+
+static int feed_and_play(void *arg)
+{
+    struct perch_etl_feeder *f = arg;
+    perch_event ev;
+    uint64_t n = 0, furthest = 0;
+    int err;
+    while ((err = next_record(f, n, &ev, &furthest)) == 0) {
+        if (perch__sink_relay_wanted(f->relay)) {
+            perch__event_queue_flush(f->q); /* the model must not wait while the writer runs */
+            perch__sink_relay_play(f->relay);
+        }
+        if ((err = push_or_play(f, &ev)) < 0)
+            break;
+        n++;
+    }
+    err = end_reading(f, err);
+    while (perch__sink_relay_wait(f->relay, NULL, NULL))
+        perch__sink_relay_play(f->relay);
+    return err;
+}
+
+static void wake_player(void *ctx)
+{
+    perch__sink_relay_wake(ctx);
 }
 
 /* The ring: at least four records of the largest size fit (a record may take a quarter). */
@@ -70,8 +147,8 @@ static int ring_size(const perch_etl_reader *r, size_t want, size_t *out)
     return 0;
 }
 
-int perch_etl_feeder_start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit,
-                           perch_etl_feeder **out)
+static int start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit, perch_sink_relay *relay,
+                 perch_etl_feeder **out)
 {
     struct perch_etl_feeder *f;
     size_t ring = 0;
@@ -86,11 +163,14 @@ int perch_etl_feeder_start(perch_etl_reader *r, size_t queue_bytes, uint64_t lim
         return PERCH_ENOMEM;
     f->r = r;
     f->limit = limit;
+    f->relay = relay;
     err = perch_event_queue_create(ring, &f->q);
     if (err == 0)
         perch__event_queue_batch(f->q, BATCH_BYTES, BATCH_BYTES);
+    if (err == 0 && relay != NULL)
+        perch__event_queue_space_hook(f->q, wake_player, relay);
     if (err == 0)
-        err = perch_thread_start(feed, f, "perch-reader", &f->thread);
+        err = perch_thread_start(relay ? feed_and_play : feed, f, "perch-reader", &f->thread);
     if (err < 0) {
         perch_event_queue_destroy(f->q);
         perch__free(f);
@@ -98,6 +178,18 @@ int perch_etl_feeder_start(perch_etl_reader *r, size_t queue_bytes, uint64_t lim
     }
     *out = f;
     return 0;
+}
+
+int perch_etl_feeder_start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit,
+                           perch_etl_feeder **out)
+{
+    return start(r, queue_bytes, limit, NULL, out);
+}
+
+int perch__etl_feeder_start_relay(perch_etl_reader *r, size_t queue_bytes, perch_sink_relay *relay,
+                                  perch_etl_feeder **out)
+{
+    return relay != NULL ? start(r, queue_bytes, 0, relay, out) : PERCH_EINVAL;
 }
 
 perch_event_queue *perch_etl_feeder_queue(perch_etl_feeder *f)
@@ -116,6 +208,8 @@ int perch_etl_feeder_finish(perch_etl_feeder *f)
     if (f == NULL)
         return 0;
     perch_event_queue_cancel(f->q); /* no effect on a reader that already closed */
+    if (f->relay != NULL)
+        perch__sink_relay_stop_player(f->relay); /* after every batch handed so far */
     err = perch_thread_join(f->thread, &result);
     perch_event_queue_destroy(f->q);
     perch__free(f);

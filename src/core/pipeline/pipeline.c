@@ -10,6 +10,8 @@
 
 #include "perch/error.h"
 #include "perch/pipeline.h"
+#include "pipeline/feeder_relay.h"
+#include "pipeline/relay_play.h"
 
 /* Ticks per second of the raw timestamps, by clock type, as perch_etl_filetime reads them:
  * the logfile's PerfFreq is the QPC rate even when the events carry another clock. */
@@ -105,21 +107,57 @@ static int progress_tick(void *ctx, uint64_t records)
     return 0;
 }
 
-/* The model on this thread behind a reader thread. Returns 1 when no reader thread could be
- * started (nothing was read: the caller runs on one thread). */
-static int run_two_threads(perch_etl_reader *r, perch_model *m, const perch_pipeline_options *o,
-                           uint64_t total)
+/* The threads of a run: the reader thread, and the relay it also plays (NULL: the sink is
+ * called on the model's thread). */
+struct threads {
+    perch_etl_feeder *f; /* NULL: one thread */
+    perch_sink_relay *relay;
+    perch_sink relay_sink;
+};
+
+/* Starts the reader thread, playing the sink behind a relay when asked. When no thread can be
+ * had, t stays empty and the run takes one thread (the same output). */
+static void start_threads(perch_etl_reader *r, const perch_sink *sink,
+                          const perch_pipeline_options *o, struct threads *t)
 {
-    perch_etl_feeder *f = NULL;
-    struct progress_tick pt = {o, NULL, total};
+    size_t queue_bytes = o != NULL ? o->queue_bytes : 0;
+    if (o != NULL && o->relay_sink && perch__sink_relay_create(sink, 0, &t->relay) == 0) {
+        if (perch__etl_feeder_start_relay(r, queue_bytes, t->relay, &t->f) == 0) {
+            perch_sink_relay_sink(t->relay, &t->relay_sink);
+            return;
+        }
+        perch_sink_relay_stop(t->relay);
+        t->relay = NULL;
+    }
+    if (perch_etl_feeder_start(r, queue_bytes, 0, &t->f) < 0)
+        t->f = NULL;
+}
+
+/* Joins the threads (the relay has played every record given to it) and frees them. Returns
+ * the relay's first error (0: none). */
+static int stop_threads(struct threads *t)
+{
+    perch_etl_feeder_finish(t->f);
+    return perch_sink_relay_stop(t->relay);
+}
+
+/* The model on this thread behind the reader thread. Without a relay the reader is joined
+ * before the end of the run; with one it must outlive the model's finish, whose records it
+ * plays, so the reader's status is the queue's close status (final once EOF was popped). */
+static int run_two_threads(perch_etl_reader *r, perch_model *m, const perch_pipeline_options *o,
+                           uint64_t total, struct threads *t)
+{
+    struct progress_tick pt = {o, t->f, total};
     perch_consume_options co = {sizeof co, progress_tick, &pt, PERCH_PIPELINE_PROGRESS_RECORDS, 0};
     int err, read_err;
-    if (perch_etl_feeder_start(r, o != NULL ? o->queue_bytes : 0, 0, &f) < 0)
-        return 1;
-    pt.f = f;
-    err = perch_pipeline_consume(perch_etl_feeder_queue(f), m,
+    err = perch_pipeline_consume(perch_etl_feeder_queue(t->f), m,
                                  o != NULL && o->progress != NULL ? &co : NULL, NULL);
-    read_err = perch_etl_feeder_finish(f); /* joined: the reader's stats are final */
+    if (t->relay != NULL && err == 0) {
+        read_err = perch_event_queue_close_status(perch_etl_feeder_queue(t->f));
+    } else {
+        read_err = perch_etl_feeder_finish(t->f); /* joined: the reader's stats are final */
+        t->f = NULL;
+    }
     if (err < 0)
         return err; /* the model or sink failed; the reader was canceled */
     return end_run(m, r, o, total, read_err);
@@ -132,6 +170,7 @@ int perch_pipeline_etl(perch_input *in, const char *source, const perch_sink *si
     perch_etl_reader *r = NULL;
     perch_model *m = NULL;
     perch_trace_info info;
+    struct threads t = {NULL, NULL, {0}};
     uint64_t total = in != NULL ? in->size : 0;
     if (in == NULL || sink == NULL)
         return PERCH_EINVAL;
@@ -139,12 +178,13 @@ int perch_pipeline_etl(perch_input *in, const char *source, const perch_sink *si
     if (err < 0)
         return err;
     perch_pipeline_trace_info(perch_etl_header_of(r), source ? source : "etl", &info);
-    err = perch_model_create(sink, &info, o ? o->model : NULL, &m);
-    if (err == 0) {
-        err = o == NULL || o->threads != 1 ? run_two_threads(r, m, o, total) : 1;
-        if (err > 0)
-            err = run_one_thread(r, m, o, total);
-    }
+    if (o == NULL || o->threads != 1)
+        start_threads(r, sink, o, &t);
+    err = perch_model_create(t.relay ? &t.relay_sink : sink, &info, o ? o->model : NULL, &m);
+    if (err == 0)
+        err = t.f != NULL ? run_two_threads(r, m, o, total, &t) : run_one_thread(r, m, o, total);
+    int relay_err = stop_threads(&t);
+    err = err == 0 && relay_err < 0 ? relay_err : err;
     if (o != NULL && o->reader_stats != NULL) /* the reader thread has been joined */
         *o->reader_stats = *perch_etl_stats_of(r);
     perch_model_destroy(m);

@@ -13,6 +13,7 @@
 #ifndef PERCH_PIPELINE_QUEUE_BATCH_H
 #define PERCH_PIPELINE_QUEUE_BATCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "perch/event_queue.h"
@@ -22,5 +23,25 @@ void perch__event_queue_batch(perch_event_queue *q, uint64_t publish_bytes, uint
 
 /* Producer: makes every record pushed so far visible. Call it before close. */
 void perch__event_queue_flush(perch_event_queue *q);
+
+/* For a producer that sleeps elsewhere (the import's reader thread, which also plays the
+ * capture writer's batches: feeder.c): the three calls below replace the blocking push.
+ *
+ * wake(ctx) is called (from the consumer's thread, or whichever closes or cancels) where a
+ * producer waiting in push would be woken: when the ring has drained to half while the
+ * producer is armed, and on close and cancel. Set it before either side uses the queue. */
+void perch__event_queue_space_hook(perch_event_queue *q, void (*wake)(void *ctx), void *ctx);
+
+/* Producer: push (batched as above) without waiting: 0, or PERCH_EBUSY when ev does not fit
+ * now (every record pushed so far is then visible), or the errors of push (PERCH_ELIMIT,
+ * PERCH_ESTATE once closed or canceled). Nothing is counted as dropped. */
+int perch__event_queue_push_nowait(perch_event_queue *q, const perch_event *ev);
+
+/* Producer, before it sleeps: true when ev now fits or the queue is no longer open (push
+ * again); else false, and the queue is armed: the hook will be called once room comes. */
+bool perch__event_queue_room_or_arm(perch_event_queue *q, const perch_event *ev);
+
+/* Producer, after its sleep: the hook is no longer wanted. */
+void perch__event_queue_disarm(perch_event_queue *q);
 
 #endif

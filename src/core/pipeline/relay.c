@@ -16,6 +16,9 @@
  *
  * The first error of the inner sink is kept: the thread plays nothing after it, and every
  * later call of the relay's sink returns it (so the model stops at its next record).
+ *
+ * The playing side is also open to a thread of the caller's (relay_play.h): the pipelined
+ * import's reader thread plays the batches between its reads, so the relay needs no thread.
  */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -25,6 +28,7 @@
 #include "perch/error.h"
 #include "perch/pipeline.h"
 #include "perch/thread.h"
+#include "pipeline/relay_play.h"
 #include "util/mem.h"
 
 #define DEFAULT_BATCH (64u << 10)
@@ -95,12 +99,17 @@ struct batch {
 struct perch_sink_relay {
     perch_sink inner;
     size_t batch_bytes;
-    perch_thread *thread;
+    perch_thread *thread; /* NULL: played by a thread of the caller's (relay_play.h) */
     perch_mutex *mu;
-    perch_cond *cv;
+    perch_cond *player_cv;      /* the playing thread sleeps here */
+    perch_cond *model_cv;       /* the filling thread waits here for a free batch or a drain */
     struct batch ring[BATCHES]; /* ring[handed % BATCHES] fills; [played, handed) are handed */
-    uint64_t handed, played;    /* batches handed to and played by the thread (under mu) */
-    bool sleeping, stop;        /* under mu */
+    /* Batches handed to the player (written under mu by the filling thread; the player reads it
+     * without the lock only as a hint, then under mu) and played (under mu). */
+    _Atomic uint64_t handed;
+    uint64_t played;
+    _Atomic bool drain;           /* the filling thread waits until every batch is played */
+    bool sleeping, waiting, stop; /* player asleep, filler waiting, stop asked (under mu) */
     _Atomic int error;
 };
 
@@ -194,49 +203,107 @@ static void play(perch_sink_relay *r, const struct batch *b)
     }
 }
 
-/* The relay thread: plays every handed batch in order; sleeps when there is none. Handed
- * batches are played before it stops. */
-static int relay_main(void *arg)
+/* A relaxed look at handed from the player (only the filling thread writes it). */
+static uint64_t handed_hint(const perch_sink_relay *r)
 {
-    perch_sink_relay *r = arg;
+    return atomic_load_explicit(&r->handed, memory_order_relaxed);
+}
+
+bool perch__sink_relay_wanted(const perch_sink_relay *r)
+{
+    uint64_t waiting = handed_hint(r) - r->played;
+    return waiting >= WAKE_AT ||
+           (waiting > 0 && atomic_load_explicit(&r->drain, memory_order_relaxed));
+}
+
+void perch__sink_relay_play(perch_sink_relay *r)
+{
     perch_mutex_lock(r->mu);
-    for (;;) {
-        while (r->played == r->handed && !r->stop) {
-            r->sleeping = true;
-            perch_cond_wait(r->cv, r->mu, UINT32_MAX);
-        }
-        r->sleeping = false;
-        if (r->played == r->handed)
-            break;
+    uint64_t handed = handed_hint(r); /* under mu: the batches' bytes are visible */
+    while (r->played != handed) {
         struct batch *b = &r->ring[r->played % BATCHES];
         perch_mutex_unlock(r->mu);
         play(r, b);
         b->len = 0;
         perch_mutex_lock(r->mu);
         r->played++;
-        perch_cond_signal(r->cv); /* a model thread waiting for a free batch or a drain */
+        if (r->waiting)
+            perch_cond_signal(r->model_cv); /* a free batch, or the drain is done */
+        handed = handed_hint(r);
     }
     perch_mutex_unlock(r->mu);
+}
+
+bool perch__sink_relay_wait(perch_sink_relay *r, bool (*ready)(void *ctx), void *ctx)
+{
+    bool more = true;
+    perch_mutex_lock(r->mu);
+    for (;;) {
+        if (handed_hint(r) != r->played || (ready != NULL && ready(ctx)))
+            break;
+        if (r->stop) {
+            more = false;
+            break;
+        }
+        r->sleeping = true;
+        perch_cond_wait(r->player_cv, r->mu, UINT32_MAX);
+        r->sleeping = false;
+    }
+    perch_mutex_unlock(r->mu);
+    return more;
+}
+
+void perch__sink_relay_wake(perch_sink_relay *r)
+{
+    perch_mutex_lock(r->mu);
+    if (r->sleeping)
+        perch_cond_signal(r->player_cv);
+    perch_mutex_unlock(r->mu);
+}
+
+void perch__sink_relay_stop_player(perch_sink_relay *r)
+{
+    perch_mutex_lock(r->mu);
+    r->stop = true;
+    perch_cond_signal(r->player_cv);
+    perch_mutex_unlock(r->mu);
+}
+
+/* The relay's own thread: plays every handed batch in order; sleeps when there is none.
+ * Handed batches are played before it stops. */
+static int relay_main(void *arg)
+{
+    perch_sink_relay *r = arg;
+    while (perch__sink_relay_wait(r, NULL, NULL))
+        perch__sink_relay_play(r);
     return 0;
 }
 
 static struct batch *fill_batch(perch_sink_relay *r)
 {
-    return &r->ring[r->handed % BATCHES]; /* only the calling thread moves handed */
+    return &r->ring[handed_hint(r) % BATCHES]; /* only the filling thread moves handed */
 }
 
-/* Hands the fill batch over when it holds records (waking the thread once enough wait, or at
+/* Hands the fill batch over when it holds records (waking the player once enough wait, or at
  * once when all must be played), then waits until the next fill batch is free, or (all) until
  * every batch has been played. */
 static void hand_over(perch_sink_relay *r, bool all)
 {
     perch_mutex_lock(r->mu);
+    uint64_t handed = handed_hint(r);
     if (fill_batch(r)->len > 0)
-        r->handed++;
-    if (r->sleeping && r->handed != r->played && (all || r->handed - r->played >= WAKE_AT))
-        perch_cond_signal(r->cv);
-    while (all ? r->played != r->handed : r->handed - r->played >= BATCHES)
-        perch_cond_wait(r->cv, r->mu, UINT32_MAX);
+        atomic_store_explicit(&r->handed, ++handed, memory_order_relaxed);
+    if (all)
+        atomic_store_explicit(&r->drain, true, memory_order_relaxed);
+    if (r->sleeping && handed != r->played && (all || handed - r->played >= WAKE_AT))
+        perch_cond_signal(r->player_cv);
+    while (all ? r->played != handed : handed - r->played >= BATCHES) {
+        r->waiting = true;
+        perch_cond_wait(r->model_cv, r->mu, UINT32_MAX);
+        r->waiting = false;
+    }
+    if (all)
+        atomic_store_explicit(&r->drain, false, memory_order_relaxed);
     perch_mutex_unlock(r->mu);
 }
 
@@ -401,7 +468,7 @@ void perch_sink_relay_sink(perch_sink_relay *r, perch_sink *out)
     *out = s;
 }
 
-int perch_sink_relay_start(const perch_sink *inner, size_t batch_bytes, perch_sink_relay **out)
+int perch__sink_relay_create(const perch_sink *inner, size_t batch_bytes, perch_sink_relay **out)
 {
     perch_sink_relay *r = perch__calloc(1, sizeof *r);
     if (r == NULL)
@@ -409,8 +476,23 @@ int perch_sink_relay_start(const perch_sink *inner, size_t batch_bytes, perch_si
     r->inner = *inner;
     r->batch_bytes = batch_bytes ? batch_bytes : DEFAULT_BATCH;
     atomic_init(&r->error, 0);
+    atomic_init(&r->handed, 0);
+    atomic_init(&r->drain, false);
     int err = perch_mutex_create(&r->mu);
-    err = err ? err : perch_cond_create(&r->cv);
+    err = err ? err : perch_cond_create(&r->player_cv);
+    err = err ? err : perch_cond_create(&r->model_cv);
+    if (err < 0) {
+        perch_sink_relay_stop(r);
+        return err;
+    }
+    *out = r;
+    return 0;
+}
+
+int perch_sink_relay_start(const perch_sink *inner, size_t batch_bytes, perch_sink_relay **out)
+{
+    perch_sink_relay *r = NULL;
+    int err = perch__sink_relay_create(inner, batch_bytes, &r);
     err = err ? err : perch_thread_start(relay_main, r, "perch-sink", &r->thread);
     if (err < 0) {
         perch_sink_relay_stop(r);
@@ -425,14 +507,12 @@ int perch_sink_relay_stop(perch_sink_relay *r)
     if (r == NULL)
         return 0;
     if (r->thread) {
-        perch_mutex_lock(r->mu);
-        r->stop = true;
-        perch_cond_signal(r->cv);
-        perch_mutex_unlock(r->mu);
+        perch__sink_relay_stop_player(r);
         perch_thread_join(r->thread, NULL);
     }
     int err = atomic_load(&r->error);
-    perch_cond_destroy(r->cv);
+    perch_cond_destroy(r->model_cv);
+    perch_cond_destroy(r->player_cv);
     perch_mutex_destroy(r->mu);
     for (unsigned i = 0; i < BATCHES; i++)
         perch__free(r->ring[i].data);
