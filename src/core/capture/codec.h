@@ -145,17 +145,17 @@ static inline uint64_t cap_get_varint_slow(perch__cap_cursor *c)
     return 0;
 }
 
-/* A varint. Where the cursor has CAP_VARINT_MAX bytes left no byte needs its own bounds check
- * (none are left after an error); the result, the position and any error are those of
- * cap_get_varint_slow. */
-static inline uint64_t cap_get_varint(perch__cap_cursor *c)
+/* A varint at *pp with no bounds check: CAP_VARINT_MAX bytes must be readable there. Advances
+ * *pp past it; a value over 64 bits sets *bad (the value is then meaningless). Shared by the
+ * cursor's fast path below and the replay's record loops (read_fast.c). A byte loop: most
+ * varints are one or two bytes, and a branch-free word decode measured slower (its length is a
+ * data dependency from one field to the next, where predicted branches are not). */
+static inline uint64_t cap_varint_unchecked(const uint8_t **pp, unsigned *bad)
 {
-    if (c->len - c->pos < CAP_VARINT_MAX)
-        return cap_get_varint_slow(c);
-    const uint8_t *p = c->p + c->pos;
+    const uint8_t *p = *pp;
     uint64_t v = p[0];
     if (v < 0x80) {
-        c->pos += 1;
+        *pp = p + 1;
         return v;
     }
     v &= 0x7f;
@@ -163,16 +163,31 @@ static inline uint64_t cap_get_varint(perch__cap_cursor *c)
         uint64_t byte = p[i];
         v |= (byte & 0x7f) << (7 * i);
         if (byte < 0x80) {
-            c->pos += i + 1;
+            *pp = p + i + 1;
             return v;
         }
     }
-    c->pos += CAP_VARINT_MAX;
-    if (p[CAP_VARINT_MAX - 1] > 1) {
+    *pp = p + CAP_VARINT_MAX;
+    *bad |= p[CAP_VARINT_MAX - 1] > 1;
+    return v | (uint64_t)p[CAP_VARINT_MAX - 1] << 63;
+}
+
+/* A varint. Where the cursor has CAP_VARINT_MAX bytes left no byte needs its own bounds check
+ * (none are left after an error); the result, the position and any error are those of
+ * cap_get_varint_slow. */
+static inline uint64_t cap_get_varint(perch__cap_cursor *c)
+{
+    if (c->len - c->pos < CAP_VARINT_MAX)
+        return cap_get_varint_slow(c);
+    const uint8_t *start = c->p + c->pos, *p = start;
+    unsigned bad = 0;
+    uint64_t v = cap_varint_unchecked(&p, &bad);
+    c->pos += (size_t)(p - start);
+    if (bad) {
         cap_fail(c, PERCH_EFORMAT); /* more than 64 bits */
         return 0;
     }
-    return v | (uint64_t)p[CAP_VARINT_MAX - 1] << 63;
+    return v;
 }
 
 /* A varint that must fit max (inclusive); larger is PERCH_EFORMAT. */

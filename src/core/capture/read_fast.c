@@ -19,31 +19,12 @@
 #include "capture/reader.h"
 #include "perch/error.h"
 
-/* A varint at *pp with no bounds check: CAP_VARINT_MAX bytes must be readable there. The value
- * and length are cap_get_varint's; a value over 64 bits sets *bad (the record is then redone
- * by the checked decoder, which reports it). A byte loop: most varints here are one or two
- * bytes, and a branch-free word decode measured slower (its length is a data dependency from
- * one field to the next, where predicted branches are not). */
+/* A varint at *pp with no bounds check (codec.h's cap_varint_unchecked): CAP_VARINT_MAX bytes
+ * must be readable there; a value over 64 bits sets *bad (the record is then redone by the
+ * checked decoder, which reports it). */
 static inline uint64_t fv(const uint8_t **pp, unsigned *bad)
 {
-    const uint8_t *p = *pp;
-    uint64_t v = p[0];
-    if (v < 0x80) {
-        *pp = p + 1;
-        return v;
-    }
-    v &= 0x7f;
-    for (unsigned i = 1; i < CAP_VARINT_MAX - 1; i++) {
-        uint64_t byte = p[i];
-        v |= (byte & 0x7f) << (7 * i);
-        if (byte < 0x80) {
-            *pp = p + i + 1;
-            return v;
-        }
-    }
-    *pp = p + CAP_VARINT_MAX;
-    *bad |= p[CAP_VARINT_MAX - 1] > 1;
-    return v | (uint64_t)p[CAP_VARINT_MAX - 1] << 63;
+    return cap_varint_unchecked(pp, bad);
 }
 
 /* A varint that must not exceed max (the checked side's cap_get_bounded). */
