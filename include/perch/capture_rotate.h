@@ -86,6 +86,13 @@ void perch_capture_rotate_sink(perch_capture_rotate *r, perch_sink *sink);
  * from a client). 0 or the error. */
 int perch_capture_rotate_now(perch_capture_rotate *r);
 
+/* Rotates by age between records: when a file is open and has reached max_file_age_ms,
+ * finishes it (end chunk) as a record would; the next file starts at the next record, so a
+ * stream that went quiet leaves one complete file, not one that stays open. Call it from the
+ * thread that feeds the sink, when no record is being written (an idle or timer path). 0 or
+ * the sticky error; nothing after finish. */
+int perch_capture_rotate_tick(perch_capture_rotate *r);
+
 /* Same as the sink's finish. */
 int perch_capture_rotate_finish(perch_capture_rotate *r);
 

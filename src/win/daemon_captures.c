@@ -100,9 +100,13 @@ static void publish(perch_daemon *d)
     ReleaseSRWLockExclusive(&d->lock);
 }
 
+/* Model thread, between records: a recording that went quiet still rotates by age (an error
+ * is sticky in the rotation and returned by its next record, as for a write). */
 static void publish_idle(void *ctx)
 {
-    publish(ctx);
+    perch_daemon *d = ctx;
+    (void)perch_capture_rotate_tick(d->live.rotate);
+    publish(d);
 }
 
 static int publish_call(void *ctx)

@@ -279,6 +279,55 @@ static void test_age_and_sequence(void **state)
     perch_free(old);
 }
 
+/* A stream that goes quiet: with no record to look at the clock, the tick rotates by age, so
+ * the file is finished (end chunk, every sample) instead of staying open; a tick before the
+ * age, a second tick and one after finish change nothing. */
+static void test_age_between_records(void **state)
+{
+    const char *dir = "rotate_quiet";
+    perch_capture_rotate_opts o;
+    perch_capture_rotate_stats st;
+    perch_capture_rotate *r = NULL;
+    perch_sink sink;
+    perch_input in;
+    clock c = {1764547200000ull, 0}; /* time stands still until the test moves it */
+    size_t n;
+    check k;
+    (void)state;
+    empty_dir(dir);
+    opts_for(&o, dir, &c);
+    o.max_file_bytes = 1ull << 30;
+    o.max_file_age_ms = 60000;
+    assert_int_equal(perch_capture_rotate_create(&o, &r), 0);
+    perch_capture_rotate_sink(r, &sink);
+    sink.finish = NULL; /* the stream stops, the recording goes on */
+    perch_input_memory(&in, etl, etl_len);
+    assert_int_equal(perch_pipeline_etl(&in, "synth", &sink, NULL, NULL), 0);
+    c.now += 59999;
+    assert_int_equal(perch_capture_rotate_tick(r), 0);
+    perch_capture_rotate_get_stats(r, &st);
+    assert_string_not_equal(st.current_path, ""); /* not old enough yet */
+    c.now += 1;
+    assert_int_equal(perch_capture_rotate_tick(r), 0);
+    perch_capture_rotate_get_stats(r, &st);
+    assert_string_equal(st.current_path, "");
+    assert_int_equal(st.files_created, 1);
+    assert_int_equal(perch_capture_rotate_tick(r), 0);
+    assert_int_equal(perch_capture_rotate_finish(r), 0);
+    assert_int_equal(perch_capture_rotate_tick(r), 0);
+    perch_capture_rotate_get_stats(r, &st);
+    assert_int_equal(st.files_created, 1);
+    perch_capture_rotate_destroy(r);
+    perch_fs_entry *e = files_of(dir, "t", &n);
+    assert_int_equal(n, 1);
+    char *p = perch_fs_join(dir, e[0].name);
+    assert_int_equal(check_file(p, &k, 0), PERCH_CAPTURE_STOP_END);
+    assert_int_equal(k.samples, trace_samples);
+    assert_int_equal(k.missing, 0);
+    perch_free(p);
+    perch_fs_list_free(e, n);
+}
+
 /* A rotation that dies mid-file: the open file has no end chunk, and every cut of the last
  * file still names what it holds. */
 static void test_crash_leaves_readable_files(void **state)
@@ -385,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_every_file_stands_alone),
         cmocka_unit_test(test_disk_cap_deletes_oldest),
         cmocka_unit_test(test_age_and_sequence),
+        cmocka_unit_test(test_age_between_records),
         cmocka_unit_test(test_crash_leaves_readable_files),
         cmocka_unit_test(test_first_name),
     };

@@ -184,7 +184,15 @@ static int ready(perch_capture_rotate *r)
     return r->open ? 0 : fail(r, open_file(r));
 }
 
-/* After a data record: rotate when the file reached its size or age. */
+/* Whether the open file has reached its age cap (reads the clock). */
+static bool aged(perch_capture_rotate *r)
+{
+    return r->opts.max_file_age_ms &&
+           r->opts.wall_ms(r->opts.clock_ctx) - r->opened_ms >= r->opts.max_file_age_ms;
+}
+
+/* After a data record: rotate when the file reached its size or age (the clock is read once
+ * per 64 records; perch_capture_rotate_tick covers the time between records). */
 static int maybe_rotate(perch_capture_rotate *r)
 {
     perch_capture_writer_stats ws;
@@ -192,7 +200,7 @@ static int maybe_rotate(perch_capture_rotate *r)
     bool full = ws.bytes >= r->opts.max_file_bytes;
     if (!full && r->opts.max_file_age_ms && ++r->since_clock >= 64) {
         r->since_clock = 0;
-        full = r->opts.wall_ms(r->opts.clock_ctx) - r->opened_ms >= r->opts.max_file_age_ms;
+        full = aged(r);
     }
     return full ? fail(r, close_file(r, true)) : 0;
 }
@@ -286,6 +294,13 @@ int perch_capture_rotate_now(perch_capture_rotate *r)
     if (r->error || r->finished)
         return r->error ? r->error : PERCH_ESTATE;
     return r->open ? fail(r, close_file(r, true)) : 0;
+}
+
+int perch_capture_rotate_tick(perch_capture_rotate *r)
+{
+    if (r->error || r->finished)
+        return r->error;
+    return r->open && aged(r) ? fail(r, close_file(r, true)) : 0;
 }
 
 void perch_capture_rotate_sink(perch_capture_rotate *r, perch_sink *sink)
