@@ -30,6 +30,9 @@ btype="${BENCH_BUILD_TYPE:-Release}"
 build="$root/build/bench-$btype"
 data="${PERCH_DATA_DIR:-$root/../shared/data}"
 runs="${RUNS:-5}"
+# The x64 rows last tens of milliseconds, where this VM's noise is widest: they take more runs
+# (X64_RUNS, default five times RUNS, at least 15), which cost a few seconds in all.
+x64_runs="${X64_RUNS:-$((runs * 5 > 15 ? runs * 5 : 15))}"
 sizes=(${SIZES:-512M 2G})
 snail="${SNAIL_BENCH:-}"
 x64="$data/etl/perfview_net.4.5.2.x64.etl"
@@ -46,25 +49,47 @@ if [ -z "$tmp" ]; then
 fi
 [ -f "$x64" ] || { echo "run-bench: $x64 not found (set PERCH_DATA_DIR)" >&2; exit 1; }
 
-# measure NAME CMD...: runs CMD RUNS times (output discarded); sets T[NAME] (median elapsed
-# seconds, from bash's microsecond clock) and M[NAME] (median peak RSS in MiB, from
-# /usr/bin/time). A failing command stops the script.
-declare -A T M
+# run_once NAME CMD...: runs CMD once (output discarded) and appends its elapsed seconds (bash's
+# microsecond clock) and peak RSS (KiB, /usr/bin/time) to SECS[NAME] and RSS[NAME]. A failing
+# command stops the script. settle NAME...: T[NAME] (median seconds) and M[NAME] (median MiB).
+declare -A T M SECS RSS
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-measure() {
-    local name="$1" i t0 t1 secs=() rss=()
+run_once() {
+    local name="$1" t0 t1
     shift
-    for ((i = 0; i < runs; i++)); do
-        t0=$EPOCHREALTIME
-        /usr/bin/time -f "%M" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" ||
-            { echo "run-bench: '$*' failed:" >&2; cat "$tmp/err" >&2; exit 1; }
-        t1=$EPOCHREALTIME
-        secs+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')")
-        rss+=("$(cat "$tmp/time")")
-    done
-    T[$name]=$(printf '%s\n' "${secs[@]}" | median)
-    M[$name]=$(printf '%s\n' "${rss[@]}" | median | awk '{ printf "%.1f", $1 / 1024 }')
+    t0=$EPOCHREALTIME
+    /usr/bin/time -f "%M" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" ||
+        { echo "run-bench: '$*' failed:" >&2; cat "$tmp/err" >&2; exit 1; }
+    t1=$EPOCHREALTIME
+    SECS[$name]+="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') "
+    RSS[$name]+="$(cat "$tmp/time") "
 }
+settle() {
+    local name
+    for name in "$@"; do
+        T[$name]=$(printf '%s\n' ${SECS[$name]} | median)
+        M[$name]=$(printf '%s\n' ${RSS[$name]} | median | awk '{ printf "%.1f", $1 / 1024 }')
+    done
+}
+# job NAME CMD...: one "NAME|CMD" word for rounds (CMD quoted for eval).
+job() {
+    local name="$1"
+    shift
+    printf '%s|%s' "$name" "$(printf '%q ' "$@")"
+}
+# rounds N JOB...: N rounds, each running every job's command once, in turn: a change of this
+# VM's speed while the rows run (it swung by 2x within minutes) falls on all of them alike,
+# so their ratios hold. Then the medians.
+rounds() {
+    local n="$1" i j
+    shift
+    for ((i = 0; i < n; i++)); do
+        for j in "$@"; do eval "run_once ${j%%|*} ${j#*|}"; done
+    done
+    for j in "$@"; do settle "${j%%|*}"; done
+}
+# measure NAME CMD...: RUNS runs of one command.
+measure() { rounds "$runs" "$(job "$@")"; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 ms() { awk -v a="$1" 'BEGIN { printf "%.0f ms", a * 1000 }'; }
@@ -81,37 +106,41 @@ last="${sizes[${#sizes[@]}-1]}"
 inputs=("x64:$x64")
 for s in "${sizes[@]}"; do inputs+=("$s:$tmp/synth-$s.etl"); done
 
+# The rows of one input run in rounds (cat, imports, stages, snail), X64_RUNS of them for x64.
 for in in "${inputs[@]}"; do
     name="${in%%:*}" file="${in#*:}"
-    measure "cat.$name" cat "$file"
-    measure "import.$name" "$perch" import "$file" -o "$tmp/$name.perch"
+    js=("$(job "cat.$name" cat "$file")"
+        "$(job "import.$name" "$perch" import "$file" -o "$tmp/$name.perch")")
     if [ "$name" = x64 ] || [ "$name" = "$first" ]; then
-        measure "read.$name" "$stages" read "$file"
-        measure "decode.$name" "$stages" decode "$file"
-        measure "model.$name" "$stages" model "$file"
-        measure "import1.$name" env PERCH_THREADS=1 "$perch" import "$file" -o "$tmp/$name.perch"
+        js+=("$(job "read.$name" "$stages" read "$file")"
+             "$(job "decode.$name" "$stages" decode "$file")"
+             "$(job "model.$name" "$stages" model "$file")"
+             "$(job "import1.$name" env PERCH_THREADS=1 "$perch" import "$file" -o "$tmp/$name.perch")")
+        if [ "$name" = "$first" ]; then
+            js+=("$(job "dump.$first" "$perch" dump --summary "$file")")
+        fi
+        if [ -n "$snail" ]; then
+            js+=("$(job "snail_pass.$name" "$snail" pass "$file")"
+                 "$(job "snail_analyze.$name" "$snail" analyze "$file")")
+        fi
     fi
-    if [ -n "$snail" ] && { [ "$name" = x64 ] || [ "$name" = "$first" ]; }; then
-        measure "snail_pass.$name" "$snail" pass "$file"
-        measure "snail_analyze.$name" "$snail" analyze "$file"
-    fi
+    rounds "$([ "$name" = x64 ] && echo "$x64_runs" || echo "$runs")" "${js[@]}"
 done
-f="$tmp/synth-$first.etl"
-measure "dump.$first" "$perch" dump --summary "$f"
 for s in "${sizes[@]}"; do measure "report.$s" "$perch" report --json "$tmp/synth-$s.etl"; done
 cap="$tmp/$first.perch"
-measure "cat_cap" cat "$cap"
-measure "replay_cap" "$perch" info "$cap" # every chunk read and decoded: the exports' floor
+js=("$(job cat_cap cat "$cap")"
+    "$(job replay_cap "$perch" info "$cap")") # every chunk read and decoded: the exports' floor
 for fmt in chrome gecko pprof; do
-    measure "export.$fmt" "$perch" export --format "$fmt" -o "$tmp/out.$fmt" "$cap"
+    js+=("$(job "export.$fmt" "$perch" export --format "$fmt" -o "$tmp/out.$fmt" "$cap")")
 done
+rounds "$runs" "${js[@]}"
 # The decoder's row is the run with the median rate of $runs (one run swung 0.66-1.21 GB/s here).
 xpress=$(for _ in $(seq "$runs"); do "$stages" xpress "$x64" 512; done |
     awk '{print $2, $0}' | sort -g | awk '{a[NR]=$0} END {print a[int((NR+1)/2)]}' | cut -d' ' -f2-)
 
 echo
 echo "Perch performance, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "(medians of $runs whole-process runs; ratios are to cat of the same bytes in this run)"
+echo "(medians of $runs whole-process runs, $x64_runs for the x64 rows; ratios are to cat of the same bytes in this run)"
 echo "(built with $cflags)"
 echo
 row "figure" "Perch" "× cat" "snail-server" "Perch / snail"
