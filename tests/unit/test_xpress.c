@@ -326,6 +326,43 @@ static void test_fast_explicit_lengths_and_errors(void **state)
     free(b);
 }
 
+/* A match with an explicit length may end anywhere up to the end of the output, so the fast
+ * loop must check the room again before the next token. Here an explicit length ends just
+ * short of the capacity and the next match does not fit: both paths must say overrun and
+ * nothing may be written past the capacity, with 0-3 short matches before the explicit one
+ * (a loop that runs two tokens per check of the room, tried in docs/etl-format.md, wrote past
+ * the capacity here when it did not check again after the first). */
+static void test_fast_explicit_then_overrun(void **state)
+{
+    enum { LEAD = 40, XLEN = 1003, NEXT = 100, TAIL = 120, GUARD = 400 };
+    uint8_t *stream = malloc(4096), *a = malloc(8192), *b = malloc(8192);
+    for (size_t before = 0; before < 4; before++) {
+        struct xenc e;
+        size_t n = 0, sl, out = LEAD;
+        xenc_init(&e, stream, 4096);
+        for (int k = 0; k < LEAD; k++)
+            xenc_literal(&e, (uint8_t)(k * 7 + 1));
+        for (size_t k = 0; k < before; k++, out += 5)
+            xenc_match(&e, 16, 5);
+        xenc_match(&e, 40, XLEN);
+        xenc_match(&e, 40, NEXT);
+        for (int k = 0; k < TAIL; k++)
+            xenc_literal(&e, (uint8_t)k);
+        sl = xenc_finish(&e);
+        out += XLEN;
+        for (size_t cap = out; cap < out + NEXT; cap += 7) {
+            memset(a, 0xee, cap + GUARD);
+            assert_int_equal(perch__xpress_decompress(stream, sl, a, cap, &n), PERCH_EOVERRUN);
+            for (size_t k = cap; k < cap + GUARD; k++)
+                assert_int_equal(a[k], 0xee); /* nothing written past the capacity */
+            assert_paths_agree(stream, sl, cap, a, b);
+        }
+    }
+    free(stream);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_fast_equals_checked_at_the_ends),
         cmocka_unit_test(test_fast_copy_every_offset_and_length),
         cmocka_unit_test(test_fast_explicit_lengths_and_errors),
+        cmocka_unit_test(test_fast_explicit_then_overrun),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
