@@ -297,6 +297,7 @@ typedef struct stack_slot {
 typedef struct stack_cache_entry {
     uint32_t idx1;
     uint32_t off;
+    uint32_t tag; /* 32 bits of the key it was stored under (intern.c) */
 } stack_cache_entry;
 
 struct perch_model {
