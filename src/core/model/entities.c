@@ -292,7 +292,7 @@ static uint32_t reclaim_process(perch_model *m)
     }
     if (perch__hmap_get(&m->pid_map, m->procs[v].rec.pid, &cur) && cur == v)
         perch__hmap_del(&m->pid_map, m->procs[v].rec.pid);
-    m->pid_hit_valid = false;
+    perch__pid_hits_drop(m);
     release_process(m, v);
     return v;
 }
@@ -305,7 +305,7 @@ static uint32_t new_process(perch_model *m, uint32_t pid)
         return NONE32;
     uint32_t old = perch__process_find(m, pid);
     int err = perch__hmap_put(&m->pid_map, pid, i);
-    m->pid_hit_valid = false;
+    perch__pid_hits_drop(m);
     if (err == 0 && old != NONE32) {
         err = emit_process(m, old);
         release_process(m, old);

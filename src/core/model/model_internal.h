@@ -143,14 +143,21 @@ typedef struct module {
     bool dirty;     /* changed since the last record sent */
 } module;
 
+/* A lookup's answer: every address in [lo, lo + span) has the module key (0: none). span 0:
+ * an empty entry. */
+typedef struct modhit {
+    uint64_t lo, span, key;
+} modhit;
+
+#define MODMAP_HITS 4u
 typedef struct modmap {
     module *items; /* sorted by base */
     uint32_t count, cap;
     uint64_t max_size; /* >= every item's size: bounds a lookup's backward scan */
-    /* The last lookup: every address in [hit_lo, hit_lo + hit_span) has the answer hit_key;
-     * valid until the map changes (samples repeat IPs and modules). */
-    uint64_t hit_lo, hit_span, hit_key;
-    bool hit_valid;
+    /* The last lookups' answers, valid until the map changes (samples repeat IPs and modules,
+     * and a process's samples come from a few modules at a time); filled round robin. */
+    modhit hits[MODMAP_HITS];
+    uint32_t hit_next;
 } modmap;
 
 typedef struct ent_process {
@@ -300,6 +307,11 @@ typedef struct stack_cache_entry {
     uint32_t tag; /* 32 bits of the key it was stored under (intern.c) */
 } stack_cache_entry;
 
+#define PID_HITS 16u /* a power of two */
+typedef struct pid_hit {
+    uint32_t pid, idx, gen1;
+} pid_hit;
+
 struct perch_model {
     perch_sink sink;
     perch_trace_info info;
@@ -329,10 +341,11 @@ struct perch_model {
     uint32_t proc_count, proc_cap, proc_free;
     uint32_t proc_cursor;
     perch__hmap pid_map;
-    /* The last pid a sample's module lookup found in pid_map (modules.c); dropped whenever
+    /* pid_map's answers to the last samples' module lookups (modules.c), by pid: an entry is
+     * valid when its gen1 is pid_hit_gen + 1; perch__pid_hits_drop drops them all whenever
      * pid_map changes. */
-    uint32_t pid_hit_pid, pid_hit_idx;
-    bool pid_hit_valid;
+    pid_hit pid_hits[PID_HITS];
+    uint32_t pid_hit_gen;
     modmap kernel_mods;
     pdb_pending pdb[PDB_PENDING];
     uint32_t pdb_next;
@@ -467,6 +480,7 @@ void perch__intern_free(perch_model *m);
 int perch__image_event(perch_model *m, const perch_event *ev, const perch_decoded *d);
 int perch__dbg_id(perch_model *m, const perch_event *ev, const perch_decoded *d);
 uint64_t perch__module_lookup(perch_model *m, uint32_t pid, uint64_t ip);
+void perch__pid_hits_drop(perch_model *m); /* pid_map changed */
 int perch__modmap_emit_all(perch_model *m, modmap *mm, uint64_t unload_ts);
 /* entities.c: sends the thread's / process's current record when it changed since the last
  * one sent (the first time always). No-op once its final record was sent. */
