@@ -17,7 +17,7 @@
 
 enum { OP_START = 1, OP_END = 2, OP_DCSTART = 3, OP_DCEND = 4, OP_DEFUNCT = 39 };
 
-cpu_state *perch__cpu(perch_model *m, uint16_t cpu)
+cpu_state *perch__cpu_slow(perch_model *m, uint16_t cpu)
 {
     if (cpu >= MAX_CPUS) {
         model_count(m, MC_CPU_OUT_OF_RANGE, 1);
@@ -389,7 +389,7 @@ static uint32_t new_thread(perch_model *m, uint32_t tid)
     return i;
 }
 
-uint32_t perch__thread_for(perch_model *m, uint32_t tid, uint16_t cpu)
+uint32_t perch__thread_for_slow(perch_model *m, uint32_t tid, uint16_t cpu)
 {
     uint32_t i;
     if (tid == 0)

@@ -65,10 +65,8 @@ static uint32_t queue_find(const perch_model *m, const squeue *q, uint64_t ts, u
     return NONE32;
 }
 
-uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid)
+uint32_t perch__group_find_slow(const perch_model *m, uint64_t ts, uint32_t tid)
 {
-    if (ts > m->group_max_ts)
-        return NONE32; /* newer than every group: a sample in time order */
     uint32_t n = m->recent_seq < RECENT_GROUPS ? m->recent_seq : RECENT_GROUPS, g;
     for (uint32_t i = 1; i <= n; i++) { /* newest first */
         const recent_group *r = &m->recent[(m->recent_seq - i) & (RECENT_GROUPS - 1)];

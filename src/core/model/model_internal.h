@@ -411,15 +411,33 @@ int perch__thread_event(perch_model *m, const perch_event *ev, const perch_decod
 int perch__thread_set_name(perch_model *m, const perch_event *ev, const perch_decoded *d);
 int perch__process_event(perch_model *m, const perch_event *ev, const perch_decoded *d);
 /* The thread entity for tid now (tid 0: the CPU's idle thread), created provisional when
- * unknown. NONE32 on allocation failure (m->error set). */
-uint32_t perch__thread_for(perch_model *m, uint32_t tid, uint16_t cpu);
+ * unknown. NONE32 on allocation failure (m->error set). Inline for the answers of tid_cache and
+ * of a CPU's idle thread (every sample, switch and ready-thread asks). */
+uint32_t perch__thread_for_slow(perch_model *m, uint32_t tid, uint16_t cpu);
+static inline uint32_t perch__thread_for(perch_model *m, uint32_t tid, uint16_t cpu)
+{
+    if (tid == 0) {
+        if (cpu < m->cpu_cap && m->cpus[cpu].idle_thread != NONE32)
+            return m->cpus[cpu].idle_thread;
+    } else if (m->tid_cache_tid[TID_SLOT(tid)] == tid &&
+               m->tid_cache_idx[TID_SLOT(tid)] != NONE32) {
+        /* An empty slot is (NONE32, NONE32): tid 0xFFFFFFFF must not take it for a hit. */
+        return m->tid_cache_idx[TID_SLOT(tid)];
+    }
+    return perch__thread_for_slow(m, tid, cpu);
+}
 /* The process entity for pid, created provisional when unknown; NONE32 on failure. */
 uint32_t perch__process_for(perch_model *m, uint32_t pid);
 /* The current process entity for pid, or NONE32. */
 uint32_t perch__process_find(const perch_model *m, uint32_t pid);
 int perch__model_entities_finish(perch_model *m);
 void perch__model_entities_free(perch_model *m);
-cpu_state *perch__cpu(perch_model *m, uint16_t cpu);
+/* The state of cpu, grown when needed; NULL when out of range (counted) or on failure. */
+cpu_state *perch__cpu_slow(perch_model *m, uint16_t cpu);
+static inline cpu_state *perch__cpu(perch_model *m, uint16_t cpu)
+{
+    return cpu < m->cpu_cap ? &m->cpus[cpu] : perch__cpu_slow(m, cpu);
+}
 
 /* slices.c */
 int perch__cswitch(perch_model *m, const perch_event *ev, const perch_decoded *d);
@@ -453,7 +471,12 @@ void perch__samples_free(perch_model *m);
  * set; sorted says whether its window queue entry's key is ts); the window of g closed while g
  * stays live (0 or an error); unlink and free a group; a thread's first pending group (NONE32:
  * none) and the end of its list once it exited. */
-uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid);
+uint32_t perch__group_find_slow(const perch_model *m, uint64_t ts, uint32_t tid);
+static inline uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid)
+{
+    return ts > m->group_max_ts ? NONE32 /* newer than every group: a sample in time order */
+                                : perch__group_find_slow(m, ts, tid);
+}
 uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t queue, bool sorted);
 int perch__group_window_closed(perch_model *m, uint32_t g);
 void perch__group_unlink(perch_model *m, uint32_t g);
