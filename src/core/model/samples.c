@@ -272,6 +272,8 @@ int perch__group_finalize(perch_model *m, uint32_t g, enum model_counter reason)
 {
     uint32_t id, kernel, total;
     bool unresolved_only;
+    if (m->groups[g].parts == NONE32) /* no stack: what assemble gives for no part */
+        return emit_group(m, g, reason, 0, 0, 0, 0, false);
     int err = assemble(m, &m->groups[g], &id, &kernel, &total, &unresolved_only);
     return emit_group(m, g, reason, err, id, kernel, total, unresolved_only);
 }
