@@ -397,6 +397,10 @@ int perch__samples_thread_exit(perch_model *m, uint32_t tid)
     uint32_t g = perch__group_first_of_thread(m, tid);
     while (g != NONE32 && err == 0) {
         uint32_t next = m->groups[g].tid_next;
+        if (next != NONE32) { /* cold (it waited): asked for while g is emitted */
+            __builtin_prefetch(&m->groups[next]);
+            __builtin_prefetch((const char *)&m->groups[next] + 64);
+        }
         if (!m->groups[g].window_closed)
             err = close_window(m, g, MC_EMIT_THREAD_EXIT);
         g = next;
