@@ -276,15 +276,25 @@ static int grow_groups(perch_model *m, uint32_t need)
         memmove(raw + off, raw + old_off, (size_t)m->group_count * sizeof *m->groups);
     m->groups_raw = raw;
     m->groups = (sgroup *)(void *)(raw + off);
+    uint32_t *free_stack = perch__realloc(m->group_free, (size_t)ncap * sizeof *free_stack);
+    if (free_stack == NULL)
+        return PERCH_ENOMEM; /* the groups grew, group_cap did not: the next call retries */
+    m->group_free = free_stack;
     m->group_cap = (uint32_t)ncap;
     return 0;
 }
 
+/* A free group slot: the last one freed, or a new one. The slot to be taken after it is asked
+ * of the cache now (a slot freed long ago is cold, and the next sample writes both its lines). */
 static uint32_t take_slot(perch_model *m)
 {
-    uint32_t g = m->group_free;
-    if (g != NONE32) {
-        m->group_free = m->groups[g].next_hash;
+    if (m->group_free_count > 0) {
+        uint32_t g = m->group_free[--m->group_free_count];
+        if (m->group_free_count > 0) {
+            const char *next = (const char *)&m->groups[m->group_free[m->group_free_count - 1]];
+            __builtin_prefetch(next, 1);
+            __builtin_prefetch(next + 64, 1);
+        }
         return g;
     }
     int err = grow_groups(m, m->group_count + 1);
@@ -319,8 +329,7 @@ uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t que
     if (err < 0) {
         m->error = err;
         gr->live = 0;
-        gr->next_hash = m->group_free;
-        m->group_free = g;
+        m->group_free[m->group_free_count++] = g;
         return NONE32;
     }
     m->groups_live++;
@@ -338,14 +347,14 @@ void perch__group_unlink(perch_model *m, uint32_t g)
     }
     m->groups[g].live = 0;
     m->groups[g].gen++;
-    m->groups[g].next_hash = m->group_free;
-    m->group_free = g;
+    m->group_free[m->group_free_count++] = g;
     m->groups_live--;
 }
 
 void perch__groups_free(perch_model *m)
 {
     perch__free(m->groups_raw);
+    perch__free(m->group_free);
     perch__free(m->group_heads);
     perch__hmap_free(&m->tid_groups);
 }

@@ -223,7 +223,7 @@ typedef struct sgroup {
     uint64_t ts;
     uint32_t tid;
     uint32_t gen;       /* bumped on release, so queue entries can be checked */
-    uint32_t next_hash; /* next group with the same hashed key, or next free */
+    uint32_t next_hash; /* next group with the same hashed key */
     uint32_t prev_hash; /* previous group with the same hashed key; NONE32: the map's head */
     uint32_t samples, samples_tail; /* the samples after first (m->samples), NONE32: none */
     uint32_t parts, parts_tail;
@@ -359,7 +359,12 @@ struct perch_model {
     uint32_t part_count, part_cap, part_free;
     sgroup *groups;   /* in groups_raw, aligned (groups.c) */
     void *groups_raw; /* the allocation */
-    uint32_t group_count, group_cap, group_free, groups_live;
+    uint32_t group_count, group_cap, groups_live;
+    /* Free group slots, a stack (the last freed is taken first, as a list through the groups
+     * did), apart from the groups: the next slot to be taken is known before it is needed,
+     * so it is prefetched (groups.c). Room for group_cap. */
+    uint32_t *group_free;
+    uint32_t group_free_count;
     uint32_t *group_heads;              /* bucket of mixed (ts, tid) -> first group, NONE32: none */
     uint32_t group_buckets;             /* power of two, > groups_hashed; 0 before the first */
     uint32_t groups_hashed;             /* live groups in the bucket table */
