@@ -279,6 +279,7 @@ typedef struct squeue {
     uint32_t head, len, cap;
     uint32_t base;     /* the number of the entry at head: entries are numbered as pushed */
     uint32_t gone;     /* entries marked QENTRY_GONE */
+    uint32_t ahead;    /* the first entry expiry has not prefetched the group of (samples.c) */
     uint64_t wait;     /* ticks a group waits for its parts */
     uint64_t deadline; /* no queued group expires at or before this time */
 } squeue;

@@ -45,6 +45,7 @@ static void queue_compact(perch_model *m, squeue *q)
     }
     q->len = kept;
     q->gone = 0;
+    q->ahead = q->base; /* the numbers changed */
 }
 
 /* The head entry of q leaves it. */
@@ -312,7 +313,7 @@ static int drop_key_wait(perch_model *m, uint32_t g)
 }
 
 /* The first live, still-waiting group of q (popped unless peek), or NONE32. */
-static uint32_t queue_pop_live(perch_model *m, squeue *q, bool peek)
+static inline uint32_t queue_pop_live(perch_model *m, squeue *q, bool peek)
 {
     while (q->len > 0) {
         const qentry *e = &q->e[q->head];
@@ -331,15 +332,24 @@ static uint32_t queue_pop_live(perch_model *m, squeue *q, bool peek)
 /* Entries behind the head whose groups expire asks the cache for. */
 #define EXPIRE_PREFETCH 8u
 
-/* The group of the entry EXPIRE_PREFETCH places behind q's head (NONE32: none), for expire to
- * ask the cache for (both of its lines: the sample, then the state and links). Expiry takes
- * groups in queue order, each cold after waiting out its window (seconds of trace): asked
- * early, the misses of several groups overlap with the work between them instead of each
- * stalling its turn. (The prefetch itself is written in expire: GCC drops a call to a static
- * function whose only effect is a prefetch, as if it had none.) */
-static uint32_t expire_ahead(const squeue *q)
+/* Asks the cache for the groups (both lines: the sample, then the state and links) of the
+ * entries up to EXPIRE_PREFETCH places behind q's head that it has not asked for yet: q->ahead
+ * is the number of the next one, entries marked gone are passed over. Expiry takes groups in
+ * queue order, each cold after waiting out its window (seconds of trace): asked early, the
+ * misses of several groups overlap with the work between them instead of each stalling its
+ * turn. */
+static void expire_prefetch(const perch_model *m, squeue *q)
 {
-    return q->len > EXPIRE_PREFETCH ? q->e[(q->head + EXPIRE_PREFETCH) & (q->cap - 1)].g : NONE32;
+    uint32_t end = q->base + (q->len < EXPIRE_PREFETCH ? q->len : EXPIRE_PREFETCH);
+    if ((int32_t)(q->ahead - q->base) < 0)
+        q->ahead = q->base; /* popped past it, or renumbered by compaction */
+    for (; (int32_t)(end - q->ahead) > 0; q->ahead++) {
+        uint32_t g = q->e[(q->head + (q->ahead - q->base)) & (q->cap - 1)].g;
+        if (g != QENTRY_GONE) {
+            __builtin_prefetch(&m->groups[g]);
+            __builtin_prefetch((const char *)&m->groups[g] + 64);
+        }
+    }
 }
 
 static int expire(perch_model *m, squeue *q, uint64_t now)
@@ -354,11 +364,7 @@ static int expire(perch_model *m, squeue *q, uint64_t now)
             return 0;
         }
         queue_pop(q); /* the peek left g's entry at the head */
-        uint32_t ahead = expire_ahead(q);
-        if (ahead < QENTRY_GONE) {
-            __builtin_prefetch(&m->groups[ahead]);
-            __builtin_prefetch((const char *)&m->groups[ahead] + 64);
-        }
+        expire_prefetch(m, q);
         err = close_window(m, g, MC_EMIT_WAIT_TIME);
     }
     if (err == 0)
