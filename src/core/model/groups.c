@@ -126,7 +126,7 @@ static int reserve_buckets(perch_model *m)
 }
 
 /* Puts live group g into the bucket table (once). */
-static int bucket_add(perch_model *m, uint32_t g)
+PERCH_NOINLINE static int bucket_add(perch_model *m, uint32_t g)
 {
     if (m->groups[g].hashed)
         return 0;
@@ -254,7 +254,7 @@ void perch__group_thread_done(perch_model *m, uint32_t tid)
 #define LINE 64u
 _Static_assert(sizeof(sgroup) % LINE == 0, "a group is whole cache lines");
 _Static_assert(offsetof(sgroup, first) == 0, "group_add clears what follows first");
-static int grow_groups(perch_model *m, uint32_t need)
+PERCH_NOINLINE static int grow_groups(perch_model *m, uint32_t need)
 {
     if (need <= m->group_cap)
         return 0;

@@ -138,8 +138,8 @@ static int emit_stack(perch_model *m, uint32_t idx, uint32_t off, uint32_t count
 }
 
 /* Stores a new stack (its hash h) in the pool and the table; its index, or NONE32. */
-static uint32_t add_stack(perch_model *m, const uint64_t *frames, uint32_t count, uint32_t kernel,
-                          uint64_t h)
+PERCH_NOINLINE static uint32_t add_stack(perch_model *m, const uint64_t *frames, uint32_t count,
+                                         uint32_t kernel, uint64_t h)
 {
     window_check(m, count);
     int err = pool_reserve(m, count);

@@ -16,6 +16,10 @@
 #include "perch/model.h"
 #include "perch/records.h"
 
+/* On a function of a path taken rarely (growth, a miss): kept out of its hot caller, whose
+ * registers then need no saving on every call. */
+#define PERCH_NOINLINE __attribute__((noinline))
+
 #define NONE32      UINT32_MAX
 #define UNKNOWN_PID UINT32_MAX
 

@@ -94,11 +94,18 @@ static void answer_range(const modmap *mm, const module *md, uint64_t ip, uint64
 /* map_lookup behind a small cache of the ranges of addresses that had the last answers:
  * consecutive samples often fall in one module (and idle loops share an IP), and samples of
  * one process from several CPUs take turns among a few modules. */
+static uint64_t map_lookup_miss(modmap *mm, uint64_t ip);
 static uint64_t map_lookup_key(modmap *mm, uint64_t ip)
 {
     for (uint32_t i = 0; i < MODMAP_HITS; i++)
         if (ip - mm->hits[i].lo < mm->hits[i].span)
             return mm->hits[i].key;
+    return map_lookup_miss(mm, ip);
+}
+
+/* map_lookup_key's answer when no cached range holds ip: looked up, and cached. */
+PERCH_NOINLINE static uint64_t map_lookup_miss(modmap *mm, uint64_t ip)
+{
     const module *md = map_lookup(mm, ip);
     modhit *h = &mm->hits[mm->hit_next++ % MODMAP_HITS];
     h->lo = ip;

@@ -90,6 +90,24 @@ static int queue_grow(squeue *q)
     return 0;
 }
 
+/* Room for one more entry in full q (the rule below). Out of line, so the push, once per sample,
+ * keeps its few registers free of what this needs (callee-saved registers pushed and popped on
+ * every call when it was inline). */
+PERCH_NOINLINE static int queue_make_room(perch_model *m, squeue *q)
+{
+    bool compact = q->cap > 0 && (q == &m->key_wait || q->gone >= q->cap / 4 * 3);
+    if (compact)
+        queue_compact(m, q);
+    if (q->cap == 0 || q->len > q->cap / 2) {
+        int err = queue_grow(q);
+        if (err < 0 && !compact)
+            queue_compact(m, q);
+        if (err < 0 && q->len == q->cap)
+            return err; /* more waiting groups than MAX_QUEUE: cannot happen (MAX_GROUPS) */
+    }
+    return 0;
+}
+
 /* Appends entry. A full queue first drops its stale entries (groups emitted by a user part or
  * a definition leave one behind, and when trace time stops advancing nothing expires them), and
  * grows only when that freed less than half. A window queue counts its entries marked gone and
@@ -98,18 +116,9 @@ static int queue_grow(squeue *q)
  * within eight times the groups that wait; key_wait within twice. Whatever the timestamps do. */
 static int queue_push(perch_model *m, squeue *q, qentry entry)
 {
-    if (q->len == q->cap) {
-        bool compact = q->cap > 0 && (q == &m->key_wait || q->gone >= q->cap / 4 * 3);
-        if (compact)
-            queue_compact(m, q);
-        if (q->cap == 0 || q->len > q->cap / 2) {
-            int err = queue_grow(q);
-            if (err < 0 && !compact)
-                queue_compact(m, q);
-            if (err < 0 && q->len == q->cap)
-                return err; /* more waiting groups than MAX_QUEUE: cannot happen (MAX_GROUPS) */
-        }
-    }
+    int err = q->len == q->cap ? queue_make_room(m, q) : 0;
+    if (err < 0)
+        return err;
     q->run = q->len > 0 && entry.key == q->last_key ? q->run + 1 : 1;
     q->e[(q->head + q->len) & (q->cap - 1)] = entry;
     q->len++;
