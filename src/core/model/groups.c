@@ -95,7 +95,7 @@ static void bucket_link(perch_model *m, uint32_t g)
     *head = g;
 }
 
-static void bucket_unlink(perch_model *m, uint32_t g)
+PERCH_NOINLINE static void bucket_unlink(perch_model *m, uint32_t g)
 {
     const sgroup *gr = &m->groups[g];
     if (gr->next_hash != NONE32)
@@ -174,17 +174,23 @@ static int recent_push(perch_model *m, uint32_t g)
 
 /* The list head of tid in tid_groups (updated in place), or NULL: through the cache in front,
  * as every group's link and unlink asks for it. */
-static uint32_t *tid_head(perch_model *m, uint32_t tid)
+PERCH_NOINLINE static uint32_t *tid_head_miss(perch_model *m, uint32_t tid)
 {
     tid_head_cache *c = &m->tg_cache[TID_SLOT(tid)];
-    if (c->tid != tid || c->gen != m->tg_gen) {
-        uint32_t slot = perch__hmap_slot(&m->tid_groups, tid);
-        if (slot == NONE32)
-            return NULL;
-        c->tid = tid;
-        c->slot = slot;
-        c->gen = m->tg_gen;
-    }
+    uint32_t slot = perch__hmap_slot(&m->tid_groups, tid);
+    if (slot == NONE32)
+        return NULL;
+    c->tid = tid;
+    c->slot = slot;
+    c->gen = m->tg_gen;
+    return &m->tid_groups.vals[slot];
+}
+
+static uint32_t *tid_head(perch_model *m, uint32_t tid)
+{
+    const tid_head_cache *c = &m->tg_cache[TID_SLOT(tid)];
+    if (c->tid != tid || c->gen != m->tg_gen)
+        return tid_head_miss(m, tid);
     return &m->tid_groups.vals[c->slot];
 }
 

@@ -161,11 +161,9 @@ static int queue_add_group(perch_model *m, uint32_t g)
     return err;
 }
 
-static void release_group(perch_model *m, uint32_t g)
+/* Frees g's second and later samples and its parts (most groups have neither). */
+PERCH_NOINLINE static void release_members(perch_model *m, const sgroup *gr)
 {
-    sgroup *gr = &m->groups[g];
-    if (!gr->window_closed)
-        queue_forget(m, g);
     for (uint32_t s = gr->samples, next; s != NONE32; s = next) {
         next = m->samples[s].next;
         m->samples[s].next = m->sample_free;
@@ -180,6 +178,15 @@ static void release_group(perch_model *m, uint32_t g)
         m->parts[p].next = m->part_free;
         m->part_free = p;
     }
+}
+
+static void release_group(perch_model *m, uint32_t g)
+{
+    const sgroup *gr = &m->groups[g];
+    if (!gr->window_closed)
+        queue_forget(m, g);
+    if (gr->samples != NONE32 || gr->parts != NONE32)
+        release_members(m, gr);
     perch__group_unlink(m, g);
 }
 
