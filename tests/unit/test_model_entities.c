@@ -1,7 +1,8 @@
 /*
  * Model: processes, threads and modules from synthesized records. Id reuse after End, a
  * provisional thread completed by a later rundown (M1), names and command lines, time-aware
- * module maps (load/unload, kernel vs process map, M5 overlap rule), PDB identities logged
+ * module maps (load/unload, kernel vs process map, M5 overlap rule; the lookup's caches against
+ * a plain scan of the rule), PDB identities logged
  * before their image, and the ledger/statistics (decode errors by reason, losses, kinds).
  */
 #include <setjmp.h>
@@ -156,6 +157,115 @@ static void test_time_aware_modules(void **state)
     perch_model_destroy(m);
 }
 
+/* A module of the oracle below: loaded now or not. */
+typedef struct oracle_mod {
+    uint32_t pid; /* 0: the kernel map */
+    uint64_t base, size;
+    const char *path;
+    bool loaded;
+} oracle_mod;
+
+/* The rule itself (M5), by a plain scan of what is loaded: among the modules of the map
+ * containing ip, the highest base, then the smallest size, then the first path. */
+static const char *oracle_lookup(const oracle_mod *mods, int n, uint32_t pid, uint64_t ip)
+{
+    const oracle_mod *best = NULL;
+    bool kernel = ip >= 0xFFFF800000000000ull;
+    for (int i = 0; i < n; i++) {
+        const oracle_mod *o = &mods[i];
+        if (!o->loaded || (kernel ? o->pid != 0 : o->pid != pid) || ip - o->base >= o->size)
+            continue;
+        if (best == NULL || o->base > best->base ||
+            (o->base == best->base &&
+             (o->size < best->size || (o->size == best->size && strcmp(o->path, best->path) < 0))))
+            best = o;
+    }
+    return best ? best->path : NULL;
+}
+
+static uint64_t next_rand(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* One model fed samples of two processes' threads and kernel addresses, near and between
+ * modules (some nested, two at one base), with loads and unloads between them; every sample's
+ * module is the oracle's at its time. Pids 300 and 364 share a slot of the pid cache. */
+static void module_cache_round(uint64_t seed)
+{
+    oracle_mod mods[] = {
+        {300, 0x10000000, 0x100000, "C:\\a0.dll", false},
+        {300, 0x10040000, 0x1000, "C:\\a1.dll", false},
+        {300, 0x10040000, 0x2000, "C:\\a2.dll", false},
+        {300, 0x20000000, 0x10000, "C:\\a3.dll", false},
+        {300, 0x20008000, 0x10000, "C:\\a4.dll", false},
+        {364, 0x10000000, 0x8000, "C:\\b0.dll", false},
+        {364, 0x10004000, 0x8000, "C:\\b1.dll", false},
+        {364, 0x30000000, 0x4000, "C:\\b2.dll", false},
+        {0, K(0x100000), 0x800000, "\\SystemRoot\\nt.exe", false},
+        {0, K(0x900000), 0x1000, "\\SystemRoot\\hal.dll", false},
+        {0, K(0x400000), 0x1000, "\\SystemRoot\\in_nt.sys", false},
+    };
+    const int nmods = (int)(sizeof mods / sizeof mods[0]);
+    const char *want[REC_MAX];
+    uint64_t sample_ts[REC_MAX];
+    recorder r;
+    perch_sink sink;
+    synth_ev s;
+    uint64_t x = seed, ts = 2;
+    int nsamples = 0, loads = 0;
+    perch_model *m = new_model(&r, &sink);
+    feed(m, ev_process(&s, 3, 1, 300, 4, "a.exe", ""));
+    feed(m, ev_process(&s, 3, 1, 364, 4, "b.exe", ""));
+    feed(m, ev_thread(&s, 3, 1, 300, 7, NULL));
+    feed(m, ev_thread(&s, 3, 1, 364, 11, NULL));
+    while (nsamples < 200) {
+        const oracle_mod *o = &mods[next_rand(&x) % (uint64_t)nmods];
+        uint64_t r100 = next_rand(&x) % 100;
+        if (r100 < 12 && loads < 40) { /* flip one module */
+            oracle_mod *f = &mods[next_rand(&x) % (uint64_t)nmods];
+            f->loaded = !f->loaded;
+            loads++;
+            feed(m, ev_image(&s, f->loaded ? 10 : 2, ts++, f->pid, f->base, f->size, f->path));
+            continue;
+        }
+        /* near o, sometimes just outside it; the thread of o's process, or either */
+        uint64_t ip = o->base - 0x40 + next_rand(&x) % (o->size + 0x80);
+        uint32_t pid = o->pid != 0 ? o->pid : (next_rand(&x) & 1 ? 300 : 364);
+        if (r100 >= 90)
+            pid = pid == 300 ? 364 : 300;
+        want[nsamples] = oracle_lookup(mods, nmods, pid, ip);
+        sample_ts[nsamples++] = ts;
+        feed(m, ev_sample(&s, ts++, (uint16_t)(r100 & 3), ip, pid == 300 ? 7 : 11));
+    }
+    assert_int_equal(perch_model_finish(m), 0);
+    assert_int_equal(r.nsamples, nsamples);
+    for (int i = 0; i < r.nsamples; i++) {
+        int k = 0;
+        while (k < nsamples && sample_ts[k] != r.samples[i].ts)
+            k++;
+        assert_true(k < nsamples);
+        const rec_module *md = module_by_key(&r, r.samples[i].module_key);
+        if (want[k] == NULL) {
+            assert_int_equal(r.samples[i].module_key, 0);
+        } else {
+            assert_non_null(md);
+            assert_string_equal(md->path, want[k]);
+        }
+    }
+    perch_model_destroy(m);
+}
+
+static void test_module_lookup_caches(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 40; seed++)
+        module_cache_round(seed * 0x9E3779B97F4A7C15ull);
+}
+
 static void test_pdb_identity_before_image(void **state)
 {
     recorder r;
@@ -266,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_thread_id_reuse),
         cmocka_unit_test(test_provisional_thread_completed_by_rundown),
         cmocka_unit_test(test_time_aware_modules),
+        cmocka_unit_test(test_module_lookup_caches),
         cmocka_unit_test(test_pdb_identity_before_image),
         cmocka_unit_test(test_ledger_and_stats),
         cmocka_unit_test(test_allocation_failures),

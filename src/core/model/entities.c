@@ -17,7 +17,7 @@
 
 enum { OP_START = 1, OP_END = 2, OP_DCSTART = 3, OP_DCEND = 4, OP_DEFUNCT = 39 };
 
-cpu_state *perch__cpu(perch_model *m, uint16_t cpu)
+cpu_state *perch__cpu_slow(perch_model *m, uint16_t cpu)
 {
     if (cpu >= MAX_CPUS) {
         model_count(m, MC_CPU_OUT_OF_RANGE, 1);
@@ -292,7 +292,7 @@ static uint32_t reclaim_process(perch_model *m)
     }
     if (perch__hmap_get(&m->pid_map, m->procs[v].rec.pid, &cur) && cur == v)
         perch__hmap_del(&m->pid_map, m->procs[v].rec.pid);
-    m->pid_hit_valid = false;
+    perch__pid_hits_drop(m);
     release_process(m, v);
     return v;
 }
@@ -305,7 +305,7 @@ static uint32_t new_process(perch_model *m, uint32_t pid)
         return NONE32;
     uint32_t old = perch__process_find(m, pid);
     int err = perch__hmap_put(&m->pid_map, pid, i);
-    m->pid_hit_valid = false;
+    perch__pid_hits_drop(m);
     if (err == 0 && old != NONE32) {
         err = emit_process(m, old);
         release_process(m, old);
@@ -389,7 +389,7 @@ static uint32_t new_thread(perch_model *m, uint32_t tid)
     return i;
 }
 
-uint32_t perch__thread_for(perch_model *m, uint32_t tid, uint16_t cpu)
+uint32_t perch__thread_for_slow(perch_model *m, uint32_t tid, uint16_t cpu)
 {
     uint32_t i;
     if (tid == 0)

@@ -65,10 +65,8 @@ static uint32_t queue_find(const perch_model *m, const squeue *q, uint64_t ts, u
     return NONE32;
 }
 
-uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid)
+uint32_t perch__group_find_slow(const perch_model *m, uint64_t ts, uint32_t tid)
 {
-    if (ts > m->group_max_ts)
-        return NONE32; /* newer than every group: a sample in time order */
     uint32_t n = m->recent_seq < RECENT_GROUPS ? m->recent_seq : RECENT_GROUPS, g;
     for (uint32_t i = 1; i <= n; i++) { /* newest first */
         const recent_group *r = &m->recent[(m->recent_seq - i) & (RECENT_GROUPS - 1)];
@@ -97,7 +95,7 @@ static void bucket_link(perch_model *m, uint32_t g)
     *head = g;
 }
 
-static void bucket_unlink(perch_model *m, uint32_t g)
+PERCH_NOINLINE static void bucket_unlink(perch_model *m, uint32_t g)
 {
     const sgroup *gr = &m->groups[g];
     if (gr->next_hash != NONE32)
@@ -128,7 +126,7 @@ static int reserve_buckets(perch_model *m)
 }
 
 /* Puts live group g into the bucket table (once). */
-static int bucket_add(perch_model *m, uint32_t g)
+PERCH_NOINLINE static int bucket_add(perch_model *m, uint32_t g)
 {
     if (m->groups[g].hashed)
         return 0;
@@ -176,17 +174,23 @@ static int recent_push(perch_model *m, uint32_t g)
 
 /* The list head of tid in tid_groups (updated in place), or NULL: through the cache in front,
  * as every group's link and unlink asks for it. */
-static uint32_t *tid_head(perch_model *m, uint32_t tid)
+PERCH_NOINLINE static uint32_t *tid_head_miss(perch_model *m, uint32_t tid)
 {
     tid_head_cache *c = &m->tg_cache[TID_SLOT(tid)];
-    if (c->tid != tid || c->gen != m->tg_gen) {
-        uint32_t slot = perch__hmap_slot(&m->tid_groups, tid);
-        if (slot == NONE32)
-            return NULL;
-        c->tid = tid;
-        c->slot = slot;
-        c->gen = m->tg_gen;
-    }
+    uint32_t slot = perch__hmap_slot(&m->tid_groups, tid);
+    if (slot == NONE32)
+        return NULL;
+    c->tid = tid;
+    c->slot = slot;
+    c->gen = m->tg_gen;
+    return &m->tid_groups.vals[slot];
+}
+
+static uint32_t *tid_head(perch_model *m, uint32_t tid)
+{
+    const tid_head_cache *c = &m->tg_cache[TID_SLOT(tid)];
+    if (c->tid != tid || c->gen != m->tg_gen)
+        return tid_head_miss(m, tid);
     return &m->tid_groups.vals[c->slot];
 }
 
@@ -256,7 +260,7 @@ void perch__group_thread_done(perch_model *m, uint32_t tid)
 #define LINE 64u
 _Static_assert(sizeof(sgroup) % LINE == 0, "a group is whole cache lines");
 _Static_assert(offsetof(sgroup, first) == 0, "group_add clears what follows first");
-static int grow_groups(perch_model *m, uint32_t need)
+PERCH_NOINLINE static int grow_groups(perch_model *m, uint32_t need)
 {
     if (need <= m->group_cap)
         return 0;
@@ -278,15 +282,25 @@ static int grow_groups(perch_model *m, uint32_t need)
         memmove(raw + off, raw + old_off, (size_t)m->group_count * sizeof *m->groups);
     m->groups_raw = raw;
     m->groups = (sgroup *)(void *)(raw + off);
+    uint32_t *free_stack = perch__realloc(m->group_free, (size_t)ncap * sizeof *free_stack);
+    if (free_stack == NULL)
+        return PERCH_ENOMEM; /* the groups grew, group_cap did not: the next call retries */
+    m->group_free = free_stack;
     m->group_cap = (uint32_t)ncap;
     return 0;
 }
 
+/* A free group slot: the last one freed, or a new one. The slot to be taken after it is asked
+ * of the cache now (a slot freed long ago is cold, and the next sample writes both its lines). */
 static uint32_t take_slot(perch_model *m)
 {
-    uint32_t g = m->group_free;
-    if (g != NONE32) {
-        m->group_free = m->groups[g].next_hash;
+    if (m->group_free_count > 0) {
+        uint32_t g = m->group_free[--m->group_free_count];
+        if (m->group_free_count > 0) {
+            const char *next = (const char *)&m->groups[m->group_free[m->group_free_count - 1]];
+            __builtin_prefetch(next, 1);
+            __builtin_prefetch(next + 64, 1);
+        }
         return g;
     }
     int err = grow_groups(m, m->group_count + 1);
@@ -321,8 +335,7 @@ uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t que
     if (err < 0) {
         m->error = err;
         gr->live = 0;
-        gr->next_hash = m->group_free;
-        m->group_free = g;
+        m->group_free[m->group_free_count++] = g;
         return NONE32;
     }
     m->groups_live++;
@@ -340,14 +353,14 @@ void perch__group_unlink(perch_model *m, uint32_t g)
     }
     m->groups[g].live = 0;
     m->groups[g].gen++;
-    m->groups[g].next_hash = m->group_free;
-    m->group_free = g;
+    m->group_free[m->group_free_count++] = g;
     m->groups_live--;
 }
 
 void perch__groups_free(perch_model *m)
 {
     perch__free(m->groups_raw);
+    perch__free(m->group_free);
     perch__free(m->group_heads);
     perch__hmap_free(&m->tid_groups);
 }

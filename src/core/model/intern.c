@@ -8,7 +8,8 @@
  * Lookup costs one pass over the frames and one comparison for a stack seen before:
  *   - a small direct-mapped cache keyed by (length, kernel length, first and last frame) names
  *     the stack most recently interned with that key (samples repeat their stacks in bursts);
- *     a hit is checked by one comparison and needs no hash at all;
+ *     a hit is checked by one comparison and needs no hash at all; an entry holds 32 bits of
+ *     its key, so a stack with another key is turned away without reading the pool;
  *   - otherwise the frames are hashed (four independent multiply lanes, so the hash is not one
  *     long chain of dependent multiplies) and looked up in an open-addressing table whose slots
  *     hold the full hash and the stack's place in the pool, so a probe touches only the slot
@@ -48,10 +49,12 @@ static uint64_t hash_frames(const uint64_t *f, uint32_t n, uint32_t kernel)
     return perch__mix64(a ^ rotl64(b, 16) ^ rotl64(c, 32) ^ rotl64(d, 48));
 }
 
-static uint32_t cache_index(const uint64_t *f, uint32_t n, uint32_t kernel)
+/* The cache's key of a stack, mixed: its top bits pick the entry, its low 32 bits are the
+ * entry's tag. */
+static uint64_t cache_key(const uint64_t *f, uint32_t n, uint32_t kernel)
 {
     uint64_t x = f[0] ^ rotl64(f[n - 1], 23) ^ ((uint64_t)n << 44) ^ kernel;
-    return (uint32_t)((x * 0x9E3779B97F4A7C15ull) >> (64 - STACK_CACHE_BITS));
+    return x * 0x9E3779B97F4A7C15ull;
 }
 
 static inline uint64_t header_word(uint32_t count, uint32_t kernel)
@@ -135,8 +138,8 @@ static int emit_stack(perch_model *m, uint32_t idx, uint32_t off, uint32_t count
 }
 
 /* Stores a new stack (its hash h) in the pool and the table; its index, or NONE32. */
-static uint32_t add_stack(perch_model *m, const uint64_t *frames, uint32_t count, uint32_t kernel,
-                          uint64_t h)
+PERCH_NOINLINE static uint32_t add_stack(perch_model *m, const uint64_t *frames, uint32_t count,
+                                         uint32_t kernel, uint64_t h)
 {
     window_check(m, count);
     int err = pool_reserve(m, count);
@@ -166,8 +169,9 @@ static uint32_t add_stack(perch_model *m, const uint64_t *frames, uint32_t count
 uint32_t perch__stack_intern(perch_model *m, const uint64_t *frames, uint32_t count,
                              uint32_t kernel)
 {
-    stack_cache_entry *c = &m->stack_cache[cache_index(frames, count, kernel)];
-    if (c->idx1 != 0 && same(m, c->off, frames, count, kernel))
+    uint64_t key = cache_key(frames, count, kernel);
+    stack_cache_entry *c = &m->stack_cache[key >> (64 - STACK_CACHE_BITS)];
+    if (c->idx1 != 0 && c->tag == (uint32_t)key && same(m, c->off, frames, count, kernel))
         return m->stack_base + c->idx1;
     uint64_t h = hash_frames(frames, count, kernel);
     uint32_t idx = NONE32, off = 0;
@@ -187,7 +191,7 @@ uint32_t perch__stack_intern(perch_model *m, const uint64_t *frames, uint32_t co
             return 0;
         off = (uint32_t)(m->pool_used - 1 - count);
     }
-    *c = (stack_cache_entry){idx + 1, off};
+    *c = (stack_cache_entry){idx + 1, off, (uint32_t)key};
     return m->stack_base + idx + 1;
 }
 

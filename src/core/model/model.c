@@ -73,7 +73,7 @@ int perch_model_create(const perch_sink *sink, const perch_trace_info *info,
     memset(m->tid_cache_tid, 0xff, sizeof m->tid_cache_tid);
     memset(m->tid_cache_idx, 0xff, sizeof m->tid_cache_idx);
     m->tg_gen = 1; /* no cache entry is valid */
-    m->thread_free = m->proc_free = m->sample_free = m->part_free = m->group_free = NONE32;
+    m->thread_free = m->proc_free = m->sample_free = m->part_free = NONE32;
     int err = m->source == NULL ? PERCH_ENOMEM : 0;
     if (err == 0 && m->sink.trace_info != NULL)
         err = m->sink.trace_info(m->sink.ctx, &m->info);

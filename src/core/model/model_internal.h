@@ -16,6 +16,10 @@
 #include "perch/model.h"
 #include "perch/records.h"
 
+/* On a function of a path taken rarely (growth, a miss): kept out of its hot caller, whose
+ * registers then need no saving on every call. */
+#define PERCH_NOINLINE __attribute__((noinline))
+
 #define NONE32      UINT32_MAX
 #define UNKNOWN_PID UINT32_MAX
 
@@ -143,14 +147,21 @@ typedef struct module {
     bool dirty;     /* changed since the last record sent */
 } module;
 
+/* A lookup's answer: every address in [lo, lo + span) has the module key (0: none). span 0:
+ * an empty entry. */
+typedef struct modhit {
+    uint64_t lo, span, key;
+} modhit;
+
+#define MODMAP_HITS 4u
 typedef struct modmap {
     module *items; /* sorted by base */
     uint32_t count, cap;
     uint64_t max_size; /* >= every item's size: bounds a lookup's backward scan */
-    /* The last lookup: every address in [hit_lo, hit_lo + hit_span) has the answer hit_key;
-     * valid until the map changes (samples repeat IPs and modules). */
-    uint64_t hit_lo, hit_span, hit_key;
-    bool hit_valid;
+    /* The last lookups' answers, valid until the map changes (samples repeat IPs and modules,
+     * and a process's samples come from a few modules at a time); filled round robin. */
+    modhit hits[MODMAP_HITS];
+    uint32_t hit_next;
 } modmap;
 
 typedef struct ent_process {
@@ -216,7 +227,7 @@ typedef struct sgroup {
     uint64_t ts;
     uint32_t tid;
     uint32_t gen;       /* bumped on release, so queue entries can be checked */
-    uint32_t next_hash; /* next group with the same hashed key, or next free */
+    uint32_t next_hash; /* next group with the same hashed key */
     uint32_t prev_hash; /* previous group with the same hashed key; NONE32: the map's head */
     uint32_t samples, samples_tail; /* the samples after first (m->samples), NONE32: none */
     uint32_t parts, parts_tail;
@@ -272,6 +283,7 @@ typedef struct squeue {
     uint32_t head, len, cap;
     uint32_t base;     /* the number of the entry at head: entries are numbered as pushed */
     uint32_t gone;     /* entries marked QENTRY_GONE */
+    uint32_t ahead;    /* the first entry expiry has not prefetched the group of (samples.c) */
     uint64_t wait;     /* ticks a group waits for its parts */
     uint64_t deadline; /* no queued group expires at or before this time */
 } squeue;
@@ -297,7 +309,13 @@ typedef struct stack_slot {
 typedef struct stack_cache_entry {
     uint32_t idx1;
     uint32_t off;
+    uint32_t tag; /* 32 bits of the key it was stored under (intern.c) */
 } stack_cache_entry;
+
+#define PID_HITS 16u /* a power of two */
+typedef struct pid_hit {
+    uint32_t pid, idx, gen1;
+} pid_hit;
 
 struct perch_model {
     perch_sink sink;
@@ -328,10 +346,11 @@ struct perch_model {
     uint32_t proc_count, proc_cap, proc_free;
     uint32_t proc_cursor;
     perch__hmap pid_map;
-    /* The last pid a sample's module lookup found in pid_map (modules.c); dropped whenever
+    /* pid_map's answers to the last samples' module lookups (modules.c), by pid: an entry is
+     * valid when its gen1 is pid_hit_gen + 1; perch__pid_hits_drop drops them all whenever
      * pid_map changes. */
-    uint32_t pid_hit_pid, pid_hit_idx;
-    bool pid_hit_valid;
+    pid_hit pid_hits[PID_HITS];
+    uint32_t pid_hit_gen;
     modmap kernel_mods;
     pdb_pending pdb[PDB_PENDING];
     uint32_t pdb_next;
@@ -345,7 +364,12 @@ struct perch_model {
     uint32_t part_count, part_cap, part_free;
     sgroup *groups;   /* in groups_raw, aligned (groups.c) */
     void *groups_raw; /* the allocation */
-    uint32_t group_count, group_cap, group_free, groups_live;
+    uint32_t group_count, group_cap, groups_live;
+    /* Free group slots, a stack (the last freed is taken first, as a list through the groups
+     * did), apart from the groups: the next slot to be taken is known before it is needed,
+     * so it is prefetched (groups.c). Room for group_cap. */
+    uint32_t *group_free;
+    uint32_t group_free_count;
     uint32_t *group_heads;              /* bucket of mixed (ts, tid) -> first group, NONE32: none */
     uint32_t group_buckets;             /* power of two, > groups_hashed; 0 before the first */
     uint32_t groups_hashed;             /* live groups in the bucket table */
@@ -397,15 +421,33 @@ int perch__thread_event(perch_model *m, const perch_event *ev, const perch_decod
 int perch__thread_set_name(perch_model *m, const perch_event *ev, const perch_decoded *d);
 int perch__process_event(perch_model *m, const perch_event *ev, const perch_decoded *d);
 /* The thread entity for tid now (tid 0: the CPU's idle thread), created provisional when
- * unknown. NONE32 on allocation failure (m->error set). */
-uint32_t perch__thread_for(perch_model *m, uint32_t tid, uint16_t cpu);
+ * unknown. NONE32 on allocation failure (m->error set). Inline for the answers of tid_cache and
+ * of a CPU's idle thread (every sample, switch and ready-thread asks). */
+uint32_t perch__thread_for_slow(perch_model *m, uint32_t tid, uint16_t cpu);
+static inline uint32_t perch__thread_for(perch_model *m, uint32_t tid, uint16_t cpu)
+{
+    if (tid == 0) {
+        if (cpu < m->cpu_cap && m->cpus[cpu].idle_thread != NONE32)
+            return m->cpus[cpu].idle_thread;
+    } else if (m->tid_cache_tid[TID_SLOT(tid)] == tid &&
+               m->tid_cache_idx[TID_SLOT(tid)] != NONE32) {
+        /* An empty slot is (NONE32, NONE32): tid 0xFFFFFFFF must not take it for a hit. */
+        return m->tid_cache_idx[TID_SLOT(tid)];
+    }
+    return perch__thread_for_slow(m, tid, cpu);
+}
 /* The process entity for pid, created provisional when unknown; NONE32 on failure. */
 uint32_t perch__process_for(perch_model *m, uint32_t pid);
 /* The current process entity for pid, or NONE32. */
 uint32_t perch__process_find(const perch_model *m, uint32_t pid);
 int perch__model_entities_finish(perch_model *m);
 void perch__model_entities_free(perch_model *m);
-cpu_state *perch__cpu(perch_model *m, uint16_t cpu);
+/* The state of cpu, grown when needed; NULL when out of range (counted) or on failure. */
+cpu_state *perch__cpu_slow(perch_model *m, uint16_t cpu);
+static inline cpu_state *perch__cpu(perch_model *m, uint16_t cpu)
+{
+    return cpu < m->cpu_cap ? &m->cpus[cpu] : perch__cpu_slow(m, cpu);
+}
 
 /* slices.c */
 int perch__cswitch(perch_model *m, const perch_event *ev, const perch_decoded *d);
@@ -439,7 +481,12 @@ void perch__samples_free(perch_model *m);
  * set; sorted says whether its window queue entry's key is ts); the window of g closed while g
  * stays live (0 or an error); unlink and free a group; a thread's first pending group (NONE32:
  * none) and the end of its list once it exited. */
-uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid);
+uint32_t perch__group_find_slow(const perch_model *m, uint64_t ts, uint32_t tid);
+static inline uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint32_t tid)
+{
+    return ts > m->group_max_ts ? NONE32 /* newer than every group: a sample in time order */
+                                : perch__group_find_slow(m, ts, tid);
+}
 uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t queue, bool sorted);
 int perch__group_window_closed(perch_model *m, uint32_t g);
 void perch__group_unlink(perch_model *m, uint32_t g);
@@ -466,6 +513,7 @@ void perch__intern_free(perch_model *m);
 int perch__image_event(perch_model *m, const perch_event *ev, const perch_decoded *d);
 int perch__dbg_id(perch_model *m, const perch_event *ev, const perch_decoded *d);
 uint64_t perch__module_lookup(perch_model *m, uint32_t pid, uint64_t ip);
+void perch__pid_hits_drop(perch_model *m); /* pid_map changed */
 int perch__modmap_emit_all(perch_model *m, modmap *mm, uint64_t unload_ts);
 /* entities.c: sends the thread's / process's current record when it changed since the last
  * one sent (the first time always). No-op once its final record was sent. */

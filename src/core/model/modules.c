@@ -91,26 +91,41 @@ static void answer_range(const modmap *mm, const module *md, uint64_t ip, uint64
     *span = end - base;
 }
 
-/* map_lookup behind a one-entry cache of the range of addresses that had the last answer:
- * consecutive samples often fall in one module (and idle loops share an IP). */
+/* map_lookup behind a small cache of the ranges of addresses that had the last answers:
+ * consecutive samples often fall in one module (and idle loops share an IP), and samples of
+ * one process from several CPUs take turns among a few modules. */
+static uint64_t map_lookup_miss(modmap *mm, uint64_t ip);
 static uint64_t map_lookup_key(modmap *mm, uint64_t ip)
 {
-    if (mm->hit_valid && ip - mm->hit_lo < mm->hit_span)
-        return mm->hit_key;
-    const module *md = map_lookup(mm, ip);
-    mm->hit_lo = ip;
-    mm->hit_span = 1;
-    if (md != NULL)
-        answer_range(mm, md, ip, &mm->hit_lo, &mm->hit_span);
-    mm->hit_key = md ? md->rec.key : 0;
-    mm->hit_valid = true;
-    return mm->hit_key;
+    for (uint32_t i = 0; i < MODMAP_HITS; i++)
+        if (ip - mm->hits[i].lo < mm->hits[i].span)
+            return mm->hits[i].key;
+    return map_lookup_miss(mm, ip);
 }
 
-/* The map's ranges changed: drop the cached lookup and recompute the scan bound. */
+/* map_lookup_key's answer when no cached range holds ip: looked up, and cached. */
+PERCH_NOINLINE static uint64_t map_lookup_miss(modmap *mm, uint64_t ip)
+{
+    const module *md = map_lookup(mm, ip);
+    modhit *h = &mm->hits[mm->hit_next++ % MODMAP_HITS];
+    h->lo = ip;
+    h->span = 1;
+    if (md != NULL)
+        answer_range(mm, md, ip, &h->lo, &h->span);
+    h->key = md ? md->rec.key : 0;
+    return h->key;
+}
+
+/* Forgets every cached answer of mm. */
+static void hits_drop(modmap *mm)
+{
+    memset(mm->hits, 0, sizeof mm->hits);
+}
+
+/* The map's ranges changed: drop the cached lookups and recompute the scan bound. */
 static void map_changed(modmap *mm)
 {
-    mm->hit_valid = false;
+    hits_drop(mm);
     mm->max_size = 0;
     for (uint32_t i = 0; i < mm->count; i++)
         if (mm->items[i].rec.size > mm->max_size)
@@ -138,14 +153,23 @@ uint64_t perch__module_lookup(perch_model *m, uint32_t pid, uint64_t ip)
     if (perch__is_kernel_addr(m->pointer_size, ip)) {
         mm = &m->kernel_mods;
     } else {
-        if (!m->pid_hit_valid || m->pid_hit_pid != pid) {
-            m->pid_hit_pid = pid;
-            m->pid_hit_idx = perch__process_find(m, pid);
-            m->pid_hit_valid = true;
+        pid_hit *h = &m->pid_hits[(pid >> 2) & (PID_HITS - 1)]; /* pids are multiples of 4 */
+        if (h->gen1 != m->pid_hit_gen + 1 || h->pid != pid) {
+            h->pid = pid;
+            h->idx = perch__process_find(m, pid);
+            h->gen1 = m->pid_hit_gen + 1;
         }
-        mm = m->pid_hit_idx == NONE32 ? NULL : &m->procs[m->pid_hit_idx].mods;
+        mm = h->idx == NONE32 ? NULL : &m->procs[h->idx].mods;
     }
     return mm ? map_lookup_key(mm, ip) : 0;
+}
+
+void perch__pid_hits_drop(perch_model *m)
+{
+    if (++m->pid_hit_gen == UINT32_MAX) { /* gen1 would wrap to 0, which every entry starts at */
+        memset(m->pid_hits, 0, sizeof m->pid_hits);
+        m->pid_hit_gen = 0;
+    }
 }
 
 /* Sends the current record of a mapped module (an upsert: it stays mapped). */
@@ -205,7 +229,7 @@ static int insert(perch_model *m, modmap *mm, module *md, bool *owned)
     mm->items[at] = *md;
     *owned = false;
     mm->count++;
-    mm->hit_valid = false;
+    hits_drop(mm);
     if (md->rec.size > mm->max_size)
         mm->max_size = md->rec.size;
     return upsert_module(m, &mm->items[at]);

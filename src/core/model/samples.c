@@ -45,6 +45,7 @@ static void queue_compact(perch_model *m, squeue *q)
     }
     q->len = kept;
     q->gone = 0;
+    q->ahead = q->base; /* the numbers changed */
 }
 
 /* The head entry of q leaves it. */
@@ -89,6 +90,24 @@ static int queue_grow(squeue *q)
     return 0;
 }
 
+/* Room for one more entry in full q (the rule below). Out of line, so the push, once per sample,
+ * keeps its few registers free of what this needs (callee-saved registers pushed and popped on
+ * every call when it was inline). */
+PERCH_NOINLINE static int queue_make_room(perch_model *m, squeue *q)
+{
+    bool compact = q->cap > 0 && (q == &m->key_wait || q->gone >= q->cap / 4 * 3);
+    if (compact)
+        queue_compact(m, q);
+    if (q->cap == 0 || q->len > q->cap / 2) {
+        int err = queue_grow(q);
+        if (err < 0 && !compact)
+            queue_compact(m, q);
+        if (err < 0 && q->len == q->cap)
+            return err; /* more waiting groups than MAX_QUEUE: cannot happen (MAX_GROUPS) */
+    }
+    return 0;
+}
+
 /* Appends entry. A full queue first drops its stale entries (groups emitted by a user part or
  * a definition leave one behind, and when trace time stops advancing nothing expires them), and
  * grows only when that freed less than half. A window queue counts its entries marked gone and
@@ -97,18 +116,9 @@ static int queue_grow(squeue *q)
  * within eight times the groups that wait; key_wait within twice. Whatever the timestamps do. */
 static int queue_push(perch_model *m, squeue *q, qentry entry)
 {
-    if (q->len == q->cap) {
-        bool compact = q->cap > 0 && (q == &m->key_wait || q->gone >= q->cap / 4 * 3);
-        if (compact)
-            queue_compact(m, q);
-        if (q->cap == 0 || q->len > q->cap / 2) {
-            int err = queue_grow(q);
-            if (err < 0 && !compact)
-                queue_compact(m, q);
-            if (err < 0 && q->len == q->cap)
-                return err; /* more waiting groups than MAX_QUEUE: cannot happen (MAX_GROUPS) */
-        }
-    }
+    int err = q->len == q->cap ? queue_make_room(m, q) : 0;
+    if (err < 0)
+        return err;
     q->run = q->len > 0 && entry.key == q->last_key ? q->run + 1 : 1;
     q->e[(q->head + q->len) & (q->cap - 1)] = entry;
     q->len++;
@@ -151,11 +161,9 @@ static int queue_add_group(perch_model *m, uint32_t g)
     return err;
 }
 
-static void release_group(perch_model *m, uint32_t g)
+/* Frees g's second and later samples and its parts (most groups have neither). */
+PERCH_NOINLINE static void release_members(perch_model *m, const sgroup *gr)
 {
-    sgroup *gr = &m->groups[g];
-    if (!gr->window_closed)
-        queue_forget(m, g);
     for (uint32_t s = gr->samples, next; s != NONE32; s = next) {
         next = m->samples[s].next;
         m->samples[s].next = m->sample_free;
@@ -170,6 +178,15 @@ static void release_group(perch_model *m, uint32_t g)
         m->parts[p].next = m->part_free;
         m->part_free = p;
     }
+}
+
+static void release_group(perch_model *m, uint32_t g)
+{
+    const sgroup *gr = &m->groups[g];
+    if (!gr->window_closed)
+        queue_forget(m, g);
+    if (gr->samples != NONE32 || gr->parts != NONE32)
+        release_members(m, gr);
     perch__group_unlink(m, g);
 }
 
@@ -272,6 +289,8 @@ int perch__group_finalize(perch_model *m, uint32_t g, enum model_counter reason)
 {
     uint32_t id, kernel, total;
     bool unresolved_only;
+    if (m->groups[g].parts == NONE32) /* no stack: what assemble gives for no part */
+        return emit_group(m, g, reason, 0, 0, 0, 0, false);
     int err = assemble(m, &m->groups[g], &id, &kernel, &total, &unresolved_only);
     return emit_group(m, g, reason, err, id, kernel, total, unresolved_only);
 }
@@ -310,7 +329,7 @@ static int drop_key_wait(perch_model *m, uint32_t g)
 }
 
 /* The first live, still-waiting group of q (popped unless peek), or NONE32. */
-static uint32_t queue_pop_live(perch_model *m, squeue *q, bool peek)
+static inline uint32_t queue_pop_live(perch_model *m, squeue *q, bool peek)
 {
     while (q->len > 0) {
         const qentry *e = &q->e[q->head];
@@ -326,6 +345,29 @@ static uint32_t queue_pop_live(perch_model *m, squeue *q, bool peek)
     return NONE32;
 }
 
+/* Entries behind the head whose groups expire asks the cache for. */
+#define EXPIRE_PREFETCH 8u
+
+/* Asks the cache for the groups (both lines: the sample, then the state and links) of the
+ * entries up to EXPIRE_PREFETCH places behind q's head that it has not asked for yet: q->ahead
+ * is the number of the next one, entries marked gone are passed over. Expiry takes groups in
+ * queue order, each cold after waiting out its window (seconds of trace): asked early, the
+ * misses of several groups overlap with the work between them instead of each stalling its
+ * turn. */
+static void expire_prefetch(const perch_model *m, squeue *q)
+{
+    uint32_t end = q->base + (q->len < EXPIRE_PREFETCH ? q->len : EXPIRE_PREFETCH);
+    if ((int32_t)(q->ahead - q->base) < 0)
+        q->ahead = q->base; /* popped past it, or renumbered by compaction */
+    for (; (int32_t)(end - q->ahead) > 0; q->ahead++) {
+        uint32_t g = q->e[(q->head + (q->ahead - q->base)) & (q->cap - 1)].g;
+        if (g != QENTRY_GONE) {
+            __builtin_prefetch(&m->groups[g]);
+            __builtin_prefetch((const char *)&m->groups[g] + 64);
+        }
+    }
+}
+
 static int expire(perch_model *m, squeue *q, uint64_t now)
 {
     int err = 0;
@@ -338,6 +380,7 @@ static int expire(perch_model *m, squeue *q, uint64_t now)
             return 0;
         }
         queue_pop(q); /* the peek left g's entry at the head */
+        expire_prefetch(m, q);
         err = close_window(m, g, MC_EMIT_WAIT_TIME);
     }
     if (err == 0)
@@ -376,6 +419,10 @@ int perch__samples_thread_exit(perch_model *m, uint32_t tid)
     uint32_t g = perch__group_first_of_thread(m, tid);
     while (g != NONE32 && err == 0) {
         uint32_t next = m->groups[g].tid_next;
+        if (next != NONE32) { /* cold (it waited): asked for while g is emitted */
+            __builtin_prefetch(&m->groups[next]);
+            __builtin_prefetch((const char *)&m->groups[next] + 64);
+        }
         if (!m->groups[g].window_closed)
             err = close_window(m, g, MC_EMIT_THREAD_EXIT);
         g = next;
