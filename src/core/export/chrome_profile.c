@@ -109,6 +109,29 @@ static int cmp_psample(const void *x, const void *y)
     return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
+/* Sorts t's pending samples by time, ties in arrival order. They arrive nearly sorted (a
+ * sample waiting for its user half comes a little late), so an insertion sort moves few;
+ * past a bound of moves the rest is left to qsort. The keys (time, arrival number) are
+ * unique, so both give the same order. */
+static void sort_pending(perch__ptrack *t)
+{
+    perch__psample *v = t->pend;
+    size_t n = t->pend_count, moves = 0, limit = 8 * n + 64;
+    for (size_t i = 1; i < n; i++) {
+        perch__psample x = v[i];
+        size_t j = i;
+        for (; j > 0 && cmp_psample(&v[j - 1], &x) > 0; j--) {
+            v[j] = v[j - 1];
+            if (++moves > limit) {
+                v[j - 1] = x;
+                qsort(v, n, sizeof *v, cmp_psample);
+                return;
+            }
+        }
+        v[j] = x;
+    }
+}
+
 /* The first n sorted pending samples of t as written: a gap sample (the root) one interval
  * after a real sample that the next one does not follow within 1.5 intervals; times never
  * before the last one written; with close, a last gap sample after the last real one. */
@@ -162,11 +185,14 @@ static void nodes_json(perch__profiles *p, perch__ptrack *t)
                           "\"scriptId\":0,\"lineNumber\":-1,\"columnNumber\":-1}}");
     }
     for (size_t i = t->nodes_written; i < t->node_count; i++) {
-        char head[64];
-        int n = snprintf(head, sizeof head, "\"id\":%zu,\"parent\":%" PRIu32, i + 2,
-                         t->nodes[i].parent);
+        char head[64] = "\"id\":";
+        size_t n = 5;
+        n += perch__put_uint(head + n, i + 2);
+        memcpy(head + n, ",\"parent\":", 10);
+        n += 10;
+        n += perch__put_uint(head + n, t->nodes[i].parent);
         perch_json_begin_object(w);
-        perch_json_raw_members(w, head, (size_t)n);
+        perch_json_raw_members(w, head, n);
         call_frame(p, &t->nodes[i]);
         perch_json_end_object(w);
     }
@@ -211,7 +237,7 @@ static int write_chunk(perch__profiles *p, perch__ptrack *t, size_t n, bool clos
     perch_json *w = p->w;
     perch__run run = {w, 0, {0}};
     int err;
-    qsort(t->pend, t->pend_count, sizeof *t->pend, cmp_psample);
+    sort_pending(t);
     err = build_out(p, t, n, close);
     if (err || p->out_count == 0)
         return err;

@@ -268,6 +268,9 @@ static inline bool perch__stacks_known(const perch__stacks *s, uint32_t id)
 {
     return id < s->count && (s->known[id / 64] >> (id % 64) & 1);
 }
+/* The innermost frame of id (what perch__stacks_get would give first), decoding nothing
+ * else; false for an id without frames. */
+bool perch__stacks_leaf(const perch__stacks *s, uint32_t id, uint64_t *leaf);
 void perch__stacks_free(perch__stacks *s, perch__budget *b);
 
 /* ---- sample aggregate: one row per (thread, stack, ip when no stack, kind, source) ------- */

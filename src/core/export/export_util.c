@@ -231,9 +231,17 @@ static const uint64_t pow10[20] = {1u,
 
 size_t perch__put_uint(char *out, uint64_t v)
 {
-    size_t n = 1;
-    while (n < 20 && v >= pow10[n])
-        n++;
+    if (v < 100) { /* most numbers of a trace's events: CPUs, priorities, small deltas */
+        if (v < 10) {
+            out[0] = (char)('0' + v);
+            return 1;
+        }
+        memcpy(out, two_digits + 2 * v, 2);
+        return 2;
+    }
+    /* digits from the bit length: t = floor(bits * log10(2)), then one comparison */
+    unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233u >> 12;
+    size_t n = t + 1 - (v < pow10[t]);
     perch__put_digits(out, v, n);
     return n;
 }
