@@ -382,6 +382,36 @@ static void test_go_tool_pprof(void **state)
     assert_non_null(strstr(out, "?!0x12345678"));
 }
 
+/* The formats whose groups are built on a helper thread (groups_each.c) write the same bytes
+ * with options threads = 1 (one thread), with their logs in memory and spilled to scratch
+ * files (the builder then reads the scratch store). */
+static void test_threads_same_bytes(void **state)
+{
+    static const perch_export_format fmts[] = {PERCH_EXPORT_PPROF, PERCH_EXPORT_SPEEDSCOPE,
+                                               PERCH_EXPORT_FOLDED};
+    (void)state;
+    for (size_t f = 0; f < sizeof fmts / sizeof fmts[0]; f++) {
+        for (int spill = 0; spill < 2; spill++) {
+            perch_export_options one, two;
+            size_t n1, n2;
+            int e1, e2;
+            perch_export_options_init(&one);
+            one.log_memory = spill ? 16 : 0;
+            two = one;
+            one.threads = 1;
+            char *a = fx_export(fmts[f], &one, &n1, &e1);
+            char *b = fx_export(fmts[f], &two, &n2, &e2);
+            assert_int_equal(e1, 0);
+            assert_int_equal(e2, 0);
+            assert_true(n1 > 16);
+            assert_int_equal(n1, n2);
+            assert_memory_equal(a, b, n1);
+            free(a);
+            free(b);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_samples),
         cmocka_unit_test(test_mappings_and_locations),
         cmocka_unit_test(test_go_tool_pprof),
+        cmocka_unit_test(test_threads_same_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

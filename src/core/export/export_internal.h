@@ -8,6 +8,7 @@
 #ifndef PERCH_EXPORT_INTERNAL_H
 #define PERCH_EXPORT_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,10 +19,30 @@
 #include "perch/sym.h"
 
 /* ---- memory budget: every allocation of an exporter is charged here ---------------------- */
+/* `used` is atomic because a second thread of the exporter (the sample log's group decoder,
+ * groups.c) charges the same budget while the writer does. */
 typedef struct perch__budget {
     uint64_t limit;
-    uint64_t used;
+    _Atomic uint64_t used;
 } perch__budget;
+
+/* Charges bytes to b: false (nothing charged) when they do not fit under the limit. */
+static inline bool perch__budget_take(perch__budget *b, uint64_t bytes)
+{
+    uint64_t used = atomic_load_explicit(&b->used, memory_order_relaxed);
+    do {
+        if (bytes > b->limit - used)
+            return false;
+    } while (!atomic_compare_exchange_weak_explicit(&b->used, &used, used + bytes,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    return true;
+}
+
+/* Refunds bytes charged by perch__budget_take. */
+static inline void perch__budget_give(perch__budget *b, uint64_t bytes)
+{
+    atomic_fetch_sub_explicit(&b->used, bytes, memory_order_relaxed);
+}
 
 /* Grows *p (elements of elem bytes, capacity *cap) to hold at least need elements, charging
  * the growth to b. PERCH_ELIMIT past the budget, PERCH_ENOMEM when realloc fails. The check
@@ -505,15 +526,10 @@ typedef struct perch__group_slot {
     uint32_t thread; /* the thread's entity index, UINT32_MAX: none (key 0) */
 } perch__group_slot;
 
-typedef struct perch__samplelog {
-    perch__vlogs log; /* tag = kind << 16 | PMC source */
-    perch__group_slot cache[PERCH_GROUP_CACHE];
-    uint64_t samples;  /* records seen */
-    uint64_t last_ts;  /* the latest sample time */
-    bool want_samples; /* keep each group's samples (gecko) */
-    /* the group being visited */
-    perch__group_ref *order; /* the logs by (key, tag) */
-    size_t order_cap;
+/* One group's rows and samples as read back from its log (groups.c), and the scratch arrays
+ * that build them. The sample log has two, so a helper thread can build the next group's
+ * while the writer reads this one's (groups_each.c). */
+typedef struct perch__gstate {
     perch__agg_row *rows;
     size_t row_count, row_cap;
     uint64_t *row_of; /* per stack id below row_of_cap: gen << 32 | its row in this group */
@@ -527,6 +543,18 @@ typedef struct perch__samplelog {
     size_t v_count, v_cap;
     uint64_t *keys, *keys_tmp; /* sorting the group's rows and samples (sort.c) */
     size_t keys_cap, keys_tmp_cap;
+} perch__gstate;
+
+typedef struct perch__samplelog {
+    perch__vlogs log; /* tag = kind << 16 | PMC source */
+    perch__group_slot cache[PERCH_GROUP_CACHE];
+    uint64_t samples;  /* records seen */
+    uint64_t last_ts;  /* the latest sample time */
+    bool want_samples; /* keep each group's samples (gecko) */
+    /* the groups being visited */
+    perch__group_ref *order; /* the logs by (key, tag) */
+    size_t order_cap;
+    perch__gstate st[2];
 } perch__samplelog;
 
 /* ---- sorting (sort.c) ---------------------------------------------------------------- */
@@ -646,6 +674,11 @@ int perch__samplelog_add(perch__collect *c, const perch_sample_rec *rec);
 int perch__samplelog_each(perch__collect *c, int (*visit)(void *ctx, const perch__group *g),
                           void *ctx);
 void perch__samplelog_free(perch__samplelog *l, perch__budget *b);
+/* Reads group g's log back into s: its rows (aggregated, sorted by first time, stack id, ip,
+ * module and creation order) and, with want_samples, its samples by time (groups.c). One
+ * thread at a time: the log store's read window is shared. */
+int perch__group_build(perch__collect *c, perch__gstate *s, const perch__vlog *g);
+void perch__gstate_free(perch__gstate *s, perch__budget *b);
 /* A human name for a thread, the same in every format: "app.exe (1234) main (1001)",
  * "app.exe (1234) thread 1001" when unnamed, "Idle (CPU 3)" for the idle thread of a CPU
  * ("?" parts when unknown). t may be NULL (then tid is used; UINT32_MAX: "thread ?"). */

@@ -22,12 +22,13 @@ int perch__grow_slow(perch__budget *b, void **p, size_t *cap, size_t need, size_
             return PERCH_ELIMIT;
         ncap *= 2;
     }
-    if ((uint64_t)(ncap - *cap) * elem > b->limit - b->used)
+    if (!perch__budget_take(b, (uint64_t)(ncap - *cap) * elem))
         return PERCH_ELIMIT;
     np = perch__realloc(*p, ncap * elem);
-    if (!np)
+    if (!np) {
+        perch__budget_give(b, (uint64_t)(ncap - *cap) * elem);
         return PERCH_ENOMEM;
-    b->used += (uint64_t)(ncap - *cap) * elem;
+    }
     *p = np;
     *cap = ncap;
     return 0;
@@ -36,7 +37,7 @@ int perch__grow_slow(perch__budget *b, void **p, size_t *cap, size_t need, size_
 void perch__release(perch__budget *b, void **p, size_t *cap, size_t elem)
 {
     perch__free(*p);
-    b->used -= (uint64_t)*cap * elem;
+    perch__budget_give(b, (uint64_t)*cap * elem);
     *p = NULL;
     *cap = 0;
 }
@@ -57,13 +58,14 @@ static int map_rehash(perch__map *m, perch__budget *b)
     uint64_t *keys;
     uint32_t *vals;
     size_t count;
-    if (bytes > b->limit - b->used)
+    if (!perch__budget_take(b, bytes))
         return PERCH_ELIMIT;
     keys = perch__calloc(ncap, sizeof *keys);
     vals = perch__calloc(ncap, sizeof *vals);
     if (!keys || !vals) {
         perch__free(keys);
         perch__free(vals);
+        perch__budget_give(b, bytes);
         return PERCH_ENOMEM;
     }
     for (size_t i = 0; i < m->cap; i++)
@@ -72,7 +74,6 @@ static int map_rehash(perch__map *m, perch__budget *b)
     count = m->count;
     perch__map_free(m, b);
     m->count = count;
-    b->used += bytes;
     m->keys = keys;
     m->vals = vals;
     m->cap = ncap;
@@ -103,7 +104,7 @@ void perch__map_free(perch__map *m, perch__budget *b)
 {
     perch__free(m->keys);
     perch__free(m->vals);
-    b->used -= (uint64_t)m->cap * (sizeof(uint64_t) + sizeof(uint32_t));
+    perch__budget_give(b, (uint64_t)m->cap * (sizeof(uint64_t) + sizeof(uint32_t)));
     memset(m, 0, sizeof *m);
 }
 
