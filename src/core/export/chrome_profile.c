@@ -328,11 +328,19 @@ static int leaf_for(perch__profiles *p, perch__ptrack *t, uint64_t thread_key, u
         frames = perch__stacks_get(p->stacks, stack_id, &count);
     th = perch__entities_thread_at(p->ents, thread_key);
     pk = th ? th->process_key : 0;
-    for (uint32_t i = count; !err && i-- > 0;) { /* root first */
+    err = perch__grow(p->budget, (void **)&t->path, &t->path_cap, count, sizeof *t->path);
+    size_t depth = 0; /* root first: the frames shared with the last path keep its nodes */
+    for (uint32_t i = count; !err && i-- > 0 && depth < t->path_len &&
+                             t->path[depth].addr == frames[i];)
+        node = t->path[depth++].node;
+    for (uint32_t i = count - (uint32_t)depth; !err && i-- > 0;) {
         const perch__module *m =
             perch__frame_module_cached(p->rc, p->ents, pk, module_key, frames[i], stack_id == 0);
         err = node_for(p, t, node, frames[i], m, &node);
+        if (!err)
+            t->path[depth++] = (struct perch__pstep){frames[i], node};
     }
+    t->path_len = err ? 0 : depth;
     if (!err && stack_id != 0) {
         p->leaf_key[at] = key;
         p->leaf_node[at] = node;
@@ -380,6 +388,7 @@ void perch__profiles_free(perch__profiles *p)
         perch__ptrack *t = &p->tracks[i];
         perch__release(p->budget, (void **)&t->nodes, &t->node_cap, sizeof *t->nodes);
         perch__release(p->budget, (void **)&t->pend, &t->pend_cap, sizeof *t->pend);
+        perch__release(p->budget, (void **)&t->path, &t->path_cap, sizeof *t->path);
     }
     perch__release(p->budget, (void **)&p->out, &p->out_cap, sizeof *p->out);
     perch__release(p->budget, (void **)&p->tracks, &p->cap, sizeof *p->tracks);

@@ -750,6 +750,13 @@ typedef struct perch__ptrack {
     bool started;          /* the "Profile" event is out */
     bool open;             /* the last sample written is a real one (not a gap) */
     bool span;             /* write a complete event over the profile (no slices here) */
+    /* the path of the last stack walked from the root (frames, their node ids): the next
+     * walk reuses the nodes of the frames it shares from the root without a lookup */
+    struct perch__pstep {
+        uint64_t addr;
+        uint32_t node;
+    } *path;
+    size_t path_len, path_cap;
 } perch__ptrack;
 
 typedef struct perch__profiles {
