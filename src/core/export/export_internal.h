@@ -384,6 +384,7 @@ typedef struct perch__vlog {
     size_t len, cap;
     size_t count;       /* entries */
     uint64_t prev;      /* the writer's delta base */
+    uint64_t prev2;     /* a second delta base (the sample log: the last logged ip) */
     uint64_t sum;       /* free for the writer (the sample log: the sum of the counts) */
     uint64_t spilled;   /* bytes in the scratch store, in segments seg_first .. seg_last */
     uint32_t seg_first; /* UINT32_MAX: none */

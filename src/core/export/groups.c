@@ -2,7 +2,8 @@
  * The sample log by group, the base of the one-pass formats (gecko, pprof, speedscope,
  * folded): every sample is appended to the varint log of its group (thread key, kind, PMC
  * source; vlog.c, which moves the logs to a scratch store past its cap) as (time delta,
- * stack id << 1 | has ip, count[, ip, module key]), a few bytes a sample. The ip and module
+ * stack id << 1 | has ip, count[, ip delta from the group's last logged ip, module key]), a
+ * few bytes a sample (a kernel ip alone is a 10-byte varint; its delta 2 to 4 bytes). The ip and module
  * ride along when a row may need them: samples without a stack, and samples whose stack is
  * not interned (yet), whose row falls back to its first sample's ip. At finish the groups are
  * visited in (thread key, kind, PMC source) order; each is read back alone and aggregated into
@@ -59,13 +60,15 @@ int perch__samplelog_add(perch__collect *c, const perch_sample_rec *rec)
     e[0] = perch__zigzag((int64_t)(rec->ts - g->prev));
     e[1] = (uint64_t)rec->stack_id << 1 | ip;
     e[2] = count;
-    e[3] = rec->ip;
+    e[3] = perch__zigzag((int64_t)(rec->ip - g->prev2)); /* ips of a thread lie close */
     e[4] = rec->module_key;
     err = perch__vlogs_put(&l->log, &c->budget, g, e, ip ? 5 : 3);
     if (err)
         return err;
     g->unsorted |= rec->ts < g->prev;
     g->prev = rec->ts;
+    if (ip)
+        g->prev2 = rec->ip;
     g->sum += count;
     l->samples++;
     if (rec->ts > l->last_ts)
@@ -181,7 +184,7 @@ static int decode_group(perch__collect *c, perch__gstate *s, const perch__vlog *
     perch__samplelog *l = &c->samples;
     perch__vlog_reader rd;
     size_t off = 0;
-    uint64_t ts = 0;
+    uint64_t ts = 0, prev_ip = 0;
     int err = reset_group(c, s);
     if (!err)
         err = perch__vlog_reader_open(&l->log, &c->budget, g, &rd);
@@ -196,7 +199,7 @@ static int decode_group(perch__collect *c, perch__gstate *s, const perch__vlog *
         id = perch__vnext(rd.data, rd.len, &off);
         count = perch__vnext(rd.data, rd.len, &off);
         if (id & 1) {
-            ip = perch__vnext(rd.data, rd.len, &off);
+            ip = prev_ip += (uint64_t)perch__unzigzag(perch__vnext(rd.data, rd.len, &off));
             mod = perch__vnext(rd.data, rd.len, &off);
         }
         err = row_for(c, s, g, (uint32_t)(id >> 1), ip, mod, ts, &row);
