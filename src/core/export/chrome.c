@@ -425,36 +425,17 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
     return c->w.error;
 }
 
-struct text_buf {
-    char *p;
-    size_t len, cap;
-};
-
-static int text_sink(void *ctx, const char *data, size_t n)
-{
-    struct text_buf *t = ctx;
-    if (n > t->cap - t->len)
-        return PERCH_ELIMIT;
-    memcpy(t->p + t->len, data, n);
-    t->len += n;
-    return 0;
-}
-
 /* The name of a PMC sample's event (its leaf frame) as the writer writes a string (quoted,
  * escaped) into out (NAME_TEXT_MAX bytes); returns its length. */
-#define NAME_TEXT_MAX (PERCH_FRAME_NAME_MAX * 6 + 2)
+#define NAME_TEXT_MAX PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX)
 static size_t leaf_name_text(struct chrome *c, uint64_t pk, uint64_t module_key, uint64_t leaf,
                              bool is_ip, char *out)
 {
     char name[PERCH_FRAME_NAME_MAX];
-    struct text_buf t = {out, 0, NAME_TEXT_MAX};
-    perch_json w;
     const perch__module *m =
         perch__frame_module_cached(&c->rc, &c->base.ents, pk, module_key, leaf, is_ip);
     perch__frame_name(&c->base.ents, m, leaf, name, sizeof name);
-    perch_json_init(&w, text_sink, &t);
-    perch_json_string(&w, name);
-    return perch_json_flush(&w) == 0 ? t.len : 0;
+    return perch__json_string_text(name, strlen(name), out, NAME_TEXT_MAX);
 }
 
 /* The cached name text of (pk, leaf, the module key when the leaf is the sample's ip): the

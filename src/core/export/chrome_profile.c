@@ -161,43 +161,82 @@ static int build_out(perch__profiles *p, perch__ptrack *t, size_t n, bool close)
     return err;
 }
 
-static void call_frame(perch__profiles *p, const perch__pnode *n)
+#define NAME_CACHE 4096 /* entries of the node-name cache, a power of two */
+
+/* The function name of node n as JSON text (quoted, escaped) into out
+ * (PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX) bytes), through the cache; 0 on failure. */
+static size_t node_name(perch__profiles *p, const perch__pnode *n, char *out, int *err)
 {
     char name[PERCH_FRAME_NAME_MAX];
     const perch__module *m = n->module == UINT32_MAX ? NULL : &p->ents->modules[n->module];
-    perch_json *w = p->w;
-    static const char rest[] = "\"url\":\"\",\"scriptId\":0,\"lineNumber\":-1,\"columnNumber\":-1";
-    perch_json_key(w, "callFrame");
-    perch_json_begin_object(w);
-    perch_json_key(w, "functionName");
-    perch_json_string_n(w, name, perch__frame_name(p->ents, m, n->addr, name, sizeof name));
-    perch_json_raw_members(w, rest, sizeof rest - 1);
-    perch_json_end_object(w);
+    uint32_t mod = n->module == UINT32_MAX ? 0 : n->module + 1;
+    struct perch__pname *slot;
+    size_t len;
+    if (!p->names) {
+        *err = perch__grow(p->budget, (void **)&p->names, &p->names_cap, NAME_CACHE,
+                           sizeof *p->names);
+        if (*err)
+            return 0;
+        memset(p->names, 0, p->names_cap * sizeof *p->names);
+    }
+    slot = &p->names[perch__hash64(n->addr ^ perch__hash64(mod)) & (NAME_CACHE - 1)];
+    if (slot->len && slot->addr == n->addr && slot->module == mod) {
+        memcpy(out, slot->text, slot->len);
+        return slot->len;
+    }
+    len = perch__frame_name(p->ents, m, n->addr, name, sizeof name);
+    len = perch__json_string_text(name, len, out, PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX));
+    if (len > 0 && len <= PERCH_PNAME_TEXT) {
+        slot->addr = n->addr;
+        slot->module = mod;
+        slot->len = (uint8_t)len;
+        memcpy(slot->text, out, len);
+    }
+    return len;
 }
 
-static void nodes_json(perch__profiles *p, perch__ptrack *t)
+/* Node id i + 2 of t as one run of text: {"id","parent","callFrame":{"functionName", url,
+ * scriptId, lineNumber, columnNumber}}, the bytes the writer's calls for it would write. */
+static int node_json(perch__profiles *p, const perch__ptrack *t, size_t i)
+{
+    static const char rest[] = ",\"url\":\"\",\"scriptId\":0,\"lineNumber\":-1,"
+                               "\"columnNumber\":-1}}";
+    char text[96 + PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX) + sizeof rest];
+    size_t n = 0, name;
+    int err = 0;
+    memcpy(text, "{\"id\":", 6);
+    n = 6;
+    n += perch__put_uint(text + n, i + 2);
+    memcpy(text + n, ",\"parent\":", 10);
+    n += 10;
+    n += perch__put_uint(text + n, t->nodes[i].parent);
+    memcpy(text + n, ",\"callFrame\":{\"functionName\":", 29);
+    n += 29;
+    name = node_name(p, &t->nodes[i], text + n, &err);
+    if (err || name == 0)
+        return err ? err : PERCH_ELIMIT;
+    n += name;
+    memcpy(text + n, rest, sizeof rest - 1);
+    n += sizeof rest - 1;
+    perch_json_raw_n(p->w, text, n);
+    return 0;
+}
+
+static int nodes_json(perch__profiles *p, perch__ptrack *t)
 {
     perch_json *w = p->w;
+    int err = 0;
     perch_json_key(w, "nodes");
     perch_json_begin_array(w);
     if (t->nodes_written == 0 && !t->started) {
         perch_json_raw(w, "{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\",\"url\":\"\","
                           "\"scriptId\":0,\"lineNumber\":-1,\"columnNumber\":-1}}");
     }
-    for (size_t i = t->nodes_written; i < t->node_count; i++) {
-        char head[64] = "\"id\":";
-        size_t n = 5;
-        n += perch__put_uint(head + n, i + 2);
-        memcpy(head + n, ",\"parent\":", 10);
-        n += 10;
-        n += perch__put_uint(head + n, t->nodes[i].parent);
-        perch_json_begin_object(w);
-        perch_json_raw_members(w, head, n);
-        call_frame(p, &t->nodes[i]);
-        perch_json_end_object(w);
-    }
+    for (size_t i = t->nodes_written; i < t->node_count && !err; i++)
+        err = node_json(p, t, i);
     perch_json_end_array(w);
     t->nodes_written = t->node_count;
+    return err;
 }
 
 static void event_head(perch__profiles *p, const perch__ptrack *t, const char *name, uint64_t us)
@@ -250,7 +289,9 @@ static int write_chunk(perch__profiles *p, perch__ptrack *t, size_t n, bool clos
     perch_json_begin_object(w);
     perch_json_key(w, "cpuProfile");
     perch_json_begin_object(w);
-    nodes_json(p, t);
+    err = nodes_json(p, t);
+    if (err)
+        return err;
     t->started = true;
     perch_json_key(w, "samples");
     perch_json_begin_array(w);
@@ -396,5 +437,6 @@ void perch__profiles_free(perch__profiles *p)
     perch__loctab_free(&p->node_map, p->budget);
     perch__release(p->budget, (void **)&p->leaf_key, &p->leaf_key_cap, sizeof *p->leaf_key);
     perch__release(p->budget, (void **)&p->leaf_node, &p->leaf_node_cap, sizeof *p->leaf_node);
+    perch__release(p->budget, (void **)&p->names, &p->names_cap, sizeof *p->names);
     p->count = 0;
 }

@@ -373,6 +373,10 @@ typedef struct perch__writer {
 void perch__writer_init(perch__writer *w, perch_output *out);
 void perch__writer_put(perch__writer *w, const void *data, size_t len);
 int perch__writer_flush(perch__writer *w);
+/* The text perch_json_string_n writes for s (n bytes): quoted and escaped, into out (cap
+ * bytes; PERCH_JSON_TEXT_MAX(n) always fits); returns its length, 0 when it does not fit. */
+#define PERCH_JSON_TEXT_MAX(n) ((n) * 6 + 2)
+size_t perch__json_string_text(const char *s, size_t n, char *out, size_t cap);
 /* A perch_json sink writing to a perch_output passed as ctx. */
 int perch__json_output_sink(void *ctx, const char *data, size_t n);
 
@@ -760,6 +764,7 @@ typedef struct perch__ptrack {
     size_t path_len, path_cap;
 } perch__ptrack;
 
+#define PERCH_PNAME_TEXT 100 /* the longest name text the node-name cache keeps */
 typedef struct perch__profiles {
     perch__budget *budget;
     const perch__entities *ents;
@@ -777,6 +782,15 @@ typedef struct perch__profiles {
     perch__psample *out; /* the samples of the chunk being written, gaps included */
     size_t out_count, out_cap;
     uint64_t samples; /* samples written (each count of a sample once) */
+    /* a direct-mapped cache of nodes' function names as JSON text by (module, address):
+     * every thread's call tree has its own nodes for the same frames */
+    struct perch__pname {
+        uint64_t addr;
+        uint32_t module; /* module index + 1, 0 none */
+        uint8_t len;     /* 0: empty */
+        char text[PERCH_PNAME_TEXT];
+    } *names;
+    size_t names_cap;
 } perch__profiles;
 
 /* Queues one timer sample of a track (pid, tid) at us (microseconds from the trace start):

@@ -259,3 +259,27 @@ void perch__put_digits(char *out, uint64_t v, size_t n)
     if (n)
         *--p = (char)('0' + v % 10);
 }
+
+struct text_buf {
+    char *p;
+    size_t len, cap;
+};
+
+static int text_sink(void *ctx, const char *data, size_t n)
+{
+    struct text_buf *t = ctx;
+    if (n > t->cap - t->len)
+        return PERCH_ELIMIT;
+    memcpy(t->p + t->len, data, n);
+    t->len += n;
+    return 0;
+}
+
+size_t perch__json_string_text(const char *s, size_t n, char *out, size_t cap)
+{
+    struct text_buf t = {out, 0, cap};
+    perch_json w;
+    perch_json_init(&w, text_sink, &t);
+    perch_json_string_n(&w, s, n);
+    return perch_json_flush(&w) == 0 ? t.len : 0;
+}
