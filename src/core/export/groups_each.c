@@ -49,10 +49,14 @@ static int visit_one(perch__collect *c, size_t i, const perch__gstate *s,
 {
     const perch__vlog *g = group_at(c, i);
     bool want = c->samples.want_samples;
-    perch__group grp = {s->rows,           s->row_count,
-                        perch__entities_thread_at(&c->ents, g->key),
-                        g->sum,            want ? s->v : NULL,
-                        want ? s->v_count : 0};
+    perch__group grp = {
+        .rows = s->rows,
+        .row_count = s->row_count,
+        .thread = perch__entities_thread_at(&c->ents, g->key),
+        .count = g->sum,
+        .samples = want ? s->v : NULL,
+        .sample_count = want ? s->v_count : 0,
+    };
     return visit(ctx, &grp);
 }
 
