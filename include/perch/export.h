@@ -60,6 +60,10 @@ typedef struct perch_export_options {
      * (perch_scratch_open_temp). */
     perch_scratch_open_fn scratch_open;
     void *scratch_ctx;
+    /* 1: everything on the calling thread; 0 (the default) or 2: pprof, speedscope and
+     * folded build each thread's rows at finish on a helper thread while the previous
+     * thread's are written. The output is the same either way. */
+    unsigned threads;
 } perch_export_options;
 
 /* Fills opt with the defaults (and opt->size). */

@@ -2,7 +2,8 @@
 # both with --json and fails unless the two JSON documents are byte for byte the same. It also
 # holds the one-thread path to the default two-thread one: the capture of 'import --threads 1'
 # must be the same file, and 'report --json' and 'dump --summary' / 'dump --limit' with
-# PERCH_THREADS=1 the same text.
+# PERCH_THREADS=1 the same text. Every export of the capture (its sink on a thread of its own
+# behind a relay by default) must be the same file as with PERCH_THREADS=1 (one thread).
 #   -DPERCH="<emulator;>perch"  -DETL=trace.etl  -DCAPTURE=out.perch
 # With -DSEED=N it first writes ETL with 'perch synth --seed N --size 2M'.
 foreach(v PERCH ETL CAPTURE)
@@ -58,7 +59,22 @@ foreach(args "report;--json" "dump;--summary" "dump;--limit;3000")
         message(FATAL_ERROR "perch ${shown} differs with PERCH_THREADS=1")
     endif()
 endforeach()
+foreach(fmt chrome gecko pprof speedscope folded)
+    run_perch(ignored export --format ${fmt} -o ${CAPTURE}.${fmt} ${CAPTURE})
+    set(perch_saved "${perch}")
+    set(perch ${CMAKE_COMMAND} -E env PERCH_THREADS=1 ${perch})
+    run_perch(ignored export --format ${fmt} -o ${CAPTURE}.1.${fmt} ${CAPTURE})
+    set(perch "${perch_saved}")
+    file(SIZE ${CAPTURE}.${fmt} export_size)
+    execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${CAPTURE}.${fmt}
+                            ${CAPTURE}.1.${fmt} RESULT_VARIABLE same)
+    if(NOT same EQUAL 0 OR (fmt STREQUAL "chrome" AND export_size LESS 100))
+        message(FATAL_ERROR "export --format ${fmt} differs with PERCH_THREADS=1 (or is empty): "
+                            "compare ${CAPTURE}.${fmt} and ${CAPTURE}.1.${fmt}")
+    endif()
+    file(REMOVE ${CAPTURE}.${fmt} ${CAPTURE}.1.${fmt})
+endforeach()
 file(SIZE ${ETL} etl_size)
 file(SIZE ${CAPTURE} capture_size)
 message("round trip ok: ${n} bytes of identical JSON; ${etl_size} -> ${capture_size} bytes; "
-        "the same with one thread")
+        "the same with one thread, exports included")

@@ -12,6 +12,7 @@
 
 #include "../../tools/perch/cmd_export.c"
 #include "../../tools/perch/input_kind.c"
+#include "../../tools/perch/out_async.c"
 #include "../../tools/perch/out_guard.c"
 #include "../../tools/perch/partial.c"
 #include "../../tools/perch/record_source.c"

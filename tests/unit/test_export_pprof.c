@@ -382,6 +382,129 @@ static void test_go_tool_pprof(void **state)
     assert_non_null(strstr(out, "?!0x12345678"));
 }
 
+/* The fixture stream with, before finish, a stack {ntdll+0x50} sampled by T3 (process 2:
+ * ntdll+0x50 in process 1 is in fx_s1 and fx_s2), and with `symbols` a symbol record naming
+ * rva 0x40-0x7f of process 1's ntdll "RtlUserThreadStart" while process 2's ntdll gets
+ * another time stamp (so another identity: its frames stay unnamed). */
+static const perch_sink *named_inner;
+static bool named_symbols;
+
+static int named_finish(void *ctx)
+{
+    static const uint64_t frames[] = {FX_NTDLL + 0x50};
+    const perch_sink *s = named_inner;
+    perch_sample_rec r;
+    int err = fx_stack(s, 6, frames, 1, 0);
+    memset(&r, 0, sizeof r);
+    r.thread_key = FX_KEY_T3;
+    r.tid = 2001;
+    r.ts = FX_US(5000);
+    r.ip = FX_NTDLL + 0x50;
+    r.module_key = FX_KEY_M_NTDLL2;
+    r.stack_id = 6;
+    r.count = 1;
+    if (!err)
+        err = s->sample(ctx, &r);
+    if (!err && named_symbols) {
+        perch_module_rec m;
+        perch_symbol_rec sym = {FX_KEY_M_NTDLL1, 0x40, 0x40, 0x40, 0x40, 1, "RtlUserThreadStart"};
+        memset(&m, 0, sizeof m);
+        m.key = FX_KEY_M_NTDLL2;
+        m.process_key = FX_KEY_P2;
+        m.pid = 5678;
+        m.base = FX_NTDLL;
+        m.size = 0x200000;
+        m.time_date_stamp = 7;
+        m.path = "\\SystemRoot\\System32\\ntdll.dll";
+        m.pdb_name = "";
+        err = s->module(ctx, &m);
+        if (!err)
+            err = s->symbol(ctx, &sym);
+    }
+    return err ? err : s->finish(ctx);
+}
+
+static int named_replay(void *ctx, const perch_sink *s)
+{
+    perch_sink w = *s;
+    named_inner = s;
+    w.finish = named_finish;
+    return fx_replay(ctx, &w);
+}
+
+/* The functions named name, and the locations that point at them. */
+static void count_named(const struct decoded *d, const char *name, size_t *funcs, size_t *locs)
+{
+    *funcs = *locs = 0;
+    for (size_t f = 0; f < d->nfuncs; f++) {
+        const char *n = d->strings[d->funcs[f][1]];
+        if (strlen(name) != d->str_len[d->funcs[f][1]] || memcmp(n, name, strlen(name)) != 0)
+            continue;
+        (*funcs)++;
+        for (size_t l = 0; l < d->nlocs; l++)
+            *locs += d->locs[l][3] == d->funcs[f][0];
+    }
+}
+
+/* Without symbol records a new location's function is found by (module name, offset): the
+ * two processes' ntdll at the same offset are two locations of one function. With symbol
+ * records every name is formatted: the named module's frame and the unnamed one's differ. */
+static void test_function_names(void **state)
+{
+    static struct decoded d;
+    perch_record_source src = {NULL, named_replay, NULL};
+    size_t funcs, locs;
+    (void)state;
+    for (int symbols = 0; symbols < 2; symbols++) {
+        perch_memory_out mem;
+        perch_output out;
+        size_t len;
+        named_symbols = symbols;
+        perch_output_memory(&out, &mem, (size_t)64 << 20);
+        assert_int_equal(perch_export_run(PERCH_EXPORT_PPROF, NULL, &src, &out), 0);
+        uint8_t *data = perch_output_memory_take(&mem, &len);
+        memset(&d, 0, sizeof d);
+        decode(&d, data, len);
+        count_named(&d, "ntdll.dll!+0x50", &funcs, &locs);
+        assert_int_equal(funcs, 1);
+        assert_int_equal(locs, symbols ? 1 : 2);
+        count_named(&d, "ntdll.dll!RtlUserThreadStart+0x10", &funcs, &locs);
+        assert_int_equal(funcs, symbols ? 1 : 0);
+        assert_int_equal(locs, symbols ? 1 : 0);
+        free(data);
+    }
+}
+
+/* The formats whose groups are built on a helper thread (groups_each.c) write the same bytes
+ * with options threads = 1 (one thread), with their logs in memory and spilled to scratch
+ * files (the builder then reads the scratch store). */
+static void test_threads_same_bytes(void **state)
+{
+    static const perch_export_format fmts[] = {PERCH_EXPORT_PPROF, PERCH_EXPORT_SPEEDSCOPE,
+                                               PERCH_EXPORT_FOLDED};
+    (void)state;
+    for (size_t f = 0; f < sizeof fmts / sizeof fmts[0]; f++) {
+        for (int spill = 0; spill < 2; spill++) {
+            perch_export_options one, two;
+            size_t n1, n2;
+            int e1, e2;
+            perch_export_options_init(&one);
+            one.log_memory = spill ? 16 : 0;
+            two = one;
+            one.threads = 1;
+            char *a = fx_export(fmts[f], &one, &n1, &e1);
+            char *b = fx_export(fmts[f], &two, &n2, &e2);
+            assert_int_equal(e1, 0);
+            assert_int_equal(e2, 0);
+            assert_true(n1 > 16);
+            assert_int_equal(n1, n2);
+            assert_memory_equal(a, b, n1);
+            free(a);
+            free(b);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +512,8 @@ int main(void)
         cmocka_unit_test(test_samples),
         cmocka_unit_test(test_mappings_and_locations),
         cmocka_unit_test(test_go_tool_pprof),
+        cmocka_unit_test(test_threads_same_bytes),
+        cmocka_unit_test(test_function_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,9 @@
  *   perch export --format FORMAT [options] INPUT [-o OUTPUT]
  *
  * The input comes through perch_record_source (record_source.h), replayed once per pass the
- * format needs; the output goes to OUTPUT or standard output.
+ * format needs; the output goes to OUTPUT or standard output, written on a thread of its own
+ * (out_async.h). PERCH_THREADS=1 keeps everything on one thread: the replay, the exporter
+ * (perch_export_options.threads) and the writes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,8 @@
 #include "commands.h"
 #include "perch/error.h"
 #include "perch/export.h"
+#include "input_kind.h"
+#include "out_async.h"
 #include "out_guard.h"
 #include "perch/io.h"
 #include "record_source.h"
@@ -176,7 +180,10 @@ static int run(const struct export_args *a, perch_export_format fmt,
         return perch_cli_error(a->output, err);
     }
     perch_cli_out_guard(&guard, &out);
-    err = perch_export_run(fmt, &a->opt, &src, &out);
+    perch_export_options opt = a->opt;
+    if (perch_cli_threads(&opt.threads) == 0 && opt.threads != 1)
+        perch_cli_out_async(&out, 0); /* on failure the writes stay on this thread */
+    err = perch_export_run(fmt, &opt, &src, &out);
     cerr = out.close ? out.close(out.ctx) : 0;
     bool partial = perch_record_source_partial(&src); /* a cut or damaged input */
     if (src.close)

@@ -50,11 +50,13 @@ static int rehash(perch__agg *a, perch__budget *b)
 {
     size_t ncap = a->slot_cap ? a->slot_cap * 2 : 1024;
     uint64_t *slots;
-    if (ncap * sizeof *slots > b->limit - b->used)
+    if (!perch__budget_take(b, ncap * sizeof *slots))
         return PERCH_ELIMIT;
     slots = perch__calloc(ncap, sizeof *slots);
-    if (!slots)
+    if (!slots) {
+        perch__budget_give(b, ncap * sizeof *slots);
         return PERCH_ENOMEM;
+    }
     for (size_t r = 0; r < a->count; r++) {
         uint64_t h = row_hash(&a->rows[r]);
         size_t i = h & (ncap - 1);
@@ -63,8 +65,7 @@ static int rehash(perch__agg *a, perch__budget *b)
         slots[i] = SLOT(r, h);
     }
     perch__free(a->slots);
-    b->used -= a->slot_cap * sizeof *slots;
-    b->used += ncap * sizeof *slots;
+    perch__budget_give(b, a->slot_cap * sizeof *slots);
     a->slots = slots;
     a->slot_cap = ncap;
     return 0;

@@ -26,6 +26,12 @@
 #define UNKNOWN_PID 2147483646u /* threads whose process is unknown */
 #define CPU_PID     2147483647u /* the per-CPU tracks */
 #define IDLE_TID    2147418112u /* 0x7fff0000 + cpu: the idle thread (tid 0) of each CPU */
+#define THREAD_CACHE 256  /* entries of the per-thread cache, a power of two */
+#define NAME_CACHE   2048 /* entries of the PMC event name cache, a power of two */
+#define NAME_TEXT    104  /* the longest name text the name cache keeps */
+
+/* Appends a string literal (no byte needs escaping) to buf at len. */
+#define PUT_LIT(buf, len, lit) (memcpy((buf) + (len), (lit), sizeof(lit) - 1), (len) += sizeof(lit) - 1)
 
 /* The idle thread is tid 0 on every CPU at once: one track per CPU keeps its slices from
  * overlapping on one track (which trace viewers reject as bad nesting). */
@@ -49,6 +55,22 @@ struct chrome {
     } pmc_keys[PERCH_MAX_PMC];
     bool header_done;
     uint64_t slices, samples, pmc_samples;
+    /* pass 2: what each event needs of its thread, by thread key (direct-mapped; the
+     * entities do not change after pass 1) */
+    struct thread_slot {
+        uint64_t key;
+        uint64_t process_key;
+        uint32_t pid;
+        bool sliced, valid;
+    } threads[THREAD_CACHE];
+    /* pass 2: a PMC sample's event name as JSON text ("name" escaped, quotes included) by
+     * (process key, leaf address, module key when the leaf is the sample's ip) */
+    struct name_slot {
+        uint64_t pk, addr, module_key;
+        uint8_t len; /* 0: empty */
+        char text[NAME_TEXT];
+    } *names;
+    size_t names_cap;
 };
 
 static uint32_t pid_of(const struct chrome *c, uint64_t thread_key)
@@ -56,6 +78,22 @@ static uint32_t pid_of(const struct chrome *c, uint64_t thread_key)
     const perch__thread *t = perch__entities_thread_at(&c->base.ents, thread_key);
     uint32_t pid = t ? perch__thread_pid(&c->base.ents, t) : UINT32_MAX;
     return pid == UINT32_MAX ? UNKNOWN_PID : pid;
+}
+
+/* What pass 2's events need of thread_key, from the cache (filled from the entities). */
+static const struct thread_slot *thread_of(struct chrome *c, uint64_t key)
+{
+    struct thread_slot *t = &c->threads[perch__hash64(key) & (THREAD_CACHE - 1)];
+    if (!t->valid || t->key != key) {
+        const perch__thread *th = perch__entities_thread_at(&c->base.ents, key);
+        uint32_t unused;
+        t->key = key;
+        t->process_key = th ? th->process_key : 0;
+        t->pid = pid_of(c, key);
+        t->sliced = perch__map_get(&c->sliced, key, &unused);
+        t->valid = true;
+    }
+    return t;
 }
 
 /* A metadata event ("ph":"M") whose args are {key: name} (a string) or, with name NULL,
@@ -299,6 +337,69 @@ static void slice_args(struct chrome *c, const perch_slice_rec *r)
     perch_json_end_object(&c->w);
 }
 
+/* The "args" members of a slice after cpu and priority into buf at *len: wait reason, ready
+ * latency, the PMC deltas (every key fits), open; and the two closing braces. */
+static void slice_args_rest(struct chrome *c, const perch_slice_rec *r, char *buf, size_t *len)
+{
+    uint64_t freq = c->base.ents.info.perf_freq;
+    size_t n = *len;
+    if (r->wait_reason >= 0) {
+        PUT_LIT(buf, n, ",\"wait_reason\":");
+        put_i(buf, &n, r->wait_reason);
+    }
+    if ((r->flags & PERCH_SLICE_HAS_READY) && r->ready_ts <= r->start_ts) {
+        PUT_LIT(buf, n, ",\"ready_latency_us\":");
+        n += perch__fmt_time(buf + n, (int64_t)(r->start_ts - r->ready_ts), freq, false);
+    }
+    for (uint32_t i = 0; i < r->pmc_count && i < PERCH_MAX_PMC; i++) {
+        const struct pmc_key *k = &c->pmc_keys[i];
+        buf[n++] = ',';
+        memcpy(buf + n, k->text, k->len);
+        n += k->len;
+        n += perch__put_uint(buf + n, r->pmc_delta[i]);
+    }
+    if (r->flags & PERCH_SLICE_OPEN_START)
+        PUT_LIT(buf, n, ",\"open\":\"start\"");
+    else if (r->flags & PERCH_SLICE_OPEN_END)
+        PUT_LIT(buf, n, ",\"open\":\"end\"");
+    PUT_LIT(buf, n, "}}");
+    *len = n;
+}
+
+/* A slice's complete event on its thread's track as one run of text: the bytes event_head
+ * and slice_args write through the writer's calls. false (nothing written) when a PMC
+ * counter's key does not fit its cache. */
+static bool slice_fast(struct chrome *c, const perch_slice_rec *r, uint32_t pid, uint32_t tid)
+{
+    const perch_trace_info *info = &c->base.ents.info;
+    char buf[256 + 3 * PERCH_TIME_TEXT_MAX + PERCH_MAX_PMC * 96];
+    size_t len = 0;
+    for (uint32_t i = 0; i < r->pmc_count && i < PERCH_MAX_PMC; i++)
+        if (!pmc_key(c, i)->fits)
+            return false;
+    if (r->tid == 0)
+        PUT_LIT(buf, len, "{\"name\":\"idle\",\"cat\":\"cpu\",\"ph\":\"X\",\"ts\":");
+    else
+        PUT_LIT(buf, len, "{\"name\":\"running\",\"cat\":\"cpu\",\"ph\":\"X\",\"ts\":");
+    len += perch__fmt_time(buf + len, (int64_t)(r->start_ts - info->start_raw), info->perf_freq,
+                           false);
+    PUT_LIT(buf, len, ",\"pid\":");
+    len += perch__put_uint(buf + len, pid);
+    PUT_LIT(buf, len, ",\"tid\":");
+    len += perch__put_uint(buf + len, tid);
+    PUT_LIT(buf, len, ",\"dur\":");
+    len += perch__fmt_time(
+        buf + len, r->end_ts >= r->start_ts ? (int64_t)(r->end_ts - r->start_ts) : 0,
+        info->perf_freq, false);
+    PUT_LIT(buf, len, ",\"args\":{\"cpu\":");
+    len += perch__put_uint(buf + len, r->cpu);
+    PUT_LIT(buf, len, ",\"priority\":");
+    put_i(buf, &len, r->priority);
+    slice_args_rest(c, r, buf, &len);
+    perch_json_raw_n(&c->w, buf, len);
+    return true;
+}
+
 static void slice_event(struct chrome *c, const perch_slice_rec *r, const char *name, uint32_t pid,
                         uint32_t tid)
 {
@@ -312,8 +413,9 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
     struct chrome *c = ctx;
     char label[300];
     ensure_header(c);
-    slice_event(c, r, r->tid == 0 ? "idle" : "running", pid_of(c, r->thread_key),
-                track_tid(r->tid, r->cpu));
+    uint32_t pid = thread_of(c, r->thread_key)->pid, tid = track_tid(r->tid, r->cpu);
+    if (!slice_fast(c, r, pid, tid))
+        slice_event(c, r, r->tid == 0 ? "idle" : "running", pid, tid);
     if (c->base.opt.cpu_tracks) {
         const perch__thread *t = perch__entities_thread_at(&c->base.ents, r->thread_key);
         perch__thread_label(&c->base.ents, t, r->tid, label, sizeof label);
@@ -323,31 +425,87 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
     return c->w.error;
 }
 
-/* A PMC sample counts events, not time: an instant event named by its leaf frame. */
-static int pmc_sample(struct chrome *c, const perch_sample_rec *r, const uint64_t *frames)
+/* The name of a PMC sample's event (its leaf frame) as the writer writes a string (quoted,
+ * escaped) into out (NAME_TEXT_MAX bytes); returns its length. */
+#define NAME_TEXT_MAX PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX)
+static size_t leaf_name_text(struct chrome *c, uint64_t pk, uint64_t module_key, uint64_t leaf,
+                             bool is_ip, char *out)
 {
-    char name[PERCH_FRAME_NAME_MAX], text[160];
-    size_t len = 0;
-    uint64_t leaf = frames ? frames[0] : r->ip;
-    const perch__thread *t = perch__entities_thread_at(&c->base.ents, r->thread_key);
-    const perch__module *m = perch__frame_module_cached(
-        &c->rc, &c->base.ents, t ? t->process_key : 0, r->module_key, leaf, leaf == r->ip);
+    char name[PERCH_FRAME_NAME_MAX];
+    const perch__module *m =
+        perch__frame_module_cached(&c->rc, &c->base.ents, pk, module_key, leaf, is_ip);
     perch__frame_name(&c->base.ents, m, leaf, name, sizeof name);
-    event_head(c, name, "pmc_sample", "i", r->ts, pid_of(c, r->thread_key),
-               track_tid(r->tid, r->cpu));
-    put_lit(text, &len, "\"s\":\"t\",\"args\":{\"stack_id\":");
-    put_u(text, &len, r->stack_id);
-    put_lit(text, &len, ",\"cpu\":");
-    put_u(text, &len, r->cpu);
-    if (r->count > 1) {
-        put_lit(text, &len, ",\"count\":");
-        put_u(text, &len, r->count);
+    return perch__json_string_text(name, strlen(name), out, NAME_TEXT_MAX);
+}
+
+/* The cached name text of (pk, leaf, the module key when the leaf is the sample's ip): the
+ * leaf's module, so its name, is a function of these once the entities are sealed. */
+static int cached_name(struct chrome *c, uint64_t pk, uint64_t module_key, uint64_t leaf,
+                       bool is_ip, char *out, size_t *len)
+{
+    uint64_t mk = is_ip ? module_key : 0;
+    struct name_slot *slot;
+    if (!c->names) {
+        int err = perch__grow(&c->base.budget, (void **)&c->names, &c->names_cap, NAME_CACHE,
+                              sizeof *c->names);
+        if (err)
+            return err;
+        memset(c->names, 0, c->names_cap * sizeof *c->names);
     }
-    put_lit(text, &len, ",\"pmc_source\":");
-    put_u(text, &len, r->profile_source);
-    text[len++] = '}';
-    perch_json_raw_members(&c->w, text, len);
-    perch_json_end_object(&c->w);
+    slot = &c->names[perch__hash64(leaf ^ perch__hash64(pk ^ perch__hash64(mk))) &
+                     (NAME_CACHE - 1)];
+    if (slot->len && slot->addr == leaf && slot->pk == pk && slot->module_key == mk) {
+        memcpy(out, slot->text, slot->len);
+        *len = slot->len;
+        return 0;
+    }
+    *len = leaf_name_text(c, pk, module_key, leaf, is_ip, out);
+    if (*len > 0 && *len <= NAME_TEXT) {
+        slot->pk = pk;
+        slot->addr = leaf;
+        slot->module_key = mk;
+        slot->len = (uint8_t)*len;
+        memcpy(slot->text, out, *len);
+    }
+    return 0;
+}
+
+/* A PMC sample counts events, not time: an instant event named by its leaf frame, written as
+ * one run of text (the bytes of the writer's calls for that object). */
+static int pmc_sample(struct chrome *c, const perch_sample_rec *r)
+{
+    const perch_trace_info *info = &c->base.ents.info;
+    const struct thread_slot *t = thread_of(c, r->thread_key);
+    char text[NAME_TEXT_MAX + 256 + PERCH_TIME_TEXT_MAX];
+    size_t len = 0, n = 0;
+    uint64_t leaf;
+    if (!perch__stacks_leaf(&c->base.stacks, r->stack_id, &leaf))
+        leaf = r->ip;
+    PUT_LIT(text, len, "{\"name\":");
+    int err = cached_name(c, t->process_key, r->module_key, leaf, leaf == r->ip, text + len, &n);
+    if (err)
+        return err;
+    if (n == 0)
+        return c->w.error ? c->w.error : PERCH_ELIMIT;
+    len += n;
+    PUT_LIT(text, len, ",\"cat\":\"pmc_sample\",\"ph\":\"i\",\"ts\":");
+    len += perch__fmt_time(text + len, (int64_t)(r->ts - info->start_raw), info->perf_freq, false);
+    PUT_LIT(text, len, ",\"pid\":");
+    len += perch__put_uint(text + len, t->pid);
+    PUT_LIT(text, len, ",\"tid\":");
+    len += perch__put_uint(text + len, track_tid(r->tid, r->cpu));
+    PUT_LIT(text, len, ",\"s\":\"t\",\"args\":{\"stack_id\":");
+    len += perch__put_uint(text + len, r->stack_id);
+    PUT_LIT(text, len, ",\"cpu\":");
+    len += perch__put_uint(text + len, r->cpu);
+    if (r->count > 1) {
+        PUT_LIT(text, len, ",\"count\":");
+        len += perch__put_uint(text + len, r->count);
+    }
+    PUT_LIT(text, len, ",\"pmc_source\":");
+    len += perch__put_uint(text + len, r->profile_source);
+    PUT_LIT(text, len, "}}");
+    perch_json_raw_n(&c->w, text, len);
     return c->w.error;
 }
 
@@ -355,29 +513,24 @@ static int on_sample(void *ctx, const perch_sample_rec *r)
 {
     struct chrome *c = ctx;
     const perch_trace_info *info = &c->base.ents.info;
-    uint32_t count;
-    const uint64_t *frames;
-    uint32_t unused;
+    const struct thread_slot *t;
     uint64_t us;
-    bool span;
     ensure_header(c);
     if (r->kind == PERCH_SAMPLE_PMC) {
         c->pmc_samples++;
-        return pmc_sample(c, r, perch__stacks_get(&c->base.stacks, r->stack_id, &count));
+        return pmc_sample(c, r);
     }
     us = r->ts > info->start_raw
              ? perch__ticks_to_ns(r->ts - info->start_raw, info->perf_freq) / 1000
              : 0;
     c->samples++;
-    span = !perch__map_get(&c->sliced, r->thread_key, &unused);
+    t = thread_of(c, r->thread_key);
     if (!perch__stacks_known(&c->base.stacks, r->stack_id))
-        return perch__profiles_sample(&c->prof, pid_of(c, r->thread_key), track_tid(r->tid, r->cpu),
-                                      r->thread_key, r->module_key, &r->ip, 1, 0, us, r->count,
-                                      span);
-    frames = NULL; /* the profile decodes the stack when its leaf is not cached */
-    return perch__profiles_sample(&c->prof, pid_of(c, r->thread_key), track_tid(r->tid, r->cpu),
-                                  r->thread_key, r->module_key, frames, 0, r->stack_id, us,
-                                  r->count, span);
+        return perch__profiles_sample(&c->prof, t->pid, track_tid(r->tid, r->cpu), r->thread_key,
+                                      r->module_key, &r->ip, 1, 0, us, r->count, !t->sliced);
+    /* frames NULL: the profile decodes the stack when its leaf is not cached */
+    return perch__profiles_sample(&c->prof, t->pid, track_tid(r->tid, r->cpu), r->thread_key,
+                                  r->module_key, NULL, 0, r->stack_id, us, r->count, !t->sliced);
 }
 
 static int on_stack(void *ctx, const perch_stack_rec *rec)
@@ -517,6 +670,7 @@ static void chrome_destroy(void *state)
     if (!c)
         return;
     perch__profiles_free(&c->prof);
+    perch__release(&c->base.budget, (void **)&c->names, &c->names_cap, sizeof *c->names);
     perch__map_free(&c->sliced, &c->base.budget);
     perch__collect_free(&c->base);
     perch__free(c);

@@ -109,6 +109,29 @@ static int cmp_psample(const void *x, const void *y)
     return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
+/* Sorts t's pending samples by time, ties in arrival order. They arrive nearly sorted (a
+ * sample waiting for its user half comes a little late), so an insertion sort moves few;
+ * past a bound of moves the rest is left to qsort. The keys (time, arrival number) are
+ * unique, so both give the same order. */
+static void sort_pending(perch__ptrack *t)
+{
+    perch__psample *v = t->pend;
+    size_t n = t->pend_count, moves = 0, limit = 8 * n + 64;
+    for (size_t i = 1; i < n; i++) {
+        perch__psample x = v[i];
+        size_t j = i;
+        for (; j > 0 && cmp_psample(&v[j - 1], &x) > 0; j--) {
+            v[j] = v[j - 1];
+            if (++moves > limit) {
+                v[j - 1] = x;
+                qsort(v, n, sizeof *v, cmp_psample);
+                return;
+            }
+        }
+        v[j] = x;
+    }
+}
+
 /* The first n sorted pending samples of t as written: a gap sample (the root) one interval
  * after a real sample that the next one does not follow within 1.5 intervals; times never
  * before the last one written; with close, a last gap sample after the last real one. */
@@ -138,40 +161,82 @@ static int build_out(perch__profiles *p, perch__ptrack *t, size_t n, bool close)
     return err;
 }
 
-static void call_frame(perch__profiles *p, const perch__pnode *n)
+#define NAME_CACHE 4096 /* entries of the node-name cache, a power of two */
+
+/* The function name of node n as JSON text (quoted, escaped) into out
+ * (PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX) bytes), through the cache; 0 on failure. */
+static size_t node_name(perch__profiles *p, const perch__pnode *n, char *out, int *err)
 {
     char name[PERCH_FRAME_NAME_MAX];
     const perch__module *m = n->module == UINT32_MAX ? NULL : &p->ents->modules[n->module];
-    perch_json *w = p->w;
-    static const char rest[] = "\"url\":\"\",\"scriptId\":0,\"lineNumber\":-1,\"columnNumber\":-1";
-    perch_json_key(w, "callFrame");
-    perch_json_begin_object(w);
-    perch_json_key(w, "functionName");
-    perch_json_string_n(w, name, perch__frame_name(p->ents, m, n->addr, name, sizeof name));
-    perch_json_raw_members(w, rest, sizeof rest - 1);
-    perch_json_end_object(w);
+    uint32_t mod = n->module == UINT32_MAX ? 0 : n->module + 1;
+    struct perch__pname *slot;
+    size_t len;
+    if (!p->names) {
+        *err = perch__grow(p->budget, (void **)&p->names, &p->names_cap, NAME_CACHE,
+                           sizeof *p->names);
+        if (*err)
+            return 0;
+        memset(p->names, 0, p->names_cap * sizeof *p->names);
+    }
+    slot = &p->names[perch__hash64(n->addr ^ perch__hash64(mod)) & (NAME_CACHE - 1)];
+    if (slot->len && slot->addr == n->addr && slot->module == mod) {
+        memcpy(out, slot->text, slot->len);
+        return slot->len;
+    }
+    len = perch__frame_name(p->ents, m, n->addr, name, sizeof name);
+    len = perch__json_string_text(name, len, out, PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX));
+    if (len > 0 && len <= PERCH_PNAME_TEXT) {
+        slot->addr = n->addr;
+        slot->module = mod;
+        slot->len = (uint8_t)len;
+        memcpy(slot->text, out, len);
+    }
+    return len;
 }
 
-static void nodes_json(perch__profiles *p, perch__ptrack *t)
+/* Node id i + 2 of t as one run of text: {"id","parent","callFrame":{"functionName", url,
+ * scriptId, lineNumber, columnNumber}}, the bytes the writer's calls for it would write. */
+static int node_json(perch__profiles *p, const perch__ptrack *t, size_t i)
+{
+    static const char rest[] = ",\"url\":\"\",\"scriptId\":0,\"lineNumber\":-1,"
+                               "\"columnNumber\":-1}}";
+    char text[96 + PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX) + sizeof rest];
+    size_t n = 0, name;
+    int err = 0;
+    memcpy(text, "{\"id\":", 6);
+    n = 6;
+    n += perch__put_uint(text + n, i + 2);
+    memcpy(text + n, ",\"parent\":", 10);
+    n += 10;
+    n += perch__put_uint(text + n, t->nodes[i].parent);
+    memcpy(text + n, ",\"callFrame\":{\"functionName\":", 29);
+    n += 29;
+    name = node_name(p, &t->nodes[i], text + n, &err);
+    if (err || name == 0)
+        return err ? err : PERCH_ELIMIT;
+    n += name;
+    memcpy(text + n, rest, sizeof rest - 1);
+    n += sizeof rest - 1;
+    perch_json_raw_n(p->w, text, n);
+    return 0;
+}
+
+static int nodes_json(perch__profiles *p, perch__ptrack *t)
 {
     perch_json *w = p->w;
+    int err = 0;
     perch_json_key(w, "nodes");
     perch_json_begin_array(w);
     if (t->nodes_written == 0 && !t->started) {
         perch_json_raw(w, "{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\",\"url\":\"\","
                           "\"scriptId\":0,\"lineNumber\":-1,\"columnNumber\":-1}}");
     }
-    for (size_t i = t->nodes_written; i < t->node_count; i++) {
-        char head[64];
-        int n = snprintf(head, sizeof head, "\"id\":%zu,\"parent\":%" PRIu32, i + 2,
-                         t->nodes[i].parent);
-        perch_json_begin_object(w);
-        perch_json_raw_members(w, head, (size_t)n);
-        call_frame(p, &t->nodes[i]);
-        perch_json_end_object(w);
-    }
+    for (size_t i = t->nodes_written; i < t->node_count && !err; i++)
+        err = node_json(p, t, i);
     perch_json_end_array(w);
     t->nodes_written = t->node_count;
+    return err;
 }
 
 static void event_head(perch__profiles *p, const perch__ptrack *t, const char *name, uint64_t us)
@@ -211,7 +276,7 @@ static int write_chunk(perch__profiles *p, perch__ptrack *t, size_t n, bool clos
     perch_json *w = p->w;
     perch__run run = {w, 0, {0}};
     int err;
-    qsort(t->pend, t->pend_count, sizeof *t->pend, cmp_psample);
+    sort_pending(t);
     err = build_out(p, t, n, close);
     if (err || p->out_count == 0)
         return err;
@@ -224,7 +289,9 @@ static int write_chunk(perch__profiles *p, perch__ptrack *t, size_t n, bool clos
     perch_json_begin_object(w);
     perch_json_key(w, "cpuProfile");
     perch_json_begin_object(w);
-    nodes_json(p, t);
+    err = nodes_json(p, t);
+    if (err)
+        return err;
     t->started = true;
     perch_json_key(w, "samples");
     perch_json_begin_array(w);
@@ -302,11 +369,19 @@ static int leaf_for(perch__profiles *p, perch__ptrack *t, uint64_t thread_key, u
         frames = perch__stacks_get(p->stacks, stack_id, &count);
     th = perch__entities_thread_at(p->ents, thread_key);
     pk = th ? th->process_key : 0;
-    for (uint32_t i = count; !err && i-- > 0;) { /* root first */
+    err = perch__grow(p->budget, (void **)&t->path, &t->path_cap, count, sizeof *t->path);
+    size_t depth = 0; /* root first: the frames shared with the last path keep its nodes */
+    for (uint32_t i = count; !err && i-- > 0 && depth < t->path_len &&
+                             t->path[depth].addr == frames[i];)
+        node = t->path[depth++].node;
+    for (uint32_t i = count - (uint32_t)depth; !err && i-- > 0;) {
         const perch__module *m =
             perch__frame_module_cached(p->rc, p->ents, pk, module_key, frames[i], stack_id == 0);
         err = node_for(p, t, node, frames[i], m, &node);
+        if (!err)
+            t->path[depth++] = (struct perch__pstep){frames[i], node};
     }
+    t->path_len = err ? 0 : depth;
     if (!err && stack_id != 0) {
         p->leaf_key[at] = key;
         p->leaf_node[at] = node;
@@ -354,6 +429,7 @@ void perch__profiles_free(perch__profiles *p)
         perch__ptrack *t = &p->tracks[i];
         perch__release(p->budget, (void **)&t->nodes, &t->node_cap, sizeof *t->nodes);
         perch__release(p->budget, (void **)&t->pend, &t->pend_cap, sizeof *t->pend);
+        perch__release(p->budget, (void **)&t->path, &t->path_cap, sizeof *t->path);
     }
     perch__release(p->budget, (void **)&p->out, &p->out_cap, sizeof *p->out);
     perch__release(p->budget, (void **)&p->tracks, &p->cap, sizeof *p->tracks);
@@ -361,5 +437,6 @@ void perch__profiles_free(perch__profiles *p)
     perch__loctab_free(&p->node_map, p->budget);
     perch__release(p->budget, (void **)&p->leaf_key, &p->leaf_key_cap, sizeof *p->leaf_key);
     perch__release(p->budget, (void **)&p->leaf_node, &p->leaf_node_cap, sizeof *p->leaf_node);
+    perch__release(p->budget, (void **)&p->names, &p->names_cap, sizeof *p->names);
     p->count = 0;
 }

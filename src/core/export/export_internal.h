@@ -8,6 +8,7 @@
 #ifndef PERCH_EXPORT_INTERNAL_H
 #define PERCH_EXPORT_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,10 +19,30 @@
 #include "perch/sym.h"
 
 /* ---- memory budget: every allocation of an exporter is charged here ---------------------- */
+/* `used` is atomic because a second thread of the exporter (the sample log's group decoder,
+ * groups.c) charges the same budget while the writer does. */
 typedef struct perch__budget {
     uint64_t limit;
-    uint64_t used;
+    _Atomic uint64_t used;
 } perch__budget;
+
+/* Charges bytes to b: false (nothing charged) when they do not fit under the limit. */
+static inline bool perch__budget_take(perch__budget *b, uint64_t bytes)
+{
+    uint64_t used = atomic_load_explicit(&b->used, memory_order_relaxed);
+    do {
+        if (bytes > b->limit - used)
+            return false;
+    } while (!atomic_compare_exchange_weak_explicit(&b->used, &used, used + bytes,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    return true;
+}
+
+/* Refunds bytes charged by perch__budget_take. */
+static inline void perch__budget_give(perch__budget *b, uint64_t bytes)
+{
+    atomic_fetch_sub_explicit(&b->used, bytes, memory_order_relaxed);
+}
 
 /* Grows *p (elements of elem bytes, capacity *cap) to hold at least need elements, charging
  * the growth to b. PERCH_ELIMIT past the budget, PERCH_ENOMEM when realloc fails. The check
@@ -268,6 +289,9 @@ static inline bool perch__stacks_known(const perch__stacks *s, uint32_t id)
 {
     return id < s->count && (s->known[id / 64] >> (id % 64) & 1);
 }
+/* The innermost frame of id (what perch__stacks_get would give first), decoding nothing
+ * else; false for an id without frames. */
+bool perch__stacks_leaf(const perch__stacks *s, uint32_t id, uint64_t *leaf);
 void perch__stacks_free(perch__stacks *s, perch__budget *b);
 
 /* ---- sample aggregate: one row per (thread, stack, ip when no stack, kind, source) ------- */
@@ -349,6 +373,10 @@ typedef struct perch__writer {
 void perch__writer_init(perch__writer *w, perch_output *out);
 void perch__writer_put(perch__writer *w, const void *data, size_t len);
 int perch__writer_flush(perch__writer *w);
+/* The text perch_json_string_n writes for s (n bytes): quoted and escaped, into out (cap
+ * bytes; PERCH_JSON_TEXT_MAX(n) always fits); returns its length, 0 when it does not fit. */
+#define PERCH_JSON_TEXT_MAX(n) ((n) * 6 + 2)
+size_t perch__json_string_text(const char *s, size_t n, char *out, size_t cap);
 /* A perch_json sink writing to a perch_output passed as ctx. */
 int perch__json_output_sink(void *ctx, const char *data, size_t n);
 
@@ -360,6 +388,7 @@ typedef struct perch__vlog {
     size_t len, cap;
     size_t count;       /* entries */
     uint64_t prev;      /* the writer's delta base */
+    uint64_t prev2;     /* a second delta base (the sample log: the last logged ip) */
     uint64_t sum;       /* free for the writer (the sample log: the sum of the counts) */
     uint64_t spilled;   /* bytes in the scratch store, in segments seg_first .. seg_last */
     uint32_t seg_first; /* UINT32_MAX: none */
@@ -502,15 +531,10 @@ typedef struct perch__group_slot {
     uint32_t thread; /* the thread's entity index, UINT32_MAX: none (key 0) */
 } perch__group_slot;
 
-typedef struct perch__samplelog {
-    perch__vlogs log; /* tag = kind << 16 | PMC source */
-    perch__group_slot cache[PERCH_GROUP_CACHE];
-    uint64_t samples;  /* records seen */
-    uint64_t last_ts;  /* the latest sample time */
-    bool want_samples; /* keep each group's samples (gecko) */
-    /* the group being visited */
-    perch__group_ref *order; /* the logs by (key, tag) */
-    size_t order_cap;
+/* One group's rows and samples as read back from its log (groups.c), and the scratch arrays
+ * that build them. The sample log has two, so a helper thread can build the next group's
+ * while the writer reads this one's (groups_each.c). */
+typedef struct perch__gstate {
     perch__agg_row *rows;
     size_t row_count, row_cap;
     uint64_t *row_of; /* per stack id below row_of_cap: gen << 32 | its row in this group */
@@ -524,6 +548,18 @@ typedef struct perch__samplelog {
     size_t v_count, v_cap;
     uint64_t *keys, *keys_tmp; /* sorting the group's rows and samples (sort.c) */
     size_t keys_cap, keys_tmp_cap;
+} perch__gstate;
+
+typedef struct perch__samplelog {
+    perch__vlogs log; /* tag = kind << 16 | PMC source */
+    perch__group_slot cache[PERCH_GROUP_CACHE];
+    uint64_t samples;  /* records seen */
+    uint64_t last_ts;  /* the latest sample time */
+    bool want_samples; /* keep each group's samples (gecko) */
+    /* the groups being visited */
+    perch__group_ref *order; /* the logs by (key, tag) */
+    size_t order_cap;
+    perch__gstate st[2];
 } perch__samplelog;
 
 /* ---- sorting (sort.c) ---------------------------------------------------------------- */
@@ -643,6 +679,11 @@ int perch__samplelog_add(perch__collect *c, const perch_sample_rec *rec);
 int perch__samplelog_each(perch__collect *c, int (*visit)(void *ctx, const perch__group *g),
                           void *ctx);
 void perch__samplelog_free(perch__samplelog *l, perch__budget *b);
+/* Reads group g's log back into s: its rows (aggregated, sorted by first time, stack id, ip,
+ * module and creation order) and, with want_samples, its samples by time (groups.c). One
+ * thread at a time: the log store's read window is shared. */
+int perch__group_build(perch__collect *c, perch__gstate *s, const perch__vlog *g);
+void perch__gstate_free(perch__gstate *s, perch__budget *b);
 /* A human name for a thread, the same in every format: "app.exe (1234) main (1001)",
  * "app.exe (1234) thread 1001" when unnamed, "Idle (CPU 3)" for the idle thread of a CPU
  * ("?" parts when unknown). t may be NULL (then tid is used; UINT32_MAX: "thread ?"). */
@@ -714,8 +755,16 @@ typedef struct perch__ptrack {
     bool started;          /* the "Profile" event is out */
     bool open;             /* the last sample written is a real one (not a gap) */
     bool span;             /* write a complete event over the profile (no slices here) */
+    /* the path of the last stack walked from the root (frames, their node ids): the next
+     * walk reuses the nodes of the frames it shares from the root without a lookup */
+    struct perch__pstep {
+        uint64_t addr;
+        uint32_t node;
+    } *path;
+    size_t path_len, path_cap;
 } perch__ptrack;
 
+#define PERCH_PNAME_TEXT 100 /* the longest name text the node-name cache keeps */
 typedef struct perch__profiles {
     perch__budget *budget;
     const perch__entities *ents;
@@ -733,6 +782,15 @@ typedef struct perch__profiles {
     perch__psample *out; /* the samples of the chunk being written, gaps included */
     size_t out_count, out_cap;
     uint64_t samples; /* samples written (each count of a sample once) */
+    /* a direct-mapped cache of nodes' function names as JSON text by (module, address):
+     * every thread's call tree has its own nodes for the same frames */
+    struct perch__pname {
+        uint64_t addr;
+        uint32_t module; /* module index + 1, 0 none */
+        uint8_t len;     /* 0: empty */
+        char text[PERCH_PNAME_TEXT];
+    } *names;
+    size_t names_cap;
 } perch__profiles;
 
 /* Queues one timer sample of a track (pid, tid) at us (microseconds from the trace start):

@@ -22,12 +22,13 @@ int perch__grow_slow(perch__budget *b, void **p, size_t *cap, size_t need, size_
             return PERCH_ELIMIT;
         ncap *= 2;
     }
-    if ((uint64_t)(ncap - *cap) * elem > b->limit - b->used)
+    if (!perch__budget_take(b, (uint64_t)(ncap - *cap) * elem))
         return PERCH_ELIMIT;
     np = perch__realloc(*p, ncap * elem);
-    if (!np)
+    if (!np) {
+        perch__budget_give(b, (uint64_t)(ncap - *cap) * elem);
         return PERCH_ENOMEM;
-    b->used += (uint64_t)(ncap - *cap) * elem;
+    }
     *p = np;
     *cap = ncap;
     return 0;
@@ -36,7 +37,7 @@ int perch__grow_slow(perch__budget *b, void **p, size_t *cap, size_t need, size_
 void perch__release(perch__budget *b, void **p, size_t *cap, size_t elem)
 {
     perch__free(*p);
-    b->used -= (uint64_t)*cap * elem;
+    perch__budget_give(b, (uint64_t)*cap * elem);
     *p = NULL;
     *cap = 0;
 }
@@ -57,13 +58,14 @@ static int map_rehash(perch__map *m, perch__budget *b)
     uint64_t *keys;
     uint32_t *vals;
     size_t count;
-    if (bytes > b->limit - b->used)
+    if (!perch__budget_take(b, bytes))
         return PERCH_ELIMIT;
     keys = perch__calloc(ncap, sizeof *keys);
     vals = perch__calloc(ncap, sizeof *vals);
     if (!keys || !vals) {
         perch__free(keys);
         perch__free(vals);
+        perch__budget_give(b, bytes);
         return PERCH_ENOMEM;
     }
     for (size_t i = 0; i < m->cap; i++)
@@ -72,7 +74,6 @@ static int map_rehash(perch__map *m, perch__budget *b)
     count = m->count;
     perch__map_free(m, b);
     m->count = count;
-    b->used += bytes;
     m->keys = keys;
     m->vals = vals;
     m->cap = ncap;
@@ -103,7 +104,7 @@ void perch__map_free(perch__map *m, perch__budget *b)
 {
     perch__free(m->keys);
     perch__free(m->vals);
-    b->used -= (uint64_t)m->cap * (sizeof(uint64_t) + sizeof(uint32_t));
+    perch__budget_give(b, (uint64_t)m->cap * (sizeof(uint64_t) + sizeof(uint32_t)));
     memset(m, 0, sizeof *m);
 }
 
@@ -231,9 +232,17 @@ static const uint64_t pow10[20] = {1u,
 
 size_t perch__put_uint(char *out, uint64_t v)
 {
-    size_t n = 1;
-    while (n < 20 && v >= pow10[n])
-        n++;
+    if (v < 100) { /* most numbers of a trace's events: CPUs, priorities, small deltas */
+        if (v < 10) {
+            out[0] = (char)('0' + v);
+            return 1;
+        }
+        memcpy(out, two_digits + 2 * v, 2);
+        return 2;
+    }
+    /* digits from the bit length: t = floor(bits * log10(2)), then one comparison */
+    unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233u >> 12;
+    size_t n = t + 1 - (v < pow10[t]);
     perch__put_digits(out, v, n);
     return n;
 }
@@ -249,4 +258,28 @@ void perch__put_digits(char *out, uint64_t v, size_t n)
     }
     if (n)
         *--p = (char)('0' + v % 10);
+}
+
+struct text_buf {
+    char *p;
+    size_t len, cap;
+};
+
+static int text_sink(void *ctx, const char *data, size_t n)
+{
+    struct text_buf *t = ctx;
+    if (n > t->cap - t->len)
+        return PERCH_ELIMIT;
+    memcpy(t->p + t->len, data, n);
+    t->len += n;
+    return 0;
+}
+
+size_t perch__json_string_text(const char *s, size_t n, char *out, size_t cap)
+{
+    struct text_buf t = {out, 0, cap};
+    perch_json w;
+    perch_json_init(&w, text_sink, &t);
+    perch_json_string_n(&w, s, n);
+    return perch_json_flush(&w) == 0 ? t.len : 0;
 }

@@ -2,7 +2,8 @@
  * The sample log by group, the base of the one-pass formats (gecko, pprof, speedscope,
  * folded): every sample is appended to the varint log of its group (thread key, kind, PMC
  * source; vlog.c, which moves the logs to a scratch store past its cap) as (time delta,
- * stack id << 1 | has ip, count[, ip, module key]), a few bytes a sample. The ip and module
+ * stack id << 1 | has ip, count[, ip delta from the group's last logged ip, module key]), a
+ * few bytes a sample (a kernel ip alone is a 10-byte varint; its delta 2 to 4 bytes). The ip and module
  * ride along when a row may need them: samples without a stack, and samples whose stack is
  * not interned (yet), whose row falls back to its first sample's ip. At finish the groups are
  * visited in (thread key, kind, PMC source) order; each is read back alone and aggregated into
@@ -59,13 +60,15 @@ int perch__samplelog_add(perch__collect *c, const perch_sample_rec *rec)
     e[0] = perch__zigzag((int64_t)(rec->ts - g->prev));
     e[1] = (uint64_t)rec->stack_id << 1 | ip;
     e[2] = count;
-    e[3] = rec->ip;
+    e[3] = perch__zigzag((int64_t)(rec->ip - g->prev2)); /* ips of a thread lie close */
     e[4] = rec->module_key;
     err = perch__vlogs_put(&l->log, &c->budget, g, e, ip ? 5 : 3);
     if (err)
         return err;
     g->unsorted |= rec->ts < g->prev;
     g->prev = rec->ts;
+    if (ip)
+        g->prev2 = rec->ip;
     g->sum += count;
     l->samples++;
     if (rec->ts > l->last_ts)
@@ -73,15 +76,7 @@ int perch__samplelog_add(perch__collect *c, const perch_sample_rec *rec)
     return 0;
 }
 
-/* ---- visiting ---------------------------------------------------------------------------- */
-
-static int cmp_group(const void *x, const void *y)
-{
-    const perch__group_ref *a = x, *b = y;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return (a->tag > b->tag) - (a->tag < b->tag);
-}
+/* ---- reading a group back ------------------------------------------------------------- */
 
 static int cmp_row(const void *x, const void *y)
 {
@@ -98,18 +93,17 @@ static int cmp_row(const void *x, const void *y)
 }
 
 /* A new row of group g for a sample; *row receives its index. */
-static int new_row(perch__collect *c, const perch__vlog *g, uint32_t stack_id, uint64_t ip,
-                   uint64_t module_key, uint64_t ts, uint32_t *row)
+static int new_row(perch__collect *c, perch__gstate *s, const perch__vlog *g, uint32_t stack_id,
+                   uint64_t ip, uint64_t module_key, uint64_t ts, uint32_t *row)
 {
-    perch__samplelog *l = &c->samples;
     perch__agg_row *r;
     int err;
-    if (l->row_count >= UINT32_MAX - 1)
+    if (s->row_count >= UINT32_MAX - 1)
         return PERCH_ELIMIT;
-    err = perch__grow(&c->budget, (void **)&l->rows, &l->row_cap, l->row_count + 1, sizeof *r);
+    err = perch__grow(&c->budget, (void **)&s->rows, &s->row_cap, s->row_count + 1, sizeof *r);
     if (err)
         return err;
-    r = memset(&l->rows[l->row_count], 0, sizeof *r);
+    r = memset(&s->rows[s->row_count], 0, sizeof *r);
     r->thread_key = g->key;
     r->kind = (uint16_t)(g->tag >> 16);
     r->profile_source = (uint16_t)g->tag;
@@ -117,68 +111,66 @@ static int new_row(perch__collect *c, const perch__vlog *g, uint32_t stack_id, u
     r->ip = ip;
     r->module_key = module_key;
     r->first_ts = ts;
-    r->seq = (uint32_t)l->row_count;
-    *row = (uint32_t)l->row_count++;
+    r->seq = (uint32_t)s->row_count;
+    *row = (uint32_t)s->row_count++;
     return 0;
 }
 
 /* The row of a sample of group g (created on its first sample). */
-static int row_for(perch__collect *c, const perch__vlog *g, uint32_t stack_id, uint64_t ip,
-                   uint64_t module_key, uint64_t ts, uint32_t *row)
+static int row_for(perch__collect *c, perch__gstate *s, const perch__vlog *g, uint32_t stack_id,
+                   uint64_t ip, uint64_t module_key, uint64_t ts, uint32_t *row)
 {
-    perch__samplelog *l = &c->samples;
     uint32_t idx;
     bool is_new;
     int err;
-    if (stack_id != 0 && stack_id < l->row_of_cap) {
-        uint64_t v = l->row_of[stack_id];
-        if (v >> 32 == l->gen) {
+    if (stack_id != 0 && stack_id < s->row_of_cap) {
+        uint64_t v = s->row_of[stack_id];
+        if (v >> 32 == s->gen) {
             *row = (uint32_t)v;
             return 0;
         }
-        err = new_row(c, g, stack_id, ip, module_key, ts, row);
+        err = new_row(c, s, g, stack_id, ip, module_key, ts, row);
         if (err)
             return err;
-        l->row_of[stack_id] = (uint64_t)l->gen << 32 | *row;
+        s->row_of[stack_id] = (uint64_t)s->gen << 32 | *row;
         return 0;
     }
     if (stack_id != 0) {
-        if (perch__map_get(&l->far, stack_id, row))
+        if (perch__map_get(&s->far, stack_id, row))
             return 0;
-        err = new_row(c, g, stack_id, ip, module_key, ts, row);
-        return err ? err : perch__map_put(&l->far, &c->budget, stack_id, *row);
+        err = new_row(c, s, g, stack_id, ip, module_key, ts, row);
+        return err ? err : perch__map_put(&s->far, &c->budget, stack_id, *row);
     }
-    err = perch__loctab_get(&l->ips, &c->budget, module_key, ip, &idx, &is_new);
+    err = perch__loctab_get(&s->ips, &c->budget, module_key, ip, &idx, &is_new);
     if (err || !is_new) {
-        *row = err ? 0 : l->ips.locs[idx].extra;
+        *row = err ? 0 : s->ips.locs[idx].extra;
         return err;
     }
-    err = new_row(c, g, 0, ip, module_key, ts, row);
+    err = new_row(c, s, g, 0, ip, module_key, ts, row);
     if (!err)
-        l->ips.locs[idx].extra = *row;
+        s->ips.locs[idx].extra = *row;
     return err;
 }
 
 /* Empties the per-group state; the stack-id slots are invalidated by a new stamp. */
-static int reset_group(perch__collect *c)
+static int reset_group(perch__collect *c, perch__gstate *s)
 {
-    perch__samplelog *l = &c->samples;
     size_t need = c->stacks.count;
     int err = 0;
-    l->row_count = 0;
-    l->v_count = 0;
-    perch__map_free(&l->far, &c->budget);
-    perch__loctab_free(&l->ips, &c->budget);
-    if (l->row_of_cap < need) {
-        err = perch__grow(&c->budget, (void **)&l->row_of, &l->row_of_cap, need, sizeof *l->row_of);
+    s->row_count = 0;
+    s->v_count = 0;
+    perch__map_free(&s->far, &c->budget);
+    perch__loctab_free(&s->ips, &c->budget);
+    if (s->row_of_cap < need) {
+        err = perch__grow(&c->budget, (void **)&s->row_of, &s->row_of_cap, need, sizeof *s->row_of);
         if (err)
             return err;
-        memset(l->row_of, 0, l->row_of_cap * sizeof *l->row_of);
-        l->gen = 0;
+        memset(s->row_of, 0, s->row_of_cap * sizeof *s->row_of);
+        s->gen = 0;
     }
-    if (++l->gen == 0) { /* the stamp wrapped: clear every slot */
-        memset(l->row_of, 0, l->row_of_cap * sizeof *l->row_of);
-        l->gen = 1;
+    if (++s->gen == 0) { /* the stamp wrapped: clear every slot */
+        memset(s->row_of, 0, s->row_of_cap * sizeof *s->row_of);
+        s->gen = 1;
     }
     return 0;
 }
@@ -187,17 +179,17 @@ static int reset_group(perch__collect *c)
 #define ENTRY_MAX 50
 
 /* Decodes log g into its rows (and samples), aggregating counts. */
-static int decode_group(perch__collect *c, const perch__vlog *g)
+static int decode_group(perch__collect *c, perch__gstate *s, const perch__vlog *g)
 {
     perch__samplelog *l = &c->samples;
     perch__vlog_reader rd;
     size_t off = 0;
-    uint64_t ts = 0;
-    int err = reset_group(c);
+    uint64_t ts = 0, prev_ip = 0;
+    int err = reset_group(c, s);
     if (!err)
         err = perch__vlog_reader_open(&l->log, &c->budget, g, &rd);
     if (!err && l->want_samples)
-        err = perch__grow(&c->budget, (void **)&l->v, &l->v_cap, g->count, sizeof *l->v);
+        err = perch__grow(&c->budget, (void **)&s->v, &s->v_cap, g->count, sizeof *s->v);
     for (size_t i = 0; i < g->count && !err; i++) {
         uint64_t id = 0, ip = 0, mod = 0, count;
         uint32_t row;
@@ -207,17 +199,17 @@ static int decode_group(perch__collect *c, const perch__vlog *g)
         id = perch__vnext(rd.data, rd.len, &off);
         count = perch__vnext(rd.data, rd.len, &off);
         if (id & 1) {
-            ip = perch__vnext(rd.data, rd.len, &off);
+            ip = prev_ip += (uint64_t)perch__unzigzag(perch__vnext(rd.data, rd.len, &off));
             mod = perch__vnext(rd.data, rd.len, &off);
         }
-        err = row_for(c, g, (uint32_t)(id >> 1), ip, mod, ts, &row);
+        err = row_for(c, s, g, (uint32_t)(id >> 1), ip, mod, ts, &row);
         if (err)
             break;
-        l->rows[row].count += count;
-        if (ts < l->rows[row].first_ts)
-            l->rows[row].first_ts = ts;
+        s->rows[row].count += count;
+        if (ts < s->rows[row].first_ts)
+            s->rows[row].first_ts = ts;
         if (l->want_samples)
-            l->v[l->v_count++] = (perch__gsample){ts, row, (uint32_t)count, (uint32_t)i};
+            s->v[s->v_count++] = (perch__gsample){ts, row, (uint32_t)count, (uint32_t)i};
     }
     return err;
 }
@@ -230,78 +222,75 @@ static int cmp_sample(const void *x, const void *y)
     return (a->order > b->order) - (a->order < b->order);
 }
 
-/* l->keys: n records at base by their time at off (perch__time_order); false when they do
+/* s->keys: n records at base by their time at off (perch__time_order); false when they do
  * not fit its keys (then the caller uses qsort). */
-static int time_order(perch__collect *c, const void *base, size_t stride, size_t off, size_t n,
-                      unsigned *bits, bool *ok)
+static int time_order(perch__collect *c, perch__gstate *s, const void *base, size_t stride,
+                      size_t off, size_t n, unsigned *bits, bool *ok)
 {
-    perch__samplelog *l = &c->samples;
-    int err = perch__grow(&c->budget, (void **)&l->keys, &l->keys_cap, n, sizeof *l->keys);
+    int err = perch__grow(&c->budget, (void **)&s->keys, &s->keys_cap, n, sizeof *s->keys);
     if (!err)
-        err = perch__grow(&c->budget, (void **)&l->keys_tmp, &l->keys_tmp_cap, n,
-                          sizeof *l->keys_tmp);
-    *ok = !err && perch__time_order(l->keys, l->keys_tmp, base, stride, off, n, bits);
+        err = perch__grow(&c->budget, (void **)&s->keys_tmp, &s->keys_tmp_cap, n,
+                          sizeof *s->keys_tmp);
+    *ok = !err && perch__time_order(s->keys, s->keys_tmp, base, stride, off, n, bits);
     return err;
 }
 
-static bool rows_sorted(const perch__samplelog *l)
+static bool rows_sorted(const perch__gstate *s)
 {
-    for (size_t i = 1; i < l->row_count; i++)
-        if (cmp_row(&l->rows[i - 1], &l->rows[i]) > 0)
+    for (size_t i = 1; i < s->row_count; i++)
+        if (cmp_row(&s->rows[i - 1], &s->rows[i]) > 0)
             return false;
     return true;
 }
 
 /* The rows in cmp_row order: by first time, then the runs of one time by cmp_row. */
-static int sort_rows(perch__collect *c)
+static int sort_rows(perch__collect *c, perch__gstate *s)
 {
-    perch__samplelog *l = &c->samples;
-    size_t n = l->row_count;
+    size_t n = s->row_count;
     unsigned bits = 0;
     uint64_t mask;
     bool ok;
     int err;
-    if (rows_sorted(l))
+    if (rows_sorted(s))
         return 0;
-    err =
-        time_order(c, l->rows, sizeof *l->rows, offsetof(perch__agg_row, first_ts), n, &bits, &ok);
+    err = time_order(c, s, s->rows, sizeof *s->rows, offsetof(perch__agg_row, first_ts), n, &bits,
+                     &ok);
     if (err || !ok) {
         if (!err)
-            qsort(l->rows, n, sizeof *l->rows, cmp_row);
+            qsort(s->rows, n, sizeof *s->rows, cmp_row);
         return err;
     }
     mask = ((uint64_t)1 << bits) - 1;
     for (size_t i = 1; i < n; i++) { /* ties of one time: insertion by cmp_row */
-        uint64_t x = l->keys[i];
+        uint64_t x = s->keys[i];
         size_t j = i;
-        for (; j > 0 && l->keys[j - 1] >> bits == x >> bits &&
-               cmp_row(&l->rows[l->keys[j - 1] & mask], &l->rows[x & mask]) > 0;
+        for (; j > 0 && s->keys[j - 1] >> bits == x >> bits &&
+               cmp_row(&s->rows[s->keys[j - 1] & mask], &s->rows[x & mask]) > 0;
              j--)
-            l->keys[j] = l->keys[j - 1];
-        l->keys[j] = x;
+            s->keys[j] = s->keys[j - 1];
+        s->keys[j] = x;
     }
     for (size_t i = 0; i < n; i++)
-        l->keys[i] &= mask;
-    perch__permute(l->rows, sizeof *l->rows, l->keys, n);
+        s->keys[i] &= mask;
+    perch__permute(s->rows, sizeof *s->rows, s->keys, n);
     return 0;
 }
 
 /* The samples by time, ties in arrival order (their index, = their order field). */
-static int sort_samples(perch__collect *c)
+static int sort_samples(perch__collect *c, perch__gstate *s)
 {
-    perch__samplelog *l = &c->samples;
-    size_t n = l->v_count;
+    size_t n = s->v_count;
     unsigned bits = 0;
     bool ok;
-    int err = time_order(c, l->v, sizeof *l->v, offsetof(perch__gsample, ts), n, &bits, &ok);
+    int err = time_order(c, s, s->v, sizeof *s->v, offsetof(perch__gsample, ts), n, &bits, &ok);
     if (err || !ok) {
         if (!err)
-            qsort(l->v, n, sizeof *l->v, cmp_sample);
+            qsort(s->v, n, sizeof *s->v, cmp_sample);
         return err;
     }
     for (size_t i = 0; i < n; i++)
-        l->keys[i] &= ((uint64_t)1 << bits) - 1;
-    perch__permute(l->v, sizeof *l->v, l->keys, n);
+        s->keys[i] &= ((uint64_t)1 << bits) - 1;
+    perch__permute(s->v, sizeof *s->v, s->keys, n);
     return 0;
 }
 
@@ -309,64 +298,45 @@ _Static_assert(sizeof(perch__agg_row) <= 128 && sizeof(perch__gsample) <= 128,
                "perch__permute moves records of at most 128 bytes");
 
 /* Sorts the group's rows and renumbers its samples' rows. */
-static int sort_group(perch__collect *c, const perch__vlog *g)
+static int sort_group(perch__collect *c, perch__gstate *s, const perch__vlog *g)
 {
-    perch__samplelog *l = &c->samples;
-    int err = sort_rows(c);
-    if (err || !l->want_samples)
+    int err = sort_rows(c, s);
+    if (err || !c->samples.want_samples)
         return err;
-    err = perch__grow(&c->budget, (void **)&l->pos, &l->pos_cap, l->row_count, sizeof *l->pos);
+    err = perch__grow(&c->budget, (void **)&s->pos, &s->pos_cap, s->row_count, sizeof *s->pos);
     if (err)
         return err;
-    for (size_t i = 0; i < l->row_count; i++)
-        l->pos[l->rows[i].seq] = (uint32_t)i;
-    for (size_t i = 0; i < l->v_count; i++)
-        l->v[i].row = l->pos[l->v[i].row];
-    return g->unsorted ? sort_samples(c) : 0;
+    for (size_t i = 0; i < s->row_count; i++)
+        s->pos[s->rows[i].seq] = (uint32_t)i;
+    for (size_t i = 0; i < s->v_count; i++)
+        s->v[i].row = s->pos[s->v[i].row];
+    return g->unsorted ? sort_samples(c, s) : 0;
 }
 
-int perch__samplelog_each(perch__collect *c, int (*visit)(void *ctx, const perch__group *g),
-                          void *ctx)
+int perch__group_build(perch__collect *c, perch__gstate *s, const perch__vlog *g)
 {
-    perch__samplelog *l = &c->samples;
-    size_t n = l->log.count;
-    int err = perch__grow(&c->budget, (void **)&l->order, &l->order_cap, n, sizeof *l->order);
-    for (size_t i = 0; i < n && !err; i++)
-        l->order[i] = (perch__group_ref){l->log.v[i].key, l->log.v[i].tag, (uint32_t)i};
-    if (err || n == 0)
-        return err;
-    qsort(l->order, n, sizeof *l->order, cmp_group);
-    for (size_t i = 0; i < n && !err; i++) {
-        const perch__vlog *g = &l->log.v[l->order[i].index];
-        perch__group grp;
-        err = decode_group(c, g);
-        if (!err)
-            err = sort_group(c, g);
-        if (err)
-            break;
-        grp.rows = l->rows;
-        grp.row_count = l->row_count;
-        grp.thread = perch__entities_thread_at(&c->ents, g->key);
-        grp.count = g->sum;
-        grp.samples = l->want_samples ? l->v : NULL;
-        grp.sample_count = l->want_samples ? l->v_count : 0;
-        err = visit(ctx, &grp);
-    }
-    return err;
+    int err = decode_group(c, s, g);
+    return err ? err : sort_group(c, s, g);
+}
+
+void perch__gstate_free(perch__gstate *s, perch__budget *b)
+{
+    perch__release(b, (void **)&s->rows, &s->row_cap, sizeof *s->rows);
+    perch__release(b, (void **)&s->row_of, &s->row_of_cap, sizeof *s->row_of);
+    perch__release(b, (void **)&s->pos, &s->pos_cap, sizeof *s->pos);
+    perch__release(b, (void **)&s->v, &s->v_cap, sizeof *s->v);
+    perch__release(b, (void **)&s->keys, &s->keys_cap, sizeof *s->keys);
+    perch__release(b, (void **)&s->keys_tmp, &s->keys_tmp_cap, sizeof *s->keys_tmp);
+    perch__map_free(&s->far, b);
+    perch__loctab_free(&s->ips, b);
+    s->row_count = s->v_count = 0;
 }
 
 void perch__samplelog_free(perch__samplelog *l, perch__budget *b)
 {
     perch__vlogs_free(&l->log, b);
     perch__release(b, (void **)&l->order, &l->order_cap, sizeof *l->order);
-    perch__release(b, (void **)&l->rows, &l->row_cap, sizeof *l->rows);
-    perch__release(b, (void **)&l->row_of, &l->row_of_cap, sizeof *l->row_of);
-    perch__release(b, (void **)&l->pos, &l->pos_cap, sizeof *l->pos);
-    perch__release(b, (void **)&l->v, &l->v_cap, sizeof *l->v);
-    perch__release(b, (void **)&l->keys, &l->keys_cap, sizeof *l->keys);
-    perch__release(b, (void **)&l->keys_tmp, &l->keys_tmp_cap, sizeof *l->keys_tmp);
-    perch__map_free(&l->far, b);
-    perch__loctab_free(&l->ips, b);
+    perch__gstate_free(&l->st[0], b);
+    perch__gstate_free(&l->st[1], b);
     memset(l->cache, 0, sizeof l->cache);
-    l->row_count = l->v_count = 0;
 }

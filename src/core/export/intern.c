@@ -76,11 +76,13 @@ static int loc_rehash(perch__loctab *t, perch__budget *b)
 {
     size_t ncap = t->slot_cap ? t->slot_cap * 2 : 64;
     uint64_t *slots;
-    if (ncap > SIZE_MAX / sizeof *slots || ncap * sizeof *slots > b->limit - b->used)
+    if (ncap > SIZE_MAX / sizeof *slots || !perch__budget_take(b, ncap * sizeof *slots))
         return PERCH_ELIMIT;
     slots = perch__calloc(ncap, sizeof *slots);
-    if (!slots)
+    if (!slots) {
+        perch__budget_give(b, ncap * sizeof *slots);
         return PERCH_ENOMEM;
+    }
     for (size_t r = 0; r < t->count; r++) {
         uint64_t h = loc_hash(t->locs[r].owner, t->locs[r].addr);
         size_t i = h & (ncap - 1);
@@ -89,8 +91,7 @@ static int loc_rehash(perch__loctab *t, perch__budget *b)
         slots[i] = LOC_SLOT(r, h);
     }
     perch__free(t->slots);
-    b->used -= t->slot_cap * sizeof *slots;
-    b->used += ncap * sizeof *slots;
+    perch__budget_give(b, t->slot_cap * sizeof *slots);
     t->slots = slots;
     t->slot_cap = ncap;
     return 0;

@@ -59,6 +59,14 @@ struct pprof {
     perch__pb labels; /* the labels of the group's samples, encoded at its first row */
     bool labels_ok;
     perch__writer *w;
+    /* Without symbol records a frame's name is its module's name and its offset, so the
+     * function of a new location is found by (module name, offset) without formatting the
+     * name (every process's copy of a DLL has its own module and locations, not names). */
+    bool plain_names;
+    perch__interner mod_names; /* module names -> class */
+    uint32_t *name_class;      /* per module index: its name's class + 1, 0 = not yet */
+    size_t name_class_cap;
+    perch__loctab funcs; /* (class + 1, offset) -> extra = function id */
 };
 
 /* ASCII case-insensitive equality (module names are lower case, images as logged). */
@@ -99,7 +107,7 @@ static int mapping_for(struct pprof *p, const perch__module *m, uint32_t *id)
     return 0;
 }
 
-static int function_for(struct pprof *p, const perch__module *m, uint64_t addr, uint32_t *id)
+static int function_named(struct pprof *p, const perch__module *m, uint64_t addr, uint32_t *id)
 {
     char name[PERCH_FRAME_NAME_MAX];
     size_t n = perch__frame_name(&p->c->ents, m, addr, name, sizeof name);
@@ -117,6 +125,51 @@ static int function_for(struct pprof *p, const perch__module *m, uint64_t addr, 
     p->func_names[p->func_count++] = s;
     *id = (uint32_t)p->func_count;
     return 0;
+}
+
+/* The class of module m's name (+ 1): modules with the same name share it. */
+static int name_class(struct pprof *p, const perch__module *m, uint32_t *cls)
+{
+    size_t mi = (size_t)(m - p->c->ents.modules), old = p->name_class_cap;
+    uint32_t idx;
+    int err = perch__grow(&p->c->budget, (void **)&p->name_class, &p->name_class_cap,
+                          p->c->ents.module_count, sizeof *p->name_class);
+    if (err)
+        return err;
+    if (p->name_class_cap > old)
+        memset(p->name_class + old, 0, (p->name_class_cap - old) * sizeof *p->name_class);
+    if (!p->name_class[mi]) {
+        err = perch__intern_str(&p->mod_names, &p->c->budget,
+                                perch__str(&p->c->ents.strings, m->name), &idx);
+        if (err)
+            return err;
+        p->name_class[mi] = idx + 1;
+    }
+    *cls = p->name_class[mi];
+    return 0;
+}
+
+/* The function id of the frame at addr in module m: by its name, or with plain names by
+ * (module name, offset), the same id its name would find. */
+static int function_for(struct pprof *p, const perch__module *m, uint64_t addr, uint32_t *id)
+{
+    uint32_t cls, idx;
+    bool is_new;
+    int err;
+    if (!p->plain_names || !m)
+        return function_named(p, m, addr, id);
+    err = name_class(p, m, &cls);
+    if (!err)
+        err = perch__loctab_get(&p->funcs, &p->c->budget, cls, addr - m->base, &idx, &is_new);
+    if (err || !is_new) {
+        if (!err)
+            *id = p->funcs.locs[idx].extra;
+        return err;
+    }
+    err = function_named(p, m, addr, id);
+    if (!err)
+        p->funcs.locs[idx].extra = *id;
+    return err;
 }
 
 /* The location id (1-based) of addr in module m (NULL = none), created on first use. */
@@ -372,6 +425,9 @@ static void pprof_free(struct pprof *p)
     perch__pb_free(&p->sub);
     perch__pb_free(&p->sub2);
     perch__pb_free(&p->labels);
+    perch__interner_free(&p->mod_names, b);
+    perch__release(b, (void **)&p->name_class, &p->name_class_cap, sizeof *p->name_class);
+    perch__loctab_free(&p->funcs, b);
     perch__free(p->w);
     perch__free(p);
 }
@@ -446,6 +502,10 @@ static int pprof_write(perch__collect *c)
         return PERCH_ENOMEM;
     }
     p->c = c;
+    perch_symnames_stats sym = {0, 0, 0};
+    if (c->ents.names)
+        perch_symnames_get_stats(c->ents.names, &sym);
+    p->plain_names = sym.names == 0; /* no symbol records: names are module + offset */
     p->kernel_lo = c->ents.info.pointer_size == 4 ? 0x80000000u : 0xFFFF800000000000ull;
     p->kernel_span = (c->ents.info.pointer_size == 4 ? 0xffffffffu : UINT64_MAX) - p->kernel_lo;
     p->top.budget = p->sub.budget = p->sub2.budget = p->labels.budget = &c->budget;

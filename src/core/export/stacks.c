@@ -88,6 +88,23 @@ const uint64_t *perch__stacks_get(const perch__stacks *s, uint32_t id, uint32_t 
     return s->frames;
 }
 
+bool perch__stacks_leaf(const perch__stacks *s, uint32_t id, uint64_t *leaf)
+{
+    const uint8_t *p;
+    uint64_t z = 0;
+    if (!perch__stacks_known(s, id))
+        return false;
+    p = s->bytes + (s->index[id] >> 24);
+    for (unsigned shift = 0;; shift += 7) { /* the first frame: its difference from 0 */
+        uint8_t c = *p++;
+        z |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80))
+            break;
+    }
+    *leaf = (uint64_t)perch__unzigzag(z);
+    return true;
+}
+
 void perch__stacks_free(perch__stacks *s, perch__budget *b)
 {
     perch__release(b, (void **)&s->bytes, &s->byte_cap, 1);
