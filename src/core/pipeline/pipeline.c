@@ -163,24 +163,22 @@ static int run_two_threads(perch_etl_reader *r, perch_model *m, const perch_pipe
     return end_run(m, r, o, total, read_err);
 }
 
-int perch_pipeline_etl(perch_input *in, const char *source, const perch_sink *sink,
-                       const perch_pipeline_options *opts, perch_etl_open_error *diag)
+int perch_pipeline_etl_reader(perch_etl_reader *r, const char *source, const perch_sink *sink,
+                              const perch_pipeline_options *opts)
 {
     const perch_pipeline_options *o = opts != NULL && opts->sz >= sizeof *opts ? opts : NULL;
-    perch_etl_reader *r = NULL;
     perch_model *m = NULL;
     perch_trace_info info;
     struct threads t = {NULL, NULL, {0}};
-    uint64_t total = in != NULL ? in->size : 0;
-    if (in == NULL || sink == NULL)
+    if (r == NULL || sink == NULL) {
+        perch_etl_destroy(r);
         return PERCH_EINVAL;
-    int err = perch_etl_open_owned(in, o ? o->etl : NULL, &r, diag);
-    if (err < 0)
-        return err;
+    }
+    uint64_t total = perch_etl_input_size(r);
     perch_pipeline_trace_info(perch_etl_header_of(r), source ? source : "etl", &info);
     if (o == NULL || o->threads != 1)
         start_threads(r, sink, o, &t);
-    err = perch_model_create(t.relay ? &t.relay_sink : sink, &info, o ? o->model : NULL, &m);
+    int err = perch_model_create(t.relay ? &t.relay_sink : sink, &info, o ? o->model : NULL, &m);
     if (err == 0)
         err = t.f != NULL ? run_two_threads(r, m, o, total, &t) : run_one_thread(r, m, o, total);
     int relay_err = stop_threads(&t);
@@ -190,4 +188,17 @@ int perch_pipeline_etl(perch_input *in, const char *source, const perch_sink *si
     perch_model_destroy(m);
     perch_etl_destroy(r);
     return err;
+}
+
+int perch_pipeline_etl(perch_input *in, const char *source, const perch_sink *sink,
+                       const perch_pipeline_options *opts, perch_etl_open_error *diag)
+{
+    const perch_pipeline_options *o = opts != NULL && opts->sz >= sizeof *opts ? opts : NULL;
+    perch_etl_reader *r = NULL;
+    if (in == NULL || sink == NULL)
+        return PERCH_EINVAL;
+    int err = perch_etl_open_owned(in, o ? o->etl : NULL, &r, diag);
+    if (err < 0)
+        return err;
+    return perch_pipeline_etl_reader(r, source, sink, opts);
 }
