@@ -122,14 +122,14 @@ static void start_threads(perch_etl_reader *r, const perch_sink *sink,
 {
     size_t queue_bytes = o != NULL ? o->queue_bytes : 0;
     if (o != NULL && o->relay_sink && perch__sink_relay_create(sink, 0, &t->relay) == 0) {
-        if (perch__etl_feeder_start_relay(r, queue_bytes, t->relay, &t->f) == 0) {
+        if (perch__etl_feeder_start_model(r, queue_bytes, t->relay, &t->f) == 0) {
             perch_sink_relay_sink(t->relay, &t->relay_sink);
             return;
         }
         perch_sink_relay_stop(t->relay);
         t->relay = NULL;
     }
-    if (perch_etl_feeder_start(r, queue_bytes, 0, &t->f) < 0)
+    if (perch__etl_feeder_start_model(r, queue_bytes, NULL, &t->f) < 0)
         t->f = NULL;
 }
 
@@ -150,8 +150,9 @@ static int run_two_threads(perch_etl_reader *r, perch_model *m, const perch_pipe
     struct progress_tick pt = {o, t->f, total};
     perch_consume_options co = {sizeof co, progress_tick, &pt, PERCH_PIPELINE_PROGRESS_RECORDS, 0};
     int err, read_err;
-    err = perch_pipeline_consume(perch_etl_feeder_queue(t->f), m,
-                                 o != NULL && o->progress != NULL ? &co : NULL, NULL);
+    err =
+        perch__pipeline_consume_play(perch_etl_feeder_queue(t->f), m,
+                                     o != NULL && o->progress != NULL ? &co : NULL, t->relay, NULL);
     if (t->relay != NULL && err == 0) {
         read_err = perch_event_queue_close_status(perch_etl_feeder_queue(t->f));
     } else {
