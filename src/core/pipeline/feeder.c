@@ -7,11 +7,14 @@
  * differ on a large record. The queue is in batched mode (queue_batch.h): the two threads
  * exchange positions once per BATCH_BYTES, not once per record.
  *
- * Started with a sink relay (perch__etl_feeder_start_relay, the import's capture writer), the
- * same thread also plays the relay's batches (relay_play.h): between two records whenever the
- * relay wants it, and whenever the queue is full, sleeping only when it has neither room nor a
- * batch; after the end of the file it plays the relay until perch_etl_feeder_finish. So the
- * import runs two busy threads on two cores (this one and the model's), not three.
+ * Started with a sink relay (perch__etl_feeder_start_model, the import's capture writer), the
+ * same thread also plays the relay's batches (relay_play.h): between two records when the
+ * relay wants it and the model is behind (more than half the ring waits for it, so this thread
+ * has time the model's has not; when this thread is the slower one it leaves the batches to
+ * the model's, which plays them while it waits for records), and whenever the queue is full,
+ * sleeping only when it has neither room nor a batch; after the end of the file it plays the relay
+ * until perch_etl_feeder_finish. So the import runs two busy threads on two cores (this one and the
+ * model's), not three.
  */
 #include <stdatomic.h>
 
@@ -116,7 +119,7 @@ static int feed_and_play(void *arg)
     uint64_t n = 0, furthest = 0;
     int err;
     while ((err = next_record(f, n, &ev, &furthest)) == 0) {
-        if (perch__sink_relay_wanted(f->relay)) {
+        if (perch__event_queue_behind(f->q) && perch__sink_relay_wanted(f->relay)) {
             perch__event_queue_flush(f->q); /* the model must not wait while the writer runs */
             perch__sink_relay_play(f->relay);
         }
