@@ -41,7 +41,12 @@ struct perch_etl_feeder {
     perch_sink_relay *relay; /* NULL: reading only */
     uint64_t limit;
     _Atomic uint64_t position;
+    bool behind; /* perch__event_queue_behind(q), looked at every BEHIND_EVERY records */
 };
+
+/* How often the reader looks whether the model is behind: the answer can change only when a
+ * batch is published (about 500 records of the synthetic traces), so not at every record. */
+#define BEHIND_EVERY 64u
 
 /* The next record, within the limit; notes the furthest buffer for progress. */
 static int next_record(struct perch_etl_feeder *f, uint64_t n, perch_event *ev, uint64_t *furthest)
@@ -51,6 +56,8 @@ static int next_record(struct perch_etl_feeder *f, uint64_t n, perch_event *ev, 
     int err = perch_etl_next(f->r, ev);
     if (err < 0)
         return err;
+    if (n % BEHIND_EVERY == 0)
+        f->behind = perch__event_queue_behind(f->q);
     uint64_t at = perch_etl_last_position(f->r).buffer;
     if (at > *furthest) { /* buffers of different CPUs interleave in the file */
         *furthest = at;
@@ -119,7 +126,7 @@ static int feed_and_play(void *arg)
     uint64_t n = 0, furthest = 0;
     int err;
     while ((err = next_record(f, n, &ev, &furthest)) == 0) {
-        if (perch__event_queue_behind(f->q) && perch__sink_relay_wanted(f->relay)) {
+        if (f->behind && perch__sink_relay_wanted(f->relay)) {
             perch__event_queue_flush(f->q); /* the model must not wait while the writer runs */
             perch__sink_relay_play(f->relay);
         }
@@ -139,7 +146,7 @@ static int feed_and_play(void *arg)
 static size_t decode_when_behind(void *ctx, const perch_event *ev, uint8_t *out)
 {
     const struct perch_etl_feeder *f = ctx;
-    return perch__event_queue_behind(f->q) ? perch__predecode_pack(NULL, ev, out) : 0;
+    return f->behind ? perch__predecode_pack(NULL, ev, out) : 0;
 }
 
 static void wake_player(void *ctx)
