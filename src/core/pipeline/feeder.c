@@ -41,6 +41,7 @@ struct perch_etl_feeder {
     perch_sink_relay *relay; /* NULL: reading only */
     uint64_t limit;
     _Atomic uint64_t position;
+    bool track;  /* position is wanted (progress) */
     bool behind; /* perch__event_queue_behind(q), looked at every BEHIND_EVERY records */
 };
 
@@ -48,7 +49,7 @@ struct perch_etl_feeder {
  * batch is published (about 500 records of the synthetic traces), so not at every record. */
 #define BEHIND_EVERY 64u
 
-/* The next record, within the limit; notes the furthest buffer for progress. */
+/* The next record, within the limit; notes the furthest buffer for progress (when tracked). */
 static int next_record(struct perch_etl_feeder *f, uint64_t n, perch_event *ev, uint64_t *furthest)
 {
     if (f->limit != 0 && n >= f->limit)
@@ -58,6 +59,8 @@ static int next_record(struct perch_etl_feeder *f, uint64_t n, perch_event *ev, 
         return err;
     if (n % BEHIND_EVERY == 0)
         f->behind = perch__event_queue_behind(f->q);
+    if (!f->track)
+        return 0;
     uint64_t at = perch_etl_last_position(f->r).buffer;
     if (at > *furthest) { /* buffers of different CPUs interleave in the file */
         *furthest = at;
@@ -168,7 +171,7 @@ static int ring_size(const perch_etl_reader *r, size_t want, size_t *out)
 }
 
 static int start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit, perch_sink_relay *relay,
-                 bool decode, perch_etl_feeder **out)
+                 bool model, bool track, perch_etl_feeder **out)
 {
     struct perch_etl_feeder *f;
     size_t ring = 0;
@@ -184,10 +187,11 @@ static int start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit, perch_
     f->r = r;
     f->limit = limit;
     f->relay = relay;
+    f->track = track;
     err = perch_event_queue_create(ring, &f->q);
     if (err == 0)
         perch__event_queue_batch(f->q, BATCH_BYTES, BATCH_BYTES);
-    if (err == 0 && decode)
+    if (err == 0 && model)
         perch__event_queue_extra(f->q, decode_when_behind, f, perch__predecode_max());
     if (err == 0 && relay != NULL)
         perch__event_queue_space_hook(f->q, wake_player, relay);
@@ -205,13 +209,13 @@ static int start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit, perch_
 int perch_etl_feeder_start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit,
                            perch_etl_feeder **out)
 {
-    return start(r, queue_bytes, limit, NULL, false, out);
+    return start(r, queue_bytes, limit, NULL, false, true, out);
 }
 
 int perch__etl_feeder_start_model(perch_etl_reader *r, size_t queue_bytes, perch_sink_relay *relay,
-                                  perch_etl_feeder **out)
+                                  bool track, perch_etl_feeder **out)
 {
-    return start(r, queue_bytes, 0, relay, true, out);
+    return start(r, queue_bytes, 0, relay, true, track, out);
 }
 
 perch_event_queue *perch_etl_feeder_queue(perch_etl_feeder *f)

@@ -121,15 +121,16 @@ static void start_threads(perch_etl_reader *r, const perch_sink *sink,
                           const perch_pipeline_options *o, struct threads *t)
 {
     size_t queue_bytes = o != NULL ? o->queue_bytes : 0;
+    bool track = o != NULL && o->progress != NULL;
     if (o != NULL && o->relay_sink && perch__sink_relay_create(sink, 0, &t->relay) == 0) {
-        if (perch__etl_feeder_start_model(r, queue_bytes, t->relay, &t->f) == 0) {
+        if (perch__etl_feeder_start_model(r, queue_bytes, t->relay, track, &t->f) == 0) {
             perch_sink_relay_sink(t->relay, &t->relay_sink);
             return;
         }
         perch_sink_relay_stop(t->relay);
         t->relay = NULL;
     }
-    if (perch__etl_feeder_start_model(r, queue_bytes, NULL, &t->f) < 0)
+    if (perch__etl_feeder_start_model(r, queue_bytes, NULL, track, &t->f) < 0)
         t->f = NULL;
 }
 
