@@ -65,15 +65,6 @@ int perch_model_create(const perch_sink *sink, const perch_trace_info *info,
  * allocation (PERCH_ENOMEM / PERCH_ELIMIT); after an error the model only accepts destroy. */
 int perch_model_feed(perch_model *m, const perch_event *ev);
 
-struct perch_decoded;
-
-/* perch_model_feed for a record decoded elsewhere (the import's reader thread decodes ahead of
- * the model): decode_rc and *d (read only when decode_rc is 0) must be what perch_decode(ev, d,
- * NULL) returned and wrote for this ev, whose payload d may point into. The model then does
- * exactly what perch_model_feed does with that result. */
-int perch_model_feed_decoded(perch_model *m, const perch_event *ev, int decode_rc,
-                             const struct perch_decoded *d);
-
 /* Adds count to the ledger reason (a producer's losses: "etl.record_size", ...). reason is
  * copied. Returns 0 or PERCH_ENOMEM / PERCH_ELIMIT. */
 int perch_model_ledger_add(perch_model *m, const char *reason, uint64_t count);

@@ -5,8 +5,8 @@
  * at exactly a quarter of the ring; close hands its status over after the last record; cancel
  * unblocks a waiting producer; timeouts; and two threads pushing hundreds of thousands of
  * records, every one of them checked by a checksum of its bytes against the generator, also
- * in batched mode (pipeline/queue_batch.h), and with the producer's extra bytes after each
- * record.
+ * in batched mode (pipeline/queue_batch.h), and the batched producer's view of a consumer
+ * behind.
  *
  * Records are generated from a sequence number alone, so the consumer can rebuild what the
  * producer sent. Worker threads never call cmocka asserts: they record counts, the main
@@ -216,6 +216,33 @@ static void test_full_drops_exactly(void **state)
     perch_event_queue_destroy(q);
 }
 
+/* A batched producer's view of whether the consumer is behind (queue_batch.h): false on an
+ * empty ring, true once more than half the ring was published and not released, false again
+ * once the consumer released it and the next batch was published. */
+static void test_behind(void **state)
+{
+    static uint8_t payload[1000];
+    perch_event_queue *q;
+    perch_event ev = plain_event(payload, 1000), got;
+    uint64_t len = plain_len(1000), half = PERCH_EVENT_QUEUE_MIN_BYTES / 2 / len + 1;
+    (void)state;
+    assert_int_equal(perch_event_queue_create(PERCH_EVENT_QUEUE_MIN_BYTES, &q), 0);
+    perch__event_queue_batch(q, 4096, 4096);
+    assert_false(perch__event_queue_behind(q));
+    for (uint64_t i = 0; i < half; i++)
+        assert_int_equal(perch__event_queue_push_nowait(q, &ev), 0);
+    perch__event_queue_flush(q);
+    assert_true(perch__event_queue_behind(q));
+    for (uint64_t i = 0; i < half; i++)
+        assert_int_equal(perch_event_queue_pop(q, &got, 0), 0);
+    perch_event_queue_release(q);
+    assert_true(perch__event_queue_behind(q)); /* not published since: the old view */
+    assert_int_equal(perch__event_queue_push_nowait(q, &ev), 0);
+    perch__event_queue_flush(q);
+    assert_false(perch__event_queue_behind(q));
+    perch_event_queue_destroy(q);
+}
+
 static void test_oversized(void **state)
 {
     perch_event_queue *q;
@@ -313,43 +340,11 @@ static int produce(void *arg)
     return p->err;
 }
 
-/* The producer's extra bytes (perch__event_queue_extra) for a record: its sequence number,
- * where its payload lies (the ring's copy: what the consumer will see) and a checksum of the
- * payload there, then up to 24 more bytes by sequence number; none for every seventh record. */
-static size_t extra_of(void *ctx, const perch_event *ev, uint8_t *out)
-{
-    uint64_t words[3] = {ev->timestamp, (uint64_t)(uintptr_t)ev->payload,
-                         fnv(ev->payload, ev->payload_len)};
-    size_t more = 8u * (ev->timestamp % 4);
-    (void)ctx;
-    if (ev->timestamp % 7 == 0)
-        return 0;
-    memcpy(out, words, sizeof words);
-    memset(out + sizeof words, (int)(ev->timestamp & 0xff), more);
-    return sizeof words + more;
-}
-
-#define EXTRA_MAX 48u
-
-/* True when the extra bytes of the record popped last from q are extra_of's for ev. */
-static bool same_extra(perch_event_queue *q, const perch_event *ev)
-{
-    uint8_t want[EXTRA_MAX];
-    uint32_t len;
-    const uint8_t *got = perch__event_queue_popped_extra(q, &len);
-    size_t n = extra_of(NULL, ev, want);
-    if (n == 0)
-        return got == NULL && len == 0;
-    return got != NULL && len == n && memcmp(got, want, n) == 0;
-}
-
 /* Blocking pushes against a consumer that checks every record: nothing lost, nothing
  * reordered, every byte as sent; the producer had to wait (the ring is small). Batched
  * (queue_batch.h): positions exchanged once per few KiB, and both sides had to sleep (the
- * producer with records not yet published, the consumer with bytes not yet released). With
- * extras, every record also carries the producer's extra bytes, written after the record was
- * copied in (they name the ring's copy of the payload, which the popped record points to). */
-static void two_thread_blocking(bool batched, bool extras)
+ * producer with records not yet published, the consumer with bytes not yet released). */
+static void two_thread_blocking(bool batched)
 {
     struct producer p = {NULL, 200000, 0, 0, 600, false, 0, 0, batched};
     perch_thread *t;
@@ -359,13 +354,9 @@ static void two_thread_blocking(bool batched, bool extras)
     assert_int_equal(perch_event_queue_create(PERCH_EVENT_QUEUE_MIN_BYTES, &p.q), 0);
     if (batched)
         perch__event_queue_batch(p.q, 4096, 8192);
-    if (extras)
-        perch__event_queue_extra(p.q, extra_of, NULL, EXTRA_MAX);
     assert_int_equal(perch_thread_start(produce, &p, "producer", &t), 0);
     while ((err = perch_event_queue_pop(p.q, &ev, UINT32_MAX)) == 0) {
         bad += !same_event(seq, p.max_payload, &ev);
-        if (extras)
-            bad += !same_extra(p.q, &ev);
         seq++;
         if (seq % 30000 == 0)
             perch_sleep_ms(2); /* let the ring fill so the producer waits */
@@ -389,19 +380,13 @@ static void two_thread_blocking(bool batched, bool extras)
 static void test_two_thread_blocking(void **state)
 {
     (void)state;
-    two_thread_blocking(false, false);
+    two_thread_blocking(false);
 }
 
 static void test_two_thread_batched(void **state)
 {
     (void)state;
-    two_thread_blocking(true, false);
-}
-
-static void test_two_thread_extras(void **state)
-{
-    (void)state;
-    two_thread_blocking(true, true);
+    two_thread_blocking(true);
 }
 
 /* try_push against a slow consumer: each record either arrives intact in order or is
@@ -578,11 +563,11 @@ int main(void)
         cmocka_unit_test(test_create_sizes),
         cmocka_unit_test(test_wrap_around),
         cmocka_unit_test(test_full_drops_exactly),
+        cmocka_unit_test(test_behind),
         cmocka_unit_test(test_oversized),
         cmocka_unit_test(test_close_with_status),
         cmocka_unit_test(test_two_thread_blocking),
         cmocka_unit_test(test_two_thread_batched),
-        cmocka_unit_test(test_two_thread_extras),
         cmocka_unit_test(test_two_thread_try_push),
         cmocka_unit_test(test_cancel_unblocks_producer),
         cmocka_unit_test(test_blocked_producer_resumes),

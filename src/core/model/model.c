@@ -1,8 +1,7 @@
 /*
  * The model's entry points: create (copies the trace info, hands it to the sink), feed (counts
- * the record, advances the pending-sample window, decodes it, or takes the caller's decoding
- * (perch_model_feed_decoded), and dispatches by decoded type through one table), finish
- * (flushes everything in a fixed order) and destroy.
+ * the record, decodes it, advances the pending-sample window, dispatches by decoded type
+ * through one table), finish (flushes everything in a fixed order) and destroy.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -122,77 +121,37 @@ static void note_time(perch_model *m, uint64_t ts)
         m->last_ts = ts;
 }
 
-/* Counts the decode result (rc, *d when 0) and applies it through the handler of its type. */
-static inline int apply(perch_model *m, const perch_event *ev, int rc, const perch_decoded *d)
+int perch_model_feed(perch_model *m, const perch_event *ev)
 {
-    if (rc == 0) {
-        model_count(m, MC_DECODED, 1);
-        if (d->flags & PERCH_DECODED_NEWER_VERSION)
-            model_count(m, MC_DECODE_NEWER, 1);
-        return handlers[d->type] != NULL ? handlers[d->type](m, ev, d) : 0;
-    }
-    if (rc == PERCH_EUNKNOWN) {
-        model_count(m, MC_DECODE_UNKNOWN, 1);
-        return 0;
-    }
-    model_count(m, MC_DECODE_ERRORS, 1);
-    return count_decode_error(m, ev, rc);
-}
-
-/* The start of a feed: 0, or what the feed returns without touching the model (a bad
- * argument, an earlier error, a finished model). */
-static int check(const perch_model *m, const perch_event *ev)
-{
+    perch_decoded d;
     if (m == NULL || ev == NULL)
         return PERCH_EINVAL;
     if (m->error < 0)
         return m->error;
-    return m->finished ? PERCH_ESTATE : 0;
-}
-
-/* Counts the record and advances the pending-sample window to its time. */
-static int advance(perch_model *m, const perch_event *ev)
-{
+    if (m->finished)
+        return PERCH_ESTATE;
     model_count(m, MC_RECORDS, 1);
     m->by_kind[kind_of(m, ev)]++;
     note_time(m, ev->timestamp);
-    return perch__samples_due(m, ev->timestamp) ? perch__samples_advance(m, ev->timestamp) : 0;
-}
-
-/* The end of a feed: the first error (of the record, or one the sink left) sticks. */
-static int settle(perch_model *m, int err)
-{
+    int err = perch__samples_due(m, ev->timestamp) ? perch__samples_advance(m, ev->timestamp) : 0;
+    int rc = err < 0 ? 0 : perch_decode(ev, &d, NULL);
+    if (err == 0 && rc == 0) {
+        model_count(m, MC_DECODED, 1);
+        if (d.flags & PERCH_DECODED_NEWER_VERSION)
+            model_count(m, MC_DECODE_NEWER, 1);
+        if (handlers[d.type] != NULL)
+            err = handlers[d.type](m, ev, &d);
+    } else if (err == 0 && rc == PERCH_EUNKNOWN) {
+        model_count(m, MC_DECODE_UNKNOWN, 1);
+    } else if (err == 0) {
+        model_count(m, MC_DECODE_ERRORS, 1);
+        err = count_decode_error(m, ev, rc);
+    }
     if (err == 0 && m->error < 0)
         err = m->error;
     if (err < 0)
         m->error = err;
     return err;
-}
-
-int perch_model_feed(perch_model *m, const perch_event *ev)
-{
-    perch_decoded d;
-    int err = check(m, ev);
-    if (err != 0)
-        return err;
-    err = advance(m, ev);
-    if (err == 0)
-        err = apply(m, ev, perch_decode(ev, &d, NULL), &d);
-    return settle(m, err);
-}
-
-int perch_model_feed_decoded(perch_model *m, const perch_event *ev, int decode_rc,
-                             const perch_decoded *d)
-{
-    int err = check(m, ev);
-    if (err == 0 && decode_rc == 0 && d == NULL)
-        err = PERCH_EINVAL;
-    if (err != 0)
-        return err;
-    err = advance(m, ev);
-    if (err == 0)
-        err = apply(m, ev, decode_rc, d);
-    return settle(m, err);
 }
 
 int perch_model_ledger_add(perch_model *m, const char *reason, uint64_t count)

@@ -1,16 +1,15 @@
 /*
  * The model-thread loop (include/perch/pipeline.h, perch_pipeline_consume): pop a record,
- * feed it to the model (with the decoding the producer packed after it, if any), until the
- * producer closes the queue. Shared by the pipelined import
+ * feed it to the model, until the producer closes the queue. Shared by the pipelined import
  * (behind the .etl reader thread) and the live engine (behind the ETW consumer thread). A
  * model or tick error cancels the queue so that the producer never waits on a consumer that
- * has stopped. The tick runs on this thread: progress, periodic ledger updates, status.
+ * has stopped. The tick runs on this thread: progress, periodic ledger updates, status. The
+ * import's variant (perch__pipeline_consume_play) plays the capture writer's batches whenever
+ * the queue is empty, before it sleeps.
  */
 #include "perch/error.h"
 #include "perch/pipeline.h"
 #include "perch/platform.h"
-#include "pipeline/predecode.h"
-#include "pipeline/queue_batch.h"
 #include "pipeline/relay_play.h"
 
 #define TIME_CHECK_RECORDS 256u /* how often a busy loop looks at the clock for tick_ms */
@@ -41,19 +40,6 @@ static int maybe_tick(struct ticker *t, uint64_t records)
         perch_monotonic_ns() - t->last_ns >= (uint64_t)t->o->tick_ms * 1000000u)
         return tick(t, records);
     return 0;
-}
-
-/* Feeds the record popped last, decoded by the producer when it packed its decoding after it
- * (the import's reader thread: predecode.h). */
-static int feed(perch_event_queue *q, perch_model *m, const perch_event *ev)
-{
-    uint32_t len;
-    const uint8_t *packed = perch__event_queue_popped_extra(q, &len);
-    perch_decoded d;
-    if (packed == NULL)
-        return perch_model_feed(m, ev);
-    int rc = perch__predecode_unpack(ev, packed, len, &d);
-    return perch_model_feed_decoded(m, ev, rc, &d);
 }
 
 /* The next record: with a relay, whenever the queue is empty, plays one of its batches and
@@ -93,7 +79,7 @@ static int consume(perch_event_queue *q, perch_model *m, const perch_consume_opt
         if (err == PERCH_EOF || err == PERCH_ECANCELED)
             break; /* the queue ended: nothing to cancel */
         if (err == 0) {
-            err = feed(q, m, &ev);
+            err = perch_model_feed(m, &ev);
             err = err < 0 ? err : maybe_tick(&t, ++n);
         } else if (err == PERCH_ETIMEDOUT) {
             err = tick(&t, n); /* idle: only reached with a tick_ms */

@@ -24,11 +24,6 @@
  * which would wait for every store before it (the record just copied, the model's own work).
  * The records and their order are the same; only when the other side sees them moves.
  *
- * A producer may add bytes of its own after each record (perch__event_queue_extra: the import's
- * reader thread puts each record's decoded form there), written once the record's payload is in
- * the ring, so they may point into it; the consumer finds them with
- * perch__event_queue_popped_extra. They count in the record's length like its payload.
- *
  * A producer that sleeps on a condition of its own (the import's reader thread, which also
  * plays the capture writer: feeder.c) pushes without waiting and arms the queue before it
  * sleeps, the same handshake on producer_waiting; the consumer then calls its wake hook
@@ -55,7 +50,7 @@ struct rec_head {
     uint32_t len; /* the whole record, padded to 8 */
     uint32_t payload_len;
     uint32_t ext_len;
-    uint32_t extra_len; /* the producer's extra bytes after the ext bytes (queue_batch.h) */
+    uint32_t reserved;
 };
 
 enum { OPEN = 0, CLOSED = 1, CANCELED = 2 };
@@ -74,12 +69,9 @@ struct perch_event_queue {
     /* written by the producer */
     _Atomic uint64_t tail;
     _Atomic int producer_waiting;
-    uint64_t head_cache;            /* the producer's last view of head */
-    uint64_t write_pos;             /* the producer's end of what it wrote (tail, unless batched) */
-    uint64_t publish_bytes;         /* batched: publish once this much is pending (0: every push) */
-    perch__queue_extra_fn extra_fn; /* perch__event_queue_extra: NULL, none */
-    void *extra_ctx;
-    uint64_t extra_max; /* the most bytes extra_fn writes, padded to 8 */
+    uint64_t head_cache;    /* the producer's last view of head */
+    uint64_t write_pos;     /* the producer's end of what it wrote (tail, unless batched) */
+    uint64_t publish_bytes; /* batched: publish once this much is pending (0: every push) */
     _Atomic uint64_t pushed, dropped, oversized, bytes_high, push_waits;
     char pad1[64];
     /* written by the consumer */
@@ -89,7 +81,6 @@ struct perch_event_queue {
     uint64_t read_pos;      /* where the next record is read: head + held */
     uint64_t held;          /* bytes popped and not released yet */
     uint64_t release_bytes; /* batched: release once this much is held (0: at every pop) */
-    const uint8_t *last;    /* the record popped last (its head) */
     _Atomic uint64_t popped;
     char pad2[64];
 };
@@ -154,13 +145,6 @@ static uint64_t record_len(const perch_event *ev)
     return (n + 7u) & ~(uint64_t)7u;
 }
 
-/* The padded length a push must find room for: the record and the most extra bytes. */
-static uint64_t push_len(const struct perch_event_queue *q, const perch_event *ev)
-{
-    return record_len(ev) + q->extra_max;
-}
-
-/* Writes ev's record at p (len bytes, from record_len). */
 static void write_record(uint8_t *p, const perch_event *ev, uint64_t len)
 {
     struct rec_head h = {(uint32_t)len, ev->payload_len, ev->ext_len, 0};
@@ -177,28 +161,11 @@ static void write_record(uint8_t *p, const perch_event *ev, uint64_t len)
         memcpy(p + ev->payload_len, ev->ext, ev->ext_len);
 }
 
-/* After write_record with the producer's extra_fn: repoints ev's payload and ext at the ring's
- * copy, so ev is the record as the consumer will see it, lets extra_fn write its bytes after
- * the record (len bytes at p) and notes them in its head. Returns the whole padded length. */
-static uint64_t write_extra(const struct perch_event_queue *q, uint8_t *p, perch_event *ev,
-                            uint64_t len)
-{
-    const uint8_t *payload = p + HEAD_BYTES + FIXED_BYTES + 8u * pmc_count_of(ev);
-    uint32_t n;
-    ev->payload = payload;
-    ev->ext = ev->ext_len > 0 ? payload + ev->payload_len : NULL;
-    n = (uint32_t)q->extra_fn(q->extra_ctx, ev, p + len);
-    len += (n + 7u) & ~7u;
-    memcpy(p + offsetof(struct rec_head, len), &(uint32_t){(uint32_t)len}, 4);
-    memcpy(p + offsetof(struct rec_head, extra_len), &n, 4);
-    return len;
-}
-
 /* Publishes everything written up to write_pos, and wakes a sleeping consumer. */
 static void publish(struct perch_event_queue *q)
 {
     uint64_t used;
-    if (q->extra_fn != NULL) /* perch__event_queue_behind looks at it */
+    if (q->publish_bytes != 0) /* batched: perch__event_queue_behind looks at it */
         q->head_cache = atomic_load_explicit(&q->head, memory_order_acquire);
     used = q->write_pos - q->head_cache;
     atomic_store(&q->tail, q->write_pos);
@@ -232,28 +199,9 @@ static int check_push(struct perch_event_queue *q, uint64_t len)
     return 0;
 }
 
-/* Writes ev (known to fit) at tail and moves write_pos past it and its extra bytes. view (ev
- * itself, or NULL when ev must stay as it is: then a copy) is what write_extra repoints. */
-static void put_at(struct perch_event_queue *q, const perch_event *ev, perch_event *view,
-                   uint64_t tail)
-{
-    uint8_t *p = q->ring + (tail & q->mask);
-    uint64_t len = record_len(ev);
-    write_record(p, ev, len);
-    if (q->extra_fn != NULL) {
-        perch_event own;
-        if (view == NULL) {
-            own = *ev;
-            view = &own;
-        }
-        len = write_extra(q, p, view, len);
-    }
-    q->write_pos = tail + len;
-}
-
 int perch_event_queue_try_push(perch_event_queue *q, const perch_event *ev)
 {
-    uint64_t len = push_len(q, ev), tail;
+    uint64_t len = record_len(ev), tail;
     int err = check_push(q, len);
     if (err < 0)
         return err;
@@ -262,7 +210,8 @@ int perch_event_queue_try_push(perch_event_queue *q, const perch_event *ev)
         bump(&q->dropped);
         return PERCH_EBUSY;
     }
-    put_at(q, ev, NULL, tail);
+    write_record(q->ring + (tail & q->mask), ev, len);
+    q->write_pos = tail + len;
     bump(&q->pushed);
     publish(q); /* never batched: the live callback's records are seen at once */
     return 0;
@@ -292,19 +241,20 @@ static int wait_for_room(struct perch_event_queue *q, uint64_t tail, uint64_t le
     return err;
 }
 
-/* Writes ev (known to fit) at tail; publishes once a batch is pending. */
-static void put_record(struct perch_event_queue *q, const perch_event *ev, perch_event *view,
-                       uint64_t tail)
+/* Writes ev (len bytes, known to fit) at tail; publishes once a batch is pending. */
+static void put_record(struct perch_event_queue *q, const perch_event *ev, uint64_t tail,
+                       uint64_t len)
 {
-    put_at(q, ev, view, tail);
+    write_record(q->ring + (tail & q->mask), ev, len);
+    q->write_pos = tail + len;
     bump(&q->pushed);
     if (q->write_pos - atomic_load_explicit(&q->tail, memory_order_relaxed) >= q->publish_bytes)
         publish(q);
 }
 
-static int push_nowait(struct perch_event_queue *q, const perch_event *ev, perch_event *view)
+int perch__event_queue_push_nowait(perch_event_queue *q, const perch_event *ev)
 {
-    uint64_t len = push_len(q, ev), tail;
+    uint64_t len = record_len(ev), tail;
     int err = check_push(q, len);
     if (err < 0)
         return err;
@@ -313,33 +263,18 @@ static int push_nowait(struct perch_event_queue *q, const perch_event *ev, perch
         perch__event_queue_flush(q); /* the consumer must see everything before we sleep */
         return PERCH_EBUSY;
     }
-    put_record(q, ev, view, tail);
+    put_record(q, ev, tail, len);
     return 0;
-}
-
-int perch__event_queue_push_nowait(perch_event_queue *q, perch_event *ev)
-{
-    return push_nowait(q, ev, ev);
-}
-
-static int push_wait(struct perch_event_queue *q, const perch_event *ev, perch_event *view)
-{
-    int err;
-    while ((err = push_nowait(q, ev, view)) == PERCH_EBUSY) {
-        if ((err = wait_for_room(q, q->write_pos, push_len(q, ev))) < 0)
-            return err; /* push_nowait made every record visible before this sleep */
-    }
-    return err;
-}
-
-int perch__event_queue_push_wait(perch_event_queue *q, perch_event *ev)
-{
-    return push_wait(q, ev, ev);
 }
 
 int perch_event_queue_push(perch_event_queue *q, const perch_event *ev)
 {
-    return push_wait(q, ev, NULL);
+    int err;
+    while ((err = perch__event_queue_push_nowait(q, ev)) == PERCH_EBUSY) {
+        if ((err = wait_for_room(q, q->write_pos, record_len(ev))) < 0)
+            return err; /* push_nowait made every record visible before this sleep */
+    }
+    return err;
 }
 
 void perch__event_queue_space_hook(perch_event_queue *q, void (*wake)(void *ctx), void *ctx)
@@ -350,7 +285,7 @@ void perch__event_queue_space_hook(perch_event_queue *q, void (*wake)(void *ctx)
 
 bool perch__event_queue_room_or_arm(perch_event_queue *q, const perch_event *ev)
 {
-    uint64_t len = push_len(q, ev);
+    uint64_t len = record_len(ev);
     bump(&q->push_waits);
     atomic_store(&q->producer_waiting, 1);
     q->head_cache = atomic_load(&q->head); /* sequentially consistent: see the top */
@@ -372,25 +307,9 @@ void perch__event_queue_flush(perch_event_queue *q)
         publish(q);
 }
 
-void perch__event_queue_extra(perch_event_queue *q, perch__queue_extra_fn fn, void *ctx,
-                              size_t max_bytes)
-{
-    q->extra_fn = fn;
-    q->extra_ctx = ctx;
-    q->extra_max = fn != NULL ? ((uint64_t)max_bytes + 7u) & ~(uint64_t)7u : 0;
-}
-
 bool perch__event_queue_behind(const perch_event_queue *q)
 {
     return q->write_pos - q->head_cache > q->capacity / 2;
-}
-
-const uint8_t *perch__event_queue_popped_extra(const perch_event_queue *q, uint32_t *len)
-{
-    struct rec_head h;
-    memcpy(&h, q->last, HEAD_BYTES);
-    *len = h.extra_len;
-    return h.extra_len > 0 ? q->last + h.len - ((h.extra_len + 7u) & ~7u) : NULL;
 }
 
 void perch__event_queue_batch(perch_event_queue *q, uint64_t publish_bytes, uint64_t release_bytes)
@@ -456,7 +375,6 @@ static void read_record(struct perch_event_queue *q, perch_event *ev)
     const uint8_t *p = q->ring + (q->read_pos & q->mask);
     struct rec_head h;
     unsigned npmc;
-    q->last = p;
     memcpy(&h, p, HEAD_BYTES);
     p += HEAD_BYTES;
     memcpy(ev, p, FIXED_BYTES);

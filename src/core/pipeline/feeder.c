@@ -22,14 +22,13 @@
 #include "perch/pipeline.h"
 #include "perch/thread.h"
 #include "pipeline/feeder_relay.h"
-#include "pipeline/predecode.h"
 #include "pipeline/queue_batch.h"
 #include "pipeline/relay_play.h"
 #include "util/mem.h"
 
 /* A queue record adds at most this much to the record's own bytes (16-byte header, fixed
- * fields, 8 PMC values; see event_queue.c; and its packed decoding, predecode.h). */
-#define RECORD_OVERHEAD 512u
+ * fields, 8 PMC values; see event_queue.c). */
+#define RECORD_OVERHEAD 256u
 #define MAX_FEEDER_RING (64u << 20)
 /* Publish and release every this many bytes (about 500 records of the synthetic traces). */
 #define BATCH_BYTES (64u << 10)
@@ -88,7 +87,7 @@ static int feed(void *arg)
     uint64_t n = 0, furthest = 0;
     int err;
     while ((err = next_record(f, n, &ev, &furthest)) == 0) {
-        err = perch__event_queue_push_wait(f->q, &ev);
+        err = perch_event_queue_push(f->q, &ev);
         if (err < 0)
             break;
         n++;
@@ -108,7 +107,7 @@ static bool has_room(void *ctx)
 }
 
 /* Pushes ev, playing the relay while the queue is full. 0 or the push's error. */
-static int push_or_play(struct perch_etl_feeder *f, perch_event *ev)
+static int push_or_play(struct perch_etl_feeder *f, const perch_event *ev)
 {
     struct room rm = {f->q, ev};
     int err;
@@ -143,15 +142,6 @@ static int feed_and_play(void *arg)
     return err;
 }
 
-/* The queue's extra bytes for a model's queue: the record's decoding, when the model is the
- * slower side (more than half the ring waits for it), so that this thread does the decoding
- * then; when this thread is the slower one the model decodes (nothing packed). */
-static size_t decode_when_behind(void *ctx, const perch_event *ev, uint8_t *out)
-{
-    const struct perch_etl_feeder *f = ctx;
-    return f->behind ? perch__predecode_pack(NULL, ev, out) : 0;
-}
-
 static void wake_player(void *ctx)
 {
     perch__sink_relay_wake(ctx);
@@ -171,7 +161,7 @@ static int ring_size(const perch_etl_reader *r, size_t want, size_t *out)
 }
 
 static int start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit, perch_sink_relay *relay,
-                 bool model, bool track, perch_etl_feeder **out)
+                 bool track, perch_etl_feeder **out)
 {
     struct perch_etl_feeder *f;
     size_t ring = 0;
@@ -191,8 +181,6 @@ static int start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit, perch_
     err = perch_event_queue_create(ring, &f->q);
     if (err == 0)
         perch__event_queue_batch(f->q, BATCH_BYTES, BATCH_BYTES);
-    if (err == 0 && model)
-        perch__event_queue_extra(f->q, decode_when_behind, f, perch__predecode_max());
     if (err == 0 && relay != NULL)
         perch__event_queue_space_hook(f->q, wake_player, relay);
     if (err == 0)
@@ -209,13 +197,13 @@ static int start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit, perch_
 int perch_etl_feeder_start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit,
                            perch_etl_feeder **out)
 {
-    return start(r, queue_bytes, limit, NULL, false, true, out);
+    return start(r, queue_bytes, limit, NULL, true, out);
 }
 
 int perch__etl_feeder_start_model(perch_etl_reader *r, size_t queue_bytes, perch_sink_relay *relay,
                                   bool track, perch_etl_feeder **out)
 {
-    return start(r, queue_bytes, 0, relay, true, track, out);
+    return start(r, queue_bytes, 0, relay, track, out);
 }
 
 perch_event_queue *perch_etl_feeder_queue(perch_etl_feeder *f)

@@ -1,8 +1,7 @@
 /*
  * The import's helper thread (feeder.c): the .etl reader thread of perch_etl_feeder that also
- * decodes each record for the model and plays a sink relay's batches (relay_play.h), so
- * reading, decoding and the capture writer share one thread beside the model's. Internal to
- * src/core/pipeline (pipeline.c starts it).
+ * plays a sink relay's batches (relay_play.h), so reading and the capture writer share one
+ * thread beside the model's. Internal to src/core/pipeline (pipeline.c starts it).
  */
 #ifndef PERCH_PIPELINE_FEEDER_RELAY_H
 #define PERCH_PIPELINE_FEEDER_RELAY_H
@@ -12,9 +11,8 @@
 
 #include "perch/pipeline.h"
 
-/* perch_etl_feeder_start (no limit) for a model: the thread also decodes each record
- * (predecode.h; pop them with perch_pipeline_consume, which feeds the model the decoded form)
- * and, when relay is not NULL, plays relay, a relay made with perch__sink_relay_create
+/* perch_etl_feeder_start (no limit) for the pipeline's model: when relay is not NULL the
+ * thread also plays relay, a relay made with perch__sink_relay_create
  * (borrowed: stop it with perch_sink_relay_stop only after perch_etl_feeder_finish). The
  * thread then plays relay until perch_etl_feeder_finish, which plays every batch handed
  * before it; so the queue's EOF does not end the thread: the model's finish (its records go

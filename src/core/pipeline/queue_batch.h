@@ -14,7 +14,6 @@
 #define PERCH_PIPELINE_QUEUE_BATCH_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #include "perch/event_queue.h"
@@ -25,26 +24,10 @@ void perch__event_queue_batch(perch_event_queue *q, uint64_t publish_bytes, uint
 /* Producer: makes every record pushed so far visible. Call it before close. */
 void perch__event_queue_flush(perch_event_queue *q);
 
-/* Writes a producer's extra bytes after a record: ev is the record as the consumer will see it
- * (its payload and ext already in the ring, so out may hold pointers into them); returns how
- * many bytes it wrote at out (8-aligned out; it may write up to max_bytes however many it
- * counts), at most the max_bytes given to perch__event_queue_extra. */
-typedef size_t (*perch__queue_extra_fn)(void *ctx, const perch_event *ev, uint8_t *out);
-
-/* Every push (any kind) of q then calls fn after copying a record in, and finds room for the
- * record and max_bytes more (the oversized limit counts them too). Call before either side uses
- * q. fn NULL: no extra bytes (the default). The pushes below then leave ev's payload and ext
- * pointing at the ring's copy of the record. */
-void perch__event_queue_extra(perch_event_queue *q, perch__queue_extra_fn fn, void *ctx,
-                              size_t max_bytes);
-
 /* Producer: true when more than half the ring is still queued (the consumer has not released
- * it), so the consumer is the slower side now. A hint: the consumer releases in batches. */
+ * it), so the consumer is the slower side now. From the producer's view of the consumer's
+ * position, refreshed whenever a batch is published: a hint, not a count. */
 bool perch__event_queue_behind(const perch_event_queue *q);
-
-/* Consumer: the extra bytes of the record popped last (NULL and *len 0: none); valid as long as
- * the record. */
-const uint8_t *perch__event_queue_popped_extra(const perch_event_queue *q, uint32_t *len);
 
 /* For a producer that sleeps elsewhere (the import's reader thread, which also plays the
  * capture writer's batches: feeder.c): the three calls below replace the blocking push.
@@ -57,10 +40,7 @@ void perch__event_queue_space_hook(perch_event_queue *q, void (*wake)(void *ctx)
 /* Producer: push (batched as above) without waiting: 0, or PERCH_EBUSY when ev does not fit
  * now (every record pushed so far is then visible), or the errors of push (PERCH_ELIMIT,
  * PERCH_ESTATE once closed or canceled). Nothing is counted as dropped. */
-int perch__event_queue_push_nowait(perch_event_queue *q, perch_event *ev);
-
-/* Producer: perch_event_queue_push without copying ev first (see perch__event_queue_extra). */
-int perch__event_queue_push_wait(perch_event_queue *q, perch_event *ev);
+int perch__event_queue_push_nowait(perch_event_queue *q, const perch_event *ev);
 
 /* Producer, before it sleeps: true when ev now fits or the queue is no longer open (push
  * again); else false, and the queue is armed: the hook will be called once room comes. */
