@@ -197,6 +197,9 @@ perch_etl_position perch_etl_last_position(const perch_etl_reader *r);
 
 const perch_etl_header *perch_etl_header_of(const perch_etl_reader *r);
 
+/* The size in bytes of the input the reader reads. */
+uint64_t perch_etl_input_size(const perch_etl_reader *r);
+
 /* The most bytes one record (header, extension data, payload) can take in this file: the
  * record area of its largest buffer. A bound for whoever copies records (the pipeline's
  * queue is sized so that no record of the file is refused). */

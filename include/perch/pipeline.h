@@ -68,6 +68,12 @@ typedef struct perch_pipeline_options {
 int perch_pipeline_etl(perch_input *in, const char *source, const perch_sink *sink,
                        const perch_pipeline_options *opts, perch_etl_open_error *diag);
 
+/* perch_pipeline_etl over a reader the caller opened (ownership taken: destroyed before
+ * returning, whatever happens; no record read from it yet), so that a caller who opens the
+ * .etl to check it first does not open it twice. opts->etl is not used. */
+int perch_pipeline_etl_reader(perch_etl_reader *r, const char *source, const perch_sink *sink,
+                              const perch_pipeline_options *opts);
+
 /* ---- the model-thread loop ------------------------------------------------------------ */
 
 /* Called on the consumer's thread; a negative return stops the loop with that error. */

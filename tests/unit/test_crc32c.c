@@ -2,7 +2,8 @@
  * Tests for CRC-32C: the standard check values, every entry of the slicing-by-8 tables against
  * a bit-by-bit computation, and each path (perch__crc32c as dispatched, the portable code, and
  * the CPU instruction where this processor has it) against a bitwise reference over every
- * length and alignment up to 64 bytes and over a long buffer split at arbitrary points.
+ * length and alignment up to 64 bytes and over a long buffer split at arbitrary points, and the
+ * hardware path's three-chain blocks at every length around their sizes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -117,13 +118,39 @@ static void test_paths_agree(void **state)
     assert_int_equal(perch__crc32c(0, buf, sizeof buf), perch__crc32c_portable(0, buf, sizeof buf));
 }
 
+/* The hardware path runs three chains over blocks of 3 x 8192 and 3 x 256 bytes and joins
+ * them: every length around those block sizes (and their sums), at several alignments and
+ * starting values, against the portable code. */
+static void test_block_boundaries(void **state)
+{
+    static uint8_t buf[3 * 8192 * 2 + 3 * 256 * 3 + 64];
+    static const size_t base[] = {3 * 256,      2 * 3 * 256,
+                                  3 * 8192,     3 * 8192 + 3 * 256,
+                                  2 * 3 * 8192, 2 * 3 * 8192 + 2 * 3 * 256};
+    uint64_t x = 0x13198a2e03707344u;
+    (void)state;
+    for (size_t i = 0; i < sizeof buf; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        buf[i] = (uint8_t)(x >> 16);
+    }
+    for (size_t b = 0; b < sizeof base / sizeof base[0]; b++) {
+        for (size_t len = base[b] - 9; len <= base[b] + 9; len++) {
+            for (size_t off = 0; off < 3; off++) {
+                uint32_t seed = (uint32_t)(0x9e3779b9u * (len + off));
+                assert_int_equal(perch__crc32c(seed, buf + off, len),
+                                 perch__crc32c_portable(seed, buf + off, len));
+            }
+        }
+    }
+    assert_int_equal(perch__crc32c(0, buf, sizeof buf), bitwise(0, buf, sizeof buf));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_check_values),
-        cmocka_unit_test(test_tables),
-        cmocka_unit_test(test_against_bitwise),
-        cmocka_unit_test(test_paths_agree),
+        cmocka_unit_test(test_check_values),     cmocka_unit_test(test_tables),
+        cmocka_unit_test(test_against_bitwise),  cmocka_unit_test(test_paths_agree),
+        cmocka_unit_test(test_block_boundaries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,8 @@
  * at exactly a quarter of the ring; close hands its status over after the last record; cancel
  * unblocks a waiting producer; timeouts; and two threads pushing hundreds of thousands of
  * records, every one of them checked by a checksum of its bytes against the generator, also
- * in batched mode (pipeline/queue_batch.h).
+ * in batched mode (pipeline/queue_batch.h), and the batched producer's view of a consumer
+ * behind.
  *
  * Records are generated from a sequence number alone, so the consumer can rebuild what the
  * producer sent. Worker threads never call cmocka asserts: they record counts, the main
@@ -212,6 +213,33 @@ static void test_full_drops_exactly(void **state)
     st = stats_of(q);
     assert_int_equal(st.dropped, 38 + (small_ok != 0));
     assert_int_equal(st.popped, 2);
+    perch_event_queue_destroy(q);
+}
+
+/* A batched producer's view of whether the consumer is behind (queue_batch.h): false on an
+ * empty ring, true once more than half the ring was published and not released, false again
+ * once the consumer released it and the next batch was published. */
+static void test_behind(void **state)
+{
+    static uint8_t payload[1000];
+    perch_event_queue *q;
+    perch_event ev = plain_event(payload, 1000), got;
+    uint64_t len = plain_len(1000), half = PERCH_EVENT_QUEUE_MIN_BYTES / 2 / len + 1;
+    (void)state;
+    assert_int_equal(perch_event_queue_create(PERCH_EVENT_QUEUE_MIN_BYTES, &q), 0);
+    perch__event_queue_batch(q, 4096, 4096);
+    assert_false(perch__event_queue_behind(q));
+    for (uint64_t i = 0; i < half; i++)
+        assert_int_equal(perch__event_queue_push_nowait(q, &ev), 0);
+    perch__event_queue_flush(q);
+    assert_true(perch__event_queue_behind(q));
+    for (uint64_t i = 0; i < half; i++)
+        assert_int_equal(perch_event_queue_pop(q, &got, 0), 0);
+    perch_event_queue_release(q);
+    assert_true(perch__event_queue_behind(q)); /* not published since: the old view */
+    assert_int_equal(perch__event_queue_push_nowait(q, &ev), 0);
+    perch__event_queue_flush(q);
+    assert_false(perch__event_queue_behind(q));
     perch_event_queue_destroy(q);
 }
 
@@ -535,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_create_sizes),
         cmocka_unit_test(test_wrap_around),
         cmocka_unit_test(test_full_drops_exactly),
+        cmocka_unit_test(test_behind),
         cmocka_unit_test(test_oversized),
         cmocka_unit_test(test_close_with_status),
         cmocka_unit_test(test_two_thread_blocking),

@@ -7,7 +7,8 @@
  * what was read and "etl.read_error" in the ledger; an allocation-failure sweep over the whole
  * two-thread pipeline ends every run with 0 (and the same bytes: a thread or queue that cannot
  * be had falls back to one thread) or PERCH_ENOMEM. Also the two reusable pieces alone: the
- * feeder with a limit and stopped early, and perch_pipeline_consume's ticks and errors.
+ * feeder with a limit and stopped early, and perch_pipeline_consume's ticks and errors; and
+ * perch_pipeline_etl_reader (a reader the caller opened) against perch_pipeline_etl.
  * Each two-thread case runs also with relay_sink (the sink played on the reader thread between
  * its reads, as perch import's capture writer), where the reader thread must outlive the
  * model's finish and a full queue must not keep it from playing the sink.
@@ -166,6 +167,39 @@ static void test_synthetic_traces(void **state)
         check_trace(name, &etl);
         perch_free(etl.p);
     }
+}
+
+/* perch_pipeline_etl_reader over a reader the caller opened gives the capture
+ * perch_pipeline_etl gives (both thread counts); it takes the reader even when it refuses the
+ * call (no leak under ASan). */
+static void test_reader_entry(void **state)
+{
+    struct bytes etl = real_trace("perfview_net.4.5.2.x64.etl");
+    (void)state;
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        struct bytes want, got;
+        perch_output out;
+        perch_memory_out mem;
+        perch_capture_writer *w = NULL;
+        perch_etl_reader *r = NULL;
+        perch_sink sink;
+        perch_pipeline_options o = {.sz = sizeof o, .threads = threads, .relay_sink = 1};
+        assert_int_equal(import(&etl, threads, 0, true, NULL, &want), 0);
+        assert_int_equal(perch_etl_open_memory(etl.p, etl.len, NULL, &r, NULL), 0);
+        perch_output_memory(&out, &mem, (size_t)1 << 30);
+        assert_int_equal(perch_capture_writer_create(&out, NULL, &w), 0);
+        perch_capture_writer_sink(w, &sink);
+        assert_int_equal(perch_pipeline_etl_reader(r, "etl:threads", &sink, &o), 0);
+        perch_capture_writer_destroy(w);
+        got.p = perch_output_memory_take(&mem, &got.len);
+        assert_same_bytes(&want, &got);
+        perch_free(want.p);
+        perch_free(got.p);
+    }
+    perch_etl_reader *r = NULL;
+    assert_int_equal(perch_etl_open_memory(etl.p, etl.len, NULL, &r, NULL), 0);
+    assert_int_equal(perch_pipeline_etl_reader(r, "etl:threads", NULL, NULL), PERCH_EINVAL);
+    free(etl.p);
 }
 
 /* A sink whose slice callback fails at the n-th slice, forwarding the rest to a capture. */
@@ -456,6 +490,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_real_traces),
         cmocka_unit_test(test_synthetic_traces),
+        cmocka_unit_test(test_reader_entry),
         cmocka_unit_test(test_sink_error_stops_both),
         cmocka_unit_test(test_reader_error_ends_model),
         cmocka_unit_test(test_allocation_failure_sweep),

@@ -6,7 +6,8 @@
  * sizes, and the logs must be equal byte for byte (the entities' fields and strings too,
  * a NULL string kept NULL). Also: an inner sink that fails at its N-th
  * sample (nothing after it is played, every later call and stop return the error), a relay
- * stopped without finish, and an allocation-failure sweep.
+ * stopped without finish, a relay without a player whose filling thread plays every batch
+ * itself, and an allocation-failure sweep.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include "failalloc.h"
 #include "perch/error.h"
 #include "perch/pipeline.h"
+#include "pipeline/relay_play.h"
 
 struct log {
     unsigned char *data;
@@ -271,6 +273,32 @@ static void test_same_calls(void **state)
     free(direct.data);
 }
 
+/* A relay nobody else plays (perch__sink_relay_create, no player thread): the filling
+ * thread plays the batches itself whenever the ring is full or it must drain, so the stream
+ * goes through (it would wait forever otherwise) and the inner sink gets the same calls. */
+static void test_filler_plays(void **state)
+{
+    static const size_t batches[] = {1, 4096};
+    struct log direct = {0}, relayed;
+    perch_sink dsink = log_sink(&direct), rsink;
+    (void)state;
+    assert_int_equal(give_all(&dsink), 0);
+    for (size_t b = 0; b < sizeof batches / sizeof *batches; b++) {
+        perch_sink_relay *r = NULL;
+        memset(&relayed, 0, sizeof relayed);
+        perch_sink inner = log_sink(&relayed);
+        assert_int_equal(perch__sink_relay_create(&inner, batches[b], &r), 0);
+        perch_sink_relay_sink(r, &rsink);
+        assert_int_equal(give_all(&rsink), 0);
+        assert_false(perch__sink_relay_play_one(r)); /* finish played everything */
+        assert_int_equal(perch_sink_relay_stop(r), 0);
+        assert_int_equal(relayed.len, direct.len);
+        assert_memory_equal(relayed.data, direct.data, direct.len);
+        free(relayed.data);
+    }
+    free(direct.data);
+}
+
 static void test_inner_error(void **state)
 {
     struct log direct = {0}, relayed = {0};
@@ -338,9 +366,8 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_same_calls),
-        cmocka_unit_test(test_inner_error),
-        cmocka_unit_test(test_stop_without_finish),
+        cmocka_unit_test(test_same_calls),     cmocka_unit_test(test_filler_plays),
+        cmocka_unit_test(test_inner_error),    cmocka_unit_test(test_stop_without_finish),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -127,14 +127,13 @@ static bool holds_other_data(const char *path)
     return other;
 }
 
-/* Opens the .etl once before the output is created, so a file that is not a trace leaves no
- * empty capture behind. 0 or the exit status. */
-static int check_etl(const char *path, const perch_input *in)
+/* Opens the .etl before the output is created, so a file that is not a trace leaves no empty
+ * capture behind; the reader (it owns *in then) is the one the import reads. 0 or the exit
+ * status. */
+static int open_etl(const char *path, perch_input *in, perch_etl_reader **r)
 {
     perch_etl_open_error diag = {0, 0, NULL};
-    perch_etl_reader *r = NULL;
-    int err = perch_etl_open_io(in, NULL, &r, &diag);
-    perch_etl_destroy(r);
+    int err = perch_etl_open_owned(in, NULL, r, &diag);
     if (err == 0)
         return 0;
     fprintf(stderr, "perch import: %s: %s at byte %llu\n", path,
@@ -143,21 +142,22 @@ static int check_etl(const char *path, const perch_input *in)
 }
 
 /* The input must be an .etl and the output must not be it: an existing output is replaced
- * only when it is a capture (so never the .etl being read). Opens *in; 0 or the exit status. */
-static int check_paths(const struct import_args *a, perch_input *in)
+ * only when it is a capture (so never the .etl being read). Opens *r; 0 or the exit status. */
+static int check_paths(const struct import_args *a, perch_etl_reader **r)
 {
-    int err = perch_input_open_file(in, a->input);
+    perch_input in;
+    int err = perch_input_open_file(&in, a->input);
     if (err < 0)
         return perch_cli_error(a->input, err);
-    if (perch_cli_is_capture(in)) {
+    if (perch_cli_is_capture(&in)) {
         fprintf(stderr, "perch import: %s is already a capture (try 'perch info')\n", a->input);
     } else if (strcmp(a->input, a->output) == 0 || holds_other_data(a->output)) {
         fprintf(stderr, "perch import: refusing to overwrite %s: it is %s\n", a->output,
                 strcmp(a->input, a->output) == 0 ? "the input" : "not a capture");
-    } else if (check_etl(a->input, in) == 0) {
-        return 0;
+    } else {
+        return open_etl(a->input, &in, r); /* closes in when it fails */
     }
-    perch_input_close(in);
+    perch_input_close(&in);
     return 1;
 }
 
@@ -176,24 +176,24 @@ static void summary(const struct import_args *a, uint64_t in_size, perch_capture
            (unsigned long long)st.records[PERCH_CHUNK_STACK], secs);
 }
 
-static int import(const struct import_args *a, perch_input *in, perch_output *out)
+static int import(const struct import_args *a, perch_etl_reader *r, perch_output *out)
 {
     struct import_progress prog = {perch_monotonic_ns(), 0, 0};
     perch_capture_writer_opts wo;
     perch_capture_writer *w = NULL;
     perch_sink sink;
-    uint64_t in_size = in->size;
+    uint64_t in_size = perch_etl_input_size(r);
     perch_capture_writer_opts_default(&wo);
     int err = perch_capture_writer_create(out, &wo, &w);
     if (err < 0) {
-        perch_input_close(in);
+        perch_etl_destroy(r);
         return perch_cli_error(a->output, err);
     }
     perch_capture_writer_sink(w, &sink);
     /* With a reader thread the capture writer (encoding, CRCs, writes) runs on it too, behind
      * the model (a sink relay: the same records in the same order, so the same bytes). */
-    err = perch_cli_run_etl("import", in, a->input, &sink, perch_is_terminal(stderr) ? draw : NULL,
-                            &prog, true, true);
+    err = perch_cli_run_etl_reader("import", r, a->input, &sink,
+                                   perch_is_terminal(stderr) ? draw : NULL, &prog, true, true);
     if (err >= 0) /* PERCH_CLI_PARTIAL too: a damaged .etl imported as far as it reads */
         summary(a, in_size, w, perch_monotonic_ns() - prog.started);
     perch_capture_writer_destroy(w);
@@ -203,23 +203,23 @@ static int import(const struct import_args *a, perch_input *in, perch_output *ou
 int perch_cmd_import(int argc, char **argv)
 {
     struct import_args a = {NULL, NULL, false};
-    perch_input in;
+    perch_etl_reader *r = NULL;
     perch_output out;
     perch_cli_out guard;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0)
         return rc;
-    if ((rc = check_paths(&a, &in)) != 0)
+    if ((rc = check_paths(&a, &r)) != 0)
         return rc;
     int err = perch_output_open_file(&out, a.output);
     if (err < 0) {
-        perch_input_close(&in);
+        perch_etl_destroy(r);
         return perch_cli_error(a.output, err);
     }
     if (!a.sync) /* the writer skips a NULL sync: no fsync at all (see the top of the file) */
         out.sync = NULL;
     perch_cli_out_guard(&guard, &out);
-    err = import(&a, &in, &out);
+    err = import(&a, r, &out);
     int cerr = out.close(out.ctx);
     if (guard.error && err < 0) /* the output failed (disk full ...): name it, not the input */
         perch_cli_error(a.output, guard.error);

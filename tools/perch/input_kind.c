@@ -62,8 +62,10 @@ int perch_cli_threads(unsigned *threads)
     return 0;
 }
 
-int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const perch_sink *sink,
-                      perch_progress_fn progress, void *progress_ctx, bool warn, bool relay_sink)
+/* The pipeline over the opened reader r (taken), or over *in (taken) when r is NULL. */
+static int run_etl(const char *cmd, perch_etl_reader *r, perch_input *in, const char *path,
+                   const perch_sink *sink, perch_progress_fn progress, void *progress_ctx,
+                   bool warn, bool relay_sink)
 {
     perch_etl_open_error diag = {0, 0, NULL};
     char source[300];
@@ -75,11 +77,14 @@ int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const 
                                    .relay_sink = relay_sink};
     memset(&stats, 0, sizeof stats);
     if (perch_cli_threads(&opts.threads) < 0) {
-        perch_input_close(in);
+        perch_etl_destroy(r);
+        if (in != NULL)
+            perch_input_close(in);
         return PERCH_EINVAL;
     }
     perch_cli_etl_source(path, source, sizeof source);
-    int err = perch_pipeline_etl(in, source, sink, &opts, &diag);
+    int err = r != NULL ? perch_pipeline_etl_reader(r, source, sink, &opts)
+                        : perch_pipeline_etl(in, source, sink, &opts, &diag);
     if (err < 0 && progress != NULL)
         fputc('\n', stderr); /* end the progress line before the message */
     if (err < 0 && perch_cli_output_failed())
@@ -97,6 +102,19 @@ int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const 
     if (damaged && warn)
         perch_cli_warn_etl(cmd, path, &stats);
     return damaged ? PERCH_CLI_PARTIAL : 0;
+}
+
+int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const perch_sink *sink,
+                      perch_progress_fn progress, void *progress_ctx, bool warn, bool relay_sink)
+{
+    return run_etl(cmd, NULL, in, path, sink, progress, progress_ctx, warn, relay_sink);
+}
+
+int perch_cli_run_etl_reader(const char *cmd, perch_etl_reader *r, const char *path,
+                             const perch_sink *sink, perch_progress_fn progress, void *progress_ctx,
+                             bool warn, bool relay_sink)
+{
+    return run_etl(cmd, r, NULL, path, sink, progress, progress_ctx, warn, relay_sink);
 }
 
 static int run_capture(const char *cmd, perch_input *in, const char *path, const perch_sink *sink,

@@ -38,6 +38,12 @@ void perch_cli_set_threads(unsigned threads);
 int perch_cli_run_etl(const char *cmd, perch_input *in, const char *path, const perch_sink *sink,
                       perch_progress_fn progress, void *progress_ctx, bool warn, bool relay_sink);
 
+/* perch_cli_run_etl over a reader already opened on path (ownership taken), for a command that
+ * opens the .etl to check it before it creates its output (perch import): one open, not two. */
+int perch_cli_run_etl_reader(const char *cmd, perch_etl_reader *r, const char *path,
+                             const perch_sink *sink, perch_progress_fn progress, void *progress_ctx,
+                             bool warn, bool relay_sink);
+
 /* Opens path and plays every record of it into sink once (capture or .etl, by magic). On
  * failure prints one line "perch <cmd>: <path>: <reason>" and returns the error; a cut or
  * damaged input whose readable part was played returns PERCH_CLI_PARTIAL after one warning

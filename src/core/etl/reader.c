@@ -230,6 +230,11 @@ const perch_etl_header *perch_etl_header_of(const perch_etl_reader *r)
     return &r->header;
 }
 
+uint64_t perch_etl_input_size(const perch_etl_reader *r)
+{
+    return r->io.size;
+}
+
 uint64_t perch_etl_max_record_len(const perch_etl_reader *r)
 {
     uint64_t max = 0;

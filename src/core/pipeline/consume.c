@@ -3,11 +3,14 @@
  * feed it to the model, until the producer closes the queue. Shared by the pipelined import
  * (behind the .etl reader thread) and the live engine (behind the ETW consumer thread). A
  * model or tick error cancels the queue so that the producer never waits on a consumer that
- * has stopped. The tick runs on this thread: progress, periodic ledger updates, status.
+ * has stopped. The tick runs on this thread: progress, periodic ledger updates, status. The
+ * import's variant (perch__pipeline_consume_play) plays the capture writer's batches whenever
+ * the queue is empty, before it sleeps.
  */
 #include "perch/error.h"
 #include "perch/pipeline.h"
 #include "perch/platform.h"
+#include "pipeline/relay_play.h"
 
 #define TIME_CHECK_RECORDS 256u /* how often a busy loop looks at the clock for tick_ms */
 
@@ -39,8 +42,24 @@ static int maybe_tick(struct ticker *t, uint64_t records)
     return 0;
 }
 
-int perch_pipeline_consume(perch_event_queue *q, perch_model *m, const perch_consume_options *opts,
-                           uint64_t *records)
+/* The next record: with a relay, whenever the queue is empty, plays one of its batches and
+ * looks again before waiting for records. */
+static int next(perch_event_queue *q, perch_sink_relay *relay, perch_event *ev, uint32_t wait)
+{
+    if (relay != NULL) {
+        int err;
+        while ((err = perch_event_queue_pop(q, ev, 0)) == PERCH_ETIMEDOUT) {
+            if (!perch__sink_relay_play_one(relay))
+                break;
+        }
+        if (err != PERCH_ETIMEDOUT)
+            return err;
+    }
+    return perch_event_queue_pop(q, ev, wait);
+}
+
+static int consume(perch_event_queue *q, perch_model *m, const perch_consume_options *opts,
+                   perch_sink_relay *relay, uint64_t *records)
 {
     const perch_consume_options *o =
         opts != NULL && opts->sz >= sizeof *opts && opts->tick != NULL ? opts : NULL;
@@ -56,7 +75,7 @@ int perch_pipeline_consume(perch_event_queue *q, perch_model *m, const perch_con
     if (o != NULL && o->tick_ms != 0)
         t.last_ns = perch_monotonic_ns();
     for (;;) {
-        err = perch_event_queue_pop(q, &ev, wait);
+        err = next(q, relay, &ev, wait);
         if (err == PERCH_EOF || err == PERCH_ECANCELED)
             break; /* the queue ended: nothing to cancel */
         if (err == 0) {
@@ -76,4 +95,17 @@ int perch_pipeline_consume(perch_event_queue *q, perch_model *m, const perch_con
     if (records != NULL)
         *records = n;
     return err;
+}
+
+int perch_pipeline_consume(perch_event_queue *q, perch_model *m, const perch_consume_options *opts,
+                           uint64_t *records)
+{
+    return consume(q, m, opts, NULL, records);
+}
+
+int perch__pipeline_consume_play(perch_event_queue *q, perch_model *m,
+                                 const perch_consume_options *opts, perch_sink_relay *r,
+                                 uint64_t *records)
+{
+    return consume(q, m, opts, r, records);
 }

@@ -164,7 +164,10 @@ static void write_record(uint8_t *p, const perch_event *ev, uint64_t len)
 /* Publishes everything written up to write_pos, and wakes a sleeping consumer. */
 static void publish(struct perch_event_queue *q)
 {
-    uint64_t used = q->write_pos - q->head_cache;
+    uint64_t used;
+    if (q->publish_bytes != 0) /* batched: perch__event_queue_behind looks at it */
+        q->head_cache = atomic_load_explicit(&q->head, memory_order_acquire);
+    used = q->write_pos - q->head_cache;
     atomic_store(&q->tail, q->write_pos);
     if (used > atomic_load_explicit(&q->bytes_high, memory_order_relaxed))
         atomic_store_explicit(&q->bytes_high, used, memory_order_relaxed);
@@ -302,6 +305,11 @@ void perch__event_queue_flush(perch_event_queue *q)
 {
     if (q->write_pos != atomic_load_explicit(&q->tail, memory_order_relaxed))
         publish(q);
+}
+
+bool perch__event_queue_behind(const perch_event_queue *q)
+{
+    return q->write_pos - q->head_cache > q->capacity / 2;
 }
 
 void perch__event_queue_batch(perch_event_queue *q, uint64_t publish_bytes, uint64_t release_bytes)

@@ -7,11 +7,14 @@
  * differ on a large record. The queue is in batched mode (queue_batch.h): the two threads
  * exchange positions once per BATCH_BYTES, not once per record.
  *
- * Started with a sink relay (perch__etl_feeder_start_relay, the import's capture writer), the
- * same thread also plays the relay's batches (relay_play.h): between two records whenever the
- * relay wants it, and whenever the queue is full, sleeping only when it has neither room nor a
- * batch; after the end of the file it plays the relay until perch_etl_feeder_finish. So the
- * import runs two busy threads on two cores (this one and the model's), not three.
+ * Started with a sink relay (perch__etl_feeder_start_model, the import's capture writer), the
+ * same thread also plays the relay's batches (relay_play.h): between two records when the
+ * relay wants it and the model is behind (more than half the ring waits for it, so this thread
+ * has time the model's has not; when this thread is the slower one it leaves the batches to
+ * the model's, which plays them while it waits for records), and whenever the queue is full,
+ * sleeping only when it has neither room nor a batch; after the end of the file it plays the relay
+ * until perch_etl_feeder_finish. So the import runs two busy threads on two cores (this one and the
+ * model's), not three.
  */
 #include <stdatomic.h>
 
@@ -37,9 +40,15 @@ struct perch_etl_feeder {
     perch_sink_relay *relay; /* NULL: reading only */
     uint64_t limit;
     _Atomic uint64_t position;
+    bool track;  /* position is wanted (progress) */
+    bool behind; /* perch__event_queue_behind(q), looked at every BEHIND_EVERY records */
 };
 
-/* The next record, within the limit; notes the furthest buffer for progress. */
+/* How often the reader looks whether the model is behind: the answer can change only when a
+ * batch is published (about 500 records of the synthetic traces), so not at every record. */
+#define BEHIND_EVERY 64u
+
+/* The next record, within the limit; notes the furthest buffer for progress (when tracked). */
 static int next_record(struct perch_etl_feeder *f, uint64_t n, perch_event *ev, uint64_t *furthest)
 {
     if (f->limit != 0 && n >= f->limit)
@@ -47,6 +56,10 @@ static int next_record(struct perch_etl_feeder *f, uint64_t n, perch_event *ev, 
     int err = perch_etl_next(f->r, ev);
     if (err < 0)
         return err;
+    if (n % BEHIND_EVERY == 0)
+        f->behind = perch__event_queue_behind(f->q);
+    if (!f->track)
+        return 0;
     uint64_t at = perch_etl_last_position(f->r).buffer;
     if (at > *furthest) { /* buffers of different CPUs interleave in the file */
         *furthest = at;
@@ -115,7 +128,7 @@ static int feed_and_play(void *arg)
     uint64_t n = 0, furthest = 0;
     int err;
     while ((err = next_record(f, n, &ev, &furthest)) == 0) {
-        if (perch__sink_relay_wanted(f->relay)) {
+        if (f->behind && perch__sink_relay_wanted(f->relay)) {
             perch__event_queue_flush(f->q); /* the model must not wait while the writer runs */
             perch__sink_relay_play(f->relay);
         }
@@ -148,7 +161,7 @@ static int ring_size(const perch_etl_reader *r, size_t want, size_t *out)
 }
 
 static int start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit, perch_sink_relay *relay,
-                 perch_etl_feeder **out)
+                 bool track, perch_etl_feeder **out)
 {
     struct perch_etl_feeder *f;
     size_t ring = 0;
@@ -164,6 +177,7 @@ static int start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit, perch_
     f->r = r;
     f->limit = limit;
     f->relay = relay;
+    f->track = track;
     err = perch_event_queue_create(ring, &f->q);
     if (err == 0)
         perch__event_queue_batch(f->q, BATCH_BYTES, BATCH_BYTES);
@@ -183,13 +197,13 @@ static int start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit, perch_
 int perch_etl_feeder_start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit,
                            perch_etl_feeder **out)
 {
-    return start(r, queue_bytes, limit, NULL, out);
+    return start(r, queue_bytes, limit, NULL, true, out);
 }
 
-int perch__etl_feeder_start_relay(perch_etl_reader *r, size_t queue_bytes, perch_sink_relay *relay,
-                                  perch_etl_feeder **out)
+int perch__etl_feeder_start_model(perch_etl_reader *r, size_t queue_bytes, perch_sink_relay *relay,
+                                  bool track, perch_etl_feeder **out)
 {
-    return relay != NULL ? start(r, queue_bytes, 0, relay, out) : PERCH_EINVAL;
+    return start(r, queue_bytes, 0, relay, track, out);
 }
 
 perch_event_queue *perch_etl_feeder_queue(perch_etl_feeder *f)

@@ -6,17 +6,20 @@
 #ifndef PERCH_PIPELINE_FEEDER_RELAY_H
 #define PERCH_PIPELINE_FEEDER_RELAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "perch/pipeline.h"
 
-/* perch_etl_feeder_start (no limit) whose thread also plays relay, a relay made with
- * perch__sink_relay_create (borrowed: stop it with perch_sink_relay_stop only after
- * perch_etl_feeder_finish). The thread plays relay until perch_etl_feeder_finish, which plays
- * every batch handed before it; so the queue's EOF does not end the thread: the model's
- * finish (its records go through relay) comes before perch_etl_feeder_finish. Returns what
- * perch_etl_feeder_start returns; relay NULL: PERCH_EINVAL. */
-int perch__etl_feeder_start_relay(perch_etl_reader *r, size_t queue_bytes, perch_sink_relay *relay,
-                                  perch_etl_feeder **out);
+/* perch_etl_feeder_start (no limit) for the pipeline's model: when relay is not NULL the
+ * thread also plays relay, a relay made with perch__sink_relay_create
+ * (borrowed: stop it with perch_sink_relay_stop only after perch_etl_feeder_finish). The
+ * thread then plays relay until perch_etl_feeder_finish, which plays every batch handed
+ * before it; so the queue's EOF does not end the thread: the model's finish (its records go
+ * through relay) comes before perch_etl_feeder_finish. track: perch_etl_feeder_position is
+ * wanted (progress); without it the thread does not follow the buffer positions and the
+ * position stays 0. Returns what perch_etl_feeder_start returns. */
+int perch__etl_feeder_start_model(perch_etl_reader *r, size_t queue_bytes, perch_sink_relay *relay,
+                                  bool track, perch_etl_feeder **out);
 
 #endif

@@ -121,15 +121,16 @@ static void start_threads(perch_etl_reader *r, const perch_sink *sink,
                           const perch_pipeline_options *o, struct threads *t)
 {
     size_t queue_bytes = o != NULL ? o->queue_bytes : 0;
+    bool track = o != NULL && o->progress != NULL;
     if (o != NULL && o->relay_sink && perch__sink_relay_create(sink, 0, &t->relay) == 0) {
-        if (perch__etl_feeder_start_relay(r, queue_bytes, t->relay, &t->f) == 0) {
+        if (perch__etl_feeder_start_model(r, queue_bytes, t->relay, track, &t->f) == 0) {
             perch_sink_relay_sink(t->relay, &t->relay_sink);
             return;
         }
         perch_sink_relay_stop(t->relay);
         t->relay = NULL;
     }
-    if (perch_etl_feeder_start(r, queue_bytes, 0, &t->f) < 0)
+    if (perch__etl_feeder_start_model(r, queue_bytes, NULL, track, &t->f) < 0)
         t->f = NULL;
 }
 
@@ -150,8 +151,9 @@ static int run_two_threads(perch_etl_reader *r, perch_model *m, const perch_pipe
     struct progress_tick pt = {o, t->f, total};
     perch_consume_options co = {sizeof co, progress_tick, &pt, PERCH_PIPELINE_PROGRESS_RECORDS, 0};
     int err, read_err;
-    err = perch_pipeline_consume(perch_etl_feeder_queue(t->f), m,
-                                 o != NULL && o->progress != NULL ? &co : NULL, NULL);
+    err =
+        perch__pipeline_consume_play(perch_etl_feeder_queue(t->f), m,
+                                     o != NULL && o->progress != NULL ? &co : NULL, t->relay, NULL);
     if (t->relay != NULL && err == 0) {
         read_err = perch_event_queue_close_status(perch_etl_feeder_queue(t->f));
     } else {
@@ -163,24 +165,22 @@ static int run_two_threads(perch_etl_reader *r, perch_model *m, const perch_pipe
     return end_run(m, r, o, total, read_err);
 }
 
-int perch_pipeline_etl(perch_input *in, const char *source, const perch_sink *sink,
-                       const perch_pipeline_options *opts, perch_etl_open_error *diag)
+int perch_pipeline_etl_reader(perch_etl_reader *r, const char *source, const perch_sink *sink,
+                              const perch_pipeline_options *opts)
 {
     const perch_pipeline_options *o = opts != NULL && opts->sz >= sizeof *opts ? opts : NULL;
-    perch_etl_reader *r = NULL;
     perch_model *m = NULL;
     perch_trace_info info;
     struct threads t = {NULL, NULL, {0}};
-    uint64_t total = in != NULL ? in->size : 0;
-    if (in == NULL || sink == NULL)
+    if (r == NULL || sink == NULL) {
+        perch_etl_destroy(r);
         return PERCH_EINVAL;
-    int err = perch_etl_open_owned(in, o ? o->etl : NULL, &r, diag);
-    if (err < 0)
-        return err;
+    }
+    uint64_t total = perch_etl_input_size(r);
     perch_pipeline_trace_info(perch_etl_header_of(r), source ? source : "etl", &info);
     if (o == NULL || o->threads != 1)
         start_threads(r, sink, o, &t);
-    err = perch_model_create(t.relay ? &t.relay_sink : sink, &info, o ? o->model : NULL, &m);
+    int err = perch_model_create(t.relay ? &t.relay_sink : sink, &info, o ? o->model : NULL, &m);
     if (err == 0)
         err = t.f != NULL ? run_two_threads(r, m, o, total, &t) : run_one_thread(r, m, o, total);
     int relay_err = stop_threads(&t);
@@ -190,4 +190,17 @@ int perch_pipeline_etl(perch_input *in, const char *source, const perch_sink *si
     perch_model_destroy(m);
     perch_etl_destroy(r);
     return err;
+}
+
+int perch_pipeline_etl(perch_input *in, const char *source, const perch_sink *sink,
+                       const perch_pipeline_options *opts, perch_etl_open_error *diag)
+{
+    const perch_pipeline_options *o = opts != NULL && opts->sz >= sizeof *opts ? opts : NULL;
+    perch_etl_reader *r = NULL;
+    if (in == NULL || sink == NULL)
+        return PERCH_EINVAL;
+    int err = perch_etl_open_owned(in, o ? o->etl : NULL, &r, diag);
+    if (err < 0)
+        return err;
+    return perch_pipeline_etl_reader(r, source, sink, opts);
 }

@@ -24,6 +24,11 @@ void perch__event_queue_batch(perch_event_queue *q, uint64_t publish_bytes, uint
 /* Producer: makes every record pushed so far visible. Call it before close. */
 void perch__event_queue_flush(perch_event_queue *q);
 
+/* Producer: true when more than half the ring is still queued (the consumer has not released
+ * it), so the consumer is the slower side now. From the producer's view of the consumer's
+ * position, refreshed whenever a batch is published: a hint, not a count. */
+bool perch__event_queue_behind(const perch_event_queue *q);
+
 /* For a producer that sleeps elsewhere (the import's reader thread, which also plays the
  * capture writer's batches: feeder.c): the three calls below replace the blocking push.
  *

@@ -96,21 +96,28 @@ struct batch {
     size_t len, cap;
 };
 
+/* The fields the two threads share are kept apart by how often they change: the ring's
+ * fill lengths change with every record the filling thread copies, the positions with every
+ * batch, the rest (read by both for every record) almost never; a line holding two of these
+ * would move between the cores with every record. */
 struct perch_sink_relay {
     perch_sink inner;
     size_t batch_bytes;
     perch_thread *thread; /* NULL: played by a thread of the caller's (relay_play.h) */
     perch_mutex *mu;
-    perch_cond *player_cv;      /* the playing thread sleeps here */
-    perch_cond *model_cv;       /* the filling thread waits here for a free batch or a drain */
-    struct batch ring[BATCHES]; /* ring[handed % BATCHES] fills; [played, handed) are handed */
+    perch_cond *player_cv; /* the playing thread sleeps here */
+    perch_cond *model_cv;  /* the filling thread waits here for a free batch or a drain */
+    _Atomic int error;
+    char pad0[64];
     /* Batches handed to the player (written under mu by the filling thread; the player reads it
      * without the lock only as a hint, then under mu) and played (under mu). */
     _Atomic uint64_t handed;
-    uint64_t played;
+    _Atomic uint64_t played;      /* written under mu; read without it only as a hint */
     _Atomic bool drain;           /* the filling thread waits until every batch is played */
     bool sleeping, waiting, stop; /* player asleep, filler waiting, stop asked (under mu) */
-    _Atomic int error;
+    bool playing;                 /* a thread plays a batch now (under mu) */
+    char pad1[64];
+    struct batch ring[BATCHES]; /* ring[handed % BATCHES] fills; [played, handed) are handed */
 };
 
 static int keep_error(perch_sink_relay *r, int err)
@@ -211,27 +218,56 @@ static uint64_t handed_hint(const perch_sink_relay *r)
 
 bool perch__sink_relay_wanted(const perch_sink_relay *r)
 {
-    uint64_t waiting = handed_hint(r) - r->played;
+    uint64_t waiting = handed_hint(r) - atomic_load_explicit(&r->played, memory_order_relaxed);
     return waiting >= WAKE_AT ||
            (waiting > 0 && atomic_load_explicit(&r->drain, memory_order_relaxed));
+}
+
+/* Under mu: true when a handed batch waits and nobody plays now. */
+static bool playable(const perch_sink_relay *r)
+{
+    return !r->playing && handed_hint(r) != r->played;
+}
+
+/* Under mu, with playable(r): plays the oldest handed batch (outside mu), then wakes whoever
+ * waits for it: the filling thread for a free batch or the drain, a sleeping player to look
+ * again (it does not play while another thread does). */
+static void play_oldest(perch_sink_relay *r)
+{
+    struct batch *b = &r->ring[r->played % BATCHES];
+    r->playing = true;
+    perch_mutex_unlock(r->mu);
+    play(r, b);
+    b->len = 0;
+    perch_mutex_lock(r->mu);
+    r->played++;
+    r->playing = false;
+    if (r->waiting)
+        perch_cond_signal(r->model_cv);
+    if (r->sleeping)
+        perch_cond_signal(r->player_cv);
 }
 
 void perch__sink_relay_play(perch_sink_relay *r)
 {
     perch_mutex_lock(r->mu);
-    uint64_t handed = handed_hint(r); /* under mu: the batches' bytes are visible */
-    while (r->played != handed) {
-        struct batch *b = &r->ring[r->played % BATCHES];
-        perch_mutex_unlock(r->mu);
-        play(r, b);
-        b->len = 0;
-        perch_mutex_lock(r->mu);
-        r->played++;
-        if (r->waiting)
-            perch_cond_signal(r->model_cv); /* a free batch, or the drain is done */
-        handed = handed_hint(r);
+    while (playable(r)) /* handed read under mu: the batches' bytes are visible */
+        play_oldest(r);
+    perch_mutex_unlock(r->mu);
+}
+
+bool perch__sink_relay_play_one(perch_sink_relay *r)
+{
+    bool played = false;
+    if (handed_hint(r) == atomic_load_explicit(&r->played, memory_order_relaxed))
+        return false; /* a look without the lock: only the filling thread hands batches */
+    perch_mutex_lock(r->mu);
+    if (playable(r)) {
+        play_oldest(r);
+        played = true;
     }
     perch_mutex_unlock(r->mu);
+    return played;
 }
 
 bool perch__sink_relay_wait(perch_sink_relay *r, bool (*ready)(void *ctx), void *ctx)
@@ -239,7 +275,7 @@ bool perch__sink_relay_wait(perch_sink_relay *r, bool (*ready)(void *ctx), void 
     bool more = true;
     perch_mutex_lock(r->mu);
     for (;;) {
-        if (handed_hint(r) != r->played || (ready != NULL && ready(ctx)))
+        if (playable(r) || (ready != NULL && ready(ctx)))
             break;
         if (r->stop) {
             more = false;
@@ -298,6 +334,10 @@ static void hand_over(perch_sink_relay *r, bool all)
     if (r->sleeping && handed != r->played && (all || handed - r->played >= WAKE_AT))
         perch_cond_signal(r->player_cv);
     while (all ? r->played != handed : handed - r->played >= BATCHES) {
+        if (playable(r)) { /* the player is busy elsewhere: play the oldest here */
+            play_oldest(r);
+            continue;
+        }
         r->waiting = true;
         perch_cond_wait(r->model_cv, r->mu, UINT32_MAX);
         r->waiting = false;
@@ -477,6 +517,7 @@ int perch__sink_relay_create(const perch_sink *inner, size_t batch_bytes, perch_
     r->batch_bytes = batch_bytes ? batch_bytes : DEFAULT_BATCH;
     atomic_init(&r->error, 0);
     atomic_init(&r->handed, 0);
+    atomic_init(&r->played, 0);
     atomic_init(&r->drain, false);
     int err = perch_mutex_create(&r->mu);
     err = err ? err : perch_cond_create(&r->player_cv);
