@@ -29,6 +29,9 @@
 #define THREAD_CACHE 256  /* entries of the per-thread cache, a power of two */
 #define NAME_CACHE   2048 /* entries of the PMC event name cache, a power of two */
 #define NAME_TEXT    104  /* the longest name text the name cache keeps */
+#define SEEN_CACHE   256  /* entries of pass 1's thread cache, a power of two */
+#define SEEN_DONE    1u   /* touching the thread again changes nothing */
+#define SEEN_SLICED  2u   /* the thread key is in `sliced` */
 
 /* Appends a string literal (no byte needs escaping) to buf at len. */
 #define PUT_LIT(buf, len, lit) (memcpy((buf) + (len), (lit), sizeof(lit) - 1), (len) += sizeof(lit) - 1)
@@ -63,6 +66,13 @@ struct chrome {
         uint32_t pid;
         bool sliced, valid;
     } threads[THREAD_CACHE];
+    /* pass 1: thread keys whose touch is known to change nothing more (direct-mapped): the
+     * thread exists and is not an idle thread waiting for its CPU; SEEN_SLICED: in `sliced` */
+    struct seen_slot {
+        uint64_t key;
+        uint8_t flags; /* SEEN_* */
+    } seen[SEEN_CACHE];
+    int (*thread1)(void *ctx, const perch_thread_rec *rec); /* the base's thread callback */
     /* pass 2: a PMC sample's event name as JSON text ("name" escaped, quotes included) by
      * (process key, leaf address, module key when the leaf is the sample's ip) */
     struct name_slot {
@@ -599,22 +609,49 @@ static int on_counters(void *ctx, const perch_counters_rec *rec)
     return perch__counter_names(&c->base, rec, c->pmc_names, &c->pmc_name_count);
 }
 
-/* Pass 1: a thread that only appears in samples or slices still gets a track. */
+/* Pass 1: a thread that only appears in samples or slices still gets a track. Touching a
+ * thread that exists changes nothing unless it is an idle thread (tid 0) whose CPU is not
+ * known yet, so such touches are skipped through the seen cache. */
+static int touch(struct chrome *c, uint64_t key, uint32_t tid, uint16_t cpu, unsigned sliced)
+{
+    struct seen_slot *s = &c->seen[perch__hash64(key) & (SEEN_CACHE - 1)];
+    uint32_t idx;
+    int err = 0;
+    if (s->key != key || !(s->flags & SEEN_DONE)) {
+        err = perch__entities_touch_thread(&c->base.ents, key, tid, cpu, &idx);
+        if (err || idx == UINT32_MAX)
+            return err; /* key 0 (unknown) has no entry, and is not in `sliced` */
+        if (s->key != key)
+            *s = (struct seen_slot){key, 0};
+        if (tid != 0 || c->base.ents.threads[idx].cpu >= 0)
+            s->flags |= SEEN_DONE;
+    }
+    if (sliced && !(s->flags & SEEN_SLICED)) {
+        err = perch__map_put(&c->sliced, &c->base.budget, key, 1);
+        if (!err)
+            s->flags |= SEEN_SLICED;
+    }
+    return err;
+}
+
 static int on_sample1(void *ctx, const perch_sample_rec *r)
 {
-    struct chrome *c = ctx;
-    uint32_t idx;
-    return perch__entities_touch_thread(&c->base.ents, r->thread_key, r->tid, r->cpu, &idx);
+    return touch(ctx, r->thread_key, r->tid, r->cpu, 0);
 }
 
 static int on_slice1(void *ctx, const perch_slice_rec *r)
 {
+    return touch(ctx, r->thread_key, r->tid, r->cpu, 1);
+}
+
+/* A thread record may change the thread's tid, so its next touch is not skipped. */
+static int on_thread1(void *ctx, const perch_thread_rec *rec)
+{
     struct chrome *c = ctx;
-    uint32_t idx;
-    int err = perch__entities_touch_thread(&c->base.ents, r->thread_key, r->tid, r->cpu, &idx);
-    if (!err && r->thread_key)
-        err = perch__map_put(&c->sliced, &c->base.budget, r->thread_key, 1);
-    return err;
+    struct seen_slot *s = &c->seen[perch__hash64(rec->key) & (SEEN_CACHE - 1)];
+    if (s->key == rec->key)
+        s->flags &= (uint8_t)~SEEN_DONE;
+    return c->thread1(ctx, rec);
 }
 
 static int on_finish1(void *ctx)
@@ -629,6 +666,8 @@ static void chrome_bind(void *state, unsigned pass, perch_sink *sink)
     perch__collect_bind(&c->base, sink); /* ctx = &c->base == c */
     if (pass == 0) {
         sink->stack = NULL;
+        c->thread1 = sink->thread;
+        sink->thread = on_thread1;
         sink->sample = on_sample1;
         sink->slice = on_slice1;
         sink->counters = on_counters;
