@@ -107,6 +107,13 @@ typedef struct perch_record_source {
     void (*close)(void *ctx);
 } perch_record_source;
 
+/* Whether a driver that replays pass `pass` of fmt on one thread gains from putting the pass's
+ * sink behind a relay (perch_sink_relay_start, the exporter's work on a thread of its own).
+ * False for both passes of chrome: its first only gathers entities (the relay's copies cost
+ * more than the work they move), and its second, measured on two cores, ran no faster behind
+ * a relay and slower beside a thread writing its output. */
+bool perch_export_relay_pass(perch_export_format fmt, unsigned pass);
+
 /* Exports src to out as fmt: creates the exporter, replays src once per pass, destroys the
  * exporter. Does not close src or out. */
 int perch_export_run(perch_export_format fmt, const perch_export_options *opt,

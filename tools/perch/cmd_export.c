@@ -179,6 +179,10 @@ static int run(const struct export_args *a, perch_export_format fmt,
             src.close(src.ctx);
         return perch_cli_error(a->output, err);
     }
+    uint32_t unrelayed = 0;
+    for (unsigned i = 0; i < perch_export_passes(fmt) && i < 32; i++)
+        unrelayed |= (uint32_t)!perch_export_relay_pass(fmt, i) << i;
+    perch_record_source_unrelayed(&src, unrelayed);
     perch_cli_out_guard(&guard, &out);
     perch_export_options opt = a->opt;
     if (perch_cli_threads(&opt.threads) == 0 && opt.threads != 1)

@@ -5,8 +5,9 @@
  *
  * A capture's replay (read, CRC, decode) runs on the calling thread and the exporter's sink
  * on a thread of its own behind a sink relay (perch_sink_relay_start): the same records in
- * the same order, so the same output, on two cores. PERCH_THREADS=1 keeps both on one
- * thread. An .etl needs no relay: its pipeline already has a reader thread.
+ * the same order, so the same output, on two cores; except the replays the caller names
+ * (perch_record_source_unrelayed: chrome's, which gain nothing from it). PERCH_THREADS=1
+ * keeps both on one thread. An .etl needs no relay: its pipeline already has a reader thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +17,14 @@
 #include "perch/pipeline.h"
 #include "record_source.h"
 
-/* The source's context: the path, whether a pass found the input partial, and whether the
- * sink runs behind a relay (a capture, and PERCH_THREADS is not 1). */
+/* The source's context: the path, whether a pass found the input partial, whether the sink
+ * may run behind a relay (a capture, and PERCH_THREADS is not 1), the replays so far and
+ * which of them are not relayed (bit i: replay i). */
 struct path_source {
     bool partial;
     bool relay;
+    unsigned replays;
+    uint32_t unrelayed;
     char path[];
 };
 
@@ -55,8 +59,10 @@ static int play_relayed(struct path_source *p, const perch_sink *sink)
 static int replay_path(void *ctx, const perch_sink *sink)
 {
     struct path_source *p = ctx;
-    int err = p->relay ? play_relayed(p, sink)
-                       : perch_cli_play_file_ex("export", p->path, sink, false, !p->partial);
+    unsigned i = p->replays++;
+    bool relay = p->relay && (i >= 32 || !(p->unrelayed >> i & 1));
+    int err = relay ? play_relayed(p, sink)
+                    : perch_cli_play_file_ex("export", p->path, sink, false, !p->partial);
     if (err == PERCH_CLI_PARTIAL) {
         p->partial = true;
         return 0; /* every readable record was played */
@@ -67,6 +73,12 @@ static int replay_path(void *ctx, const perch_sink *sink)
 static void close_path(void *ctx)
 {
     free(ctx);
+}
+
+void perch_record_source_unrelayed(perch_record_source *src, uint32_t replays)
+{
+    if (src->replay == replay_path)
+        ((struct path_source *)src->ctx)->unrelayed = replays;
 }
 
 bool perch_record_source_partial(const perch_record_source *src)
@@ -91,6 +103,8 @@ int perch_open_record_source(const char *path, perch_record_source *src)
         return PERCH_ENOMEM;
     copy->partial = false;
     copy->relay = capture && threads != 1;
+    copy->replays = 0;
+    copy->unrelayed = 0;
     memcpy(copy->path, path, n);
     src->ctx = copy;
     src->replay = replay_path;

@@ -10,6 +10,7 @@
 #define PERCH_TOOLS_RECORD_SOURCE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "perch/export.h"
 
@@ -23,6 +24,11 @@ typedef int (*perch_record_source_open_fn)(const char *path, perch_record_source
 /* True when a replay of src met a cut or damaged input (the warning was printed once, on
  * the first pass); false for other sources. perch export then exits PERCH_EXIT_PARTIAL. */
 bool perch_record_source_partial(const perch_record_source *src);
+
+/* The replays of src that go straight into their sink, not through a relay (bit i: replay i;
+ * perch_export_relay_pass says which): a path source that relays at all, other sources are
+ * left as they are. */
+void perch_record_source_unrelayed(perch_record_source *src, uint32_t replays);
 
 /* perch export with its input opener injected: perch_cmd_export passes
  * perch_open_record_source, tests pass a synthetic stream. Same exit statuses as a command. */

@@ -64,6 +64,17 @@ unsigned perch_export_passes(perch_export_format fmt)
     return f ? f->passes : 0;
 }
 
+/* Bit i: a driver gains nothing from a relay in front of pass i's sink (docs/exports.md,
+ * "Threads"): chrome's pass 1 only gathers entities, and on two cores its pass 2 runs no
+ * faster behind a relay while it takes the core the output's writes need. */
+static const uint32_t unrelayed[PERCH_EXPORT_FORMAT_COUNT] = {[PERCH_EXPORT_CHROME] = 3u};
+
+bool perch_export_relay_pass(perch_export_format fmt, unsigned pass)
+{
+    const perch__format *f = format_of(fmt);
+    return f && pass < f->passes && (pass >= 32 || !(unrelayed[fmt] >> pass & 1));
+}
+
 /* Copies the fields of the caller's version of the options over the defaults. */
 static void merge_options(perch_export_options *dst, const perch_export_options *src)
 {
