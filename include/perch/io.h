@@ -67,6 +67,13 @@ int perch_input_open_file(perch_input *in, const char *path);
 /* Creates or truncates a file for appending (UTF-8 path). Implemented per platform. */
 int perch_output_open_file(perch_output *out, const char *path);
 
+/* Like perch_output_open_file, for an output written by a thread of its own (perch export's):
+ * an existing file keeps its bytes until the first write (an empty one too) or the close,
+ * which truncate it, so the file system's work of dropping a large old file runs on the
+ * thread that makes that first write; and (POSIX) the written bytes are handed to the kernel's
+ * writeback as they come, so the close has little left to flush. Windows truncates at once. */
+int perch_output_open_file_deferred(perch_output *out, const char *path);
+
 /* The standard output stream as a perch_output (never closes stdout itself). */
 void perch_output_stdout(perch_output *out);
 

@@ -7,6 +7,7 @@
 #define _FILE_OFFSET_BITS 64
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include "perch/io.h"
 #include "perch/scratch.h"
 #include "util/mem.h"
+#include "writeback.h"
 
 struct file_ctx {
     int fd;
@@ -117,6 +119,76 @@ int perch_output_open_file(perch_output *out, const char *path)
     out->sync = file_sync;
     out->close = file_out_close;
     out->ctx = f;
+    return 0;
+}
+
+/* A file opened by perch_output_open_file_deferred: truncated at its first write or close, its
+ * bytes handed to writeback every WRITEBACK_STEP. */
+#define WRITEBACK_STEP ((uint64_t)16 << 20)
+struct late_file {
+    struct file_ctx f; /* first: file_write and file_sync take it */
+    bool truncate;     /* a regular file not truncated yet */
+    bool regular;
+    uint64_t written, handed; /* bytes written, bytes handed to writeback */
+};
+
+static int late_truncate(struct late_file *l)
+{
+    if (!l->truncate)
+        return 0;
+    l->truncate = false;
+    return ftruncate(l->f.fd, 0) == 0 ? 0 : perch__posix_error(errno);
+}
+
+static int late_write(void *ctx, const void *buf, size_t len)
+{
+    struct late_file *l = ctx;
+    int err = late_truncate(l);
+    if (!err)
+        err = file_write(&l->f, buf, len);
+    if (err)
+        return err;
+    l->written += len;
+    if (l->regular && l->written - l->handed >= WRITEBACK_STEP) {
+        perch__posix_writeback(l->f.fd, l->handed, l->written - l->handed);
+        l->handed = l->written;
+    }
+    return 0;
+}
+
+static int late_close(void *ctx)
+{
+    struct late_file *l = ctx;
+    int err = late_truncate(l);
+    int cerr = close(l->f.fd) == 0 ? 0 : perch__posix_error(errno);
+    perch__free(l);
+    return err ? err : cerr;
+}
+
+int perch_output_open_file_deferred(perch_output *out, const char *path)
+{
+    struct late_file *l;
+    struct stat st;
+    int fd = open(path, O_WRONLY | O_CREAT, 0644);
+    if (fd < 0)
+        return perch__posix_error(errno);
+    if (fstat(fd, &st) != 0) {
+        int err = perch__posix_error(errno);
+        close(fd);
+        return err;
+    }
+    if ((l = perch__alloc(sizeof *l)) == NULL) {
+        close(fd);
+        return PERCH_ENOMEM;
+    }
+    l->f.fd = fd;
+    l->regular = S_ISREG(st.st_mode);
+    l->truncate = l->regular; /* O_TRUNC does nothing to a device or a pipe either */
+    l->written = l->handed = 0;
+    out->write = late_write;
+    out->sync = file_sync;
+    out->close = late_close;
+    out->ctx = l;
     return 0;
 }
 

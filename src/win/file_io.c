@@ -153,6 +153,11 @@ int perch_output_open_file(perch_output *out, const char *path)
     return 0;
 }
 
+int perch_output_open_file_deferred(perch_output *out, const char *path)
+{
+    return perch_output_open_file(out, path);
+}
+
 static int scratch_write_at(void *ctx, uint64_t off, const void *buf, size_t len)
 {
     const struct file_ctx *f = ctx;

@@ -155,13 +155,15 @@ static int parse_args(int argc, char **argv, struct export_args *a)
     return 0;
 }
 
+/* A file is truncated by its first write, which the output's thread makes at once (the old
+ * file's blocks are freed beside the first pass), or with PERCH_THREADS=1 the exporter's. */
 static int open_output(const char *path, perch_output *out)
 {
     if (!path || strcmp(path, "-") == 0) {
         perch_output_stdout(out);
         return 0;
     }
-    return perch_output_open_file(out, path);
+    return perch_output_open_file_deferred(out, path);
 }
 
 static int run(const struct export_args *a, perch_export_format fmt,

@@ -38,6 +38,11 @@ struct out_async {
 static int writer_main(void *arg)
 {
     struct out_async *a = arg;
+    /* An empty write first: an output with work before its first bytes (a file truncated
+     * late, perch_output_open_file_deferred) does it now, beside the exporter's first pass. */
+    int first = a->inner.write(a->inner.ctx, "", 0), unset = 0;
+    if (first)
+        atomic_compare_exchange_strong(&a->error, &unset, first);
     perch_mutex_lock(a->mu);
     for (;;) {
         while (a->full == 0 && !a->stop)
