@@ -1,7 +1,7 @@
 /*
  * Tests for the I/O interfaces: memory input bounds, exact reads at the end, the memory
- * output's hard cap, a file round trip through the platform backend, and a directory refused
- * as one.
+ * output's hard cap, a file round trip through the platform backend, a deferred output's late
+ * truncation, and a directory refused as one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -76,6 +76,56 @@ static void test_file_round_trip(void **state)
     assert_int_equal(perch_input_open_file(&in, "no/such/file.etl"), PERCH_ENOENT);
 }
 
+/* The size of the file at path (as an input), or -1. */
+static int64_t file_size(const char *path)
+{
+    perch_input in;
+    int64_t size = perch_input_open_file(&in, path) == 0 ? (int64_t)in.size : -1;
+    perch_input_close(&in);
+    return size;
+}
+
+/* Writes an old file of 100 bytes at path. */
+static void old_file(const char *path)
+{
+    perch_output out;
+    uint8_t old[100];
+    memset(old, 'o', sizeof old);
+    assert_int_equal(perch_output_open_file(&out, path), 0);
+    assert_int_equal(out.write(out.ctx, old, sizeof old), 0);
+    assert_int_equal(out.close(out.ctx), 0);
+}
+
+/* A deferred output over an older, longer file: the old bytes stay until the first write (an
+ * empty one too) or the close, and the file ends as the new bytes alone. */
+static void test_file_deferred(void **state)
+{
+    const char *path = "test_io_deferred.bin";
+    perch_output out;
+    perch_input in;
+    uint8_t buf[7];
+    old_file(path);
+    assert_int_equal(perch_output_open_file_deferred(&out, path), 0);
+    assert_int_equal(file_size(path), 100); /* not truncated at the open */
+    assert_int_equal(out.write(out.ctx, "", 0), 0);
+    assert_int_equal(file_size(path), 0); /* the first write truncates */
+    assert_int_equal(out.write(out.ctx, "abc", 3), 0);
+    assert_int_equal(out.write(out.ctx, "defg", 4), 0);
+    assert_int_equal(out.close(out.ctx), 0);
+    assert_int_equal(perch_input_open_file(&in, path), 0);
+    assert_int_equal(in.size, 7);
+    assert_int_equal(perch_input_read_exact(&in, 0, buf, 7), 0);
+    assert_memory_equal(buf, "abcdefg", 7);
+    perch_input_close(&in);
+    /* never written: the close truncates, as an open with truncation would have */
+    old_file(path);
+    assert_int_equal(perch_output_open_file_deferred(&out, path), 0);
+    assert_int_equal(out.close(out.ctx), 0);
+    assert_int_equal(file_size(path), 0);
+    remove(path);
+    assert_int_equal(perch_output_open_file_deferred(&out, "."), PERCH_EISDIR);
+}
+
 /* A directory is not a file: both backends say so by name, for reading and for writing. */
 static void test_directory_is_not_a_file(void **state)
 {
@@ -94,6 +144,7 @@ int main(void)
         cmocka_unit_test(test_memory_input),
         cmocka_unit_test(test_memory_output_cap),
         cmocka_unit_test(test_file_round_trip),
+        cmocka_unit_test(test_file_deferred),
         cmocka_unit_test(test_directory_is_not_a_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

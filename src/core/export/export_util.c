@@ -208,31 +208,27 @@ static const char two_digits[201] = "0001020304050607080910111213141516171819202
                                     "50515253545556575859606162636465666768697071727374"
                                     "75767778798081828384858687888990919293949596979899";
 
-/* 10^n for n = 0 .. 19 */
-static const uint64_t pow10[20] = {1u,
-                                   10u,
-                                   100u,
-                                   1000u,
-                                   10000u,
-                                   100000u,
-                                   1000000u,
-                                   10000000u,
-                                   100000000u,
-                                   1000000000u,
-                                   10000000000u,
-                                   100000000000u,
-                                   1000000000000u,
-                                   10000000000000u,
-                                   100000000000000u,
-                                   1000000000000000u,
-                                   10000000000000000u,
-                                   100000000000000000u,
-                                   1000000000000000000u,
-                                   10000000000000000000u};
-
-size_t perch__put_uint(char *out, uint64_t v)
+/* The 4 digits of v < 10000, zero-padded. */
+static inline void put4(char *out, uint32_t v)
 {
-    if (v < 100) { /* most numbers of a trace's events: CPUs, priorities, small deltas */
+    uint32_t hi = v / 100;
+    memcpy(out, two_digits + 2 * hi, 2);
+    memcpy(out + 2, two_digits + 2 * (v - hi * 100), 2);
+}
+
+/* The 8 digits of v < 10^8, zero-padded. */
+static inline void put8(char *out, uint32_t v)
+{
+    uint32_t hi = v / 10000;
+    put4(out, hi);
+    put4(out + 4, v - hi * 10000);
+}
+
+/* v < 10000 without padding; returns the length. */
+static inline size_t put_small(char *out, uint32_t v)
+{
+    uint32_t hi;
+    if (v < 100) {
         if (v < 10) {
             out[0] = (char)('0' + v);
             return 1;
@@ -240,11 +236,52 @@ size_t perch__put_uint(char *out, uint64_t v)
         memcpy(out, two_digits + 2 * v, 2);
         return 2;
     }
-    /* digits from the bit length: t = floor(bits * log10(2)), then one comparison */
-    unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233u >> 12;
-    size_t n = t + 1 - (v < pow10[t]);
-    perch__put_digits(out, v, n);
-    return n;
+    hi = v / 100;
+    if (hi < 10) {
+        out[0] = (char)('0' + hi);
+        memcpy(out + 1, two_digits + 2 * (v - hi * 100), 2);
+        return 3;
+    }
+    memcpy(out, two_digits + 2 * hi, 2);
+    memcpy(out + 2, two_digits + 2 * (v - hi * 100), 2);
+    return 4;
+}
+
+/* v < 10^8 without padding: the high part, then 4 digits (32-bit arithmetic). */
+static inline size_t put_mid(char *out, uint32_t v)
+{
+    uint32_t hi;
+    size_t n;
+    if (v < 10000)
+        return put_small(out, v);
+    hi = v / 10000;
+    n = put_small(out, hi);
+    put4(out + n, v - hi * 10000);
+    return n + 4;
+}
+
+/* Most numbers of a trace's events have at most 8 digits (CPUs, ids, microseconds of a few
+ * minutes): those take 32-bit divisions by constants, in groups of 4 and 2 digits; longer ones
+ * are split at 10^8 and 10^16. */
+size_t perch__put_uint(char *out, uint64_t v)
+{
+    uint64_t hi;
+    size_t n;
+    if (v < 100000000u)
+        return put_mid(out, (uint32_t)v);
+    if (v < 10000000000000000u) {
+        hi = v / 100000000u;
+        n = put_mid(out, (uint32_t)hi);
+        put8(out + n, (uint32_t)(v - hi * 100000000u));
+        return n + 8;
+    }
+    hi = v / 10000000000000000u; /* at most 1844 */
+    n = put_small(out, (uint32_t)hi);
+    v -= hi * 10000000000000000u;
+    hi = v / 100000000u;
+    put8(out + n, (uint32_t)hi);
+    put8(out + n + 8, (uint32_t)(v - hi * 100000000u));
+    return n + 16;
 }
 
 void perch__put_digits(char *out, uint64_t v, size_t n)
