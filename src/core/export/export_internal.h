@@ -678,6 +678,14 @@ int perch__samplelog_add(perch__collect *c, const perch_sample_rec *rec);
  * during the call. 0, the first error or visit's non-zero return. */
 int perch__samplelog_each(perch__collect *c, int (*visit)(void *ctx, const perch__group *g),
                           void *ctx);
+/* The same visit in two steps: prepare(ctx, group, slot) copies what the format's writer
+ * needs of a group into the format's slot (0 or 1; the group's arrays are valid during the
+ * call), then visit(ctx, slot) writes it. With a helper thread, groups are built and prepared
+ * there, slot i % 2 for group i once group i - 2 was visited, while the calling thread visits;
+ * with options threads = 1 both run on the calling thread, slot 0 only. */
+int perch__samplelog_each_prepared(perch__collect *c,
+                                   int (*prepare)(void *ctx, const perch__group *g, size_t slot),
+                                   int (*visit)(void *ctx, size_t slot), void *ctx);
 void perch__samplelog_free(perch__samplelog *l, perch__budget *b);
 /* Reads group g's log back into s: its rows (aggregated, sorted by first time, stack id, ip,
  * module and creation order) and, with want_samples, its samples by time (groups.c). One
@@ -723,10 +731,25 @@ int perch__slice_log_thread(perch__slice_log *l, perch__budget *b, uint64_t thre
 void perch__slice_log_free(perch__slice_log *l, perch__budget *b);
 /* The meta.markerSchema array (the "CSwitch" schema). */
 void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l, const perch__entities *e);
-/* A thread's markers table for the marks in l->marks: interval markers named by string
- * index name, in category. */
-void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l,
-                               const perch_trace_info *info, uint32_t name, uint32_t category);
+/* A thread's marks as varints of the log's encoding, by start (ties in arrival order). */
+typedef struct perch__mark_stream {
+    const uint8_t *data;
+    size_t len;
+    size_t count; /* marks */
+} perch__mark_stream;
+
+/* The marks of thread_key as a stream: the log's own bytes when they are in memory and in
+ * order (valid until the log changes), else read back, or decoded, sorted and encoded again,
+ * into *buf (capacity *cap, grown). An empty stream when the thread has no log. */
+int perch__slice_log_stream(perch__slice_log *l, perch__budget *b, uint64_t thread_key,
+                            perch__mark_stream *ms, uint8_t **buf, size_t *cap);
+/* A thread's markers table for the marks of ms: interval markers named by string index name,
+ * in category. *t (capacity *t_cap, grown) holds the marks' times while it writes; only
+ * l->pmc_name_count is read. */
+int perch__gecko_markers_json(perch_json *w, const perch__slice_log *l,
+                              const perch_trace_info *info, const perch__mark_stream *ms,
+                              uint32_t name, uint32_t category, perch__budget *b, uint64_t **t,
+                              size_t *t_cap);
 
 /* ---- chrome: timer samples as CPU-profile trace events ("Profile" + "ProfileChunk", the
  * events V8 writes and the DevTools Performance panel and Perfetto import) ---------------- */
