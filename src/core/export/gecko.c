@@ -91,6 +91,10 @@ struct gecko {
         uint32_t tag, frame;
     } fc[FRAME_CACHE];
     uint32_t frame_tag; /* the tag of the thread being written; slots of others are stale */
+    /* the previous row's stack from the root: addresses and their stack indices */
+    uint64_t path_addr[MAX_FRAMES];
+    uint32_t path_stack[MAX_FRAMES];
+    uint32_t path_len;
 };
 
 static int lib_for(struct gecko *g, uint32_t mi)
@@ -167,27 +171,46 @@ static int stack_for(struct gecko *g, struct gslot *s, uint32_t prefix, uint32_t
     return 0;
 }
 
-/* The stack index of a row: frames interned root first, each stack = (prefix, frame). */
+/* The frame of a row's address (through the thread's frame cache for a stack's frames). */
+static int frame_of(struct gecko *g, struct gslot *s, const perch__agg_row *r, uint64_t pk,
+                    uint64_t addr, uint32_t *frame)
+{
+    struct frame_slot *fs = &g->fc[perch__hash64(addr) & (FRAME_CACHE - 1)];
+    int err;
+    if (r->stack_id != 0 && fs->tag == g->frame_tag && fs->addr == addr) {
+        *frame = fs->frame;
+        return 0;
+    }
+    err = frame_for(g, s, r, pk, addr, r->stack_id == 0, frame);
+    if (!err && r->stack_id != 0)
+        *fs = (struct frame_slot){addr, g->frame_tag, *frame};
+    return err;
+}
+
+/* The stack index of a row: frames interned root first, each stack = (prefix, frame). The
+ * root part a stack shares with the previous row's (the same addresses from the root) has the
+ * same stack indices: taken from the path kept, without a lookup. */
 static int row_stack(struct gecko *g, struct gslot *s, const perch__agg_row *r, uint32_t *stack)
 {
-    uint32_t count, prefix = UINT32_MAX, frame;
+    uint32_t count, prefix = UINT32_MAX, frame, d = 0;
     const uint64_t *frames = perch__agg_frames(&g->c->stacks, r, &count);
     uint64_t pk = perch__row_process(&g->c->ents, r);
     int err = 0;
     if (count > MAX_FRAMES)
         count = MAX_FRAMES;
-    for (uint32_t i = count; i-- > 0 && !err;) {
-        struct frame_slot *fs = &g->fc[perch__hash64(frames[i]) & (FRAME_CACHE - 1)];
-        if (r->stack_id != 0 && fs->tag == g->frame_tag && fs->addr == frames[i]) {
-            frame = fs->frame;
-        } else {
-            err = frame_for(g, s, r, pk, frames[i], r->stack_id == 0, &frame);
-            if (!err && r->stack_id != 0)
-                *fs = (struct frame_slot){frames[i], g->frame_tag, frame};
-        }
+    if (r->stack_id == 0) /* an ip's frame follows the sample's module: not a path's */
+        g->path_len = 0;
+    for (; d < g->path_len && d < count && g->path_addr[d] == frames[count - 1 - d]; d++)
+        prefix = g->path_stack[d];
+    for (; d < count && !err; d++) {
+        uint64_t addr = frames[count - 1 - d];
+        err = frame_of(g, s, r, pk, addr, &frame);
         if (!err)
             err = stack_for(g, s, prefix, frame, &prefix);
+        g->path_addr[d] = addr;
+        g->path_stack[d] = prefix;
     }
+    g->path_len = err || r->stack_id == 0 ? 0 : count;
     *stack = prefix;
     return err;
 }
@@ -205,6 +228,7 @@ static void reset_thread(struct gecko *g, struct gslot *s)
     s->n = s->times_len = 0;
     s->marks = (perch__mark_stream){NULL, 0, 0};
     s->mark_name = 0;
+    g->path_len = 0;
     if (++g->frame_tag == 0) { /* the tags wrapped: forget every slot */
         memset(g->fc, 0, sizeof g->fc);
         g->frame_tag = 1;
