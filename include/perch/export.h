@@ -82,6 +82,11 @@ const char *perch_export_format_opens(perch_export_format fmt);
  * out-of-range format. */
 unsigned perch_export_passes(perch_export_format fmt);
 
+/* Whether a driver with a second core should run the exporter's sink on a thread of its own
+ * behind a relay (perch_sink_relay_start) while it replays; false for a format whose sink does
+ * less per record than the relay's copy of it (gecko), and for an out-of-range format. */
+bool perch_export_relay_pays(perch_export_format fmt);
+
 typedef struct perch_exporter perch_exporter;
 
 /* Creates an exporter of fmt writing to out (borrowed: it must outlive the exporter, which

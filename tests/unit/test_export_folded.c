@@ -114,6 +114,10 @@ static void test_format_table(void **state)
     assert_int_equal(perch_export_passes(PERCH_EXPORT_CHROME), 2);
     assert_int_equal(perch_export_passes(PERCH_EXPORT_FOLDED), 1);
     assert_int_equal(perch_export_passes(PERCH_EXPORT_FORMAT_COUNT), 0);
+    assert_true(perch_export_relay_pays(PERCH_EXPORT_CHROME));
+    assert_true(perch_export_relay_pays(PERCH_EXPORT_PPROF));
+    assert_false(perch_export_relay_pays(PERCH_EXPORT_GECKO));
+    assert_false(perch_export_relay_pays(PERCH_EXPORT_FORMAT_COUNT));
     assert_null(perch_export_format_name(PERCH_EXPORT_FORMAT_COUNT));
 }
 

@@ -173,6 +173,8 @@ static int run(const struct export_args *a, perch_export_format fmt,
     int err = open_source(a->input, &src), cerr;
     if (err)
         return perch_cli_error(a->input, err);
+    if (!perch_export_relay_pays(fmt))
+        perch_record_source_direct(&src);
     err = open_output(a->output, &out);
     if (err) {
         if (src.close)

@@ -6,7 +6,9 @@
  * A capture's replay (read, CRC, decode) runs on the calling thread and the exporter's sink
  * on a thread of its own behind a sink relay (perch_sink_relay_start): the same records in
  * the same order, so the same output, on two cores. PERCH_THREADS=1 keeps both on one
- * thread. An .etl needs no relay: its pipeline already has a reader thread.
+ * thread, and so does perch_record_source_direct (a format whose sink does less per record
+ * than the relay's copy: gecko). An .etl needs no relay: its pipeline already has a reader
+ * thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +69,12 @@ static int replay_path(void *ctx, const perch_sink *sink)
 static void close_path(void *ctx)
 {
     free(ctx);
+}
+
+void perch_record_source_direct(perch_record_source *src)
+{
+    if (src->replay == replay_path)
+        ((struct path_source *)src->ctx)->relay = false;
 }
 
 bool perch_record_source_partial(const perch_record_source *src)

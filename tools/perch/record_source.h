@@ -24,6 +24,10 @@ typedef int (*perch_record_source_open_fn)(const char *path, perch_record_source
  * the first pass); false for other sources. perch export then exits PERCH_EXIT_PARTIAL. */
 bool perch_record_source_partial(const perch_record_source *src);
 
+/* Replays of src (a source perch_open_record_source opened) call the sink on the replaying
+ * thread, without a relay (perch_export_relay_pays false); other sources are left as they are. */
+void perch_record_source_direct(perch_record_source *src);
+
 /* perch export with its input opener injected: perch_cmd_export passes
  * perch_open_record_source, tests pass a synthetic stream. Same exit statuses as a command. */
 int perch_export_command(int argc, char **argv, perch_record_source_open_fn open_source);
