@@ -679,11 +679,12 @@ int perch__samplelog_add(perch__collect *c, const perch_sample_rec *rec);
 int perch__samplelog_each(perch__collect *c, int (*visit)(void *ctx, const perch__group *g),
                           void *ctx);
 /* The same visit in two steps: prepare(ctx, group, slot) copies what the format's writer
- * needs of a group into the format's slot (0 or 1; the group's arrays are valid during the
- * call), then visit(ctx, slot) writes it. With a helper thread, groups are built and prepared
- * there, slot i % 2 for group i once group i - 2 was visited, while the calling thread visits;
- * with options threads = 1 both run on the calling thread, slot 0 only. */
-int perch__samplelog_each_prepared(perch__collect *c,
+ * needs of a group into the format's slot (below `slots`, at least 2; the group's arrays are
+ * valid during the call), then visit(ctx, slot) writes it. With a helper thread, groups are
+ * built and prepared there, group i in slot i % slots, while the calling thread visits: the
+ * group after the one being visited always, further ones while their samples together stay
+ * within `ahead`; with options threads = 1 both run on the calling thread, slot 0 only. */
+int perch__samplelog_each_prepared(perch__collect *c, size_t slots, uint64_t ahead,
                                    int (*prepare)(void *ctx, const perch__group *g, size_t slot),
                                    int (*visit)(void *ctx, size_t slot), void *ctx);
 void perch__samplelog_free(perch__samplelog *l, perch__budget *b);

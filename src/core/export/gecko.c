@@ -26,6 +26,12 @@
 #define MAX_FRAMES          4096
 #define FRAME_CACHE         (1u << 14)
 #define FILETIME_UNIX_EPOCH 116444736000000000ull
+/* The writer's slots: the builder runs ahead through small groups (a handover per group costs
+ * more than a small group's work), holding at most SLOT_AHEAD samples beyond the next group;
+ * a slot's sample arrays past SLOT_KEEP samples are released once written. */
+#define SLOTS      8
+#define SLOT_AHEAD (1u << 16)
+#define SLOT_KEEP  (1u << 16)
 enum { CAT_USER = 0, CAT_KERNEL = 1, CAT_OTHER = 2, CAT_IDLE = 3 };
 
 /* The exporter's state: the common base (first, so the base's callbacks get it as ctx) and
@@ -37,7 +43,7 @@ struct gecko_state {
 };
 
 /* What the writer needs of one group (a profile thread), prepared by the builder
- * (perch__samplelog_each_prepared: slot i % 2 for group i): its samples compactly, its
+ * (perch__samplelog_each_prepared: slot i % SLOTS for group i): its samples compactly, its
  * tables and its marks. */
 struct gslot {
     const perch__thread *thread; /* NULL when the thread has no entry */
@@ -70,7 +76,7 @@ struct gecko {
     perch__slice_log *log;
     bool overflow; /* more samples than max_samples: one per distinct stack */
     perch_json *w;
-    struct gslot slot[2];
+    struct gslot slot[SLOTS];
     uint64_t *mark_times; /* the writer's: the marks' times of the thread being written */
     size_t mark_times_cap;
     /* the builder's */
@@ -254,8 +260,8 @@ static void free_slot(perch__budget *b, struct gslot *s)
 static void free_all(struct gecko *g)
 {
     perch__budget *b = &g->c->budget;
-    free_slot(b, &g->slot[0]);
-    free_slot(b, &g->slot[1]);
+    for (size_t i = 0; i < SLOTS; i++)
+        free_slot(b, &g->slot[i]);
     perch__map_free(&g->stack_map, b);
     perch__map_free(&g->res_map, b);
     perch__release(b, (void **)&g->lib_of, &g->lib_of_cap, sizeof *g->lib_of);
@@ -797,7 +803,7 @@ static void thread_head_json(struct gecko *g, const struct gslot *s)
 static int write_slot(void *ctx, size_t slot)
 {
     struct gecko *g = ctx;
-    const struct gslot *s = &g->slot[slot];
+    struct gslot *s = &g->slot[slot];
     perch_json *w = g->w;
     int err;
     perch_json_begin_object(w);
@@ -819,6 +825,13 @@ static int write_slot(void *ctx, size_t slot)
         perch_json_string_n(w, perch__interned(&s->strings, (uint32_t)i), s->strings.len[i]);
     perch_json_end_array(w);
     perch_json_end_object(w);
+    if (s->stack_cap > SLOT_KEEP) { /* a large group's: not kept for the small ones */
+        perch__budget *b = &g->c->budget;
+        perch__release(b, (void **)&s->stack, &s->stack_cap, sizeof *s->stack);
+        perch__release(b, (void **)&s->count, &s->count_cap, sizeof *s->count);
+        perch__release(b, (void **)&s->times, &s->times_cap, 1);
+        perch__release(b, (void **)&s->mark_buf, &s->mark_buf_cap, 1);
+    }
     return err ? err : w->error;
 }
 
@@ -840,7 +853,7 @@ static int gecko_write(perch__collect *c)
     gecko_meta_json(g);
     perch_json_key(g->w, "threads");
     perch_json_begin_array(g->w);
-    err = perch__samplelog_each_prepared(c, prepare_group, write_slot, g);
+    err = perch__samplelog_each_prepared(c, SLOTS, SLOT_AHEAD, prepare_group, write_slot, g);
     perch_json_end_array(g->w);
     gecko_libs_json(g); /* after the threads: only the libs they used */
     perch_json_end_object(g->w);

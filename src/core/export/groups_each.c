@@ -10,8 +10,11 @@
  * perch__samplelog_each_prepared (gecko, which keeps each group's samples: two of its largest
  * group states at once took its peak RSS at 512 MB from 58 to 68 MiB) builds every group in
  * st[0] and hands it to the format's prepare callback on the builder's thread, which copies
- * what its writer needs into the format's own slot i % 2 (compactly); visit then gets the
- * slot on the writer's thread. Same protocol: slot i is prepared once group i - 2 was visited.
+ * what its writer needs into the format's own slot i % slots (compactly); visit then gets the
+ * slot on the writer's thread. The builder may run ahead by more than one group, up to the
+ * slots, while the groups ahead of the next one hold at most `ahead` samples together: most
+ * groups are small, and a handover per group (a wake-up on the other core) costs more than
+ * building or writing one of them.
  *
  * An error of the builder is returned after the writer visited every group built before it
  * (as the one-thread loop would); an error of the writer stops the builder at its next group.
@@ -31,6 +34,8 @@ struct builder {
     int (*prepare)(void *ctx, const perch__group *g, size_t slot);
     int (*visit_slot)(void *ctx, size_t slot);
     void *ctx;
+    size_t slots;   /* group i is in slot i % slots */
+    uint64_t ahead; /* most samples in the groups built beyond the next one */
     perch_mutex *mu;
     perch_cond *cv;
     size_t built;   /* groups built: group i is in st[i % 2] while visited <= i < built */
@@ -85,18 +90,32 @@ static int build_one(struct builder *b, size_t i, size_t slot)
     return err;
 }
 
+/* Whether group i may be built now (under b->mu): the next group always, further ones while
+ * a slot is free and the samples ahead stay under b->ahead. */
+static bool may_build(struct builder *b, size_t i)
+{
+    uint64_t held = 0;
+    if (i <= b->visited + 1)
+        return true;
+    if (i >= b->visited + b->slots)
+        return false;
+    for (size_t j = b->visited + 1; j <= i; j++)
+        held += group_at(b->c, j)->count;
+    return held <= b->ahead;
+}
+
 static int builder_main(void *arg)
 {
     struct builder *b = arg;
     for (size_t i = 0; i < b->n; i++) {
         perch_mutex_lock(b->mu);
-        while (i >= b->visited + 2 && !b->stop)
+        while (!may_build(b, i) && !b->stop)
             perch_cond_wait(b->cv, b->mu, UINT32_MAX);
         bool stop = b->stop;
         perch_mutex_unlock(b->mu);
         if (stop)
             break;
-        int err = build_one(b, i, i % 2);
+        int err = build_one(b, i, i % b->slots);
         perch_mutex_lock(b->mu);
         if (err)
             b->error = err;
@@ -122,7 +141,7 @@ static int visit_built(struct builder *b, int (*visit)(void *ctx, const perch__g
         err = b->built <= i ? b->error : 0;
         perch_mutex_unlock(b->mu);
         if (!err && b->visit_slot)
-            err = b->visit_slot(b->ctx, i % 2);
+            err = b->visit_slot(b->ctx, i % b->slots);
         else if (!err)
             err = visit_one(b->c, i, &b->c->samples.st[i % 2], visit, ctx);
         perch_mutex_lock(b->mu);
@@ -178,7 +197,7 @@ int perch__samplelog_each(perch__collect *c, int (*visit)(void *ctx, const perch
     if (err || n == 0)
         return err;
     if (c->opt.threads != 1 && n > 1 && !l->want_samples) {
-        struct builder b = {.c = c, .n = n};
+        struct builder b = {.c = c, .n = n, .slots = 2, .ahead = UINT64_MAX};
         err = visit_threaded(&b, visit, ctx, &started);
         if (started)
             return err;
@@ -192,11 +211,16 @@ int perch__samplelog_each(perch__collect *c, int (*visit)(void *ctx, const perch
     return err;
 }
 
-int perch__samplelog_each_prepared(perch__collect *c,
+int perch__samplelog_each_prepared(perch__collect *c, size_t slots, uint64_t ahead,
                                    int (*prepare)(void *ctx, const perch__group *g, size_t slot),
                                    int (*visit)(void *ctx, size_t slot), void *ctx)
 {
-    struct builder b = {.c = c, .prepare = prepare, .visit_slot = visit, .ctx = ctx};
+    struct builder b = {.c = c,
+                        .prepare = prepare,
+                        .visit_slot = visit,
+                        .ctx = ctx,
+                        .slots = slots < 2 ? 2 : slots,
+                        .ahead = ahead};
     bool started = false;
     int err = order_groups(c, &b.n);
     if (err || b.n == 0)
