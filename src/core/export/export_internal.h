@@ -569,6 +569,12 @@ typedef struct perch__samplelog {
  * do not fit 64 bits together. */
 bool perch__time_order(uint64_t *keys, uint64_t *tmp, const void *base, size_t stride, size_t off,
                        size_t n, unsigned *bits);
+/* The same order as perch__time_order for records that mostly come in time order, from a
+ * radix sort of only the records that come after a later one, merged with the others: tmp[i]
+ * = the index of the i-th (keys and tmp hold n each). false (tmp undefined) when n is 0 or
+ * the late records' time range and the indices do not fit 64 bits together. */
+bool perch__time_order_late(uint64_t *keys, uint64_t *tmp, const void *base, size_t stride,
+                            size_t off, size_t n);
 /* Moves n records of size bytes (at most 128) so that place i holds the one at order[i];
  * order is used up (left as the identity). */
 void perch__permute(void *base, size_t size, uint64_t *order, size_t n);
