@@ -596,14 +596,15 @@ static void times_json(struct gecko *g, const struct gslot *s)
     perch__run run = {g->w, 0, {0}};
     size_t off = 0, peek = 0;
     uint64_t ts = 0;
+    perch__ms_text c = {0};
     int64_t before = (int64_t)(perch__interval_ns(&g->c->opt) * info->perf_freq / 1000000000u);
     uint64_t first = (uint64_t)perch__unzigzag(perch__vnext(s->times, s->times_len, &peek));
     perch_json_key(g->w, "time");
     perch_json_begin_array(g->w);
-    perch__run_time(&run, (int64_t)(first - info->start_raw) - before, info->perf_freq, true);
+    perch__gecko_time(&run, &c, (int64_t)(first - info->start_raw) - before, info->perf_freq);
     for (size_t i = 0; i < s->n; i++) {
         ts += (uint64_t)perch__unzigzag(perch__vnext(s->times, s->times_len, &off));
-        perch__run_time(&run, (int64_t)(ts - info->start_raw), info->perf_freq, true);
+        perch__gecko_time(&run, &c, (int64_t)(ts - info->start_raw), info->perf_freq);
     }
     perch__run_flush(&run);
     perch_json_end_array(g->w);

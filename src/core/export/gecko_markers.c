@@ -96,8 +96,8 @@ static void decode(const uint8_t *p, size_t len, size_t *off, uint64_t *start, p
     m->priority = (int8_t)perch__unzigzag(perch__vnext(p, len, off));
     m->wait_reason = (int8_t)perch__unzigzag(perch__vnext(p, len, off));
     m->pmc_count = (uint8_t)perch__vnext(p, len, off);
-    for (uint32_t i = 0; i < PERCH_MAX_PMC; i++)
-        m->pmc[i] = i < m->pmc_count ? perch__vnext(p, len, off) : 0;
+    for (uint32_t i = 0; i < m->pmc_count && i < PERCH_MAX_PMC; i++) /* the rest: unread */
+        m->pmc[i] = perch__vnext(p, len, off);
 }
 
 int perch__slice_log_thread(perch__slice_log *l, perch__budget *b, uint64_t thread_key)
@@ -213,6 +213,61 @@ void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l, const 
     perch_json_end_array(w);
 }
 
+/* "00" .. "99" */
+static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+                               "25262728293031323334353637383940414243444546474849"
+                               "50515253545556575859606162636465666768697071727374"
+                               "75767778798081828384858687888990919293949596979899";
+
+/* perch__fmt_time(ms) of t 100 ns ticks (the QPC clock of 10 MHz: ns = t * 100, so the
+ * fraction's last two digits are 0) after the integer part's text ip (len bytes). */
+static size_t put_ms_frac(char *out, const char *ip, size_t len, uint64_t t)
+{
+    uint64_t f = t % 10000u;
+    memcpy(out, ip, len);
+    out[len] = '.';
+    memcpy(out + len + 1, pairs + 2 * (f / 100), 2);
+    memcpy(out + len + 3, pairs + 2 * (f % 100), 2);
+    memcpy(out + len + 5, "00", 2);
+    return len + 7;
+}
+
+/* Whether ticks take the 10 MHz path (where perch__fmt_time's ticks * 100 does not wrap). */
+static bool ms_fast(int64_t ticks, uint64_t freq)
+{
+    return freq == 10000000u && ticks >= 0 && (uint64_t)ticks <= UINT64_MAX / 100u;
+}
+
+size_t perch__gecko_ms(char *out, int64_t ticks, uint64_t freq)
+{
+    char ip[24];
+    if (!ms_fast(ticks, freq))
+        return perch__fmt_time(out, ticks, freq, true);
+    return put_ms_frac(out, ip, perch__put_uint(ip, (uint64_t)ticks / 10000u), (uint64_t)ticks);
+}
+
+void perch__gecko_time(perch__run *r, perch__ms_text *c, int64_t ticks, uint64_t freq)
+{
+    uint64_t ms;
+    if (!ms_fast(ticks, freq)) {
+        perch__run_time(r, ticks, freq, true);
+        return;
+    }
+    if (r->len + PERCH_TIME_TEXT_MAX + 1 > sizeof r->buf)
+        perch__run_flush(r);
+    if (r->len)
+        r->buf[r->len++] = ',';
+    ms = (uint64_t)ticks / 10000u;
+    if (c->len == 0 || ms != c->ms) { /* a new integer part: the next one counts up the last digit */
+        if (c->len && ms == c->ms + 1 && c->text[c->len - 1] != '9')
+            c->text[c->len - 1]++;
+        else
+            c->len = (uint8_t)perch__put_uint(c->text, ms);
+        c->ms = ms;
+    }
+    r->len += put_ms_frac(r->buf + r->len, c->text, c->len, (uint64_t)ticks);
+}
+
 static void put_text(char *buf, size_t *len, const char *s, size_t n)
 {
     memcpy(buf + *len, s, n);
@@ -243,7 +298,7 @@ static void mark_data(perch__run *r, const perch__slice_log *l, const perch__mar
     }
     if (m->ready != UINT64_MAX) {
         PUT_LIT(buf, &len, ",\"readyLatency\":");
-        len += perch__fmt_time(buf + len, (int64_t)m->ready, freq, true);
+        len += perch__gecko_ms(buf + len, (int64_t)m->ready, freq);
     }
     for (uint32_t i = 0; i < m->pmc_count && i < l->pmc_name_count; i++) {
         PUT_LIT(buf, &len, ",\"pmc");
@@ -258,9 +313,10 @@ static void mark_data(perch__run *r, const perch__slice_log *l, const perch__mar
 /* The column of times (ms from the trace start) of n marks: t[0], t[2], ... */
 static void times(perch__run *r, const uint64_t *t, size_t n, const perch_trace_info *info)
 {
+    perch__ms_text c = {0};
     perch_json_begin_array(r->w);
     for (size_t i = 0; i < n; i++)
-        perch__run_time(r, (int64_t)(t[2 * i] - info->start_raw), info->perf_freq, true);
+        perch__gecko_time(r, &c, (int64_t)(t[2 * i] - info->start_raw), info->perf_freq);
     perch__run_flush(r);
     perch_json_end_array(r->w);
 }
