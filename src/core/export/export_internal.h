@@ -719,8 +719,13 @@ typedef struct perch__mark {
     uint64_t pmc[PERCH_MAX_PMC];
 } perch__mark;
 
+#define PERCH_SLICE_CACHE 256
 typedef struct perch__slice_log {
     perch__vlogs threads;              /* per thread key: its slices, varint-encoded */
+    struct perch__slice_slot {         /* a direct-mapped cache: thread key -> its log */
+        uint64_t key;
+        uint32_t log; /* index in threads + 1, 0 = empty */
+    } cache[PERCH_SLICE_CACHE];
     uint64_t count;                    /* marks kept */
     uint64_t limit;                    /* most marks kept */
     uint64_t dropped;                  /* slices past the limit or the budget */

@@ -52,6 +52,21 @@ static size_t encode(const perch_slice_rec *r, uint64_t prev, uint64_t e[8 + PER
     return n;
 }
 
+/* The log of thread key, from the cache or looked up (created when new). */
+static int thread_log(perch__slice_log *l, perch__budget *b, uint64_t key, perch__vlog **t)
+{
+    struct perch__slice_slot *s = &l->cache[perch__hash64(key) & (PERCH_SLICE_CACHE - 1)];
+    int err;
+    if (s->log && s->key == key) {
+        *t = &l->threads.v[s->log - 1];
+        return 0;
+    }
+    err = perch__vlogs_get(&l->threads, b, key, 0, true, t);
+    if (!err)
+        *s = (struct perch__slice_slot){key, (uint32_t)(*t - l->threads.v) + 1};
+    return err;
+}
+
 int perch__slice_log_add(perch__slice_log *l, perch__budget *b, const perch_slice_rec *r)
 {
     perch__vlog *t;
@@ -61,7 +76,7 @@ int perch__slice_log_add(perch__slice_log *l, perch__budget *b, const perch_slic
         l->dropped++;
         return 0;
     }
-    err = perch__vlogs_get(&l->threads, b, r->thread_key, 0, true, &t);
+    err = thread_log(l, b, r->thread_key, &t);
     if (!err)
         err = perch__vlogs_put(&l->threads, b, t, e, encode(r, t->prev, e));
     if (err == PERCH_ELIMIT) { /* the budget is full: drop and count, keep exporting */
@@ -373,6 +388,7 @@ int perch__gecko_markers_json(perch_json *w, const perch__slice_log *l,
 void perch__slice_log_free(perch__slice_log *l, perch__budget *b)
 {
     perch__vlogs_free(&l->threads, b);
+    memset(l->cache, 0, sizeof l->cache);
     perch__release(b, (void **)&l->marks, &l->mark_cap, sizeof *l->marks);
     l->count = 0;
     l->mark_count = 0;
