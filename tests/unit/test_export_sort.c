@@ -3,6 +3,8 @@
  * stable qsort by (time, index) for sorted, reversed, random, nearly sorted (a few samples
  * late) and half-shuffled times, with ties, around the short-sort size (insertion sort below
  * it, radix sort from it) and large; and perch__permute moving records into that order.
+ * perch__time_order_late (the late records sorted and merged with the run in order) against
+ * the same qsort on the same shapes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -78,6 +80,14 @@ static void check(size_t n, enum shape s)
         keys[i] = idx;
     }
     perch__permute(r, sizeof *r, keys, n);
+    assert_memory_equal(r, want, n * sizeof *r);
+    fill(r, n, s, &seed); /* the same times again (the seed went on: other random ones) */
+    memcpy(want, r, n * sizeof *r);
+    qsort(want, n, sizeof *want, cmp_rec);
+    assert_true(perch__time_order_late(keys, tmp, r, sizeof *r, offsetof(struct rec, t), n));
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(r[tmp[i]].index, want[i].index);
+    perch__permute(r, sizeof *r, tmp, n);
     assert_memory_equal(r, want, n * sizeof *r);
     free(r);
     free(want);

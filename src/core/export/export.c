@@ -66,8 +66,13 @@ unsigned perch_export_passes(perch_export_format fmt)
 
 /* Bit i: a driver gains nothing from a relay in front of pass i's sink (docs/exports.md,
  * "Threads"): chrome's pass 1 only gathers entities, and on two cores its pass 2 runs no
- * faster behind a relay while it takes the core the output's writes need. */
-static const uint32_t unrelayed[PERCH_EXPORT_FORMAT_COUNT] = {[PERCH_EXPORT_CHROME] = 3u};
+ * faster behind a relay while it takes the core the output's writes need; gecko's sink only
+ * appends a few varints per sample and slice, less work than the relay's copy of its records
+ * (at 512 MB the replay thread spent ~350 ms copying against the sink's ~240 ms). */
+static const uint32_t unrelayed[PERCH_EXPORT_FORMAT_COUNT] = {
+    [PERCH_EXPORT_CHROME] = 3u,
+    [PERCH_EXPORT_GECKO] = UINT32_MAX,
+};
 
 bool perch_export_relay_pass(perch_export_format fmt, unsigned pass)
 {

@@ -569,6 +569,12 @@ typedef struct perch__samplelog {
  * do not fit 64 bits together. */
 bool perch__time_order(uint64_t *keys, uint64_t *tmp, const void *base, size_t stride, size_t off,
                        size_t n, unsigned *bits);
+/* The same order as perch__time_order for records that mostly come in time order, from a
+ * radix sort of only the records that come after a later one, merged with the others: tmp[i]
+ * = the index of the i-th (keys and tmp hold n each). false (tmp undefined) when n is 0 or
+ * the late records' time range and the indices do not fit 64 bits together. */
+bool perch__time_order_late(uint64_t *keys, uint64_t *tmp, const void *base, size_t stride,
+                            size_t off, size_t n);
 /* Moves n records of size bytes (at most 128) so that place i holds the one at order[i];
  * order is used up (left as the identity). */
 void perch__permute(void *base, size_t size, uint64_t *order, size_t n);
@@ -678,6 +684,15 @@ int perch__samplelog_add(perch__collect *c, const perch_sample_rec *rec);
  * during the call. 0, the first error or visit's non-zero return. */
 int perch__samplelog_each(perch__collect *c, int (*visit)(void *ctx, const perch__group *g),
                           void *ctx);
+/* The same visit in two steps: prepare(ctx, group, slot) copies what the format's writer
+ * needs of a group into the format's slot (below `slots`, at least 2; the group's arrays are
+ * valid during the call), then visit(ctx, slot) writes it. With a helper thread, groups are
+ * built and prepared there, group i in slot i % slots, while the calling thread visits: the
+ * group after the one being visited always, further ones while their samples together stay
+ * within `ahead`; with options threads = 1 both run on the calling thread, slot 0 only. */
+int perch__samplelog_each_prepared(perch__collect *c, size_t slots, uint64_t ahead,
+                                   int (*prepare)(void *ctx, const perch__group *g, size_t slot),
+                                   int (*visit)(void *ctx, size_t slot), void *ctx);
 void perch__samplelog_free(perch__samplelog *l, perch__budget *b);
 /* Reads group g's log back into s: its rows (aggregated, sorted by first time, stack id, ip,
  * module and creation order) and, with want_samples, its samples by time (groups.c). One
@@ -704,8 +719,13 @@ typedef struct perch__mark {
     uint64_t pmc[PERCH_MAX_PMC];
 } perch__mark;
 
+#define PERCH_SLICE_CACHE 256
 typedef struct perch__slice_log {
     perch__vlogs threads;              /* per thread key: its slices, varint-encoded */
+    struct perch__slice_slot {         /* a direct-mapped cache: thread key -> its log */
+        uint64_t key;
+        uint32_t log; /* index in threads + 1, 0 = empty */
+    } cache[PERCH_SLICE_CACHE];
     uint64_t count;                    /* marks kept */
     uint64_t limit;                    /* most marks kept */
     uint64_t dropped;                  /* slices past the limit or the budget */
@@ -723,10 +743,36 @@ int perch__slice_log_thread(perch__slice_log *l, perch__budget *b, uint64_t thre
 void perch__slice_log_free(perch__slice_log *l, perch__budget *b);
 /* The meta.markerSchema array (the "CSwitch" schema). */
 void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l, const perch__entities *e);
-/* A thread's markers table for the marks in l->marks: interval markers named by string
- * index name, in category. */
-void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l,
-                               const perch_trace_info *info, uint32_t name, uint32_t category);
+/* Times as gecko writes them (ms with 6 decimals, perch__fmt_time's text), with a fast path
+ * for the 10 MHz QPC clock: perch__gecko_ms into out (PERCH_TIME_TEXT_MAX bytes);
+ * perch__gecko_time appends to a run, keeping the last integer part's text in c (zeroed at
+ * first), which the next time reuses or counts up by one. */
+typedef struct perch__ms_text {
+    uint64_t ms;
+    uint8_t len; /* 0: none yet */
+    char text[23];
+} perch__ms_text;
+size_t perch__gecko_ms(char *out, int64_t ticks, uint64_t freq);
+void perch__gecko_time(perch__run *r, perch__ms_text *c, int64_t ticks, uint64_t freq);
+/* A thread's marks as varints of the log's encoding, by start (ties in arrival order). */
+typedef struct perch__mark_stream {
+    const uint8_t *data;
+    size_t len;
+    size_t count; /* marks */
+} perch__mark_stream;
+
+/* The marks of thread_key as a stream: the log's own bytes when they are in memory and in
+ * order (valid until the log changes), else read back, or decoded, sorted and encoded again,
+ * into *buf (capacity *cap, grown). An empty stream when the thread has no log. */
+int perch__slice_log_stream(perch__slice_log *l, perch__budget *b, uint64_t thread_key,
+                            perch__mark_stream *ms, uint8_t **buf, size_t *cap);
+/* A thread's markers table for the marks of ms: interval markers named by string index name,
+ * in category. *t (capacity *t_cap, grown) holds the marks' times while it writes; only
+ * l->pmc_name_count is read. */
+int perch__gecko_markers_json(perch_json *w, const perch__slice_log *l,
+                              const perch_trace_info *info, const perch__mark_stream *ms,
+                              uint32_t name, uint32_t category, perch__budget *b, uint64_t **t,
+                              size_t *t_cap);
 
 /* ---- chrome: timer samples as CPU-profile trace events ("Profile" + "ProfileChunk", the
  * events V8 writes and the DevTools Performance panel and Perfetto import) ---------------- */

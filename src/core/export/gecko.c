@@ -26,6 +26,12 @@
 #define MAX_FRAMES          4096
 #define FRAME_CACHE         (1u << 14)
 #define FILETIME_UNIX_EPOCH 116444736000000000ull
+/* The writer's slots: the builder runs ahead through small groups (a handover per group costs
+ * more than a small group's work), holding at most SLOT_AHEAD samples beyond the next group;
+ * a slot's sample arrays past SLOT_KEEP samples are released once written. */
+#define SLOTS      8
+#define SLOT_AHEAD (1u << 16)
+#define SLOT_KEEP  (1u << 16)
 enum { CAT_USER = 0, CAT_KERNEL = 1, CAT_OTHER = 2, CAT_IDLE = 3 };
 
 /* The exporter's state: the common base (first, so the base's callbacks get it as ctx) and
@@ -36,25 +42,50 @@ struct gecko_state {
     uint64_t max_samples; /* past it, one sample per distinct stack */
 };
 
+/* What the writer needs of one group (a profile thread), prepared by the builder
+ * (perch__samplelog_each_prepared: slot i % SLOTS for group i): its samples compactly, its
+ * tables and its marks. */
+struct gslot {
+    const perch__thread *thread; /* NULL when the thread has no entry */
+    uint16_t kind, source;
+    bool idle; /* an idle thread */
+    size_t n;  /* samples (or rows, one per distinct stack, past max_samples) */
+    uint32_t *stack; /* per sample: its stack index */
+    size_t stack_cap;
+    uint32_t *count; /* per sample: its count; unused when ones */
+    size_t count_cap;
+    bool ones;      /* every count is 1 */
+    uint8_t *times; /* the samples' times as varints of their (non-negative) deltas */
+    size_t times_len, times_cap;
+    perch__interner strings;
+    perch__loctab frames;                 /* extra = resource index + 1 */
+    uint32_t *stack_frame, *stack_prefix; /* prefix UINT32_MAX = none */
+    size_t stack_count, stack_frame_cap, stack_prefix_cap;
+    uint32_t *func_name; /* per frame: its name's string index */
+    size_t func_name_cap;
+    uint32_t *res_module, *res_lib, *res_name; /* per resource: module, lib, name string */
+    size_t res_count, res_cap, res_lib_cap, res_name_cap;
+    perch__mark_stream marks;
+    uint8_t *mark_buf; /* the marks when not the log's own bytes */
+    size_t mark_buf_cap;
+    uint32_t mark_name; /* string index of "Running" */
+};
+
 struct gecko {
     perch__collect *c;
     perch__slice_log *log;
     bool overflow; /* more samples than max_samples: one per distinct stack */
-    bool idle;     /* the group being written is an idle thread */
     perch_json *w;
+    struct gslot slot[SLOTS];
+    uint64_t *mark_times; /* the writer's: the marks' times of the thread being written */
+    size_t mark_times_cap;
+    /* the builder's */
     uint32_t *lib_of; /* per module index: lib index + 1, 0 = none yet */
     size_t lib_of_cap;
     uint32_t *lib_modules; /* per lib: module index */
     size_t lib_count, lib_cap;
-    /* per thread */
-    perch__interner strings;
-    perch__loctab frames;                 /* extra = resource index + 1 */
-    perch__map stack_map;                 /* (prefix + 1) << 32 | frame, + 1 -> stack index */
-    uint32_t *stack_frame, *stack_prefix; /* prefix UINT32_MAX = none */
-    size_t stack_count, stack_frame_cap, stack_prefix_cap;
-    uint32_t *res_module; /* per resource: module index */
-    size_t res_count, res_cap;
-    perch__map res_map;     /* module index + 1 -> resource index */
+    perch__map stack_map; /* (prefix + 1) << 32 | frame, + 1 -> stack index */
+    perch__map res_map;   /* module index + 1 -> resource index */
     uint32_t *sample_stack; /* per row of the group */
     size_t sample_cap;
     perch__resolve_cache rc;
@@ -66,7 +97,10 @@ struct gecko {
         uint32_t tag, frame;
     } fc[FRAME_CACHE];
     uint32_t frame_tag; /* the tag of the thread being written; slots of others are stale */
-    uint32_t idx[MAX_FRAMES];
+    /* the previous row's stack from the root: addresses and their stack indices */
+    uint64_t path_addr[MAX_FRAMES];
+    uint32_t path_stack[MAX_FRAMES];
+    uint32_t path_len;
 };
 
 static int lib_for(struct gecko *g, uint32_t mi)
@@ -89,109 +123,151 @@ static int lib_for(struct gecko *g, uint32_t mi)
     return 0;
 }
 
-static int resource_for(struct gecko *g, uint32_t mi, uint32_t *res)
+static int resource_for(struct gecko *g, struct gslot *s, uint32_t mi, uint32_t *res)
 {
     int err;
     if (perch__map_get(&g->res_map, (uint64_t)mi + 1, res))
         return 0;
-    err = perch__grow(&g->c->budget, (void **)&g->res_module, &g->res_cap, g->res_count + 1,
-                      sizeof *g->res_module);
+    err = perch__grow(&g->c->budget, (void **)&s->res_module, &s->res_cap, s->res_count + 1,
+                      sizeof *s->res_module);
     if (!err)
-        err = perch__map_put(&g->res_map, &g->c->budget, (uint64_t)mi + 1, (uint32_t)g->res_count);
+        err = perch__map_put(&g->res_map, &g->c->budget, (uint64_t)mi + 1, (uint32_t)s->res_count);
     if (!err)
         err = lib_for(g, mi);
     if (err)
         return err;
-    g->res_module[g->res_count] = mi;
-    *res = (uint32_t)g->res_count++;
+    s->res_module[s->res_count] = mi;
+    *res = (uint32_t)s->res_count++;
     return 0;
 }
 
-static int frame_for(struct gecko *g, const perch__agg_row *r, uint64_t pk, uint64_t addr,
-                     bool is_ip, uint32_t *frame)
+static int frame_for(struct gecko *g, struct gslot *s, const perch__agg_row *r, uint64_t pk,
+                     uint64_t addr, bool is_ip, uint32_t *frame)
 {
     const perch__module *m = perch__row_frame_module(&g->rc, &g->c->ents, r, pk, addr, is_ip);
     uint32_t mi = m ? (uint32_t)(m - g->c->ents.modules) : 0, res = 0;
     bool is_new;
-    int err = perch__loctab_get(&g->frames, &g->c->budget, m ? mi + 1 : 0, addr, frame, &is_new);
+    int err = perch__loctab_get(&s->frames, &g->c->budget, m ? mi + 1 : 0, addr, frame, &is_new);
     if (err || !is_new || !m)
         return err;
-    err = resource_for(g, mi, &res);
-    g->frames.locs[*frame].extra = res + 1;
+    err = resource_for(g, s, mi, &res);
+    s->frames.locs[*frame].extra = res + 1;
     return err;
 }
 
-static int stack_for(struct gecko *g, uint32_t prefix, uint32_t frame, uint32_t *stack)
+static int stack_for(struct gecko *g, struct gslot *s, uint32_t prefix, uint32_t frame,
+                     uint32_t *stack)
 {
     uint64_t key = (((uint64_t)prefix + 1) << 32 | frame) + 1;
     int err;
     if (perch__map_get(&g->stack_map, key, stack))
         return 0;
-    err = perch__grow(&g->c->budget, (void **)&g->stack_frame, &g->stack_frame_cap,
-                      g->stack_count + 1, sizeof *g->stack_frame);
+    err = perch__grow(&g->c->budget, (void **)&s->stack_frame, &s->stack_frame_cap,
+                      s->stack_count + 1, sizeof *s->stack_frame);
     if (!err)
-        err = perch__grow(&g->c->budget, (void **)&g->stack_prefix, &g->stack_prefix_cap,
-                          g->stack_count + 1, sizeof *g->stack_prefix);
+        err = perch__grow(&g->c->budget, (void **)&s->stack_prefix, &s->stack_prefix_cap,
+                          s->stack_count + 1, sizeof *s->stack_prefix);
     if (!err)
-        err = perch__map_put(&g->stack_map, &g->c->budget, key, (uint32_t)g->stack_count);
+        err = perch__map_put(&g->stack_map, &g->c->budget, key, (uint32_t)s->stack_count);
     if (err)
         return err;
-    g->stack_frame[g->stack_count] = frame;
-    g->stack_prefix[g->stack_count] = prefix;
-    *stack = (uint32_t)g->stack_count++;
+    s->stack_frame[s->stack_count] = frame;
+    s->stack_prefix[s->stack_count] = prefix;
+    *stack = (uint32_t)s->stack_count++;
     return 0;
 }
 
-/* The stack index of a row: frames interned root first, each stack = (prefix, frame). */
-static int row_stack(struct gecko *g, const perch__agg_row *r, uint32_t *stack)
+/* The frame of a row's address (through the thread's frame cache for a stack's frames). */
+static int frame_of(struct gecko *g, struct gslot *s, const perch__agg_row *r, uint64_t pk,
+                    uint64_t addr, uint32_t *frame)
 {
-    uint32_t count, prefix = UINT32_MAX, frame;
+    struct frame_slot *fs = &g->fc[perch__hash64(addr) & (FRAME_CACHE - 1)];
+    int err;
+    if (r->stack_id != 0 && fs->tag == g->frame_tag && fs->addr == addr) {
+        *frame = fs->frame;
+        return 0;
+    }
+    err = frame_for(g, s, r, pk, addr, r->stack_id == 0, frame);
+    if (!err && r->stack_id != 0)
+        *fs = (struct frame_slot){addr, g->frame_tag, *frame};
+    return err;
+}
+
+/* The stack index of a row: frames interned root first, each stack = (prefix, frame). The
+ * root part a stack shares with the previous row's (the same addresses from the root) has the
+ * same stack indices: taken from the path kept, without a lookup. */
+static int row_stack(struct gecko *g, struct gslot *s, const perch__agg_row *r, uint32_t *stack)
+{
+    uint32_t count, prefix = UINT32_MAX, frame, d = 0;
     const uint64_t *frames = perch__agg_frames(&g->c->stacks, r, &count);
     uint64_t pk = perch__row_process(&g->c->ents, r);
     int err = 0;
     if (count > MAX_FRAMES)
         count = MAX_FRAMES;
-    for (uint32_t i = count; i-- > 0 && !err;) {
-        struct frame_slot *fs = &g->fc[perch__hash64(frames[i]) & (FRAME_CACHE - 1)];
-        if (r->stack_id != 0 && fs->tag == g->frame_tag && fs->addr == frames[i]) {
-            frame = fs->frame;
-        } else {
-            err = frame_for(g, r, pk, frames[i], r->stack_id == 0, &frame);
-            if (!err && r->stack_id != 0)
-                *fs = (struct frame_slot){frames[i], g->frame_tag, frame};
-        }
+    if (r->stack_id == 0) /* an ip's frame follows the sample's module: not a path's */
+        g->path_len = 0;
+    for (; d < g->path_len && d < count && g->path_addr[d] == frames[count - 1 - d]; d++)
+        prefix = g->path_stack[d];
+    for (; d < count && !err; d++) {
+        uint64_t addr = frames[count - 1 - d];
+        err = frame_of(g, s, r, pk, addr, &frame);
         if (!err)
-            err = stack_for(g, prefix, frame, &prefix);
+            err = stack_for(g, s, prefix, frame, &prefix);
+        g->path_addr[d] = addr;
+        g->path_stack[d] = prefix;
     }
+    g->path_len = err || r->stack_id == 0 ? 0 : count;
     *stack = prefix;
     return err;
 }
 
-static void reset_thread(struct gecko *g)
+/* Empties slot s and the builder's per-thread maps for the next group. */
+static void reset_thread(struct gecko *g, struct gslot *s)
 {
     perch__budget *b = &g->c->budget;
-    perch__interner_free(&g->strings, b);
-    perch__loctab_free(&g->frames, b);
+    perch__interner_free(&s->strings, b);
+    perch__loctab_free(&s->frames, b);
     perch__map_free(&g->stack_map, b);
     perch__map_free(&g->res_map, b);
-    g->stack_count = 0;
-    g->res_count = 0;
+    s->stack_count = 0;
+    s->res_count = 0;
+    s->n = s->times_len = 0;
+    s->marks = (perch__mark_stream){NULL, 0, 0};
+    s->mark_name = 0;
+    g->path_len = 0;
     if (++g->frame_tag == 0) { /* the tags wrapped: forget every slot */
         memset(g->fc, 0, sizeof g->fc);
         g->frame_tag = 1;
     }
 }
 
+static void free_slot(perch__budget *b, struct gslot *s)
+{
+    perch__interner_free(&s->strings, b);
+    perch__loctab_free(&s->frames, b);
+    perch__release(b, (void **)&s->stack, &s->stack_cap, sizeof *s->stack);
+    perch__release(b, (void **)&s->count, &s->count_cap, sizeof *s->count);
+    perch__release(b, (void **)&s->times, &s->times_cap, 1);
+    perch__release(b, (void **)&s->stack_frame, &s->stack_frame_cap, sizeof *s->stack_frame);
+    perch__release(b, (void **)&s->stack_prefix, &s->stack_prefix_cap, sizeof *s->stack_prefix);
+    perch__release(b, (void **)&s->func_name, &s->func_name_cap, sizeof *s->func_name);
+    perch__release(b, (void **)&s->res_module, &s->res_cap, sizeof *s->res_module);
+    perch__release(b, (void **)&s->res_lib, &s->res_lib_cap, sizeof *s->res_lib);
+    perch__release(b, (void **)&s->res_name, &s->res_name_cap, sizeof *s->res_name);
+    perch__release(b, (void **)&s->mark_buf, &s->mark_buf_cap, 1);
+}
+
 static void free_all(struct gecko *g)
 {
     perch__budget *b = &g->c->budget;
-    reset_thread(g);
+    for (size_t i = 0; i < SLOTS; i++)
+        free_slot(b, &g->slot[i]);
+    perch__map_free(&g->stack_map, b);
+    perch__map_free(&g->res_map, b);
     perch__release(b, (void **)&g->lib_of, &g->lib_of_cap, sizeof *g->lib_of);
     perch__release(b, (void **)&g->lib_modules, &g->lib_cap, sizeof *g->lib_modules);
-    perch__release(b, (void **)&g->stack_frame, &g->stack_frame_cap, sizeof *g->stack_frame);
-    perch__release(b, (void **)&g->stack_prefix, &g->stack_prefix_cap, sizeof *g->stack_prefix);
-    perch__release(b, (void **)&g->res_module, &g->res_cap, sizeof *g->res_module);
     perch__release(b, (void **)&g->sample_stack, &g->sample_cap, sizeof *g->sample_stack);
+    perch__release(b, (void **)&g->mark_times, &g->mark_times_cap, sizeof *g->mark_times);
 }
 
 /* ---- JSON ------------------------------------------------------------------------------ */
@@ -211,13 +287,11 @@ static void key_uints(perch_json *w, const char *key, const uint32_t *v, size_t 
     perch_json_end_array(w);
 }
 
-/* An array of n copies of the raw JSON value text. */
-static void key_repeat(perch_json *w, const char *key, const char *text, size_t n)
+/* n values, each the raw JSON value text, into the current array. */
+static void repeat_values(perch_json *w, const char *text, size_t n)
 {
     char chunk[4096];
     size_t len = strlen(text), per = 0, used = 0;
-    perch_json_key(w, key);
-    perch_json_begin_array(w);
     /* "text,text,...,text" once (doubled while it fits), then written as a value run as many
      * times as it fits in n */
     if (n && len + 1 <= sizeof chunk) {
@@ -238,6 +312,14 @@ static void key_repeat(perch_json *w, const char *key, const char *text, size_t 
         perch_json_raw_n(w, chunk, k * (len + 1) - 1);
         left -= k;
     }
+}
+
+/* An array of n copies of the raw JSON value text. */
+static void key_repeat(perch_json *w, const char *key, const char *text, size_t n)
+{
+    perch_json_key(w, key);
+    perch_json_begin_array(w);
+    repeat_values(w, text, n);
     perch_json_end_array(w);
 }
 
@@ -395,14 +477,163 @@ static void gecko_libs_json(struct gecko *g)
     perch_json_end_array(w);
 }
 
-/* The group's samples at their own times (the log), or one per distinct stack. */
-static int samples_json(struct gecko *g, const perch__group *grp)
+/* ---- the builder: one group into a slot ---------------------------------------------- */
+
+/* Sample i's count k (not 1, or after one that was not): the counts array from here on. */
+static int set_count(struct gecko *g, struct gslot *s, size_t i, size_t n, uint64_t k)
 {
-    const perch_trace_info *info = &g->c->ents.info;
-    const perch__agg_row *rows = grp->rows;
+    if (s->ones) {
+        int err =
+            perch__grow(&g->c->budget, (void **)&s->count, &s->count_cap, n, sizeof *s->count);
+        if (err)
+            return err;
+        for (size_t j = 0; j < i; j++)
+            s->count[j] = 1;
+        s->ones = false;
+    }
+    s->count[i] = k;
+    return 0;
+}
+
+/* The samples' stacks, counts and times into s: every sample at its own time (the log), or
+ * past max_samples each row at its first time. */
+static int prepare_samples(struct gecko *g, struct gslot *s, const perch__group *grp)
+{
+    perch__budget *b = &g->c->budget;
     const perch__gsample *v = grp->samples;
     bool real = !g->overflow;
     size_t n = real ? grp->sample_count : grp->row_count;
+    uint64_t prev = 0;
+    int err = perch__grow(b, (void **)&s->stack, &s->stack_cap, n, sizeof *s->stack);
+    s->ones = true;
+    for (size_t i = 0; i < n && !err; i++) {
+        uint64_t ts = real ? v[i].ts : grp->rows[i].first_ts;
+        uint64_t k = real ? v[i].count : grp->rows[i].count, d;
+        s->stack[i] = g->sample_stack[real ? v[i].row : i];
+        err = perch__grow(b, (void **)&s->times, &s->times_cap, s->times_len + 10, 1);
+        if (err)
+            break;
+        d = perch__zigzag((int64_t)(ts - prev));
+        s->times_len += perch__put_varints(s->times + s->times_len, &d, 1);
+        prev = ts;
+        if (k != 1 || !s->ones)
+            err = set_count(g, s, i, n, k);
+    }
+    s->n = n;
+    return err;
+}
+
+/* The thread's strings in the order the writer interned them before the slots: "Running"
+ * (when it has marks), each frame's function name (the module is the function's resource,
+ * shown as "module!function": not twice; ?!0xaddress outside every module), each resource's
+ * module name. */
+static int prepare_names(struct gecko *g, struct gslot *s)
+{
+    char name[PERCH_FRAME_NAME_MAX];
+    const perch__entities *e = &g->c->ents;
+    perch__budget *b = &g->c->budget;
+    size_t n = s->frames.count;
+    int err = 0;
+    if (s->marks.count > 0)
+        err = perch__intern_str(&s->strings, b, "Running", &s->mark_name);
+    if (!err)
+        err = perch__grow(b, (void **)&s->func_name, &s->func_name_cap, n, sizeof *s->func_name);
+    for (size_t i = 0; i < n && !err; i++) {
+        const perch__loc *l = &s->frames.locs[i];
+        const perch__module *m = l->owner ? &e->modules[l->owner - 1] : NULL;
+        size_t len = m ? perch__frame_func(e, m, l->addr, name, sizeof name)
+                       : perch__frame_name(e, m, l->addr, name, sizeof name);
+        err = perch__intern(&s->strings, b, name, len, &s->func_name[i]);
+    }
+    if (!err)
+        err = perch__grow(b, (void **)&s->res_lib, &s->res_lib_cap, s->res_count, sizeof *s->res_lib);
+    if (!err)
+        err = perch__grow(b, (void **)&s->res_name, &s->res_name_cap, s->res_count,
+                          sizeof *s->res_name);
+    for (size_t i = 0; i < s->res_count && !err; i++) {
+        const perch__module *m = &e->modules[s->res_module[i]];
+        s->res_lib[i] = g->lib_of[s->res_module[i]] - 1;
+        err = perch__intern_str(&s->strings, b, perch__str(&e->strings, m->name), &s->res_name[i]);
+    }
+    return err;
+}
+
+/* perch__samplelog_each_prepared's prepare (the builder's thread): the group's stacks,
+ * samples, marks and names into slot. */
+static int prepare_group(void *ctx, const perch__group *grp, size_t slot)
+{
+    struct gecko *g = ctx;
+    struct gslot *s = &g->slot[slot];
+    const perch__agg_row *first = &grp->rows[0];
+    int err = perch__grow(&g->c->budget, (void **)&g->sample_stack, &g->sample_cap,
+                          grp->row_count + 1, sizeof *g->sample_stack);
+    reset_thread(g, s);
+    s->thread = grp->thread;
+    s->kind = first->kind;
+    s->source = first->profile_source;
+    s->idle = grp->thread && grp->thread->tid == 0;
+    for (size_t i = 0; i < grp->row_count && !err; i++)
+        err = row_stack(g, s, &grp->rows[i], &g->sample_stack[i]);
+    if (!err)
+        err = prepare_samples(g, s, grp);
+    /* the thread's slices as markers (CPU-sample threads only; PMC threads get none) */
+    if (!err && first->kind != PERCH_SAMPLE_PMC && first->thread_key)
+        err = perch__slice_log_stream(g->log, &g->c->budget, first->thread_key, &s->marks,
+                                      &s->mark_buf, &s->mark_buf_cap);
+    if (!err)
+        err = prepare_names(g, s);
+    return err;
+}
+
+/* ---- the writer: a slot as a profile thread -------------------------------------------- */
+
+/* The samples' times column: a leading empty sample (no stack, weight 0) one interval before
+ * the first (the profiler reads threadCPUDelta[i] as the CPU used since sample i - 1, so the
+ * first real sample's CPU time counts only with a sample before it), then each sample's. */
+static void times_json(struct gecko *g, const struct gslot *s)
+{
+    const perch_trace_info *info = &g->c->ents.info;
+    perch__run run = {g->w, 0, {0}};
+    size_t off = 0, peek = 0;
+    uint64_t ts = 0;
+    perch__ms_text c = {0};
+    int64_t before = (int64_t)(perch__interval_ns(&g->c->opt) * info->perf_freq / 1000000000u);
+    uint64_t first = (uint64_t)perch__unzigzag(perch__vnext(s->times, s->times_len, &peek));
+    perch_json_key(g->w, "time");
+    perch_json_begin_array(g->w);
+    perch__gecko_time(&run, &c, (int64_t)(first - info->start_raw) - before, info->perf_freq);
+    for (size_t i = 0; i < s->n; i++) {
+        ts += (uint64_t)perch__unzigzag(perch__vnext(s->times, s->times_len, &off));
+        perch__gecko_time(&run, &c, (int64_t)(ts - info->start_raw), info->perf_freq);
+    }
+    perch__run_flush(&run);
+    perch_json_end_array(g->w);
+}
+
+/* A column of the leading 0 and then v(count) per sample; one text repeated when every count
+ * is 1 (or every value is zero). */
+static void count_column(struct gecko *g, const struct gslot *s, const char *key, uint64_t mul)
+{
+    perch_json *w = g->w;
+    perch__run run = {w, 0, {0}};
+    char text[24];
+    perch_json_key(w, key);
+    perch_json_begin_array(w);
+    perch_json_raw_n(w, "0", 1);
+    if (s->ones || mul == 0) {
+        text[perch__put_uint(text, mul)] = 0;
+        repeat_values(w, text, s->n);
+    } else {
+        for (size_t i = 0; i < s->n; i++)
+            perch__run_uint(&run, s->count[i] * mul);
+        perch__run_flush(&run);
+    }
+    perch_json_end_array(w);
+}
+
+/* The thread's samples at their own times (the log), or one per distinct stack. */
+static void samples_json(struct gecko *g, const struct gslot *s)
+{
     uint64_t cpu_us = perch__interval_ns(&g->c->opt) / 1000;
     perch_json *w = g->w;
     perch__run run = {w, 0, {0}};
@@ -410,81 +641,52 @@ static int samples_json(struct gecko *g, const perch__group *grp)
     perch_json_begin_object(w);
     perch_json_key(w, "weightType");
     perch_json_string(w, "samples");
-    /* A leading empty sample (no stack, weight 0) one interval before the first: the profiler
-     * reads threadCPUDelta[i] as the CPU used since sample i - 1, so the first real sample's
-     * CPU time counts only with a sample before it. */
     perch_json_key(w, "stack");
     perch_json_begin_array(w);
     perch__run_raw(&run, "null", 4);
-    for (size_t i = 0; i < n; i++)
-        perch__run_uint(&run, g->sample_stack[real ? v[i].row : i]);
+    for (size_t i = 0; i < s->n; i++)
+        perch__run_uint(&run, s->stack[i]);
     perch__run_flush(&run);
     perch_json_end_array(w);
-    perch_json_key(w, "time");
-    perch_json_begin_array(w);
-    for (size_t i = 0; i <= n; i++) {
-        size_t k = i ? i - 1 : 0;
-        uint64_t ts = real ? v[k].ts : rows[k].first_ts;
-        int64_t rel = (int64_t)(ts - info->start_raw);
-        if (i == 0)
-            rel -= (int64_t)(perch__interval_ns(&g->c->opt) * info->perf_freq / 1000000000u);
-        perch__run_time(&run, rel, info->perf_freq, true);
-    }
-    perch__run_flush(&run);
-    perch_json_end_array(w);
-    perch_json_key(w, "weight");
-    perch_json_begin_array(w);
-    perch__run_uint(&run, 0);
-    for (size_t i = 0; i < n; i++)
-        perch__run_uint(&run, real ? v[i].count : rows[i].count);
-    perch__run_flush(&run);
-    perch_json_end_array(w);
-    perch_json_key(w, "threadCPUDelta"); /* us of CPU each sample stands for */
-    perch_json_begin_array(w);
-    perch__run_uint(&run, 0);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = real ? v[i].count : rows[i].count;
-        bool pmc = rows[0].kind == PERCH_SAMPLE_PMC;
-        perch__run_uint(&run, pmc || g->idle ? 0 : k * cpu_us);
-    }
-    perch__run_flush(&run);
-    perch_json_end_array(w);
-    key_length(w, n + 1);
+    times_json(g, s);
+    count_column(g, s, "weight", 1);
+    /* us of CPU each sample stands for */
+    count_column(g, s, "threadCPUDelta", s->kind == PERCH_SAMPLE_PMC || s->idle ? 0 : cpu_us);
+    key_length(w, s->n + 1);
     perch_json_end_object(w);
-    return 0;
 }
 
-static uint32_t frame_category(const struct gecko *g, size_t frame)
+static uint32_t frame_category(const struct gecko *g, const struct gslot *s, size_t frame)
 {
-    if (g->idle) /* the profiler does not count Idle samples as running */
+    if (s->idle) /* the profiler does not count Idle samples as running */
         return CAT_IDLE;
-    return perch__is_kernel_address(&g->c->ents, g->frames.locs[frame].addr) ? CAT_KERNEL
+    return perch__is_kernel_address(&g->c->ents, s->frames.locs[frame].addr) ? CAT_KERNEL
                                                                              : CAT_USER;
 }
 
-static void stack_table_json(struct gecko *g)
+static void stack_table_json(struct gecko *g, const struct gslot *s)
 {
     perch_json *w = g->w;
     perch__run run = {w, 0, {0}};
     perch_json_key(w, "stackTable");
     perch_json_begin_object(w);
-    key_uints(w, "frame", g->stack_frame, g->stack_count);
-    key_uints(w, "prefix", g->stack_prefix, g->stack_count);
+    key_uints(w, "frame", s->stack_frame, s->stack_count);
+    key_uints(w, "prefix", s->stack_prefix, s->stack_count);
     perch_json_key(w, "category");
     perch_json_begin_array(w);
-    for (size_t i = 0; i < g->stack_count; i++)
-        perch__run_uint(&run, frame_category(g, g->stack_frame[i]));
+    for (size_t i = 0; i < s->stack_count; i++)
+        perch__run_uint(&run, frame_category(g, s, s->stack_frame[i]));
     perch__run_flush(&run);
     perch_json_end_array(w);
-    key_repeat(w, "subcategory", "0", g->stack_count);
-    key_length(w, g->stack_count);
+    key_repeat(w, "subcategory", "0", s->stack_count);
+    key_length(w, s->stack_count);
     perch_json_end_object(w);
 }
 
-static void frame_table_json(struct gecko *g)
+static void frame_table_json(struct gecko *g, const struct gslot *s)
 {
     const perch__entities *e = &g->c->ents;
-    size_t n = g->frames.count;
+    size_t n = s->frames.count;
     perch_json *w = g->w;
     perch__run run = {w, 0, {0}};
     perch_json_key(w, "frameTable");
@@ -492,7 +694,7 @@ static void frame_table_json(struct gecko *g)
     perch_json_key(w, "address");
     perch_json_begin_array(w);
     for (size_t i = 0; i < n; i++) {
-        const perch__loc *l = &g->frames.locs[i];
+        const perch__loc *l = &s->frames.locs[i];
         if (l->owner)
             perch__run_uint(&run, l->addr - e->modules[l->owner - 1].base);
         else
@@ -504,7 +706,7 @@ static void frame_table_json(struct gecko *g)
     perch_json_key(w, "category");
     perch_json_begin_array(w);
     for (size_t i = 0; i < n; i++)
-        perch__run_uint(&run, frame_category(g, i));
+        perch__run_uint(&run, frame_category(g, s, i));
     perch__run_flush(&run);
     perch_json_end_array(w);
     key_repeat(w, "subcategory", "0", n);
@@ -524,36 +726,21 @@ static void frame_table_json(struct gecko *g)
 }
 
 /* funcTable: one function per frame, named by its offset in its module (the resource) or
- * ?!0xaddress outside every module (names go to the stringArray). */
-static int func_table_json(struct gecko *g)
+ * ?!0xaddress outside every module (names in the stringArray, prepare_names). */
+static void func_table_json(struct gecko *g, const struct gslot *s)
 {
-    char name[PERCH_FRAME_NAME_MAX];
-    size_t n = g->frames.count;
+    size_t n = s->frames.count;
     perch_json *w = g->w;
     perch__run run = {w, 0, {0}};
-    int err = 0;
     perch_json_key(w, "funcTable");
     perch_json_begin_object(w);
-    perch_json_key(w, "name");
-    perch_json_begin_array(w);
-    for (size_t i = 0; i < n && !err; i++) {
-        const perch__loc *l = &g->frames.locs[i];
-        const perch__module *m = l->owner ? &g->c->ents.modules[l->owner - 1] : NULL;
-        /* the module is the function's resource (shown as "module!function"): not twice */
-        size_t len = m ? perch__frame_func(&g->c->ents, m, l->addr, name, sizeof name)
-                       : perch__frame_name(&g->c->ents, m, l->addr, name, sizeof name);
-        uint32_t s;
-        err = perch__intern(&g->strings, &g->c->budget, name, len, &s);
-        perch__run_uint(&run, s);
-    }
-    perch__run_flush(&run);
-    perch_json_end_array(w);
+    key_uints(w, "name", s->func_name, n);
     key_repeat(w, "isJS", "false", n);
     key_repeat(w, "relevantForJS", "false", n);
     perch_json_key(w, "resource");
     perch_json_begin_array(w);
     for (size_t i = 0; i < n; i++)
-        perch__run_int(&run, (int64_t)g->frames.locs[i].extra - 1);
+        perch__run_int(&run, (int64_t)s->frames.locs[i].extra - 1);
     perch__run_flush(&run);
     perch_json_end_array(w);
     key_repeat(w, "fileName", "null", n);
@@ -561,49 +748,32 @@ static int func_table_json(struct gecko *g)
     key_repeat(w, "columnNumber", "null", n);
     key_length(w, n);
     perch_json_end_object(w);
-    return err;
 }
 
-static int resource_table_json(struct gecko *g)
+static void resource_table_json(struct gecko *g, const struct gslot *s)
 {
     perch_json *w = g->w;
-    int err = 0;
     perch_json_key(w, "resourceTable");
     perch_json_begin_object(w);
-    perch_json_key(w, "lib");
-    perch_json_begin_array(w);
-    for (size_t i = 0; i < g->res_count; i++)
-        perch_json_uint(w, g->lib_of[g->res_module[i]] - 1);
-    perch_json_end_array(w);
-    perch_json_key(w, "name");
-    perch_json_begin_array(w);
-    for (size_t i = 0; i < g->res_count && !err; i++) {
-        const perch__module *m = &g->c->ents.modules[g->res_module[i]];
-        uint32_t s;
-        err = perch__intern_str(&g->strings, &g->c->budget,
-                                perch__str(&g->c->ents.strings, m->name), &s);
-        perch_json_uint(w, s);
-    }
-    perch_json_end_array(w);
-    key_repeat(w, "host", "null", g->res_count);
-    key_repeat(w, "type", "1", g->res_count); /* resourceTypes.library */
-    key_length(w, g->res_count);
+    key_uints(w, "lib", s->res_lib, s->res_count);
+    key_uints(w, "name", s->res_name, s->res_count);
+    key_repeat(w, "host", "null", s->res_count);
+    key_repeat(w, "type", "1", s->res_count); /* resourceTypes.library */
+    key_length(w, s->res_count);
     perch_json_end_object(w);
-    return err;
 }
 
-static void thread_head_json(struct gecko *g, const perch__group *grp)
+static void thread_head_json(struct gecko *g, const struct gslot *s)
 {
-    const perch__agg_row *first = &grp->rows[0];
     const perch__entities *e = &g->c->ents;
-    const perch__thread *t = grp->thread;
+    const perch__thread *t = s->thread;
     uint32_t pid = t ? perch__thread_pid(e, t) : UINT32_MAX;
     const char *proc = t ? perch__thread_process_name(e, t) : "";
     char name[200], pidtxt[16] = "?";
     perch_json *w = g->w;
     size_t n = perch__thread_short_name(e, t, t ? t->tid : UINT32_MAX, name, sizeof name - 40);
-    if (first->kind == PERCH_SAMPLE_PMC)
-        snprintf(name + n, sizeof name - n, " pmc source %u", (unsigned)first->profile_source);
+    if (s->kind == PERCH_SAMPLE_PMC)
+        snprintf(name + n, sizeof name - n, " pmc source %u", (unsigned)s->source);
     if (pid != UINT32_MAX)
         snprintf(pidtxt, sizeof pidtxt, "%" PRIu32, pid);
     perch_json_key(w, "processType");
@@ -630,61 +800,40 @@ static void thread_head_json(struct gecko *g, const perch__group *grp)
     perch_json_uint(w, t ? t->tid : 0);
 }
 
-/* The thread's slices as markers (CPU-sample threads only; PMC threads get none). */
-static int markers_json(struct gecko *g, const perch__group *grp)
+/* perch__samplelog_each_prepared's visit (the calling thread): slot as a profile thread. */
+static int write_slot(void *ctx, size_t slot)
 {
-    const perch__agg_row *first = &grp->rows[0];
-    uint32_t name = 0;
-    int err = 0;
-    g->log->mark_count = 0;
-    if (first->kind != PERCH_SAMPLE_PMC && first->thread_key)
-        err = perch__slice_log_thread(g->log, &g->c->budget, first->thread_key);
-    if (!err && g->log->mark_count > 0)
-        err = perch__intern_str(&g->strings, &g->c->budget, "Running", &name);
-    perch_json_key(g->w, "markers");
-    perch__gecko_markers_json(g->w, g->log, &g->c->ents.info, name, CAT_OTHER);
-    return err;
-}
-
-static int gecko_thread_json(struct gecko *g, const perch__group *grp)
-{
+    struct gecko *g = ctx;
+    struct gslot *s = &g->slot[slot];
     perch_json *w = g->w;
     int err;
     perch_json_begin_object(w);
-    thread_head_json(g, grp);
-    err = samples_json(g, grp);
-    if (!err)
-        err = markers_json(g, grp);
-    stack_table_json(g);
-    frame_table_json(g);
-    if (!err)
-        err = func_table_json(g);
-    if (!err)
-        err = resource_table_json(g);
+    thread_head_json(g, s);
+    samples_json(g, s);
+    perch_json_key(w, "markers");
+    err = perch__gecko_markers_json(w, g->log, &g->c->ents.info, &s->marks, s->mark_name,
+                                    CAT_OTHER, &g->c->budget, &g->mark_times, &g->mark_times_cap);
+    stack_table_json(g, s);
+    frame_table_json(g, s);
+    func_table_json(g, s);
+    resource_table_json(g, s);
     perch_json_key(w, "nativeSymbols");
     perch_json_raw(w, "{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],"
                       "\"length\":0}");
     perch_json_key(w, "stringArray");
     perch_json_begin_array(w);
-    for (size_t i = 0; i < g->strings.count; i++)
-        perch_json_string_n(w, perch__interned(&g->strings, (uint32_t)i), g->strings.len[i]);
+    for (size_t i = 0; i < s->strings.count; i++)
+        perch_json_string_n(w, perch__interned(&s->strings, (uint32_t)i), s->strings.len[i]);
     perch_json_end_array(w);
     perch_json_end_object(w);
+    if (s->stack_cap > SLOT_KEEP) { /* a large group's: not kept for the small ones */
+        perch__budget *b = &g->c->budget;
+        perch__release(b, (void **)&s->stack, &s->stack_cap, sizeof *s->stack);
+        perch__release(b, (void **)&s->count, &s->count_cap, sizeof *s->count);
+        perch__release(b, (void **)&s->times, &s->times_cap, 1);
+        perch__release(b, (void **)&s->mark_buf, &s->mark_buf_cap, 1);
+    }
     return err ? err : w->error;
-}
-
-static int write_group(void *ctx, const perch__group *grp)
-{
-    struct gecko *g = ctx;
-    int err = perch__grow(&g->c->budget, (void **)&g->sample_stack, &g->sample_cap,
-                          grp->row_count + 1, sizeof *g->sample_stack);
-    g->idle = grp->thread && grp->thread->tid == 0;
-    reset_thread(g);
-    for (size_t i = 0; i < grp->row_count && !err; i++)
-        err = row_stack(g, &grp->rows[i], &g->sample_stack[i]);
-    if (!err)
-        err = gecko_thread_json(g, grp);
-    return err;
 }
 
 static int gecko_write(perch__collect *c)
@@ -705,7 +854,7 @@ static int gecko_write(perch__collect *c)
     gecko_meta_json(g);
     perch_json_key(g->w, "threads");
     perch_json_begin_array(g->w);
-    err = perch__samplelog_each(c, write_group, g);
+    err = perch__samplelog_each_prepared(c, SLOTS, SLOT_AHEAD, prepare_group, write_slot, g);
     perch_json_end_array(g->w);
     gecko_libs_json(g); /* after the threads: only the libs they used */
     perch_json_end_object(g->w);

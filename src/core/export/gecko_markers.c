@@ -15,8 +15,24 @@
 #include "export/export_internal.h"
 #include "perch/error.h"
 
-/* One slice as varints: start delta, duration, ready + 1 (0 unknown), cpu, priority, wait
- * reason, the PMC count and deltas. */
+/* One mark as varints: start delta, duration, ready + 1 (0 unknown), cpu, priority, wait
+ * reason, the PMC count and deltas (at most PERCH_MAX_PMC). */
+static size_t encode_mark(const perch__mark *m, uint64_t prev, uint64_t e[8 + PERCH_MAX_PMC])
+{
+    size_t n = 0;
+    e[n++] = perch__zigzag((int64_t)(m->start - prev));
+    e[n++] = m->end - m->start;
+    e[n++] = m->ready == UINT64_MAX ? 0 : m->ready + 1;
+    e[n++] = m->cpu;
+    e[n++] = perch__zigzag(m->priority);
+    e[n++] = perch__zigzag(m->wait_reason);
+    e[n++] = m->pmc_count;
+    for (uint32_t i = 0; i < m->pmc_count && i < PERCH_MAX_PMC; i++)
+        e[n++] = m->pmc[i];
+    return n;
+}
+
+/* One slice as varints: the fields of encode_mark, from the record. */
 static size_t encode(const perch_slice_rec *r, uint64_t prev, uint64_t e[8 + PERCH_MAX_PMC])
 {
     uint64_t end = r->end_ts >= r->start_ts ? r->end_ts : r->start_ts;
@@ -36,6 +52,21 @@ static size_t encode(const perch_slice_rec *r, uint64_t prev, uint64_t e[8 + PER
     return n;
 }
 
+/* The log of thread key, from the cache or looked up (created when new). */
+static int thread_log(perch__slice_log *l, perch__budget *b, uint64_t key, perch__vlog **t)
+{
+    struct perch__slice_slot *s = &l->cache[perch__hash64(key) & (PERCH_SLICE_CACHE - 1)];
+    int err;
+    if (s->log && s->key == key) {
+        *t = &l->threads.v[s->log - 1];
+        return 0;
+    }
+    err = perch__vlogs_get(&l->threads, b, key, 0, true, t);
+    if (!err)
+        *s = (struct perch__slice_slot){key, (uint32_t)(*t - l->threads.v) + 1};
+    return err;
+}
+
 int perch__slice_log_add(perch__slice_log *l, perch__budget *b, const perch_slice_rec *r)
 {
     perch__vlog *t;
@@ -45,7 +76,7 @@ int perch__slice_log_add(perch__slice_log *l, perch__budget *b, const perch_slic
         l->dropped++;
         return 0;
     }
-    err = perch__vlogs_get(&l->threads, b, r->thread_key, 0, true, &t);
+    err = thread_log(l, b, r->thread_key, &t);
     if (!err)
         err = perch__vlogs_put(&l->threads, b, t, e, encode(r, t->prev, e));
     if (err == PERCH_ELIMIT) { /* the budget is full: drop and count, keep exporting */
@@ -80,8 +111,8 @@ static void decode(const uint8_t *p, size_t len, size_t *off, uint64_t *start, p
     m->priority = (int8_t)perch__unzigzag(perch__vnext(p, len, off));
     m->wait_reason = (int8_t)perch__unzigzag(perch__vnext(p, len, off));
     m->pmc_count = (uint8_t)perch__vnext(p, len, off);
-    for (uint32_t i = 0; i < PERCH_MAX_PMC; i++)
-        m->pmc[i] = i < m->pmc_count ? perch__vnext(p, len, off) : 0;
+    for (uint32_t i = 0; i < m->pmc_count && i < PERCH_MAX_PMC; i++) /* the rest: unread */
+        m->pmc[i] = perch__vnext(p, len, off);
 }
 
 int perch__slice_log_thread(perch__slice_log *l, perch__budget *b, uint64_t thread_key)
@@ -107,6 +138,51 @@ int perch__slice_log_thread(perch__slice_log *l, perch__budget *b, uint64_t thre
     if (t->unsorted)
         qsort(l->marks, l->mark_count, sizeof *l->marks, cmp_mark);
     return 0;
+}
+
+/* The marks of l->marks (sorted) encoded again into *buf; *len receives the bytes. */
+static int encode_marks(const perch__slice_log *l, perch__budget *b, uint8_t **buf, size_t *cap,
+                        size_t *len)
+{
+    uint64_t e[8 + PERCH_MAX_PMC], prev = 0;
+    int err = 0;
+    *len = 0;
+    for (size_t i = 0; i < l->mark_count && !err; i++) {
+        err = perch__grow(b, (void **)buf, cap, *len + sizeof e / sizeof e[0] * 10, 1);
+        if (!err)
+            *len += perch__put_varints(*buf + *len, e, encode_mark(&l->marks[i], prev, e));
+        prev = l->marks[i].start;
+    }
+    return err;
+}
+
+int perch__slice_log_stream(perch__slice_log *l, perch__budget *b, uint64_t thread_key,
+                            perch__mark_stream *ms, uint8_t **buf, size_t *cap)
+{
+    perch__vlog *t = NULL;
+    const uint8_t *data;
+    size_t len;
+    int err = perch__vlogs_get(&l->threads, b, thread_key, 0, false, &t);
+    *ms = (perch__mark_stream){NULL, 0, 0};
+    if (err || t == NULL)
+        return err;
+    if (t->unsorted) { /* decoded, sorted and encoded again */
+        err = perch__slice_log_thread(l, b, thread_key);
+        if (!err)
+            err = encode_marks(l, b, buf, cap, &len);
+        if (!err)
+            *ms = (perch__mark_stream){*buf, len, l->mark_count};
+        return err;
+    }
+    err = perch__vlogs_read(&l->threads, b, t, &data, &len);
+    if (!err && t->spilled) { /* read into the store's buffer: copied, the next read reuses it */
+        err = perch__grow(b, (void **)buf, cap, len, 1);
+        if (!err && len)
+            data = memcpy(*buf, data, len);
+    }
+    if (!err)
+        *ms = (perch__mark_stream){data, len, t->count};
+    return err;
 }
 
 static void field(perch_json *w, const char *key, const char *label, const char *format)
@@ -152,30 +228,73 @@ void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l, const 
     perch_json_end_array(w);
 }
 
-/* Appends the decimal text of v (negative: with a minus sign) to buf at *len. */
-static void put_num(char *buf, size_t *len, uint64_t m, bool negative)
+/* "00" .. "99" */
+static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+                               "25262728293031323334353637383940414243444546474849"
+                               "50515253545556575859606162636465666768697071727374"
+                               "75767778798081828384858687888990919293949596979899";
+
+/* perch__fmt_time(ms) of t 100 ns ticks (the QPC clock of 10 MHz: ns = t * 100, so the
+ * fraction's last two digits are 0) after the integer part's text ip (len bytes). */
+static size_t put_ms_frac(char *out, const char *ip, size_t len, uint64_t t)
 {
-    char tmp[24], *p = tmp + sizeof tmp;
-    do {
-        *--p = (char)('0' + m % 10);
-        m /= 10;
-    } while (m);
-    if (negative)
-        *--p = '-';
-    memcpy(buf + *len, p, (size_t)(tmp + sizeof tmp - p));
-    *len += (size_t)(tmp + sizeof tmp - p);
+    uint64_t f = t % 10000u;
+    memcpy(out, ip, len);
+    out[len] = '.';
+    memcpy(out + len + 1, pairs + 2 * (f / 100), 2);
+    memcpy(out + len + 3, pairs + 2 * (f % 100), 2);
+    memcpy(out + len + 5, "00", 2);
+    return len + 7;
 }
+
+/* Whether ticks take the 10 MHz path (where perch__fmt_time's ticks * 100 does not wrap). */
+static bool ms_fast(int64_t ticks, uint64_t freq)
+{
+    return freq == 10000000u && ticks >= 0 && (uint64_t)ticks <= UINT64_MAX / 100u;
+}
+
+size_t perch__gecko_ms(char *out, int64_t ticks, uint64_t freq)
+{
+    char ip[24];
+    if (!ms_fast(ticks, freq))
+        return perch__fmt_time(out, ticks, freq, true);
+    return put_ms_frac(out, ip, perch__put_uint(ip, (uint64_t)ticks / 10000u), (uint64_t)ticks);
+}
+
+void perch__gecko_time(perch__run *r, perch__ms_text *c, int64_t ticks, uint64_t freq)
+{
+    uint64_t ms;
+    if (!ms_fast(ticks, freq)) {
+        perch__run_time(r, ticks, freq, true);
+        return;
+    }
+    if (r->len + PERCH_TIME_TEXT_MAX + 1 > sizeof r->buf)
+        perch__run_flush(r);
+    if (r->len)
+        r->buf[r->len++] = ',';
+    ms = (uint64_t)ticks / 10000u;
+    if (c->len == 0 || ms != c->ms) { /* a new integer part: the next one counts up the last digit */
+        if (c->len && ms == c->ms + 1 && c->text[c->len - 1] != '9')
+            c->text[c->len - 1]++;
+        else
+            c->len = (uint8_t)perch__put_uint(c->text, ms);
+        c->ms = ms;
+    }
+    r->len += put_ms_frac(r->buf + r->len, c->text, c->len, (uint64_t)ticks);
+}
+
+static void put_text(char *buf, size_t *len, const char *s, size_t n)
+{
+    memcpy(buf + *len, s, n);
+    *len += n;
+}
+#define PUT_LIT(buf, len, lit) put_text(buf, len, lit, sizeof lit - 1)
 
 static void put_dec(char *buf, size_t *len, int64_t v)
 {
-    put_num(buf, len, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, v < 0);
-}
-
-static void put_text(char *buf, size_t *len, const char *s)
-{
-    size_t n = strlen(s);
-    memcpy(buf + *len, s, n);
-    *len += n;
+    if (v < 0)
+        buf[(*len)++] = '-';
+    *len += perch__put_uint(buf + *len, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
 }
 
 /* A marker's data object, the text the JSON writer would give it key by key (the keys
@@ -184,37 +303,35 @@ static void mark_data(perch__run *r, const perch__slice_log *l, const perch__mar
 {
     char buf[160 + PERCH_MAX_PMC * 40];
     size_t len = 0;
-    put_text(buf, &len, "{\"type\":\"CSwitch\",\"cpu\":");
+    PUT_LIT(buf, &len, "{\"type\":\"CSwitch\",\"cpu\":");
     put_dec(buf, &len, m->cpu);
-    put_text(buf, &len, ",\"priority\":");
+    PUT_LIT(buf, &len, ",\"priority\":");
     put_dec(buf, &len, m->priority);
     if (m->wait_reason >= 0) {
-        put_text(buf, &len, ",\"waitReason\":");
+        PUT_LIT(buf, &len, ",\"waitReason\":");
         put_dec(buf, &len, m->wait_reason);
     }
     if (m->ready != UINT64_MAX) {
-        put_text(buf, &len, ",\"readyLatency\":");
-        len += perch__fmt_time(buf + len, (int64_t)m->ready, freq, true);
+        PUT_LIT(buf, &len, ",\"readyLatency\":");
+        len += perch__gecko_ms(buf + len, (int64_t)m->ready, freq);
     }
     for (uint32_t i = 0; i < m->pmc_count && i < l->pmc_name_count; i++) {
-        put_text(buf, &len, ",\"pmc");
+        PUT_LIT(buf, &len, ",\"pmc");
         put_dec(buf, &len, i);
-        put_text(buf, &len, "\":");
-        put_num(buf, &len, m->pmc[i], false);
+        PUT_LIT(buf, &len, "\":");
+        len += perch__put_uint(buf + len, m->pmc[i]);
     }
     buf[len++] = '}';
     perch__run_raw(r, buf, len);
 }
 
-/* The column of times (ms from the trace start) of marks [begin, end). */
-static void times(perch__run *r, const perch__slice_log *l, size_t begin, size_t end,
-                  const perch_trace_info *info, bool ends)
+/* The column of times (ms from the trace start) of n marks: t[0], t[2], ... */
+static void times(perch__run *r, const uint64_t *t, size_t n, const perch_trace_info *info)
 {
+    perch__ms_text c = {0};
     perch_json_begin_array(r->w);
-    for (size_t i = begin; i < end; i++) {
-        uint64_t ts = ends ? l->marks[i].end : l->marks[i].start;
-        perch__run_time(r, (int64_t)(ts - info->start_raw), info->perf_freq, true);
-    }
+    for (size_t i = 0; i < n; i++)
+        perch__gecko_time(r, &c, (int64_t)(t[2 * i] - info->start_raw), info->perf_freq);
     perch__run_flush(r);
     perch_json_end_array(r->w);
 }
@@ -229,24 +346,35 @@ static void repeat_uint(perch__run *r, uint64_t v, size_t n)
     perch_json_end_array(r->w);
 }
 
-void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l,
-                               const perch_trace_info *info, uint32_t name, uint32_t category)
+int perch__gecko_markers_json(perch_json *w, const perch__slice_log *l,
+                              const perch_trace_info *info, const perch__mark_stream *ms,
+                              uint32_t name, uint32_t category, perch__budget *b,
+                              uint64_t **t, size_t *t_cap)
 {
-    size_t begin = 0, end = l->mark_count, n = end - begin;
+    size_t n = ms->count, off = 0;
+    uint64_t start = 0;
     perch__run r = {w, 0, {0}};
+    int err = perch__grow(b, (void **)t, t_cap, n * 2 + 2, sizeof **t);
+    if (err)
+        return err;
     perch_json_begin_object(w);
     perch_json_key(w, "data");
     perch_json_begin_array(w);
-    for (size_t i = begin; i < end; i++)
-        mark_data(&r, l, &l->marks[i], info->perf_freq);
+    for (size_t i = 0; i < n; i++) { /* decoded once: the data here, the times kept */
+        perch__mark m;
+        decode(ms->data, ms->len, &off, &start, &m);
+        (*t)[2 * i] = m.start;
+        (*t)[2 * i + 1] = m.end;
+        mark_data(&r, l, &m, info->perf_freq);
+    }
     perch__run_flush(&r);
     perch_json_end_array(w);
     perch_json_key(w, "name");
     repeat_uint(&r, name, n);
     perch_json_key(w, "startTime");
-    times(&r, l, begin, end, info, false);
+    times(&r, *t, n, info);
     perch_json_key(w, "endTime");
-    times(&r, l, begin, end, info, true);
+    times(&r, *t + 1, n, info);
     perch_json_key(w, "phase"); /* 1 = interval */
     repeat_uint(&r, 1, n);
     perch_json_key(w, "category");
@@ -254,11 +382,13 @@ void perch__gecko_markers_json(perch_json *w, const perch__slice_log *l,
     perch_json_key(w, "length");
     perch_json_uint(w, n);
     perch_json_end_object(w);
+    return 0;
 }
 
 void perch__slice_log_free(perch__slice_log *l, perch__budget *b)
 {
     perch__vlogs_free(&l->threads, b);
+    memset(l->cache, 0, sizeof l->cache);
     perch__release(b, (void **)&l->marks, &l->mark_cap, sizeof *l->marks);
     l->count = 0;
     l->mark_count = 0;

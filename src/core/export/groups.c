@@ -276,21 +276,23 @@ static int sort_rows(perch__collect *c, perch__gstate *s)
     return 0;
 }
 
-/* The samples by time, ties in arrival order (their index, = their order field). */
+/* The samples by time, ties in arrival order (their index, = their order field): they come
+ * nearly in order, so only the late ones are sorted (perch__time_order_late). */
 static int sort_samples(perch__collect *c, perch__gstate *s)
 {
     size_t n = s->v_count;
-    unsigned bits = 0;
-    bool ok;
-    int err = time_order(c, s, s->v, sizeof *s->v, offsetof(perch__gsample, ts), n, &bits, &ok);
-    if (err || !ok) {
-        if (!err)
-            qsort(s->v, n, sizeof *s->v, cmp_sample);
+    int err = perch__grow(&c->budget, (void **)&s->keys, &s->keys_cap, n, sizeof *s->keys);
+    if (!err)
+        err = perch__grow(&c->budget, (void **)&s->keys_tmp, &s->keys_tmp_cap, n,
+                          sizeof *s->keys_tmp);
+    if (err)
         return err;
+    if (!perch__time_order_late(s->keys, s->keys_tmp, s->v, sizeof *s->v,
+                                offsetof(perch__gsample, ts), n)) {
+        qsort(s->v, n, sizeof *s->v, cmp_sample);
+        return 0;
     }
-    for (size_t i = 0; i < n; i++)
-        s->keys[i] &= ((uint64_t)1 << bits) - 1;
-    perch__permute(s->v, sizeof *s->v, s->keys, n);
+    perch__permute(s->v, sizeof *s->v, s->keys_tmp, n);
     return 0;
 }
 
