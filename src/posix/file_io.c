@@ -44,18 +44,28 @@ static void file_in_close(void *ctx)
     perch__free(f);
 }
 
+/* Opens path with flags (mode 0644 when it creates) and fstats it into *st; the descriptor in
+ * *fd, or an error with nothing left open. */
+static int open_stat(const char *path, int flags, struct stat *st, int *fd)
+{
+    int err;
+    *fd = open(path, flags, 0644);
+    if (*fd < 0)
+        return perch__posix_error(errno);
+    if (fstat(*fd, st) == 0)
+        return 0;
+    err = perch__posix_error(errno);
+    close(*fd);
+    return err;
+}
+
 int perch_input_open_file(perch_input *in, const char *path)
 {
     struct stat st;
     struct file_ctx *f;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return perch__posix_error(errno);
-    if (fstat(fd, &st) != 0) {
-        int err = perch__posix_error(errno);
-        close(fd);
+    int fd, err = open_stat(path, O_RDONLY, &st, &fd);
+    if (err)
         return err;
-    }
     if (S_ISDIR(st.st_mode)) {
         close(fd);
         return PERCH_EISDIR;
@@ -169,14 +179,9 @@ int perch_output_open_file_deferred(perch_output *out, const char *path)
 {
     struct late_file *l;
     struct stat st;
-    int fd = open(path, O_WRONLY | O_CREAT, 0644);
-    if (fd < 0)
-        return perch__posix_error(errno);
-    if (fstat(fd, &st) != 0) {
-        int err = perch__posix_error(errno);
-        close(fd);
+    int fd, err = open_stat(path, O_WRONLY | O_CREAT, &st, &fd);
+    if (err)
         return err;
-    }
     if ((l = perch__alloc(sizeof *l)) == NULL) {
         close(fd);
         return PERCH_ENOMEM;
