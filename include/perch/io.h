@@ -71,7 +71,7 @@ int perch_output_open_file(perch_output *out, const char *path);
  * an existing file keeps its bytes until the first write (an empty one too) or the close,
  * which truncate it, so the file system's work of dropping a large old file runs on the
  * thread that makes that first write; and (POSIX) the written bytes are handed to the kernel's
- * writeback as they come, so the close has little left to flush. Windows truncates at once. */
+ * writeback as they come, so the close has little left to flush. */
 int perch_output_open_file_deferred(perch_output *out, const char *path);
 
 /* The standard output stream as a perch_output (never closes stdout itself). */

@@ -2,9 +2,10 @@
  * Windows file backends of include/perch/io.h: CreateFileW on the UTF-16 form of a UTF-8
  * path; positioned reads with ReadFile and an OVERLAPPED offset (synchronous handle, so the
  * OVERLAPPED only carries the offset); appends with WriteFile; durability with
- * FlushFileBuffers. The scratch file of include/perch/scratch.h: GetTempFileNameW in the
- * folder, reopened FILE_FLAG_DELETE_ON_CLOSE, positioned reads and writes. Win32 errors are
- * translated by src/win/error.c, the one place for that.
+ * FlushFileBuffers; a deferred output truncated by SetEndOfFile at its first write. The
+ * scratch file of include/perch/scratch.h: GetTempFileNameW in the folder, reopened
+ * FILE_FLAG_DELETE_ON_CLOSE, positioned reads and writes. Win32 errors are translated by
+ * src/win/error.c, the one place for that.
  */
 #include <windows.h>
 #include <stdbool.h>
@@ -153,9 +154,55 @@ int perch_output_open_file(perch_output *out, const char *path)
     return 0;
 }
 
+/* A file opened by perch_output_open_file_deferred: opened without truncation, truncated at
+ * its first write or its close (SetEndOfFile at offset 0, where nothing was written yet). */
+struct late_file {
+    struct file_ctx f; /* first: file_write and file_sync take it */
+    bool truncate;     /* a disk file not truncated yet */
+};
+
+static int late_truncate(struct late_file *l)
+{
+    if (!l->truncate)
+        return 0;
+    l->truncate = false;
+    return SetEndOfFile(l->f.h) ? 0 : perch_win_last_error();
+}
+
+static int late_write(void *ctx, const void *buf, size_t len)
+{
+    struct late_file *l = ctx;
+    int err = late_truncate(l);
+    return err ? err : file_write(&l->f, buf, len);
+}
+
+static int late_close(void *ctx)
+{
+    struct late_file *l = ctx;
+    int err = late_truncate(l);
+    int cerr = CloseHandle(l->f.h) ? 0 : perch_win_last_error();
+    perch__free(l);
+    return err ? err : cerr;
+}
+
 int perch_output_open_file_deferred(perch_output *out, const char *path)
 {
-    return perch_output_open_file(out, path);
+    struct late_file *l;
+    HANDLE h = INVALID_HANDLE_VALUE;
+    int err = open_handle(path, GENERIC_WRITE, OPEN_ALWAYS, &h);
+    if (err < 0)
+        return err;
+    if ((l = perch__alloc(sizeof *l)) == NULL) {
+        CloseHandle(h);
+        return PERCH_ENOMEM;
+    }
+    l->f.h = h;
+    l->truncate = GetFileType(h) == FILE_TYPE_DISK; /* not a device or a pipe */
+    out->write = late_write;
+    out->sync = file_sync;
+    out->close = late_close;
+    out->ctx = l;
+    return 0;
 }
 
 static int scratch_write_at(void *ctx, uint64_t off, const void *buf, size_t len)
