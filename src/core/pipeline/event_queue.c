@@ -375,6 +375,11 @@ static void read_record(struct perch_event_queue *q, perch_event *ev)
     const uint8_t *p = q->ring + (q->read_pos & q->mask);
     struct rec_head h;
     unsigned npmc;
+    /* The lines the producer wrote on the other core, a few records ahead: without this
+     * each record's first line was a miss the consumer waited for (the 512 MB synthetic
+     * import's model thread, the pipeline's critical path, ~10 % faster with it). */
+    __builtin_prefetch(q->ring + ((q->read_pos + 512) & q->mask));
+    __builtin_prefetch(q->ring + ((q->read_pos + 576) & q->mask));
     memcpy(&h, p, HEAD_BYTES);
     p += HEAD_BYTES;
     memcpy(ev, p, FIXED_BYTES);
