@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "export/export_internal.h"
+#include "export/gecko_internal.h"
 
 struct text {
     char *p;

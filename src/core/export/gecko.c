@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/export_internal.h"
+#include "export/gecko_internal.h"
 #include "perch/error.h"
 #include "util/mem.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/export_internal.h"
+#include "export/gecko_internal.h"
 #include "perch/error.h"
 
 /* One mark as varints: start delta, duration, ready + 1 (0 unknown), cpu, priority, wait
