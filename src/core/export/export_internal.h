@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "perch/export.h"
 #include "perch/json.h"
@@ -51,6 +52,17 @@ int perch__grow_slow(perch__budget *b, void **p, size_t *cap, size_t need, size_
 static inline int perch__grow(perch__budget *b, void **p, size_t *cap, size_t need, size_t elem)
 {
     return need <= *cap ? 0 : perch__grow_slow(b, p, cap, need, elem);
+}
+/* perch__grow, and the elements it adds are zeroed (at once: a later failure of the caller
+ * leaves no stale entry). */
+static inline int perch__grow_zeroed(perch__budget *b, void **p, size_t *cap, size_t need,
+                                     size_t elem)
+{
+    size_t old = *cap;
+    int err = need <= old ? 0 : perch__grow_slow(b, p, cap, need, elem);
+    if (!err && *cap > old)
+        memset((char *)*p + old * elem, 0, (*cap - old) * elem);
+    return err;
 }
 /* Frees an array grown by perch__grow and refunds the budget. */
 void perch__release(perch__budget *b, void **p, size_t *cap, size_t elem);

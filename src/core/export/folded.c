@@ -81,16 +81,13 @@ static int build_line(struct folded *f, const perch__agg_row *r)
 /* Adds the built line with count, merging it with an equal line. */
 static int add_line(struct folded *f, uint64_t count)
 {
-    size_t old = f->count_cap;
     uint32_t idx;
     int err = perch__intern(&f->lines, &f->c->budget, f->buf, f->buf_len, &idx);
     if (!err)
-        err = perch__grow(&f->c->budget, (void **)&f->counts, &f->count_cap, idx + 1,
-                          sizeof *f->counts);
+        err = perch__grow_zeroed(&f->c->budget, (void **)&f->counts, &f->count_cap, idx + 1,
+                                 sizeof *f->counts);
     if (err)
         return err;
-    if (f->count_cap > old)
-        memset(f->counts + old, 0, (f->count_cap - old) * sizeof *f->counts);
     f->counts[idx] += count;
     return 0;
 }

@@ -105,13 +105,10 @@ struct gecko {
 
 static int lib_for(struct gecko *g, uint32_t mi)
 {
-    size_t old = g->lib_of_cap;
-    int err = perch__grow(&g->c->budget, (void **)&g->lib_of, &g->lib_of_cap,
-                          g->c->ents.module_count, sizeof *g->lib_of);
+    int err = perch__grow_zeroed(&g->c->budget, (void **)&g->lib_of, &g->lib_of_cap,
+                                 g->c->ents.module_count, sizeof *g->lib_of);
     if (err)
         return err;
-    if (g->lib_of_cap > old)
-        memset(g->lib_of + old, 0, (g->lib_of_cap - old) * sizeof *g->lib_of);
     if (g->lib_of[mi])
         return 0;
     err = perch__grow(&g->c->budget, (void **)&g->lib_modules, &g->lib_cap, g->lib_count + 1,

@@ -88,13 +88,11 @@ static int str(struct pprof *p, const char *s, uint32_t *idx)
 
 static int mapping_for(struct pprof *p, const perch__module *m, uint32_t *id)
 {
-    size_t mi = (size_t)(m - p->c->ents.modules), old = p->mapping_of_cap;
-    int err = perch__grow(&p->c->budget, (void **)&p->mapping_of, &p->mapping_of_cap,
-                          p->c->ents.module_count, sizeof *p->mapping_of);
+    size_t mi = (size_t)(m - p->c->ents.modules);
+    int err = perch__grow_zeroed(&p->c->budget, (void **)&p->mapping_of, &p->mapping_of_cap,
+                                 p->c->ents.module_count, sizeof *p->mapping_of);
     if (err)
         return err;
-    if (p->mapping_of_cap > old)
-        memset(p->mapping_of + old, 0, (p->mapping_of_cap - old) * sizeof *p->mapping_of);
     if (!p->mapping_of[mi]) {
         err = perch__grow(&p->c->budget, (void **)&p->mapping_modules, &p->mapping_cap,
                           p->mapping_count + 1, sizeof *p->mapping_modules);
@@ -130,14 +128,12 @@ static int function_named(struct pprof *p, const perch__module *m, uint64_t addr
 /* The class of module m's name (+ 1): modules with the same name share it. */
 static int name_class(struct pprof *p, const perch__module *m, uint32_t *cls)
 {
-    size_t mi = (size_t)(m - p->c->ents.modules), old = p->name_class_cap;
+    size_t mi = (size_t)(m - p->c->ents.modules);
     uint32_t idx;
-    int err = perch__grow(&p->c->budget, (void **)&p->name_class, &p->name_class_cap,
-                          p->c->ents.module_count, sizeof *p->name_class);
+    int err = perch__grow_zeroed(&p->c->budget, (void **)&p->name_class, &p->name_class_cap,
+                                 p->c->ents.module_count, sizeof *p->name_class);
     if (err)
         return err;
-    if (p->name_class_cap > old)
-        memset(p->name_class + old, 0, (p->name_class_cap - old) * sizeof *p->name_class);
     if (!p->name_class[mi]) {
         err = perch__intern_str(&p->mod_names, &p->c->budget,
                                 perch__str(&p->c->ents.strings, m->name), &idx);

@@ -32,20 +32,16 @@ static size_t put_frames(uint8_t *out, const uint64_t *f, uint32_t n)
 int perch__stacks_add(perch__stacks *s, perch__budget *b, const perch_stack_rec *rec)
 {
     uint32_t n = rec->frame_count;
-    size_t old = s->cap, old_known = s->known_cap;
     int err;
     if (rec->id == 0 || (n && !rec->frames))
         return PERCH_EINVAL;
     if (n > MAX_FRAMES_PER_STACK)
         n = MAX_FRAMES_PER_STACK;
-    err = perch__grow(b, (void **)&s->index, &s->cap, (size_t)rec->id + 1, sizeof *s->index);
-    if (!err && s->cap > old) /* zeroed at once: a later failure leaves no stale entry */
-        memset(s->index + old, 0, (s->cap - old) * sizeof *s->index);
+    err = perch__grow_zeroed(b, (void **)&s->index, &s->cap, (size_t)rec->id + 1,
+                             sizeof *s->index);
     if (!err)
-        err = perch__grow(b, (void **)&s->known, &s->known_cap, (size_t)rec->id / 64 + 1,
-                          sizeof *s->known);
-    if (!err && s->known_cap > old_known)
-        memset(s->known + old_known, 0, (s->known_cap - old_known) * sizeof *s->known);
+        err = perch__grow_zeroed(b, (void **)&s->known, &s->known_cap, (size_t)rec->id / 64 + 1,
+                                 sizeof *s->known);
     if (!err)
         err = perch__grow(b, (void **)&s->bytes, &s->byte_cap, s->byte_count + (size_t)n * 10, 1);
     if (!err)
