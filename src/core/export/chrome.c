@@ -438,6 +438,7 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
 /* The name of a PMC sample's event (its leaf frame) as the writer writes a string (quoted,
  * escaped) into out (NAME_TEXT_MAX bytes); returns its length. */
 #define NAME_TEXT_MAX PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX)
+_Static_assert(NAME_TEXT <= NAME_TEXT_MAX, "a cached name is copied whole into its output");
 static size_t leaf_name_text(struct chrome *c, uint64_t pk, uint64_t module_key, uint64_t leaf,
                              bool is_ip, char *out)
 {
@@ -465,7 +466,7 @@ static int cached_name(struct chrome *c, uint64_t pk, uint64_t module_key, uint6
     slot = &c->names[perch__hash64(leaf ^ perch__hash64(pk ^ perch__hash64(mk))) &
                      (NAME_CACHE - 1)];
     if (slot->len && slot->addr == leaf && slot->pk == pk && slot->module_key == mk) {
-        memcpy(out, slot->text, slot->len);
+        memcpy(out, slot->text, sizeof slot->text); /* out has room: a fixed size copies fast */
         *len = slot->len;
         return 0;
     }

@@ -21,8 +21,14 @@
  * samples"): DevTools builds thread tracks and the trace's time range from complete events
  * only.
  *
- * Memory: the distinct call-tree nodes of each track and up to 2 x CHUNK queued samples per
- * track; every byte charged to the exporter's budget.
+ * Each track finds a node's children through a table of its own whose 16-byte slots hold the
+ * whole key (parent, address) and the node id, so a probe of a stack walk reads one slot
+ * (the shared location table read a slot, then the location it named: two cache misses).
+ * A frame's module is resolved only when its node is new.
+ *
+ * Memory: the distinct call-tree nodes of each track (a 16-byte node and at most two
+ * 16-byte child slots each) and up to 2 x CHUNK queued samples per track; every byte charged
+ * to the exporter's budget.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,6 +37,7 @@
 
 #include "export/export_internal.h"
 #include "perch/error.h"
+#include "util/mem.h"
 
 #define CHUNK      1024
 #define MAX_WEIGHT 1000
@@ -57,28 +64,77 @@ static int track_for(perch__profiles *p, uint32_t pid, uint32_t tid, perch__ptra
     return 0;
 }
 
-/* The node id of (parent, addr) in track t, created when new. */
-static int node_for(perch__profiles *p, perch__ptrack *t, uint32_t parent, uint64_t addr,
-                    const perch__module *m, uint32_t *id)
+static size_t kid_hash(uint32_t parent, uint64_t addr)
 {
-    uint64_t owner = (uint64_t)(t - p->tracks) << 32 | parent;
-    uint32_t slot;
-    bool is_new;
-    int err = perch__loctab_get(&p->node_map, p->budget, owner, addr, &slot, &is_new);
+    return (size_t)perch__hash64(addr ^ perch__hash64(parent));
+}
+
+/* Doubles t's child table (at least 64 slots) and puts every node back: a node's key is its
+ * (parent, addr), kept in t->nodes. */
+static int kids_rehash(perch__profiles *p, perch__ptrack *t)
+{
+    size_t ncap = t->kid_cap ? t->kid_cap * 2 : 64, mask = ncap - 1;
+    struct perch__pchild *kids;
+    if (ncap > SIZE_MAX / sizeof *kids || !perch__budget_take(p->budget, ncap * sizeof *kids))
+        return PERCH_ELIMIT;
+    kids = perch__calloc(ncap, sizeof *kids);
+    if (!kids) {
+        perch__budget_give(p->budget, ncap * sizeof *kids);
+        return PERCH_ENOMEM;
+    }
+    for (size_t n = 0; n < t->node_count; n++) {
+        const perch__pnode *nd = &t->nodes[n];
+        size_t i = kid_hash(nd->parent, nd->addr) & mask;
+        while (kids[i].node)
+            i = (i + 1) & mask;
+        kids[i] = (struct perch__pchild){nd->addr, nd->parent, (uint32_t)(n + 2)};
+    }
+    perch__free(t->kids);
+    perch__budget_give(p->budget, t->kid_cap * sizeof *kids);
+    t->kids = kids;
+    t->kid_cap = ncap;
+    return 0;
+}
+
+/* Where a frame's module is found: the process key, the sample's module key, whether the
+ * frame is the sample's own ip. */
+struct frame_at {
+    uint64_t pk, module_key;
+    bool is_ip;
+};
+
+/* The node id of (parent, addr) in track t, created when new (its module resolved then). */
+static int node_for(perch__profiles *p, perch__ptrack *t, uint32_t parent, uint64_t addr,
+                    const struct frame_at *at, uint32_t *id)
+{
+    size_t h = kid_hash(parent, addr), mask = t->kid_cap - 1, i;
+    const perch__module *m;
+    int err;
+    for (i = h & mask; t->kid_cap && t->kids[i].node; i = (i + 1) & mask) {
+        if (t->kids[i].addr == addr && t->kids[i].parent == parent) {
+            *id = t->kids[i].node;
+            return 0;
+        }
+    }
+    if (t->node_count >= UINT32_MAX - 2)
+        return PERCH_ELIMIT;
+    err = perch__grow(p->budget, (void **)&t->nodes, &t->node_cap, t->node_count + 1,
+                      sizeof *t->nodes);
+    if (!err && (t->node_count + 1) * 4 > t->kid_cap * 3) {
+        err = kids_rehash(p, t);
+        mask = t->kid_cap - 1;
+        for (i = h & mask; !err && t->kids[i].node;)
+            i = (i + 1) & mask;
+    }
     if (err)
         return err;
-    if (is_new) {
-        err = perch__grow(p->budget, (void **)&t->nodes, &t->node_cap, t->node_count + 1,
-                          sizeof *t->nodes);
-        if (err)
-            return err; /* the export stops: the half-added entry is never read */
-        t->nodes[t->node_count].parent = parent;
-        t->nodes[t->node_count].addr = addr;
-        t->nodes[t->node_count].module = m ? (uint32_t)(m - p->ents->modules) : UINT32_MAX;
-        p->node_map.locs[slot].extra = (uint32_t)(t->node_count + 2);
-        t->node_count++;
-    }
-    *id = p->node_map.locs[slot].extra;
+    m = perch__frame_module_cached(p->rc, p->ents, at->pk, at->module_key, addr, at->is_ip);
+    t->nodes[t->node_count].parent = parent;
+    t->nodes[t->node_count].addr = addr;
+    t->nodes[t->node_count].module = m ? (uint32_t)(m - p->ents->modules) : UINT32_MAX;
+    *id = (uint32_t)(t->node_count + 2);
+    t->kids[i] = (struct perch__pchild){addr, parent, *id};
+    t->node_count++;
     return 0;
 }
 
@@ -162,6 +218,8 @@ static int build_out(perch__profiles *p, perch__ptrack *t, size_t n, bool close)
 }
 
 #define NAME_CACHE 4096 /* entries of the node-name cache, a power of two */
+_Static_assert(PERCH_PNAME_TEXT <= PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX),
+               "a cached name is copied whole into its output");
 
 /* The function name of node n as JSON text (quoted, escaped) into out
  * (PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX) bytes), through the cache; 0 on failure. */
@@ -181,7 +239,7 @@ static size_t node_name(perch__profiles *p, const perch__pnode *n, char *out, in
     }
     slot = &p->names[perch__hash64(n->addr ^ perch__hash64(mod)) & (NAME_CACHE - 1)];
     if (slot->len && slot->addr == n->addr && slot->module == mod) {
-        memcpy(out, slot->text, slot->len);
+        memcpy(out, slot->text, sizeof slot->text); /* out has room: a fixed size copies fast */
         return slot->len;
     }
     len = perch__frame_name(p->ents, m, n->addr, name, sizeof name);
@@ -349,42 +407,35 @@ static int leaf_for(perch__profiles *p, perch__ptrack *t, uint64_t thread_key, u
     size_t at = (size_t)(perch__hash64(key) & (LEAF_CACHE - 1));
     uint32_t node = ROOT_ID;
     const perch__thread *th;
-    uint64_t pk;
+    struct frame_at fa = {0, module_key, stack_id == 0};
     int err = 0;
-    if (stack_id != 0 && p->leaf_key == NULL) {
-        err = perch__grow(p->budget, (void **)&p->leaf_key, &p->leaf_key_cap, LEAF_CACHE,
-                          sizeof *p->leaf_key);
-        if (!err)
-            err = perch__grow(p->budget, (void **)&p->leaf_node, &p->leaf_node_cap, LEAF_CACHE,
-                              sizeof *p->leaf_node);
+    if (stack_id != 0 && p->leaves == NULL) {
+        err = perch__grow_zeroed(p->budget, (void **)&p->leaves, &p->leaves_cap, LEAF_CACHE,
+                                 sizeof *p->leaves);
         if (err)
             return err;
-        memset(p->leaf_key, 0, LEAF_CACHE * sizeof *p->leaf_key);
     }
-    if (stack_id != 0 && p->leaf_key[at] == key) {
-        *leaf = p->leaf_node[at];
+    if (stack_id != 0 && p->leaves[at].key == key) {
+        *leaf = p->leaves[at].node;
         return 0;
     }
     if (!frames && p->stacks) /* decoded only when the cache misses */
         frames = perch__stacks_get(p->stacks, stack_id, &count);
     th = perch__entities_thread_at(p->ents, thread_key);
-    pk = th ? th->process_key : 0;
+    fa.pk = th ? th->process_key : 0;
     err = perch__grow(p->budget, (void **)&t->path, &t->path_cap, count, sizeof *t->path);
     size_t depth = 0; /* root first: the frames shared with the last path keep its nodes */
     for (uint32_t i = count; !err && i-- > 0 && depth < t->path_len &&
                              t->path[depth].addr == frames[i];)
         node = t->path[depth++].node;
     for (uint32_t i = count - (uint32_t)depth; !err && i-- > 0;) {
-        const perch__module *m =
-            perch__frame_module_cached(p->rc, p->ents, pk, module_key, frames[i], stack_id == 0);
-        err = node_for(p, t, node, frames[i], m, &node);
+        err = node_for(p, t, node, frames[i], &fa, &node);
         if (!err)
             t->path[depth++] = (struct perch__pstep){frames[i], node};
     }
     t->path_len = err ? 0 : depth;
     if (!err && stack_id != 0) {
-        p->leaf_key[at] = key;
-        p->leaf_node[at] = node;
+        p->leaves[at] = (struct perch__pleaf){key, node};
     }
     *leaf = node;
     return err;
@@ -430,13 +481,12 @@ void perch__profiles_free(perch__profiles *p)
         perch__release(p->budget, (void **)&t->nodes, &t->node_cap, sizeof *t->nodes);
         perch__release(p->budget, (void **)&t->pend, &t->pend_cap, sizeof *t->pend);
         perch__release(p->budget, (void **)&t->path, &t->path_cap, sizeof *t->path);
+        perch__release(p->budget, (void **)&t->kids, &t->kid_cap, sizeof *t->kids);
     }
     perch__release(p->budget, (void **)&p->out, &p->out_cap, sizeof *p->out);
     perch__release(p->budget, (void **)&p->tracks, &p->cap, sizeof *p->tracks);
     perch__map_free(&p->track_map, p->budget);
-    perch__loctab_free(&p->node_map, p->budget);
-    perch__release(p->budget, (void **)&p->leaf_key, &p->leaf_key_cap, sizeof *p->leaf_key);
-    perch__release(p->budget, (void **)&p->leaf_node, &p->leaf_node_cap, sizeof *p->leaf_node);
+    perch__release(p->budget, (void **)&p->leaves, &p->leaves_cap, sizeof *p->leaves);
     perch__release(p->budget, (void **)&p->names, &p->names_cap, sizeof *p->names);
     p->count = 0;
 }

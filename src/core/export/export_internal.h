@@ -754,6 +754,12 @@ typedef struct perch__ptrack {
         uint32_t node;
     } *path;
     size_t path_len, path_cap;
+    /* (parent, addr) -> node id, open-addressed (node 0 = empty): a probe reads one slot */
+    struct perch__pchild {
+        uint64_t addr;
+        uint32_t parent, node;
+    } *kids;
+    size_t kid_cap; /* a power of two, or 0 */
 } perch__ptrack;
 
 #define PERCH_PNAME_TEXT 100 /* the longest name text the node-name cache keeps */
@@ -767,10 +773,11 @@ typedef struct perch__profiles {
     perch__ptrack *tracks;
     size_t count, cap;
     perch__map track_map;   /* (pid << 32 | tid) + 1 -> track index */
-    perch__loctab node_map; /* (track << 32 | parent, addr) -> extra = node id */
-    uint64_t *leaf_key;     /* a direct-mapped cache: (track + 1) << 32 | stack id, 0 empty */
-    uint32_t *leaf_node;    /* ... -> that stack's leaf node id in that track */
-    size_t leaf_key_cap, leaf_node_cap;
+    struct perch__pleaf {  /* a direct-mapped cache of stacks' leaf nodes */
+        uint64_t key;      /* (track + 1) << 32 | stack id, 0 empty */
+        uint32_t node;     /* that stack's leaf node id in that track */
+    } *leaves;
+    size_t leaves_cap;
     perch__psample *out; /* the samples of the chunk being written, gaps included */
     size_t out_count, out_cap;
     uint64_t samples; /* samples written (each count of a sample once) */
