@@ -64,31 +64,46 @@ static int track_for(perch__profiles *p, uint32_t pid, uint32_t tid, perch__ptra
     return 0;
 }
 
-static size_t kid_hash(uint32_t parent, uint64_t addr)
+/* A node's slot in its track's child table comes from the hash of its path from the root
+ * (the root's is ROOT_HASH), so a walk computes every depth's slot from the frames alone
+ * and prefetches them all before its probes, which depend on each other (each needs the
+ * node the one above found). A slot matches on (parent, addr): a hash collision costs a
+ * probe, never a wrong node. */
+#define ROOT_HASH 0x9e3779b97f4a7c15ull
+static uint64_t path_hash(uint64_t parent_hash, uint64_t addr)
 {
-    return (size_t)perch__hash64(addr ^ perch__hash64(parent));
+    return perch__hash64(addr + parent_hash * 0x9e3779b97f4a7c15ull);
 }
 
-/* Doubles t's child table (at least 64 slots) and puts every node back: a node's key is its
- * (parent, addr), kept in t->nodes. */
+/* Doubles t's child table (at least 64 slots) and puts every node back at the slot of its
+ * path's hash (a parent is older than its children, so the hashes come in node order). */
 static int kids_rehash(perch__profiles *p, perch__ptrack *t)
 {
     size_t ncap = t->kid_cap ? t->kid_cap * 2 : 64, mask = ncap - 1;
-    struct perch__pchild *kids;
-    if (ncap > SIZE_MAX / sizeof *kids || !perch__budget_take(p->budget, ncap * sizeof *kids))
-        return PERCH_ELIMIT;
-    kids = perch__calloc(ncap, sizeof *kids);
-    if (!kids) {
+    struct perch__pchild *kids = NULL;
+    uint64_t *h = NULL; /* the nodes' path hashes */
+    size_t h_cap = 0;
+    int err = perch__grow(p->budget, (void **)&h, &h_cap, t->node_count + 1, sizeof *h);
+    if (!err && (ncap > SIZE_MAX / sizeof *kids ||
+                 !perch__budget_take(p->budget, ncap * sizeof *kids)))
+        err = PERCH_ELIMIT;
+    if (!err && !(kids = perch__calloc(ncap, sizeof *kids))) {
         perch__budget_give(p->budget, ncap * sizeof *kids);
-        return PERCH_ENOMEM;
+        err = PERCH_ENOMEM;
+    }
+    if (err) {
+        perch__release(p->budget, (void **)&h, &h_cap, sizeof *h);
+        return err;
     }
     for (size_t n = 0; n < t->node_count; n++) {
         const perch__pnode *nd = &t->nodes[n];
-        size_t i = kid_hash(nd->parent, nd->addr) & mask;
+        h[n] = path_hash(nd->parent == ROOT_ID ? ROOT_HASH : h[nd->parent - 2], nd->addr);
+        size_t i = h[n] & mask;
         while (kids[i].node)
             i = (i + 1) & mask;
         kids[i] = (struct perch__pchild){nd->addr, nd->parent, (uint32_t)(n + 2)};
     }
+    perch__release(p->budget, (void **)&h, &h_cap, sizeof *h);
     perch__free(t->kids);
     perch__budget_give(p->budget, t->kid_cap * sizeof *kids);
     t->kids = kids;
@@ -103,11 +118,12 @@ struct frame_at {
     bool is_ip;
 };
 
-/* The node id of (parent, addr) in track t, created when new (its module resolved then). */
+/* The node id of (parent, addr) in track t, its path's hash h, created when new (its module
+ * resolved then). */
 static int node_for(perch__profiles *p, perch__ptrack *t, uint32_t parent, uint64_t addr,
-                    const struct frame_at *at, uint32_t *id)
+                    size_t h, const struct frame_at *at, uint32_t *id)
 {
-    size_t h = kid_hash(parent, addr), mask = t->kid_cap - 1, i;
+    size_t mask = t->kid_cap - 1, i;
     const perch__module *m;
     int err;
     for (i = h & mask; t->kid_cap && t->kids[i].node; i = (i + 1) & mask) {
@@ -396,6 +412,23 @@ static void span_json(perch__profiles *p, const perch__ptrack *t)
     perch_json_end_object(w);
 }
 
+/* The path hash of each depth of frames (innermost first) into p->walk_hash (depth 0: the
+ * outermost frame), the child slots from depth `from` on prefetched. */
+static int walk_hashes(perch__profiles *p, const perch__ptrack *t, const uint64_t *frames,
+                       uint32_t count, size_t from)
+{
+    uint64_t h = ROOT_HASH;
+    int err = perch__grow(p->budget, (void **)&p->walk_hash, &p->walk_hash_cap, count,
+                          sizeof *p->walk_hash);
+    for (size_t d = 0; !err && d < count; d++) {
+        h = path_hash(h, frames[count - 1 - d]);
+        p->walk_hash[d] = h;
+        if (d >= from && t->kid_cap)
+            __builtin_prefetch(&t->kids[h & (t->kid_cap - 1)]);
+    }
+    return err;
+}
+
 /* The leaf node of frames (innermost first) in track t, the path from the root created as
  * needed. An interned stack's leaf is remembered in a direct-mapped cache of LEAF_CACHE
  * entries (a later stack whose key lands on the same entry replaces it), so the common case
@@ -428,8 +461,10 @@ static int leaf_for(perch__profiles *p, perch__ptrack *t, uint64_t thread_key, u
     for (uint32_t i = count; !err && i-- > 0 && depth < t->path_len &&
                              t->path[depth].addr == frames[i];)
         node = t->path[depth++].node;
+    if (!err)
+        err = walk_hashes(p, t, frames, count, depth);
     for (uint32_t i = count - (uint32_t)depth; !err && i-- > 0;) {
-        err = node_for(p, t, node, frames[i], &fa, &node);
+        err = node_for(p, t, node, frames[i], (size_t)p->walk_hash[depth], &fa, &node);
         if (!err)
             t->path[depth++] = (struct perch__pstep){frames[i], node};
     }
@@ -487,6 +522,7 @@ void perch__profiles_free(perch__profiles *p)
     perch__release(p->budget, (void **)&p->tracks, &p->cap, sizeof *p->tracks);
     perch__map_free(&p->track_map, p->budget);
     perch__release(p->budget, (void **)&p->leaves, &p->leaves_cap, sizeof *p->leaves);
+    perch__release(p->budget, (void **)&p->walk_hash, &p->walk_hash_cap, sizeof *p->walk_hash);
     perch__release(p->budget, (void **)&p->names, &p->names_cap, sizeof *p->names);
     p->count = 0;
 }

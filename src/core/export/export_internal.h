@@ -754,7 +754,8 @@ typedef struct perch__ptrack {
         uint32_t node;
     } *path;
     size_t path_len, path_cap;
-    /* (parent, addr) -> node id, open-addressed (node 0 = empty): a probe reads one slot */
+    /* (parent, addr) -> node id, open-addressed (node 0 = empty), a node at the slot of
+     * its path's hash (chrome_profile.c): a probe reads one slot */
     struct perch__pchild {
         uint64_t addr;
         uint32_t parent, node;
@@ -778,6 +779,8 @@ typedef struct perch__profiles {
         uint32_t node;     /* that stack's leaf node id in that track */
     } *leaves;
     size_t leaves_cap;
+    uint64_t *walk_hash; /* the path hash of each depth of the stack being walked */
+    size_t walk_hash_cap;
     perch__psample *out; /* the samples of the chunk being written, gaps included */
     size_t out_count, out_cap;
     uint64_t samples; /* samples written (each count of a sample once) */
