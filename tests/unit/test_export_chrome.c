@@ -271,6 +271,60 @@ static void test_profile_order(void **state)
     free(text);
 }
 
+/* The text of 20000 timer samples over three tracks with a marker event after every 2nd,
+ * through perch__profiles_sample or held (perch__profiles_hold, drained before a marker). */
+static char *held_run(bool hold)
+{
+    perch__budget b = {1u << 24, 0};
+    perch__entities e;
+    perch__profiles p;
+    perch_json w;
+    perch_memory_out mem;
+    perch_output out;
+    size_t len = 0;
+    perch_output_memory(&out, &mem, 1u << 22);
+    perch__entities_init(&e, &b);
+    memset(&p, 0, sizeof p);
+    p.budget = &b;
+    p.ents = &e;
+    p.w = &w;
+    p.interval_us = 1000;
+    perch_json_init(&w, perch__json_output_sink, &out);
+    perch_json_begin_array(&w);
+    for (uint32_t i = 0; i < 20000; i++) {
+        struct perch__pheld s = {0, 0, 0x1000 + i % 5, 1000 + i * 700 - i % 3 * 900, 7, 8 + i % 3,
+                                 0, 1 + i % 2, true, true};
+        int err = hold ? perch__profiles_hold(&p, &s)
+                       : perch__profiles_sample(&p, s.pid, s.tid, 0, 0, &s.ip, 1, 0, s.us,
+                                                s.weight, s.span);
+        assert_int_equal(err, 0);
+        if (i % 2 == 1) {
+            assert_int_equal(perch__profiles_drain(&p), 0);
+            perch_json_raw(&w, "{\"marker\":1}");
+        }
+    }
+    assert_int_equal(perch__profiles_finish(&p), 0);
+    perch_json_end_array(&w);
+    assert_int_equal(perch_json_flush(&w), 0);
+    assert_int_equal(out.write(out.ctx, "", 1), 0);
+    perch__profiles_free(&p);
+    perch__entities_free(&e);
+    assert_int_equal(b.used, 0);
+    return (char *)perch_output_memory_take(&mem, &len);
+}
+
+/* A held sample is written exactly where it would have been unheld: before the next event
+ * written after a drain, chunks (every 1024 samples of a track) included. */
+static void test_profile_held(void **state)
+{
+    char *direct = held_run(false), *held = held_run(true);
+    (void)state;
+    assert_true(strlen(direct) > 5000 && strstr(direct, "ProfileChunk"));
+    assert_string_equal(held, direct);
+    free(direct);
+    free(held);
+}
+
 static void test_slices(void **state)
 {
     struct jdoc d;
@@ -363,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_sample_gaps), cmocka_unit_test(test_profile_order),
         cmocka_unit_test(test_slices),      cmocka_unit_test(test_cpu_tracks),
         cmocka_unit_test(test_idle_tracks), cmocka_unit_test(test_tick_conversion),
+        cmocka_unit_test(test_profile_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

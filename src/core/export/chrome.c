@@ -424,6 +424,9 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
     char label[300];
     ensure_header(c);
     uint32_t pid = thread_of(c, r->thread_key)->pid, tid = track_tid(r->tid, r->cpu);
+    int err = perch__profiles_drain(&c->prof); /* the samples before this slice first */
+    if (err)
+        return err;
     if (!slice_fast(c, r, pid, tid))
         slice_event(c, r, r->tid == 0 ? "idle" : "running", pid, tid);
     if (c->base.opt.cpu_tracks) {
@@ -525,29 +528,34 @@ static int on_sample(void *ctx, const perch_sample_rec *r)
     struct chrome *c = ctx;
     const perch_trace_info *info = &c->base.ents.info;
     const struct thread_slot *t;
+    struct perch__pheld held;
     uint64_t us;
+    int err;
     ensure_header(c);
     if (r->kind == PERCH_SAMPLE_PMC) {
         c->pmc_samples++;
-        return pmc_sample(c, r);
+        err = perch__profiles_drain(&c->prof);
+        return err ? err : pmc_sample(c, r);
     }
     us = r->ts > info->start_raw
              ? perch__ticks_to_ns(r->ts - info->start_raw, info->perf_freq) / 1000
              : 0;
     c->samples++;
     t = thread_of(c, r->thread_key);
-    if (!perch__stacks_known(&c->base.stacks, r->stack_id))
-        return perch__profiles_sample(&c->prof, t->pid, track_tid(r->tid, r->cpu), r->thread_key,
-                                      r->module_key, &r->ip, 1, 0, us, r->count, !t->sliced);
-    /* frames NULL: the profile decodes the stack when its leaf is not cached */
-    return perch__profiles_sample(&c->prof, t->pid, track_tid(r->tid, r->cpu), r->thread_key,
-                                  r->module_key, NULL, 0, r->stack_id, us, r->count, !t->sliced);
+    /* stack id 0: the ip alone; else the profile decodes the stack when its leaf is not
+     * cached */
+    held = (struct perch__pheld){
+        r->thread_key, r->module_key, r->ip, us, t->pid, track_tid(r->tid, r->cpu),
+        perch__stacks_known(&c->base.stacks, r->stack_id) ? r->stack_id : 0, r->count,
+        !t->sliced, true};
+    return perch__profiles_hold(&c->prof, &held);
 }
 
 static int on_stack(void *ctx, const perch_stack_rec *rec)
 {
     struct chrome *c = ctx;
-    return perch__stacks_add(&c->base.stacks, &c->base.budget, rec);
+    int err = perch__profiles_drain(&c->prof); /* its stack as it was */
+    return err ? err : perch__stacks_add(&c->base.stacks, &c->base.budget, rec);
 }
 
 static void write_other_data(struct chrome *c)

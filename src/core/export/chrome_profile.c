@@ -497,9 +497,37 @@ int perch__profiles_sample(perch__profiles *p, uint32_t pid, uint32_t tid, uint6
     return t->pend_count >= 2 * CHUNK ? write_chunk(p, t, CHUNK, false) : 0;
 }
 
+int perch__profiles_drain(perch__profiles *p)
+{
+    const struct perch__pheld *h = &p->held;
+    if (!h->on)
+        return 0;
+    p->held.on = false;
+    return perch__profiles_sample(p, h->pid, h->tid, h->thread_key, h->module_key,
+                                  h->stack_id ? NULL : &h->ip, h->stack_id ? 0 : 1, h->stack_id,
+                                  h->us, h->weight, h->span);
+}
+
+int perch__profiles_hold(perch__profiles *p, const struct perch__pheld *s)
+{
+    perch__ptrack *t;
+    int err = track_for(p, s->pid, s->tid, &t); /* tracks are made in arrival order */
+    if (!err && s->stack_id != 0 && p->leaves) {
+        uint64_t key = ((uint64_t)(t - p->tracks) + 1) << 32 | s->stack_id;
+        __builtin_prefetch(&p->leaves[perch__hash64(key) & (LEAF_CACHE - 1)]);
+    }
+    if (!err)
+        err = perch__profiles_drain(p);
+    if (!err) {
+        p->held = *s;
+        p->held.on = true;
+    }
+    return err;
+}
+
 int perch__profiles_finish(perch__profiles *p)
 {
-    int err = 0;
+    int err = perch__profiles_drain(p);
     for (size_t i = 0; i < p->count && !err; i++) {
         perch__ptrack *t = &p->tracks[i];
         err = write_chunk(p, t, t->pend_count, true);

@@ -754,8 +754,7 @@ typedef struct perch__ptrack {
         uint32_t node;
     } *path;
     size_t path_len, path_cap;
-    /* (parent, addr) -> node id, open-addressed (node 0 = empty), a node at the slot of
-     * its path's hash (chrome_profile.c): a probe reads one slot */
+    /* (parent, addr) -> node id (0: empty), at its path's hash (chrome_profile.c) */
     struct perch__pchild {
         uint64_t addr;
         uint32_t parent, node;
@@ -793,6 +792,12 @@ typedef struct perch__profiles {
         char text[PERCH_PNAME_TEXT];
     } *names;
     size_t names_cap;
+    /* a timer sample held back until the next record (perch__profiles_hold) */
+    struct perch__pheld {
+        uint64_t thread_key, module_key, ip, us;
+        uint32_t pid, tid, stack_id, weight; /* stack_id 0: the sample's ip alone */
+        bool span, on;
+    } held;
 } perch__profiles;
 
 /* Queues one timer sample of a track (pid, tid) at us (microseconds from the trace start):
@@ -805,8 +810,12 @@ typedef struct perch__profiles {
 int perch__profiles_sample(perch__profiles *p, uint32_t pid, uint32_t tid, uint64_t thread_key,
                            uint64_t module_key, const uint64_t *frames, uint32_t count,
                            uint32_t stack_id, uint64_t us, uint32_t weight, bool span);
-/* Closes every track (a last gap sample one interval after its last sample), writes what is
- * queued and the spans. */
+/* perch__profiles_sample of the held sample, then of s at the next drain (its leaf cache
+ * entry prefetched meanwhile): every record that writes or adds a stack drains first. */
+int perch__profiles_hold(perch__profiles *p, const struct perch__pheld *s);
+int perch__profiles_drain(perch__profiles *p);
+/* Drains, closes every track (a last gap sample one interval after its last sample), writes
+ * what is queued and the spans. */
 int perch__profiles_finish(perch__profiles *p);
 void perch__profiles_free(perch__profiles *p);
 
