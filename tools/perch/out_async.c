@@ -18,6 +18,11 @@
 
 #define RING           4u
 #define DEFAULT_BUFFER (256u << 10)
+/* Full buffers that wake a waiting writer (a drain or a stop wakes it at once): the writer
+ * is faster than the formatting, so it had emptied the ring and slept at every hand-over,
+ * and waking it (a futex call and, on a VM, an interrupt to the other vCPU) cost the
+ * exporter's thread ~2 % of chrome's time at 512 MB. It now writes two buffers a wake. */
+#define WAKE 2u
 
 struct out_async {
     perch_output inner;
@@ -72,8 +77,9 @@ static int hand_over(struct out_async *a, bool drain)
     if (a->used) {
         a->len[(a->head + a->full) % RING] = a->used;
         a->full++;
-        perch_cond_signal(a->ready);
     }
+    if (a->full >= WAKE || (drain && a->full))
+        perch_cond_signal(a->ready);
     while (drain ? a->full > 0 : a->full == RING)
         perch_cond_wait(a->room, a->mu, UINT32_MAX);
     a->fill = a->buf[(a->head + a->full) % RING];
