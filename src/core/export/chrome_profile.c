@@ -26,8 +26,8 @@
  * (the shared location table read a slot, then the location it named: two cache misses).
  * A frame's module is resolved only when its node is new.
  *
- * Memory: the distinct call-tree nodes of each track (a 16-byte node and at most two
- * 16-byte child slots each) and up to 2 x CHUNK queued samples per track; every byte charged
+ * Memory: the distinct call-tree nodes of each track (a 16-byte node, and 16-byte child
+ * slots filled 3/8 to 3/4) and up to 2 x CHUNK queued samples per track; every byte charged
  * to the exporter's budget.
  */
 #include <inttypes.h>
