@@ -33,7 +33,7 @@ __attribute__((always_inline)) static inline void xpress_copy_short(uint8_t *op,
     __asm__("" : "+r"(lt8));
     size_t k = off & lt8, s9 = nine_step[k] + (off & ~lt8);
     xpress_store64(op, (xpress_load64(op - off) & xpress_pattern_mask[k]) * xpress_pattern_mul[k]);
-    op[8] = op[8 - s9];
+    op[8] = *(op + 8 - s9); /* (op + 8) - s9: s9 may pass 8 */
 }
 
 #define XPRESS_FAST_TARGET
