@@ -366,6 +366,38 @@ static void test_fast_explicit_then_overrun(void **state)
     free(b);
 }
 
+/* Long matches across the fast loop's change of phase at 8 KiB of output: the second phase
+ * starts with a half byte pending or not (the parity of the long matches before it), and
+ * with a nibble of 15 or not, for every position of the change within a few tokens. */
+static void test_fast_phase_change_with_pending_half_byte(void **state)
+{
+    enum { OUT = 9000, TAIL = 400, CAP = 16384 };
+    uint8_t *stream = malloc(CAP), *a = malloc(OUT + TAIL + 64), *b = malloc(OUT + TAIL + 64);
+    for (size_t lead = 16; lead < 16 + 24; lead++) {
+        for (size_t mlen = 10; mlen <= 26; mlen += 16) { /* nibbles 0 and 15 (plus a byte) */
+            struct xenc e;
+            size_t out = lead, sl;
+            xenc_init(&e, stream, CAP);
+            for (size_t k = 0; k < lead; k++)
+                xenc_literal(&e, (uint8_t)(k * 13 + 5));
+            for (size_t k = 0; out < OUT; k++, out += mlen + 1) {
+                xenc_match(&e, 16 + (k % 3), mlen);
+                xenc_literal(&e, (uint8_t)k);
+            }
+            for (int k = 0; k < TAIL; k++, out++)
+                xenc_literal(&e, (uint8_t)(k ^ 0x5a));
+            sl = xenc_finish(&e);
+            size_t n = 0;
+            assert_int_equal(perch__xpress_decompress(stream, sl, a, out, &n), 0);
+            assert_int_equal(n, out);
+            assert_paths_agree(stream, sl, out, a, b);
+        }
+    }
+    free(stream);
+    free(a);
+    free(b);
+}
+
 static int processor_loop(void **state)
 {
     perch__xpress_set_portable(false);
@@ -392,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_fast_copy_every_offset_and_length),
         cmocka_unit_test(test_fast_explicit_lengths_and_errors),
         cmocka_unit_test(test_fast_explicit_then_overrun),
+        cmocka_unit_test(test_fast_phase_change_with_pending_half_byte),
     };
     /* Every test twice: with the processor's fast loop (where this build has one) and with
      * the portable one. */

@@ -23,10 +23,10 @@
  *     predictor learns). A shorter match (3 to 9 bytes) is copied without a branch whatever
  *     its offset; a fifth of them have offsets below 16, which a branch on the offset missed.
  *     A long match is copied as 64 bytes, then 16-byte words, for offsets of 16 and more
- *     (below 16 is rare among long matches), and its length is computed with masks (whether
- *     the shared half byte is pending, whether it is 15). Copies may run past the match into
- *     the slack. Branch-free lengths for every match were slower: they put the loads of the
- *     length bytes into the chain from one token's position to the next.
+ *     (below 16 is rare among long matches). Whether the shared half byte is pending is which
+ *     of two copies of the loop runs, and whether it is 15 a mask. Copies may run past the
+ *     match into the slack. Branch-free lengths for every match were slower: they put the
+ *     loads of the length bytes into the chain from one token's position to the next.
  *   - A match reaching before the start of the output is possible only in the first 8 KiB
  *     (the largest offset is 8192), so the loop runs in two phases, the check in the first.
  */
@@ -54,20 +54,6 @@ __attribute__((always_inline)) static inline void xpress_copy_long(uint8_t *op, 
     } else {
         xpress_copy_pattern(op, off, len);
     }
-}
-
-/* The length of a match whose 3-bit code was 7 ([MS-XCA] 2.4.4: a half byte, 15 there
- * continues in a byte), for ip just after the token; advances *ip and updates *pend. The
- * result is 3 + 7 + 15 + 255 when an explicit length follows. */
-__attribute__((always_inline)) static inline size_t xpress_long_length(const uint8_t **ip,
-                                                                       unsigned *pend)
-{
-    uint32_t b0 = (*ip)[0], have = *pend >> 4, hm = 0u - have;
-    uint32_t nib = ((*pend & hm) | (b0 & ~hm)) & 15u;
-    uint32_t adv = have ^ 1u, x = (*ip)[adv], is15 = (nib + 1) >> 4;
-    *pend = (16u | (b0 >> 4)) & ~hm;
-    *ip += adv + is15;
-    return 10 + nib + (x & (0u - is15));
 }
 
 /* The explicit 16- or 32-bit length at *ip (the whole length minus 3); advances *ip.
@@ -104,12 +90,75 @@ static uint8_t *xpress_explicit_copy(uint8_t *op, const uint8_t *oend, size_t of
     return op + len;
 }
 
+/* One round of the fast loop in the state HAVE (1: a half byte is pending, its nibble in pn),
+ * inside xpress_fast_phase: a literal run, possibly empty (copying ahead costs less than a
+ * branch that guesses wrong), then a match or the next flag word. A long match continues in
+ * the loop of the other state (label OTHER); leaving sets `have` and goes to `done`. A macro,
+ * not a function, because the two loops differ only in HAVE and jump into each other. */
+#define XPRESS_ROUNDS(HAVE, OTHER)                                                          \
+    while (ip <= ilimit && op <= olimit) {                                                   \
+        unsigned p = (unsigned)__builtin_ctzll(r), run = p - q;                              \
+        memcpy(op, ip, 16);                                                                  \
+        if (run > 16)                                                                        \
+            memcpy(op + 16, ip + 16, 16);                                                    \
+        ip += run;                                                                           \
+        op += run;                                                                           \
+        if (p == 32) { /* the word ended: the next one follows its last literal */          \
+            r = xpress_flag_word(ip);                                                        \
+            q = 0;                                                                           \
+            ip += 4;                                                                         \
+            continue;                                                                        \
+        }                                                                                    \
+        r &= r - 1;                                                                          \
+        q = p + 1;                                                                           \
+        uint32_t tok = xpress_rd16(ip), nib, x, is15;                                        \
+        size_t off = (size_t)(tok >> 3) + 1, len = tok & 7u;                                 \
+        ip += 2;                                                                             \
+        if (near_start && off > (size_t)(op - out)) {                                        \
+            rc = PERCH_EFORMAT;                                                              \
+            have = HAVE;                                                                     \
+            goto done;                                                                       \
+        }                                                                                    \
+        if (len != 7) {                                                                      \
+            xpress_copy_short(op, off);                                                      \
+            op += len + 3;                                                                   \
+            continue;                                                                        \
+        }                                                                                    \
+        if (HAVE) { /* the pending high nibble; 15 continues in the next byte */             \
+            nib = pn;                                                                        \
+            is15 = (nib + 1) >> 4;                                                           \
+            x = ip[0];                                                                       \
+            ip += is15;                                                                      \
+        } else { /* a new half byte: its low nibble now, its high one for the next */       \
+            uint32_t b0 = ip[0];                                                             \
+            nib = b0 & 15u;                                                                  \
+            pn = b0 >> 4;                                                                    \
+            is15 = (nib + 1) >> 4;                                                           \
+            x = ip[1];                                                                       \
+            ip += 1 + is15;                                                                  \
+        }                                                                                    \
+        len = 10 + nib + (x & (0u - is15));                                                 \
+        if (__builtin_expect(len == XPRESS_SHORT_MAX + 1, 0)) {                              \
+            uint64_t xlen = xpress_explicit_length(&ip);                                     \
+            if ((op = xpress_explicit_copy(op, oend, off, xlen, &rc)) == NULL) {             \
+                have = !(HAVE);                                                              \
+                goto done;                                                                   \
+            }                                                                                \
+            goto OTHER;                                                                      \
+        }                                                                                    \
+        xpress_copy_long(op, off, len);                                                      \
+        op += len;                                                                           \
+        goto OTHER;                                                                          \
+    }                                                                                        \
+    have = HAVE;                                                                             \
+    goto done;
+
 /* Runs tokens while both buffers have slack (and, with near_start, while within the first
  * XPRESS_MAX_OFFSET bytes of output, checking each match's offset), on local copies of the
  * state (stores through the output would otherwise make the compiler reload them from *s).
- * Each round is a literal run, possibly empty (copying ahead costs less than a branch that
- * guesses wrong), then a match or the next flag word. Returns 0 (the next phase continues
- * from *s), or an error. */
+ * Whether a half byte is pending is which of two copies of the loop runs, not a value: each
+ * long length then reads its bytes without selecting between the two cases. Returns 0 (the
+ * next phase continues from *s), or an error. */
 XPRESS_FAST_TARGET __attribute__((always_inline)) static inline int
 xpress_fast_phase(struct xpress_state *s, bool near_start)
 {
@@ -117,54 +166,26 @@ xpress_fast_phase(struct xpress_state *s, bool near_start)
     uint8_t *op = s->op, *const out = s->out, *const oend = s->oend;
     uint8_t *olimit = oend - XPRESS_OUT_SLACK;
     uint64_t r = s->r & (~0ull << s->q); /* the checked loop leaves used match flags set */
-    unsigned q = s->q, pend = s->pend;
+    unsigned q = s->q, pn = s->pend & 15u, have = 0;
     int rc = 0;
     if (near_start && (size_t)(olimit - out) > XPRESS_MAX_OFFSET)
         olimit = out + XPRESS_MAX_OFFSET;
-    while (ip <= ilimit && op <= olimit) {
-        unsigned p = (unsigned)__builtin_ctzll(r), run = p - q;
-        memcpy(op, ip, 16);
-        if (run > 16)
-            memcpy(op + 16, ip + 16, 16);
-        ip += run;
-        op += run;
-        if (p == 32) { /* the word ended: the next one follows its last literal */
-            r = xpress_flag_word(ip);
-            q = 0;
-            ip += 4;
-            continue;
-        }
-        r &= r - 1;
-        q = p + 1;
-        uint32_t tok = xpress_rd16(ip);
-        size_t off = (size_t)(tok >> 3) + 1, len = tok & 7u;
-        ip += 2;
-        if (near_start && off > (size_t)(op - out)) {
-            rc = PERCH_EFORMAT;
-            break;
-        }
-        if (len != 7) {
-            xpress_copy_short(op, off);
-            op += len + 3;
-            continue;
-        }
-        len = xpress_long_length(&ip, &pend);
-        if (__builtin_expect(len == XPRESS_SHORT_MAX + 1, 0)) {
-            uint64_t xlen = xpress_explicit_length(&ip);
-            if ((op = xpress_explicit_copy(op, oend, off, xlen, &rc)) == NULL)
-                break;
-            continue;
-        }
-        xpress_copy_long(op, off, len);
-        op += len;
-    }
+    if (s->pend != 0)
+        goto pending;
+none_pending:
+    XPRESS_ROUNDS(0, pending)
+pending:
+    XPRESS_ROUNDS(1, none_pending)
+done:
     s->ip = ip;
     s->op = op;
     s->r = r;
     s->q = q;
-    s->pend = pend;
+    s->pend = have ? 16u | pn : 0;
     return rc;
 }
+
+#undef XPRESS_ROUNDS
 
 XPRESS_FAST_TARGET static int xpress_fast_loop(struct xpress_state *s)
 {
