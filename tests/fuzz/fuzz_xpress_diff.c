@@ -1,7 +1,8 @@
 /*
  * Differential fuzz target for the MS-XCA Plain LZ77 decoder: the fast path
- * (perch__xpress_decompress: word copies, no per-byte checks while both buffers have slack)
- * against the checked byte-by-byte path alone (perch__xpress_decompress_slow). Both must give
+ * (perch__xpress_decompress: word copies, no per-byte checks while both buffers have slack),
+ * with the processor's fast loop and with the portable one (perch__xpress_set_portable),
+ * against the checked byte-by-byte path alone (perch__xpress_decompress_slow). All must give
  * the same result code, the same output length and the same bytes, for three views of the
  * input:
  *   1. the input as a raw stream (the first two bytes choose the output capacity);
@@ -28,10 +29,16 @@ static void differ(const uint8_t *in, size_t len, size_t out_cap)
     size_t na = (size_t)-1, nb = (size_t)-1;
     if (a == NULL || b == NULL)
         goto out;
-    int ra = perch__xpress_decompress(in, len, a, out_cap, &na);
     int rb = perch__xpress_decompress_slow(in, len, b, out_cap, &nb);
-    if (ra != rb || na != nb || (ra == 0 && memcmp(a, b, na) != 0))
-        abort();
+    for (int portable = 0; portable <= 1; portable++) {
+        perch__xpress_set_portable(portable);
+        memset(a, 0xa5, out_cap);
+        na = (size_t)-1;
+        int ra = perch__xpress_decompress(in, len, a, out_cap, &na);
+        if (ra != rb || na != nb || (ra == 0 && memcmp(a, b, na) != 0))
+            abort();
+    }
+    perch__xpress_set_portable(false);
 out:
     free(a);
     free(b);

@@ -6,7 +6,8 @@
  * checked byte-by-byte path (perch__xpress_decompress_slow) at every cut and capacity near the
  * end of a stream; the fast loop's copies at every offset class and length up to past the
  * longest short form, in both of its phases (before and after 8 KiB of output), and its
- * explicit-length and error paths, with guard bytes after the capacity.
+ * explicit-length and error paths, with guard bytes after the capacity. Each test runs with
+ * the processor's fast loop (etl/cpu/xpress_*.c) and again with the portable one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -255,14 +256,16 @@ static size_t one_match_stream(uint8_t *stream, size_t cap, uint8_t *want, size_
     return xenc_finish(&e);
 }
 
-/* Every offset class of the fast loop's copy (a pattern word for 1-7, 8-byte words for 8-15,
- * 16-byte words from 16) at every length from 3 to past the longest one without an explicit
- * field (279), each match far enough from both ends that the fast loop copies it, into a
- * buffer of exactly the output size. */
+/* Every offset class of the fast loop's copies (a match of 3-9 bytes: each offset below 16
+ * has its own shuffle or pattern word, 16 and more the plain word; longer: a pattern word for
+ * 1-7, 8-byte words for 8-15, 16-byte words from 16) at every length from 3 to past the
+ * longest one without an explicit field (279), each match far enough from both ends that the
+ * fast loop copies it, into a buffer of exactly the output size. */
 static void test_fast_copy_every_offset_and_length(void **state)
 {
-    static const size_t offs[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32,
-                                  33, 47, 48, 63, 64, 65, 100, 255, 1000, 4096, 8192};
+    static const size_t offs[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,  12,   13,   14,
+                                  15, 16, 17, 18, 24, 31, 32, 33, 47, 48, 63,  64,   65,   100,
+                                  255, 1000, 4096, 8192};
     enum { LATE = 8300, TAIL = 400, MAXML = 300, CAP = 2 * (LATE + TAIL) + 64 };
     uint8_t *stream = malloc(CAP), *want = malloc(LATE + MAXML + TAIL);
     for (size_t i = 0; i < 2 * sizeof offs / sizeof offs[0]; i++) {
@@ -363,6 +366,50 @@ static void test_fast_explicit_then_overrun(void **state)
     free(b);
 }
 
+/* Long matches across the fast loop's change of phase at 8 KiB of output: the second phase
+ * starts with a half byte pending or not (the parity of the long matches before it), and
+ * with a nibble of 15 or not, for every position of the change within a few tokens. */
+static void test_fast_phase_change_with_pending_half_byte(void **state)
+{
+    enum { OUT = 9000, TAIL = 400, CAP = 16384 };
+    uint8_t *stream = malloc(CAP), *a = malloc(OUT + TAIL + 64), *b = malloc(OUT + TAIL + 64);
+    for (size_t lead = 16; lead < 16 + 24; lead++) {
+        for (size_t mlen = 10; mlen <= 26; mlen += 16) { /* nibbles 0 and 15 (plus a byte) */
+            struct xenc e;
+            size_t out = lead, sl;
+            xenc_init(&e, stream, CAP);
+            for (size_t k = 0; k < lead; k++)
+                xenc_literal(&e, (uint8_t)(k * 13 + 5));
+            for (size_t k = 0; out < OUT; k++, out += mlen + 1) {
+                xenc_match(&e, 16 + (k % 3), mlen);
+                xenc_literal(&e, (uint8_t)k);
+            }
+            for (int k = 0; k < TAIL; k++, out++)
+                xenc_literal(&e, (uint8_t)(k ^ 0x5a));
+            sl = xenc_finish(&e);
+            size_t n = 0;
+            assert_int_equal(perch__xpress_decompress(stream, sl, a, out, &n), 0);
+            assert_int_equal(n, out);
+            assert_paths_agree(stream, sl, out, a, b);
+        }
+    }
+    free(stream);
+    free(a);
+    free(b);
+}
+
+static int processor_loop(void **state)
+{
+    perch__xpress_set_portable(false);
+    return 0;
+}
+
+static int portable_loop(void **state)
+{
+    perch__xpress_set_portable(true);
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +424,11 @@ int main(void)
         cmocka_unit_test(test_fast_copy_every_offset_and_length),
         cmocka_unit_test(test_fast_explicit_lengths_and_errors),
         cmocka_unit_test(test_fast_explicit_then_overrun),
+        cmocka_unit_test(test_fast_phase_change_with_pending_half_byte),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    /* Every test twice: with the processor's fast loop (where this build has one) and with
+     * the portable one. */
+    int failed = cmocka_run_group_tests_name("xpress", tests, processor_loop, NULL);
+    return failed + cmocka_run_group_tests_name("xpress portable", tests, portable_loop,
+                                                processor_loop);
 }

@@ -8,6 +8,7 @@
 #ifndef PERCH_ETL_XPRESS_H
 #define PERCH_ETL_XPRESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,11 @@
  * token. Never reads or writes outside the two ranges. On error *produced is untouched. */
 int perch__xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap,
                              size_t *produced);
+
+/* For tests: with on, perch__xpress_decompress uses its portable fast loop even where the
+ * processor has a faster one (etl/cpu/xpress_*.c), so both can be checked on one machine.
+ * Returns the previous setting. The setting is global: set it before decoding starts. */
+bool perch__xpress_set_portable(bool on);
 
 /* The same decoder with every byte checked and matches copied one byte at a time, as the
  * specification's loop does: the reference the differential fuzz target holds the fast path
