@@ -44,13 +44,10 @@ __attribute__((always_inline)) static inline void xpress_copy_long(uint8_t *op, 
     uint8_t *end = op + len;
     if (__builtin_expect(off >= 16, 1)) {
         const uint8_t *src = op - off;
-        memcpy(op, src, 16);
-        memcpy(op + 16, src + 16, 16);
-        memcpy(op + 32, src + 32, 16);
-        memcpy(op + 48, src + 48, 16);
+        xpress_copy32(op, src);
+        xpress_copy32(op + 32, src + 32);
         if (len > 64)
-            for (op += 64, src += 64; op < end; op += 16, src += 16)
-                memcpy(op, src, 16);
+            xpress_copy_words(op + 64, src + 64, end);
     } else {
         xpress_copy_pattern(op, off, len);
     }

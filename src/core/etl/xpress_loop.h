@@ -97,6 +97,22 @@ __attribute__((always_inline)) static inline void xpress_copy_pattern(uint8_t *o
         xpress_store64(op, xpress_load64(op - step));
 }
 
+/* 32 bytes from src (at least 16 bytes behind op) to op, as two 16-byte words. */
+__attribute__((always_inline)) static inline void xpress_copy32(uint8_t *op, const uint8_t *src)
+{
+    memcpy(op, src, 16);
+    memcpy(op + 16, src + 16, 16);
+}
+
+/* 16-byte words from src (at least 16 bytes behind op) to op until op reaches end (the last
+ * word may run up to 15 bytes past it). */
+__attribute__((always_inline)) static inline void xpress_copy_words(uint8_t *op, const uint8_t *src,
+                                                                    const uint8_t *end)
+{
+    for (; op < end; op += 16, src += 16)
+        memcpy(op, src, 16);
+}
+
 /* Copies len bytes from off back (off <= bytes already written): whole words that may run
  * past the end, up to max(len + 15, XPRESS_COPY_OVER) bytes in all. Always inlined: a call
  * costs as much as the copy of a typical match. */
@@ -106,13 +122,10 @@ __attribute__((always_inline)) static inline void xpress_copy_match(uint8_t *op,
     uint8_t *end = op + len;
     if (__builtin_expect(off >= 16, 1)) {
         const uint8_t *src = op - off;
-        memcpy(op, src, 16);
-        memcpy(op + 16, src + 16, 16);
+        xpress_copy32(op, src);
         if (len > 32) {
-            memcpy(op + 32, src + 32, 16);
-            memcpy(op + 48, src + 48, 16);
-            for (op += 64, src += 64; op < end; op += 16, src += 16)
-                memcpy(op, src, 16);
+            xpress_copy32(op + 32, src + 32);
+            xpress_copy_words(op + 64, src + 64, end);
         }
     } else {
         xpress_copy_pattern(op, off, len);

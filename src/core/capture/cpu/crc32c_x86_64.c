@@ -8,33 +8,17 @@
  * tests/unit/test_crc32c.c checks both paths against each other (every length and alignment around
  * the block sizes too) and against known vectors.
  */
-#include <cpuid.h>
 #include <nmmintrin.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #include "capture/crc32c.h"
+#include "util/cpuid_x86.h"
 
-enum { HW_UNKNOWN, HW_NO, HW_YES };
-
-static atomic_int hw_state = HW_UNKNOWN;
-
-static int ask_cpu(void)
-{
-    unsigned eax, ebx, ecx, edx;
-    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
-        return HW_NO;
-    return (ecx & bit_SSE4_2) ? HW_YES : HW_NO;
-}
+static atomic_int hw_state = PERCH_CPU_UNKNOWN;
 
 bool perch__crc32c_hw_ok(void)
 {
-    int s = atomic_load_explicit(&hw_state, memory_order_relaxed);
-    if (s == HW_UNKNOWN) {
-        s = ask_cpu();
-        atomic_store_explicit(&hw_state, s, memory_order_relaxed);
-    }
-    return s == HW_YES;
+    return perch__cpu_leaf1_ecx(&hw_state, bit_SSE4_2);
 }
 
 /* One chain of crc32 instructions waits for the previous one (3 cycles each, one issued per

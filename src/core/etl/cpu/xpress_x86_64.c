@@ -10,32 +10,16 @@
  * attribute, so the rest of the program keeps the baseline instruction set, and run only
  * after cpuid said the processor has SSSE3 (CPUID leaf 1, ECX bit 9).
  */
-#include <cpuid.h>
-#include <stdatomic.h>
 #include <tmmintrin.h>
 
 #include "etl/xpress_loop.h"
+#include "util/cpuid_x86.h"
 
-enum { HW_UNKNOWN, HW_NO, HW_YES };
-
-static atomic_int hw_state = HW_UNKNOWN;
-
-static int ask_cpu(void)
-{
-    unsigned eax, ebx, ecx, edx;
-    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
-        return HW_NO;
-    return (ecx & bit_SSSE3) ? HW_YES : HW_NO;
-}
+static atomic_int hw_state = PERCH_CPU_UNKNOWN;
 
 bool perch__xpress_simd_ok(void)
 {
-    int s = atomic_load_explicit(&hw_state, memory_order_relaxed);
-    if (s == HW_UNKNOWN) {
-        s = ask_cpu();
-        atomic_store_explicit(&hw_state, s, memory_order_relaxed);
-    }
-    return s == HW_YES;
+    return perch__cpu_leaf1_ecx(&hw_state, bit_SSSE3);
 }
 
 /* Row k (1 to 15): byte i takes byte i mod k of the source; row 16: the identity. */
