@@ -221,6 +221,19 @@ static void test_sample_gaps(void **state)
     free(text);
 }
 
+/* A profile writer at 1 ms intervals into JSON on out, its entities empty. */
+static void profiles_init(perch__profiles *p, perch__entities *e, perch__budget *b, perch_json *w,
+                          perch_output *out)
+{
+    perch__entities_init(e, b);
+    memset(p, 0, sizeof *p);
+    p->budget = b;
+    p->ents = e;
+    p->w = w;
+    p->interval_us = 1000;
+    perch_json_init(w, perch__json_output_sink, out);
+}
+
 /* Samples of one thread that arrive out of time order (a stack waiting for its user half)
  * are written sorted, with no negative delta; one older than what was written is clamped. */
 static void test_profile_order(void **state)
@@ -239,13 +252,7 @@ static void test_profile_order(void **state)
     struct prof pr;
     (void)state;
     perch_output_memory(&out, &mem, 1u << 20);
-    perch__entities_init(&e, &b);
-    memset(&p, 0, sizeof p);
-    p.budget = &b;
-    p.ents = &e;
-    p.w = &w;
-    p.interval_us = 1000;
-    perch_json_init(&w, perch__json_output_sink, &out);
+    profiles_init(&p, &e, &b, &w, &out);
     perch_json_begin_object(&w);
     perch_json_key(&w, "traceEvents");
     perch_json_begin_array(&w);
@@ -283,13 +290,7 @@ static char *held_run(bool hold)
     perch_output out;
     size_t len = 0;
     perch_output_memory(&out, &mem, 1u << 22);
-    perch__entities_init(&e, &b);
-    memset(&p, 0, sizeof p);
-    p.budget = &b;
-    p.ents = &e;
-    p.w = &w;
-    p.interval_us = 1000;
-    perch_json_init(&w, perch__json_output_sink, &out);
+    profiles_init(&p, &e, &b, &w, &out);
     perch_json_begin_array(&w);
     for (uint32_t i = 0; i < 20000; i++) {
         struct perch__pheld s = {0, 0, 0x1000 + i % 5, 1000 + i * 700 - i % 3 * 900, 7, 8 + i % 3,
