@@ -67,12 +67,12 @@ static int64_t slow_long_length(struct xpress_state *s)
         if (len == 255) {
             if (s->iend - s->ip < 2)
                 return -1;
-            len = xpress_rd16(s->ip);
+            len = perch__le16(s->ip);
             s->ip += 2;
             if (len == 0) {
                 if (s->iend - s->ip < 4)
                     return -1;
-                len = xpress_rd32(s->ip);
+                len = perch__le32(s->ip);
                 s->ip += 4;
             }
             if (len < 15 + 7)
@@ -93,7 +93,7 @@ static int slow_match(struct xpress_state *s, bool bytewise)
         return 1; /* a match flag with no input left ends the stream */
     if (s->iend - s->ip < 2)
         return PERCH_ETRUNC;
-    uint32_t tok = xpress_rd16(s->ip);
+    uint32_t tok = perch__le16(s->ip);
     s->ip += 2;
     size_t off = (size_t)(tok >> 3) + 1;
     uint64_t len = tok & 7u;

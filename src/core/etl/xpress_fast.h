@@ -57,10 +57,10 @@ __attribute__((always_inline)) static inline void xpress_copy_long(uint8_t *op, 
  * Returns 0 for a value below what the short forms cover (a format error). */
 __attribute__((always_inline)) static inline uint64_t xpress_explicit_length(const uint8_t **ip)
 {
-    uint32_t len = xpress_rd16(*ip);
+    uint32_t len = perch__le16(*ip);
     *ip += 2;
     if (len == 0) {
-        len = xpress_rd32(*ip);
+        len = perch__le32(*ip);
         *ip += 4;
     }
     return len < 15 + 7 ? 0 : (uint64_t)len + 3;
@@ -108,7 +108,7 @@ static uint8_t *xpress_explicit_copy(uint8_t *op, const uint8_t *oend, size_t of
         }                                                                                    \
         r &= r - 1;                                                                          \
         q = p + 1;                                                                           \
-        uint32_t tok = xpress_rd16(ip), nib, x, is15;                                        \
+        uint32_t tok = perch__le16(ip), nib, x, is15;                                        \
         size_t off = (size_t)(tok >> 3) + 1, len = tok & 7u;                                 \
         ip += 2;                                                                             \
         if (near_start && off > (size_t)(op - out)) {                                        \

@@ -1,7 +1,7 @@
 /*
  * What the MS-XCA Plain LZ77 decoder's loops share (etl/xpress.c, the checked loop and the
  * entry points; etl/xpress_fast.h, the fast loop, compiled once with portable copies and once
- * per processor-specific file under etl/cpu/): the decoder state, the little-endian readers,
+ * per processor-specific file under etl/cpu/): the decoder state (bytes read with etl/le.h),
  * the flag word, the word-wise match copy, and the fast loops' entry points.
  */
 #ifndef PERCH_ETL_XPRESS_LOOP_H
@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "etl/le.h"
 
 #define XPRESS_MAX_OFFSET 8192u                /* 13 offset bits + 1 */
 #define XPRESS_SHORT_MAX  (3 + 7 + 15 + 254)   /* the longest match without an explicit length */
@@ -41,16 +43,6 @@ int perch__xpress_fast_portable(struct xpress_state *s);
 int perch__xpress_fast_simd(struct xpress_state *s);
 bool perch__xpress_simd_ok(void);
 
-static inline uint16_t xpress_rd16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static inline uint32_t xpress_rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
-
 static inline uint64_t xpress_load64(const uint8_t *p) /* native order: moved, never decoded */
 {
     uint64_t v;
@@ -66,7 +58,7 @@ static inline void xpress_store64(uint8_t *p, uint64_t v)
 /* The flag word at p, reversed so that its first flag (the most significant bit) is bit 0. */
 static inline uint64_t xpress_flag_word(const uint8_t *p)
 {
-    uint32_t v = xpress_rd32(p);
+    uint32_t v = perch__le32(p);
     v = ((v >> 1) & 0x55555555u) | ((v & 0x55555555u) << 1);
     v = ((v >> 2) & 0x33333333u) | ((v & 0x33333333u) << 2);
     v = ((v >> 4) & 0x0f0f0f0fu) | ((v & 0x0f0f0f0fu) << 4);
