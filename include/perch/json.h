@@ -62,6 +62,9 @@ void perch_json_raw_n(perch_json *w, const char *text, size_t n);
 /* Inside an object: n bytes of members text, `"key":value,"key2":value2`, written as the
  * key and value calls for them would write it (the caller guarantees it is valid JSON). */
 void perch_json_raw_members(perch_json *w, const char *text, size_t n);
+/* n bytes written as they are, with no separator and the nesting and comma state unchanged:
+ * text another writer formatted at this position of the same document. */
+void perch_json_verbatim(perch_json *w, const char *text, size_t n);
 /* Ends a top-level value with '\n' (JSON Lines) and resets comma state for the next one. */
 void perch_json_newline(perch_json *w);
 

@@ -19,29 +19,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/export_internal.h"
+#include "export/chrome_events.h"
 #include "perch/error.h"
 #include "util/mem.h"
 
-#define UNKNOWN_PID 2147483646u /* threads whose process is unknown */
-#define CPU_PID     2147483647u /* the per-CPU tracks */
-#define IDLE_TID    2147418112u /* 0x7fff0000 + cpu: the idle thread (tid 0) of each CPU */
-#define THREAD_CACHE 256  /* entries of the per-thread cache, a power of two */
-#define NAME_CACHE   2048 /* entries of the PMC event name cache, a power of two */
-#define NAME_TEXT    104  /* the longest name text the name cache keeps */
+#define UNKNOWN_PID PERCH_CHROME_UNKNOWN_PID
+#define CPU_PID     PERCH_CHROME_CPU_PID
+#define IDLE_TID    PERCH_CHROME_IDLE_TID
 #define SEEN_CACHE   256  /* entries of pass 1's thread cache, a power of two */
 #define SEEN_DONE    1u   /* touching the thread again changes nothing */
 #define SEEN_SLICED  2u   /* the thread key is in `sliced` */
-
-/* Appends a string literal (no byte needs escaping) to buf at len. */
-#define PUT_LIT(buf, len, lit) (memcpy((buf) + (len), (lit), sizeof(lit) - 1), (len) += sizeof(lit) - 1)
-
-/* The idle thread is tid 0 on every CPU at once: one track per CPU keeps its slices from
- * overlapping on one track (which trace viewers reject as bad nesting). */
-static uint32_t track_tid(uint32_t tid, uint16_t cpu)
-{
-    return tid == 0 ? IDLE_TID + cpu : tid;
-}
 
 struct chrome {
     perch__collect base; /* first: pass 1 binds the base's callbacks with ctx = &c->base */
@@ -51,21 +38,12 @@ struct chrome {
     perch__map sliced; /* thread keys with slices (pass 1) */
     uint32_t pmc_names[PERCH_MAX_PMC];
     uint32_t pmc_name_count;
-    struct pmc_key {
-        char text[64]; /* `"name":` escaped, when it fits */
-        size_t len;
-        bool done, fits;
-    } pmc_keys[PERCH_MAX_PMC];
+    /* pass 2: this thread's formatter (the thread cache, the PMC names; with one thread every
+     * event) and the second formatter, started after the metadata unless threads = 1 */
+    perch__chrome_fmt fmt;
+    perch__chrome_async *async;
     bool header_done;
     uint64_t slices, samples, pmc_samples;
-    /* pass 2: what each event needs of its thread, by thread key (direct-mapped; the
-     * entities do not change after pass 1) */
-    struct thread_slot {
-        uint64_t key;
-        uint64_t process_key;
-        uint32_t pid;
-        bool sliced, valid;
-    } threads[THREAD_CACHE];
     /* pass 1: thread keys whose touch is known to change nothing more (direct-mapped): the
      * thread exists and is not an idle thread waiting for its CPU; SEEN_SLICED: in `sliced` */
     struct seen_slot {
@@ -73,38 +51,7 @@ struct chrome {
         uint8_t flags; /* SEEN_* */
     } seen[SEEN_CACHE];
     int (*thread1)(void *ctx, const perch_thread_rec *rec); /* the base's thread callback */
-    /* pass 2: a PMC sample's event name as JSON text ("name" escaped, quotes included) by
-     * (process key, leaf address, module key when the leaf is the sample's ip) */
-    struct name_slot {
-        uint64_t pk, addr, module_key;
-        uint8_t len; /* 0: empty */
-        char text[NAME_TEXT];
-    } *names;
-    size_t names_cap;
 };
-
-static uint32_t pid_of(const struct chrome *c, uint64_t thread_key)
-{
-    const perch__thread *t = perch__entities_thread_at(&c->base.ents, thread_key);
-    uint32_t pid = t ? perch__thread_pid(&c->base.ents, t) : UINT32_MAX;
-    return pid == UINT32_MAX ? UNKNOWN_PID : pid;
-}
-
-/* What pass 2's events need of thread_key, from the cache (filled from the entities). */
-static const struct thread_slot *thread_of(struct chrome *c, uint64_t key)
-{
-    struct thread_slot *t = &c->threads[perch__hash64(key) & (THREAD_CACHE - 1)];
-    if (!t->valid || t->key != key) {
-        const perch__thread *th = perch__entities_thread_at(&c->base.ents, key);
-        uint32_t unused;
-        t->key = key;
-        t->process_key = th ? th->process_key : 0;
-        t->pid = pid_of(c, key);
-        t->sliced = perch__map_get(&c->sliced, key, &unused);
-        t->valid = true;
-    }
-    return t;
-}
 
 /* A metadata event ("ph":"M") whose args are {key: name} (a string) or, with name NULL,
  * {key: index}. */
@@ -167,7 +114,7 @@ static void write_metadata(struct chrome *c)
     for (size_t i = 0; i < e->thread_count; i++) {
         const perch__thread *t = &e->threads[i];
         const char *name = perch__str(&e->strings, t->name);
-        uint32_t pid = pid_of(c, t->key);
+        uint32_t pid = perch__chrome_pid(e, t->key);
         unknown |= pid == UNKNOWN_PID;
         if (t->tid == 0) {
             idle = true;
@@ -187,347 +134,87 @@ static void write_metadata(struct chrome *c)
     cpu_track_names(c, CPU_PID, 0, "CPU ");
 }
 
+/* The second formatter takes the events from here on (the metadata are written): this
+ * writer's text goes into its queue. With threads = 1, or when it cannot start, every event
+ * stays on this thread. */
+static void start_async(struct chrome *c)
+{
+    if (c->base.opt.threads == 1 || perch_json_flush(&c->w))
+        return;
+    if (perch__chrome_async_start(&c->fmt, &c->w, c->base.out, &c->async))
+        return;
+    c->w.sink = perch__chrome_async_text;
+    c->w.ctx = c->async;
+}
+
 static void ensure_header(struct chrome *c)
 {
     if (c->header_done)
         return;
     c->header_done = true;
+    c->fmt.pmc_name_count = c->pmc_name_count;
     perch_json_begin_object(&c->w);
     perch_json_key(&c->w, "traceEvents");
     perch_json_begin_array(&c->w);
     write_metadata(c);
+    start_async(c);
 }
 
-/* Appends s (no byte needs escaping) to buf at *len. */
-static void put_lit(char *buf, size_t *len, const char *s)
+/* Before an event goes into the second formatter's queue: this writer's text goes first, and
+ * the event is an element of the array. Returns whether a comma precedes the event. */
+static bool queue_event(struct chrome *c)
 {
-    size_t n = strlen(s);
-    memcpy(buf + *len, s, n);
-    *len += n;
-}
-
-static void put_u(char *buf, size_t *len, uint64_t v)
-{
-    char tmp[24], *p = tmp + sizeof tmp;
-    do {
-        *--p = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    memcpy(buf + *len, p, (size_t)(tmp + sizeof tmp - p));
-    *len += (size_t)(tmp + sizeof tmp - p);
-}
-
-/* {"name":name,"cat":cat,"ph":ph,"ts":ts,"pid":pid,"tid":tid (the object left open); cat and
- * ph are literals that need no escaping. */
-static void event_head(struct chrome *c, const char *name, const char *cat, const char *ph,
-                       uint64_t ts, uint32_t pid, uint32_t tid)
-{
-    const perch_trace_info *info = &c->base.ents.info;
-    char buf[128 + PERCH_TIME_TEXT_MAX];
-    size_t len = 0;
-    perch_json_begin_object(&c->w);
-    perch_json_key(&c->w, "name");
-    perch_json_string(&c->w, name);
-    put_lit(buf, &len, "\"cat\":\"");
-    put_lit(buf, &len, cat);
-    put_lit(buf, &len, "\",\"ph\":\"");
-    put_lit(buf, &len, ph);
-    put_lit(buf, &len, "\",\"ts\":");
-    len += perch__fmt_time(buf + len, (int64_t)(ts - info->start_raw), info->perf_freq, false);
-    put_lit(buf, &len, ",\"pid\":");
-    put_u(buf, &len, pid);
-    put_lit(buf, &len, ",\"tid\":");
-    put_u(buf, &len, tid);
-    perch_json_raw_members(&c->w, buf, len);
-}
-
-static void put_i(char *buf, size_t *len, int64_t v)
-{
-    if (v < 0)
-        buf[(*len)++] = '-';
-    put_u(buf, len, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
-}
-
-static int key_sink(void *ctx, const char *data, size_t n)
-{
-    struct pmc_key *k = ctx;
-    if (k->len + n > sizeof k->text)
-        return PERCH_ELIMIT;
-    memcpy(k->text + k->len, data, n);
-    k->len += n;
-    return 0;
-}
-
-/* The JSON key of PMC counter i: the counter's name, or "pmcI" past the named ones. */
-static const char *pmc_name(const struct chrome *c, uint32_t i, char name[16])
-{
-    if (i < c->pmc_name_count)
-        return perch__str(&c->base.ents.strings, c->pmc_names[i]);
-    snprintf(name, 16, "pmc%" PRIu32, i);
-    return name;
-}
-
-/* The text `"name":` of PMC counter i as the writer escapes it, rendered once (fits false
- * when it is longer than the cache keeps). */
-static const struct pmc_key *pmc_key(struct chrome *c, uint32_t i)
-{
-    struct pmc_key *k = &c->pmc_keys[i];
-    if (!k->done) {
-        char name[16];
-        perch_json w;
-        k->len = 0;
-        perch_json_init(&w, key_sink, k);
-        perch_json_begin_object(&w); /* "{" then the key: the key's text is what follows */
-        perch_json_key(&w, pmc_name(c, i, name));
-        k->fits = perch_json_flush(&w) == 0 && k->len > 1;
-        if (k->fits) {
-            memmove(k->text, k->text + 1, k->len - 1);
-            k->len--;
-        }
-        k->done = true;
-    }
-    return k;
-}
-
-/* PMC deltas from counter i on, through the writer's calls. */
-static void slow_pmc(struct chrome *c, const perch_slice_rec *r, uint32_t i)
-{
-    char name[16];
-    for (; i < r->pmc_count && i < PERCH_MAX_PMC; i++) {
-        perch_json_key(&c->w, pmc_name(c, i, name));
-        perch_json_uint(&c->w, r->pmc_delta[i]);
-    }
-}
-
-/* "dur" and "args" of a slice's complete event: {cpu, priority, wait_reason, ready_latency_us,
- * the PMC deltas under their counter names, open}. */
-static void slice_args(struct chrome *c, const perch_slice_rec *r)
-{
-    uint64_t freq = c->base.ents.info.perf_freq;
-    char buf[160 + 2 * PERCH_TIME_TEXT_MAX + PERCH_MAX_PMC * 96];
-    size_t len = 0;
-    put_lit(buf, &len, "\"dur\":");
-    len += perch__fmt_time(
-        buf + len, r->end_ts >= r->start_ts ? (int64_t)(r->end_ts - r->start_ts) : 0, freq, false);
-    perch_json_raw_members(&c->w, buf, len);
-    perch_json_key(&c->w, "args");
-    perch_json_begin_object(&c->w);
-    len = 0;
-    put_lit(buf, &len, "\"cpu\":");
-    put_u(buf, &len, r->cpu);
-    put_lit(buf, &len, ",\"priority\":");
-    put_i(buf, &len, r->priority);
-    if (r->wait_reason >= 0) {
-        put_lit(buf, &len, ",\"wait_reason\":");
-        put_i(buf, &len, r->wait_reason);
-    }
-    if ((r->flags & PERCH_SLICE_HAS_READY) && r->ready_ts <= r->start_ts) {
-        put_lit(buf, &len, ",\"ready_latency_us\":");
-        len += perch__fmt_time(buf + len, (int64_t)(r->start_ts - r->ready_ts), freq, false);
-    }
-    for (uint32_t i = 0; i < r->pmc_count && i < PERCH_MAX_PMC; i++) {
-        const struct pmc_key *k = pmc_key(c, i);
-        if (!k->fits) { /* a long name: the writer's own calls from here */
-            perch_json_raw_members(&c->w, buf, len);
-            slow_pmc(c, r, i);
-            len = 0;
-            break;
-        }
-        buf[len++] = ',';
-        memcpy(buf + len, k->text, k->len);
-        len += k->len;
-        put_u(buf, &len, r->pmc_delta[i]);
-    }
-    if (len)
-        perch_json_raw_members(&c->w, buf, len);
-    if (r->flags & (PERCH_SLICE_OPEN_START | PERCH_SLICE_OPEN_END)) {
-        perch_json_key(&c->w, "open");
-        perch_json_string(&c->w, (r->flags & PERCH_SLICE_OPEN_START) ? "start" : "end");
-    }
-    perch_json_end_object(&c->w);
-}
-
-/* The "args" members of a slice after cpu and priority into buf at *len: wait reason, ready
- * latency, the PMC deltas (every key fits), open; and the two closing braces. */
-static void slice_args_rest(struct chrome *c, const perch_slice_rec *r, char *buf, size_t *len)
-{
-    uint64_t freq = c->base.ents.info.perf_freq;
-    size_t n = *len;
-    if (r->wait_reason >= 0) {
-        PUT_LIT(buf, n, ",\"wait_reason\":");
-        put_i(buf, &n, r->wait_reason);
-    }
-    if ((r->flags & PERCH_SLICE_HAS_READY) && r->ready_ts <= r->start_ts) {
-        PUT_LIT(buf, n, ",\"ready_latency_us\":");
-        n += perch__fmt_time(buf + n, (int64_t)(r->start_ts - r->ready_ts), freq, false);
-    }
-    for (uint32_t i = 0; i < r->pmc_count && i < PERCH_MAX_PMC; i++) {
-        const struct pmc_key *k = &c->pmc_keys[i];
-        buf[n++] = ',';
-        memcpy(buf + n, k->text, k->len);
-        n += k->len;
-        n += perch__put_uint(buf + n, r->pmc_delta[i]);
-    }
-    if (r->flags & PERCH_SLICE_OPEN_START)
-        PUT_LIT(buf, n, ",\"open\":\"start\"");
-    else if (r->flags & PERCH_SLICE_OPEN_END)
-        PUT_LIT(buf, n, ",\"open\":\"end\"");
-    PUT_LIT(buf, n, "}}");
-    *len = n;
-}
-
-/* A slice's complete event on its thread's track as one run of text: the bytes event_head
- * and slice_args write through the writer's calls. false (nothing written) when a PMC
- * counter's key does not fit its cache. */
-static bool slice_fast(struct chrome *c, const perch_slice_rec *r, uint32_t pid, uint32_t tid)
-{
-    const perch_trace_info *info = &c->base.ents.info;
-    char buf[256 + 3 * PERCH_TIME_TEXT_MAX + PERCH_MAX_PMC * 96];
-    size_t len = 0;
-    for (uint32_t i = 0; i < r->pmc_count && i < PERCH_MAX_PMC; i++)
-        if (!pmc_key(c, i)->fits)
-            return false;
-    if (r->tid == 0)
-        PUT_LIT(buf, len, "{\"name\":\"idle\",\"cat\":\"cpu\",\"ph\":\"X\",\"ts\":");
-    else
-        PUT_LIT(buf, len, "{\"name\":\"running\",\"cat\":\"cpu\",\"ph\":\"X\",\"ts\":");
-    len += perch__fmt_time(buf + len, (int64_t)(r->start_ts - info->start_raw), info->perf_freq,
-                           false);
-    PUT_LIT(buf, len, ",\"pid\":");
-    len += perch__put_uint(buf + len, pid);
-    PUT_LIT(buf, len, ",\"tid\":");
-    len += perch__put_uint(buf + len, tid);
-    PUT_LIT(buf, len, ",\"dur\":");
-    len += perch__fmt_time(
-        buf + len, r->end_ts >= r->start_ts ? (int64_t)(r->end_ts - r->start_ts) : 0,
-        info->perf_freq, false);
-    PUT_LIT(buf, len, ",\"args\":{\"cpu\":");
-    len += perch__put_uint(buf + len, r->cpu);
-    PUT_LIT(buf, len, ",\"priority\":");
-    put_i(buf, &len, r->priority);
-    slice_args_rest(c, r, buf, &len);
-    perch_json_raw_n(&c->w, buf, len);
-    return true;
-}
-
-static void slice_event(struct chrome *c, const perch_slice_rec *r, const char *name, uint32_t pid,
-                        uint32_t tid)
-{
-    event_head(c, name, "cpu", "X", r->start_ts, pid, tid);
-    slice_args(c, r);
-    perch_json_end_object(&c->w);
+    if (c->w.used)
+        perch_json_flush(&c->w);
+    bool comma = c->w.need_comma[c->w.depth];
+    c->w.need_comma[c->w.depth] = true;
+    return comma;
 }
 
 static int on_slice(void *ctx, const perch_slice_rec *r)
 {
     struct chrome *c = ctx;
-    char label[300];
     ensure_header(c);
-    uint32_t pid = thread_of(c, r->thread_key)->pid, tid = track_tid(r->tid, r->cpu);
     int err = perch__profiles_drain(&c->prof); /* the samples before this slice first */
     if (err)
         return err;
-    if (!slice_fast(c, r, pid, tid))
-        slice_event(c, r, r->tid == 0 ? "idle" : "running", pid, tid);
-    if (c->base.opt.cpu_tracks) {
-        const perch__thread *t = perch__entities_thread_at(&c->base.ents, r->thread_key);
-        perch__thread_label(&c->base.ents, t, r->tid, label, sizeof label);
-        slice_event(c, r, label, CPU_PID, r->cpu);
-    }
     c->slices++;
-    return c->w.error;
+    if (!c->async)
+        return perch__chrome_slice(&c->fmt, r);
+    bool comma = queue_event(c);
+    return c->w.error ? c->w.error : perch__chrome_async_slice(c->async, r, comma);
 }
 
-/* The name of a PMC sample's event (its leaf frame) as the writer writes a string (quoted,
- * escaped) into out (NAME_TEXT_MAX bytes); returns its length. */
-#define NAME_TEXT_MAX PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX)
-_Static_assert(NAME_TEXT <= NAME_TEXT_MAX, "a cached name is copied whole into its output");
-static size_t leaf_name_text(struct chrome *c, uint64_t pk, uint64_t module_key, uint64_t leaf,
-                             bool is_ip, char *out)
-{
-    char name[PERCH_FRAME_NAME_MAX];
-    const perch__module *m =
-        perch__frame_module_cached(&c->rc, &c->base.ents, pk, module_key, leaf, is_ip);
-    perch__frame_name(&c->base.ents, m, leaf, name, sizeof name);
-    return perch__json_string_text(name, strlen(name), out, NAME_TEXT_MAX);
-}
-
-/* The cached name text of (pk, leaf, the module key when the leaf is the sample's ip): the
- * leaf's module, so its name, is a function of these once the entities are sealed. */
-static int cached_name(struct chrome *c, uint64_t pk, uint64_t module_key, uint64_t leaf,
-                       bool is_ip, char *out, size_t *len)
-{
-    uint64_t mk = is_ip ? module_key : 0;
-    struct name_slot *slot;
-    if (!c->names) {
-        int err = perch__grow(&c->base.budget, (void **)&c->names, &c->names_cap, NAME_CACHE,
-                              sizeof *c->names);
-        if (err)
-            return err;
-        memset(c->names, 0, c->names_cap * sizeof *c->names);
-    }
-    slot = &c->names[perch__hash64(leaf ^ perch__hash64(pk ^ perch__hash64(mk))) &
-                     (NAME_CACHE - 1)];
-    if (slot->len && slot->addr == leaf && slot->pk == pk && slot->module_key == mk) {
-        memcpy(out, slot->text, sizeof slot->text); /* out has room: a fixed size copies fast */
-        *len = slot->len;
-        return 0;
-    }
-    *len = leaf_name_text(c, pk, module_key, leaf, is_ip, out);
-    if (*len > 0 && *len <= NAME_TEXT) {
-        slot->pk = pk;
-        slot->addr = leaf;
-        slot->module_key = mk;
-        slot->len = (uint8_t)*len;
-        memcpy(slot->text, out, *len);
-    }
-    return 0;
-}
-
-/* A PMC sample counts events, not time: an instant event named by its leaf frame, written as
- * one run of text (the bytes of the writer's calls for that object). */
+/* A PMC sample's instant event, named by its leaf frame (named on this thread: the symbol
+ * tables are read here). */
 static int pmc_sample(struct chrome *c, const perch_sample_rec *r)
 {
-    const perch_trace_info *info = &c->base.ents.info;
-    const struct thread_slot *t = thread_of(c, r->thread_key);
-    char text[NAME_TEXT_MAX + 256 + PERCH_TIME_TEXT_MAX];
-    size_t len = 0, n = 0;
-    uint64_t leaf;
-    if (!perch__stacks_leaf(&c->base.stacks, r->stack_id, &leaf))
-        leaf = r->ip;
-    PUT_LIT(text, len, "{\"name\":");
-    int err = cached_name(c, t->process_key, r->module_key, leaf, leaf == r->ip, text + len, &n);
+    const perch__chrome_thread *t = perch__chrome_thread_of(&c->fmt, r->thread_key);
+    char local[PERCH_CHROME_NAME_TEXT_MAX], *name = local;
+    size_t n = 0;
+    bool comma = c->async && queue_event(c);
+    int err = c->w.error;
+    if (!err && c->async)
+        err = perch__chrome_async_pmc_begin(c->async, &name);
+    if (!err)
+        err = perch__chrome_pmc_name(&c->fmt, &c->base.stacks, t->process_key, r, name, &n);
+    if (!err && n == 0)
+        err = c->w.error ? c->w.error : PERCH_ELIMIT;
     if (err)
         return err;
-    if (n == 0)
-        return c->w.error ? c->w.error : PERCH_ELIMIT;
-    len += n;
-    PUT_LIT(text, len, ",\"cat\":\"pmc_sample\",\"ph\":\"i\",\"ts\":");
-    len += perch__fmt_time(text + len, (int64_t)(r->ts - info->start_raw), info->perf_freq, false);
-    PUT_LIT(text, len, ",\"pid\":");
-    len += perch__put_uint(text + len, t->pid);
-    PUT_LIT(text, len, ",\"tid\":");
-    len += perch__put_uint(text + len, track_tid(r->tid, r->cpu));
-    PUT_LIT(text, len, ",\"s\":\"t\",\"args\":{\"stack_id\":");
-    len += perch__put_uint(text + len, r->stack_id);
-    PUT_LIT(text, len, ",\"cpu\":");
-    len += perch__put_uint(text + len, r->cpu);
-    if (r->count > 1) {
-        PUT_LIT(text, len, ",\"count\":");
-        len += perch__put_uint(text + len, r->count);
+    if (c->async) {
+        perch__chrome_async_pmc_end(c->async, r, t->pid, n, comma);
+        return 0;
     }
-    PUT_LIT(text, len, ",\"pmc_source\":");
-    len += perch__put_uint(text + len, r->profile_source);
-    PUT_LIT(text, len, "}}");
-    perch_json_raw_n(&c->w, text, len);
-    return c->w.error;
+    perch__chrome_pmc_ev ev = {*r, t->pid, (uint32_t)n, name};
+    return perch__chrome_pmc(&c->fmt, &ev);
 }
 
 static int on_sample(void *ctx, const perch_sample_rec *r)
 {
     struct chrome *c = ctx;
     const perch_trace_info *info = &c->base.ents.info;
-    const struct thread_slot *t;
+    const perch__chrome_thread *t;
     struct perch__pheld held;
     uint64_t us;
     int err;
@@ -541,11 +228,11 @@ static int on_sample(void *ctx, const perch_sample_rec *r)
              ? perch__ticks_to_ns(r->ts - info->start_raw, info->perf_freq) / 1000
              : 0;
     c->samples++;
-    t = thread_of(c, r->thread_key);
+    t = perch__chrome_thread_of(&c->fmt, r->thread_key);
     /* stack id 0: the ip alone; else the profile decodes the stack when its leaf is not
      * cached */
     held = (struct perch__pheld){
-        r->thread_key, r->module_key, r->ip, us, t->pid, track_tid(r->tid, r->cpu),
+        r->thread_key, r->module_key, r->ip, us, t->pid, perch__chrome_track_tid(r->tid, r->cpu),
         perch__stacks_known(&c->base.stacks, r->stack_id) ? r->stack_id : 0, r->count,
         !t->sliced, true};
     return perch__profiles_hold(&c->prof, &held);
@@ -602,7 +289,10 @@ static int on_finish2(void *ctx)
     write_other_data(c);
     perch_json_end_object(&c->w);
     perch_json_newline(&c->w);
-    return perch_json_flush(&c->w);
+    err = perch_json_flush(&c->w);
+    int aerr = perch__chrome_async_stop(c->async); /* the queue played, the output written */
+    c->async = NULL;
+    return err ? err : aerr;
 }
 
 static int on_info2(void *ctx, const perch_trace_info *info)
@@ -705,6 +395,14 @@ static int chrome_create(const perch_export_options *opt, perch_output *out, voi
     c->prof.stacks = &c->base.stacks;
     c->prof.rc = &c->rc;
     c->prof.w = &c->w;
+    c->fmt.w = &c->w;
+    c->fmt.ents = &c->base.ents;
+    c->fmt.sliced = &c->sliced;
+    c->fmt.pmc_names = c->pmc_names;
+    c->fmt.cpu_tracks = c->base.opt.cpu_tracks;
+    c->fmt.budget = &c->base.budget;
+    c->fmt.rc = &c->rc;
+    perch__chrome_fmt_reset(&c->fmt);
     c->prof.interval_us = perch__interval_ns(&c->base.opt) / 1000;
     if (c->prof.interval_us == 0)
         c->prof.interval_us = 1;
@@ -717,8 +415,9 @@ static void chrome_destroy(void *state)
     struct chrome *c = state;
     if (!c)
         return;
+    perch__chrome_async_stop(c->async); /* an export that failed */
     perch__profiles_free(&c->prof);
-    perch__release(&c->base.budget, (void **)&c->names, &c->names_cap, sizeof *c->names);
+    perch__chrome_fmt_free(&c->fmt);
     perch__map_free(&c->sliced, &c->base.budget);
     perch__collect_free(&c->base);
     perch__free(c);

@@ -269,6 +269,11 @@ void perch_json_raw_members(perch_json *w, const char *text, size_t n)
     put(w, text, n);
 }
 
+void perch_json_verbatim(perch_json *w, const char *text, size_t n)
+{
+    put(w, text, n);
+}
+
 void perch_json_newline(perch_json *w)
 {
     put_char(w, '\n');

@@ -1,0 +1,116 @@
+/*
+ * The chrome export's events that need no state of the stream once pass 1 has sealed the
+ * entities (chrome_events.c): a slice's complete event ("X", and its copy on the CPU's track)
+ * and a PMC sample's instant event ("i"), formatted by a perch__chrome_fmt into its writer. A
+ * formatter's caches are its own, so two threads each with one format events at once; the
+ * entities, the `sliced` map and the counter names are only read. The exception is a PMC
+ * sample's name (its leaf frame): naming reads the symbol tables, which a lookup may seal, so
+ * the thread that replays the stream names it (perch__chrome_pmc_name) and the event is
+ * formatted from the name text (perch__chrome_pmc).
+ *
+ * chrome_async.c runs a second formatter on a thread of its own: the exporter's thread queues
+ * its own text and the slices and PMC samples in stream order, the formatter thread formats
+ * them in that order and writes everything to the output, so the bytes are those of one thread.
+ */
+#ifndef PERCH_EXPORT_CHROME_EVENTS_H
+#define PERCH_EXPORT_CHROME_EVENTS_H
+
+#include "export/export_internal.h"
+
+#define PERCH_CHROME_UNKNOWN_PID 2147483646u /* threads whose process is unknown */
+#define PERCH_CHROME_CPU_PID     2147483647u /* the per-CPU tracks */
+#define PERCH_CHROME_IDLE_TID    2147418112u /* 0x7fff0000 + cpu: the idle thread of each CPU */
+#define PERCH_CHROME_THREADS     256         /* the thread cache, a power of two */
+#define PERCH_CHROME_NAME_TEXT_MAX PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX)
+
+/* What an event needs of its thread (perch__chrome_thread). */
+typedef struct perch__chrome_thread {
+    uint64_t key;
+    uint64_t process_key;
+    uint32_t pid;
+    bool sliced, valid;
+} perch__chrome_thread;
+
+typedef struct perch__chrome_fmt {
+    perch_json *w;
+    const perch__entities *ents;
+    const perch__map *sliced;   /* thread keys with slices */
+    const uint32_t *pmc_names;  /* PMC counter i is called ents->strings at pmc_names[i] */
+    uint32_t pmc_name_count;
+    bool cpu_tracks;
+    perch__budget *budget;      /* the name cache's */
+    perch__resolve_cache *rc;   /* the name cache's module lookups */
+    struct perch__chrome_pmc_key {
+        char text[64]; /* `"name":` escaped, when it fits */
+        size_t len;
+        bool done, fits;
+    } pmc_keys[PERCH_MAX_PMC];
+    perch__chrome_thread threads[PERCH_CHROME_THREADS];
+    /* a PMC sample's event name as JSON text by (process key, leaf address, module key when
+     * the leaf is the sample's ip) */
+    struct perch__chrome_name *names;
+    size_t names_cap;
+} perch__chrome_fmt;
+
+/* A PMC sample's instant event: the sample, its thread's pid and its name as JSON text. */
+typedef struct perch__chrome_pmc_ev {
+    perch_sample_rec rec;
+    uint32_t pid;
+    uint32_t name_len;
+    const char *name;
+} perch__chrome_pmc_ev;
+
+/* Prepares f (the caller owns it; every field but the caches must be set before). */
+void perch__chrome_fmt_reset(perch__chrome_fmt *f);
+/* Frees f's name cache (the rest is the caller's). */
+void perch__chrome_fmt_free(perch__chrome_fmt *f);
+
+/* The pid of a thread (PERCH_CHROME_UNKNOWN_PID when unknown). */
+uint32_t perch__chrome_pid(const perch__entities *e, uint64_t thread_key);
+/* The idle thread (tid 0) gets one track per CPU. */
+static inline uint32_t perch__chrome_track_tid(uint32_t tid, uint16_t cpu)
+{
+    return tid == 0 ? PERCH_CHROME_IDLE_TID + cpu : tid;
+}
+/* What events need of thread key, through f's cache. */
+const perch__chrome_thread *perch__chrome_thread_of(perch__chrome_fmt *f, uint64_t key);
+
+/* A slice's complete event on its thread's track (and on its CPU's track with cpu_tracks);
+ * returns the writer's error. */
+int perch__chrome_slice(perch__chrome_fmt *f, const perch_slice_rec *r);
+/* The name text of PMC sample r of process pk (quoted, escaped) into out
+ * (PERCH_CHROME_NAME_TEXT_MAX bytes), its length in *len (0: it does not fit); PERCH_ELIMIT or
+ * PERCH_ENOMEM when the name cache cannot be had. */
+int perch__chrome_pmc_name(perch__chrome_fmt *f, const perch__stacks *stacks, uint64_t pk,
+                           const perch_sample_rec *r, char *out, size_t *len);
+/* A PMC sample's instant event; returns the writer's error. */
+int perch__chrome_pmc(perch__chrome_fmt *f, const perch__chrome_pmc_ev *e);
+
+/* ---- the second formatter (chrome_async.c) ---------------------------------------------- */
+typedef struct perch__chrome_async perch__chrome_async;
+
+/* Batches of at most this many bytes go to the formatter thread (0: the default); tests set
+ * it small to make many hand-overs. */
+extern size_t perch__chrome_async_batch;
+
+/* Starts the formatter thread with a formatter like `like` (caches its own) writing to out
+ * through a writer at w's nesting (the caller's writer, which then writes into the queue:
+ * perch__chrome_async_text). Its batches (a ring of 8, 1 MiB in all) are charged to like's
+ * budget. Returns 0, PERCH_ELIMIT, PERCH_ENOMEM or the thread error; *a untouched on error. */
+int perch__chrome_async_start(const perch__chrome_fmt *like, const perch_json *w,
+                              perch_output *out, perch__chrome_async **a);
+/* perch_json sink of the caller's writer: queues its text. */
+int perch__chrome_async_text(void *a, const char *data, size_t n);
+/* Queue a slice / a PMC sample's event; comma: the event follows another array element.
+ * Each returns 0 or the first error of the formatter thread (its output's). */
+int perch__chrome_async_slice(perch__chrome_async *a, const perch_slice_rec *r, bool comma);
+/* The name text goes straight into the queue: *name receives room for
+ * PERCH_CHROME_NAME_TEXT_MAX bytes, filled by the caller before perch__chrome_async_pmc_end. */
+int perch__chrome_async_pmc_begin(perch__chrome_async *a, char **name);
+void perch__chrome_async_pmc_end(perch__chrome_async *a, const perch_sample_rec *r, uint32_t pid,
+                                 size_t name_len, bool comma);
+/* Formats everything queued, flushes the formatter's writer, joins the thread, frees a.
+ * Returns the first error. Accepts NULL. */
+int perch__chrome_async_stop(perch__chrome_async *a);
+
+#endif
