@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "export/export_internal.h"
+#include "export/chrome_profile.h"
 #include "export_fixture.h"
 #include "json_check.h"
 

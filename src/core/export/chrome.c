@@ -134,6 +134,15 @@ static void write_metadata(struct chrome *c)
     cpu_track_names(c, CPU_PID, 0, "CPU ");
 }
 
+/* perch__profiles.runs: a chunk's numbers go to the second formatter after this writer's
+ * text (the array they belong to is open). */
+static int profile_runs(void *ctx, const perch__psample *out, size_t n, uint64_t base, bool times)
+{
+    struct chrome *c = ctx;
+    int err = perch_json_flush(&c->w);
+    return err ? err : perch__chrome_async_runs(c->async, out, n, base, times);
+}
+
 /* The second formatter takes the events from here on (the metadata are written): this
  * writer's text goes into its queue. With threads = 1, or when it cannot start, every event
  * stays on this thread. */
@@ -145,6 +154,8 @@ static void start_async(struct chrome *c)
         return;
     c->w.sink = perch__chrome_async_text;
     c->w.ctx = c->async;
+    c->prof.runs = profile_runs;
+    c->prof.runs_ctx = c;
 }
 
 static void ensure_header(struct chrome *c)
@@ -292,6 +303,7 @@ static int on_finish2(void *ctx)
     err = perch_json_flush(&c->w);
     int aerr = perch__chrome_async_stop(c->async); /* the queue played, the output written */
     c->async = NULL;
+    c->prof.runs = NULL;
     return err ? err : aerr;
 }
 

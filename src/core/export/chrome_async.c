@@ -34,7 +34,10 @@
 
 size_t perch__chrome_async_batch;
 
-enum { ENT_TEXT, ENT_SLICE, ENT_PMC, ENT_COMMA = 4 };
+/* An entry's kind: text as it is, a slice, a PMC sample (its name text after the head), a
+ * profile chunk's node ids (u32 each) or times (a u64 base, then u64 each) as a run of
+ * numbers; ENT_COMMA: a comma precedes it. */
+enum { ENT_TEXT, ENT_SLICE, ENT_PMC, ENT_NODES, ENT_TIMES, ENT_COMMA = 8 };
 
 struct ent {
     uint32_t kind; /* ENT_*, ENT_COMMA or'ed into an event's */
@@ -76,6 +79,31 @@ static size_t pad8(size_t n)
     return (n + 7) & ~(size_t)7;
 }
 
+/* A run of numbers: node ids, or the differences of times from the base on. */
+static int play_run(struct perch__chrome_async *a, const struct ent *e, const uint8_t *p)
+{
+    perch__run run;
+    run.w = &a->w;
+    run.len = 0;
+    if ((e->kind & ~(uint32_t)ENT_COMMA) == ENT_NODES) {
+        for (size_t i = 0; i < e->len / 4; i++) {
+            uint32_t v;
+            memcpy(&v, p + i * 4, 4);
+            perch__run_uint(&run, v);
+        }
+    } else {
+        uint64_t prev, us;
+        memcpy(&prev, p, 8);
+        for (size_t i = 1; i < e->len / 8; i++) {
+            memcpy(&us, p + i * 8, 8);
+            perch__run_uint(&run, us - prev);
+            prev = us;
+        }
+    }
+    perch__run_flush(&run);
+    return a->w.error;
+}
+
 /* Plays one entry on the formatter thread; returns its error. */
 static int play_entry(struct perch__chrome_async *a, const struct ent *e, const uint8_t *p)
 {
@@ -85,6 +113,8 @@ static int play_entry(struct perch__chrome_async *a, const struct ent *e, const 
         return a->w.error;
     }
     a->w.need_comma[a->w.depth] = (e->kind & ENT_COMMA) != 0;
+    if (kind == ENT_NODES || kind == ENT_TIMES)
+        return play_run(a, e, p);
     if (kind == ENT_SLICE) {
         perch_slice_rec r;
         memcpy(&r, p, e->len);
@@ -227,6 +257,33 @@ static void async_join(struct perch__chrome_async *a)
     perch_mutex_unlock(a->mu);
     perch_thread_join(a->thread, NULL);
     a->thread = NULL;
+}
+
+int perch__chrome_async_runs(perch__chrome_async *a, const perch__psample *out, size_t n,
+                             uint64_t base, bool times)
+{
+    size_t each = times ? 8 : 4, head = times ? 8 : 0;
+    int err = 0;
+    for (size_t i = 0; i < n && !err;) {
+        err = room_for(a, sizeof(struct ent) + head + 64 * each);
+        size_t k = (a->cap - a->used - sizeof(struct ent) - head) / each;
+        k = k < n - i ? k : n - i;
+        if (err)
+            break;
+        uint8_t *p = put_head(a, (times ? ENT_TIMES : ENT_NODES) | (i ? ENT_COMMA : 0),
+                              head + k * each);
+        if (times) {
+            uint64_t b = i ? out[i - 1].us : base;
+            memcpy(p, &b, 8);
+            for (size_t j = 0; j < k; j++)
+                memcpy(p + 8 + j * 8, &out[i + j].us, 8);
+        } else {
+            for (size_t j = 0; j < k; j++)
+                memcpy(p + j * 4, &out[i + j].node, 4);
+        }
+        i += k;
+    }
+    return err;
 }
 
 static void async_free(struct perch__chrome_async *a)

@@ -15,7 +15,7 @@
 #ifndef PERCH_EXPORT_CHROME_EVENTS_H
 #define PERCH_EXPORT_CHROME_EVENTS_H
 
-#include "export/export_internal.h"
+#include "export/chrome_profile.h"
 
 #define PERCH_CHROME_UNKNOWN_PID 2147483646u /* threads whose process is unknown */
 #define PERCH_CHROME_CPU_PID     2147483647u /* the per-CPU tracks */
@@ -109,6 +109,10 @@ int perch__chrome_async_slice(perch__chrome_async *a, const perch_slice_rec *r, 
 int perch__chrome_async_pmc_begin(perch__chrome_async *a, char **name);
 void perch__chrome_async_pmc_end(perch__chrome_async *a, const perch_sample_rec *r, uint32_t pid,
                                  size_t name_len, bool comma);
+/* Queues a profile chunk's samples: their node ids, or with times the differences of their
+ * times from base on (perch__profiles.runs), written as the writer's run of numbers. */
+int perch__chrome_async_runs(perch__chrome_async *a, const perch__psample *out, size_t n,
+                             uint64_t base, bool times);
 /* Formats everything queued, flushes the formatter's writer, joins the thread, frees a.
  * Returns the first error. Accepts NULL. */
 int perch__chrome_async_stop(perch__chrome_async *a);

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/export_internal.h"
+#include "export/chrome_profile.h"
 #include "perch/error.h"
 #include "util/mem.h"
 
@@ -369,25 +369,34 @@ static int write_chunk(perch__profiles *p, perch__ptrack *t, size_t n, bool clos
     t->started = true;
     perch_json_key(w, "samples");
     perch_json_begin_array(w);
-    for (size_t i = 0; i < p->out_count; i++)
-        perch__run_uint(&run, p->out[i].node);
-    perch__run_flush(&run);
+    if (p->runs) {
+        err = p->runs(p->runs_ctx, p->out, p->out_count, 0, false);
+    } else {
+        for (size_t i = 0; i < p->out_count; i++)
+            perch__run_uint(&run, p->out[i].node);
+        perch__run_flush(&run);
+    }
     perch_json_end_array(w);
     perch_json_end_object(w);
     perch_json_key(w, "timeDeltas");
     perch_json_begin_array(w);
-    for (size_t i = 0; i < p->out_count; i++) {
-        perch__run_uint(&run, p->out[i].us - t->last_us);
-        t->last_us = p->out[i].us;
+    if (p->runs) {
+        err = err ? err : p->runs(p->runs_ctx, p->out, p->out_count, t->last_us, true);
+        t->last_us = p->out[p->out_count - 1].us;
+    } else {
+        for (size_t i = 0; i < p->out_count; i++) {
+            perch__run_uint(&run, p->out[i].us - t->last_us);
+            t->last_us = p->out[i].us;
+        }
+        perch__run_flush(&run);
     }
-    perch__run_flush(&run);
     perch_json_end_array(w);
     perch_json_end_object(w);
     perch_json_end_object(w);
     perch_json_end_object(w);
     memmove(t->pend, t->pend + n, (t->pend_count - n) * sizeof *t->pend);
     t->pend_count -= n;
-    return w->error;
+    return err ? err : w->error;
 }
 
 /* The complete event over a sample-only track's profile. */
