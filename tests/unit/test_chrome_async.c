@@ -3,8 +3,9 @@
  * byte for byte the one-thread export (threads 1) of a stream where slices, PMC samples,
  * timer samples (whose profile chunks the exporter's thread writes between them) and stacks
  * interleave, with the smallest batches (thousands of hand-overs, text split across
- * batches) and the default ones, with and without the per-CPU tracks and with a PMC
- * counter name too long for the fast path. A splice out of order, a lost or doubled entry or
+ * batches) and the default ones, with and without the per-CPU tracks, with a PMC
+ * counter name too long for the fast path, and PMC samples with thousands of names (the
+ * name cache evicts) and names too long to be cached. A splice out of order, a lost or doubled entry or
  * a wrong comma changes the bytes. Errors: a full output and a memory limit are returned,
  * the same as with one thread.
  */
@@ -20,6 +21,8 @@
 #include "export_fixture.h"
 
 #define RECORDS 30000u
+#define LONG_BASE 0x150000000ull /* a module whose name is longer than a name cache entry */
+#define LONG_KEY  600
 
 static bool long_counter; /* the second counter's name does not fit the key cache */
 
@@ -35,9 +38,13 @@ static int mixed_sample(const perch_sink *s, uint32_t i)
     r.kind = i % 3 == 0 ? PERCH_SAMPLE_PMC : PERCH_SAMPLE_TIMER;
     r.profile_source = r.kind == PERCH_SAMPLE_PMC ? 2 : 0;
     r.ts = FX_US(100 + (uint64_t)i * 7 - i % 5); /* a little out of order */
-    r.stack_id = i % 6;                          /* 0: the ip alone */
-    r.ip = r.stack_id ? FX_NTOS + 0x1000 : FX_APP + 0x400 + (i % 97) * 16;
+    r.stack_id = i % 6; /* 0: the ip alone, thousands of names (the name caches evict) */
+    r.ip = r.stack_id ? FX_NTOS + 0x1000 : FX_APP + 0x400 + (i % 3001) * 4;
     r.module_key = r.stack_id ? FX_KEY_M_NTOS : FX_KEY_M_APP;
+    if (r.stack_id == 0 && i % 5 == 0) {
+        r.ip = LONG_BASE + (i % 7) * 16;
+        r.module_key = LONG_KEY;
+    }
     r.count = 1 + i % 3;
     return s->sample(s->ctx, &r);
 }
@@ -87,6 +94,11 @@ static int mixed_replay(void *ctx, const perch_sink *s)
     }
     if (!err)
         err = fx_entities(s);
+    if (!err)
+        err = fx_module(s, LONG_KEY, FX_KEY_P1, 1234, LONG_BASE, 0x10000,
+                        "C:\\Program Files\\A Vendor With A Long Name\\A Product With An "
+                        "Even Longer Name\\bin\\a_library_whose_file_name_is_long_enough_that_its_"
+                        "frame_names_do_not_fit_an_entry_of_the_name_cache_of_the_export.dll");
     return err ? err : fx_tail(s);
 }
 
@@ -124,6 +136,7 @@ static void same_both_ways(bool cpu_tracks)
     assert_true(fx_count(one, "\"ph\":\"X\"") > RECORDS / 8);
     assert_true(fx_count(one, "\"ph\":\"i\"") > RECORDS / 4);
     assert_true(fx_count(one, "ProfileChunk") > 10);
+    assert_true(fx_count(one, "the_name_cache_of_the_export.dll!+0x") > 100);
     for (int k = 0; k < 2; k++) {
         perch__chrome_async_batch = k == 0 ? 1 : 0; /* the smallest batches, then the default */
         char *two = export_mixed(0, cpu_tracks, (size_t)64 << 20, 0, &err);
