@@ -255,18 +255,23 @@ static inline int fx_tail(const perch_sink *s)
     return err;
 }
 
+/* The head of the stream: trace info, the PMC counter names (names[0..1]), the stacks. */
+static inline int fx_head(const perch_sink *s, const char *const names[2])
+{
+    perch_counters_rec counters = {2, names};
+    int err = fx_info(s);
+    if (!err && s->counters)
+        err = s->counters(s->ctx, &counters);
+    return err ? err : fx_stacks(s);
+}
+
 /* Replays the whole stream into sink: the perch_record_source.replay of the fixture. */
 static inline int fx_replay(void *ctx, const perch_sink *s)
 {
     static const char *const names[] = {"InstructionRetired", "TotalCycles"};
-    perch_counters_rec counters = {2, names};
     size_t slice = 0;
-    int err = fx_info(s);
+    int err = fx_head(s, names);
     (void)ctx;
-    if (!err && s->counters)
-        err = s->counters(s->ctx, &counters);
-    if (!err)
-        err = fx_stacks(s);
     for (size_t i = 0; !err && i < FX_SAMPLE_COUNT; i++) {
         /* slices close in time order among the samples */
         while (!err && slice < FX_SLICE_COUNT && fx_slices[slice].end_us <= FX_SAMPLE_US(i))

@@ -77,13 +77,8 @@ static int mixed_replay(void *ctx, const perch_sink *s)
     static const char *const long_names[] = {
         "InstructionRetired", "A counter whose name is longer than the sixty-four bytes that "
                               "the key cache of a formatter keeps"};
-    perch_counters_rec counters = {2, long_counter ? long_names : names};
-    int err = fx_info(s);
+    int err = fx_head(s, long_counter ? long_names : names);
     (void)ctx;
-    if (!err && s->counters)
-        err = s->counters(s->ctx, &counters);
-    if (!err)
-        err = fx_stacks(s);
     for (uint32_t i = 0; !err && i < RECORDS; i++) {
         if (i % 1000 == 999)
             err = fx_stack(s, 6 + i / 1000, fx_s2, 2, 0); /* a stack record between events */

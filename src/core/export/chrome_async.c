@@ -8,19 +8,16 @@
  * thread writes. An event entry carries whether a comma goes before it (the exporter's
  * writer knows what came before).
  *
- * The queue is a ring of RING batches of entries, each entry an 8-byte head (kind, payload
- * bytes) and its payload, 8-byte aligned. Batches are used in ring order: the thread plays
- * from `head`, `full` of them wait, the exporter fills the one after them; every hand-over
- * goes through the mutex. The first error of the formatter (its output's) is kept and
- * returned by every later call; the thread then only empties the ring.
+ * The queue is a ring of RING batches of entries (util/bufring.h), each entry an 8-byte head
+ * (kind, payload bytes) and its payload, 8-byte aligned. The first error of the formatter (its
+ * output's) is kept and returned by every later call; the thread then only empties the ring.
  */
-#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "export/chrome_events.h"
 #include "perch/error.h"
-#include "perch/thread.h"
+#include "util/bufring.h"
 #include "util/mem.h"
 
 #define RING          8u
@@ -59,19 +56,9 @@ _Static_assert(sizeof(struct pmc_head) % 8 == 0, "the name text starts 8-byte al
 struct perch__chrome_async {
     perch__chrome_fmt fmt; /* the thread's; fmt.w = &w */
     perch_json w;
-    perch_mutex *mu;
-    perch_cond *ready; /* the thread waits for a full batch or the stop */
-    perch_cond *room;  /* the exporter waits for a free batch or an empty ring */
-    perch_thread *thread;
-    uint8_t *buf[RING];
-    size_t len[RING]; /* bytes of each handed-over batch */
-    size_t cap;
-    unsigned head, full; /* under mu */
-    bool stop;           /* under mu */
-    uint8_t *fill;       /* the batch the exporter fills */
-    size_t used;
-    _Atomic int error;
-    size_t charged; /* the batches, charged to the exporter's budget */
+    perch__bufring *ring;
+    perch__bufring_fill f; /* the batch the exporter fills */
+    size_t charged;        /* the batches, charged to the exporter's budget */
 };
 
 static size_t pad8(size_t n)
@@ -132,8 +119,10 @@ static int play_entry(struct perch__chrome_async *a, const struct ent *e, const 
     return perch__chrome_pmc(&a->fmt, &ev);
 }
 
-static int play_batch(struct perch__chrome_async *a, const uint8_t *b, size_t len)
+/* The ring's consumer, on the formatter thread. */
+static int play_batch(void *ctx, const uint8_t *b, size_t len)
 {
+    struct perch__chrome_async *a = ctx;
     int err = 0;
     for (size_t off = 0; off < len && !err;) {
         struct ent e;
@@ -144,65 +133,19 @@ static int play_batch(struct perch__chrome_async *a, const uint8_t *b, size_t le
     return err;
 }
 
-static int formatter_main(void *arg)
-{
-    struct perch__chrome_async *a = arg;
-    perch_mutex_lock(a->mu);
-    for (;;) {
-        while (a->full == 0 && !a->stop)
-            perch_cond_wait(a->ready, a->mu, UINT32_MAX);
-        if (a->full == 0)
-            break; /* stopped, and every batch is played */
-        unsigned i = a->head;
-        perch_mutex_unlock(a->mu);
-        int err = atomic_load(&a->error) ? 0 : play_batch(a, a->buf[i], a->len[i]);
-        int none = 0;
-        if (err)
-            atomic_compare_exchange_strong(&a->error, &none, err);
-        perch_mutex_lock(a->mu);
-        a->head = (a->head + 1) % RING;
-        a->full--;
-        perch_cond_signal(a->room);
-    }
-    perch_mutex_unlock(a->mu);
-    int none = 0, err = atomic_load(&a->error) ? 0 : perch_json_flush(&a->w);
-    if (err)
-        atomic_compare_exchange_strong(&a->error, &none, err);
-    return 0;
-}
-
-/* Hands the batch being filled (when it holds anything) to the thread and takes the next
- * free one; with drain, also waits until the thread played every batch. */
-static int hand_over(struct perch__chrome_async *a, bool drain)
-{
-    perch_mutex_lock(a->mu);
-    if (a->used) {
-        a->len[(a->head + a->full) % RING] = a->used;
-        a->full++;
-    }
-    if (a->full >= WAKE || (drain && a->full))
-        perch_cond_signal(a->ready);
-    while (drain ? a->full > 0 : a->full == RING)
-        perch_cond_wait(a->room, a->mu, UINT32_MAX);
-    a->fill = a->buf[(a->head + a->full) % RING];
-    a->used = 0;
-    perch_mutex_unlock(a->mu);
-    return atomic_load(&a->error);
-}
-
 /* Room for need bytes in the batch being filled (need <= cap). */
 static int room_for(struct perch__chrome_async *a, size_t need)
 {
-    return a->cap - a->used >= need ? atomic_load_explicit(&a->error, memory_order_relaxed)
-                                    : hand_over(a, false);
+    return a->f.cap - a->f.used >= need ? perch__bufring_error(a->ring)
+                                        : perch__bufring_hand_over(a->ring, &a->f, false);
 }
 
 static void *put_head(struct perch__chrome_async *a, uint32_t kind, size_t len)
 {
     struct ent e = {kind, (uint32_t)len};
-    memcpy(a->fill + a->used, &e, sizeof e);
-    a->used += sizeof e + pad8(len);
-    return a->fill + a->used - pad8(len);
+    memcpy(a->f.fill + a->f.used, &e, sizeof e);
+    a->f.used += sizeof e + pad8(len);
+    return a->f.fill + a->f.used - pad8(len);
 }
 
 int perch__chrome_async_text(void *ctx, const char *data, size_t n)
@@ -211,7 +154,7 @@ int perch__chrome_async_text(void *ctx, const char *data, size_t n)
     int err = 0;
     while (n && !err) {
         err = room_for(a, sizeof(struct ent) + 8);
-        size_t k = a->cap - a->used - sizeof(struct ent);
+        size_t k = a->f.cap - a->f.used - sizeof(struct ent);
         k = k < n ? k & ~(size_t)7 : n;
         if (!err)
             memcpy(put_head(a, ENT_TEXT, k), data, k);
@@ -233,7 +176,7 @@ int perch__chrome_async_slice(perch__chrome_async *a, const perch_slice_rec *r, 
 int perch__chrome_async_pmc_begin(perch__chrome_async *a, char **name)
 {
     int err = room_for(a, PMC_ROOM);
-    *name = (char *)a->fill + a->used + sizeof(struct ent) + sizeof(struct pmc_head);
+    *name = (char *)a->f.fill + a->f.used + sizeof(struct ent) + sizeof(struct pmc_head);
     return err;
 }
 
@@ -245,20 +188,6 @@ void perch__chrome_async_pmc_end(perch__chrome_async *a, const perch_sample_rec 
     memcpy(put_head(a, ENT_PMC | (comma ? ENT_COMMA : 0), sizeof h + name_len), &h, sizeof h);
 }
 
-/* Stops and joins the thread (when started): it plays every batch handed over and flushes
- * its writer before it ends. */
-static void async_join(struct perch__chrome_async *a)
-{
-    if (!a->thread)
-        return;
-    perch_mutex_lock(a->mu);
-    a->stop = true;
-    perch_cond_signal(a->ready);
-    perch_mutex_unlock(a->mu);
-    perch_thread_join(a->thread, NULL);
-    a->thread = NULL;
-}
-
 int perch__chrome_async_runs(perch__chrome_async *a, const perch__psample *out, size_t n,
                              uint64_t base, bool times)
 {
@@ -266,7 +195,7 @@ int perch__chrome_async_runs(perch__chrome_async *a, const perch__psample *out, 
     int err = 0;
     for (size_t i = 0; i < n && !err;) {
         err = room_for(a, sizeof(struct ent) + head + 64 * each);
-        size_t k = (a->cap - a->used - sizeof(struct ent) - head) / each;
+        size_t k = (a->f.cap - a->f.used - sizeof(struct ent) - head) / each;
         k = k < n - i ? k : n - i;
         if (err)
             break;
@@ -288,12 +217,6 @@ int perch__chrome_async_runs(perch__chrome_async *a, const perch__psample *out, 
 
 static void async_free(struct perch__chrome_async *a)
 {
-    async_join(a);
-    perch_cond_destroy(a->room);
-    perch_cond_destroy(a->ready);
-    perch_mutex_destroy(a->mu);
-    for (unsigned i = 0; i < RING; i++)
-        perch__free(a->buf[i]);
     perch__chrome_fmt_free(&a->fmt);
     if (a->charged)
         perch__budget_give(a->fmt.budget, a->charged);
@@ -304,17 +227,18 @@ int perch__chrome_async_stop(perch__chrome_async *a)
 {
     if (!a)
         return 0;
-    int err = hand_over(a, true);
-    async_join(a);
-    int ferr = atomic_load(&a->error);
+    int err = perch__bufring_hand_over(a->ring, &a->f, true);
+    int rerr = perch__bufring_stop(a->ring); /* every batch played */
+    int ferr = err || rerr ? 0 : perch_json_flush(&a->w);
     async_free(a);
-    return err ? err : ferr;
+    return err ? err : rerr ? rerr : ferr;
 }
 
 int perch__chrome_async_start(const perch__chrome_fmt *like, const perch_json *w,
                               perch_output *out, perch__chrome_async **out_a)
 {
     struct perch__chrome_async *a = perch__calloc(1, sizeof *a);
+    size_t cap = perch__chrome_async_batch ? perch__chrome_async_batch : DEFAULT_BATCH;
     int err = a ? 0 : PERCH_ENOMEM;
     if (err)
         return err;
@@ -325,23 +249,17 @@ int perch__chrome_async_start(const perch__chrome_fmt *like, const perch_json *w
     perch_json_init(&a->w, perch__json_output_sink, out);
     a->w.depth = w->depth;
     memcpy(a->w.need_comma, w->need_comma, sizeof a->w.need_comma);
-    a->cap = perch__chrome_async_batch ? perch__chrome_async_batch : DEFAULT_BATCH;
-    a->cap = a->cap < MIN_BATCH ? MIN_BATCH : a->cap & ~(size_t)7;
-    atomic_init(&a->error, 0);
-    if (!perch__budget_take(a->fmt.budget, RING * a->cap))
+    cap = cap < MIN_BATCH ? MIN_BATCH : cap & ~(size_t)7;
+    if (!perch__budget_take(a->fmt.budget, RING * cap))
         err = PERCH_ELIMIT;
-    a->charged = err ? 0 : RING * a->cap;
-    for (unsigned i = 0; i < RING && !err; i++)
-        err = (a->buf[i] = perch__alloc(a->cap)) ? 0 : PERCH_ENOMEM;
-    err = err ? err : perch_mutex_create(&a->mu);
-    err = err ? err : perch_cond_create(&a->ready);
-    err = err ? err : perch_cond_create(&a->room);
-    err = err ? err : perch_thread_start(formatter_main, a, "perch-chrome", &a->thread);
+    a->charged = err ? 0 : RING * cap;
+    err = err ? err
+              : perch__bufring_start(RING, cap, WAKE, play_batch, a, "perch-chrome", &a->ring,
+                                     &a->f);
     if (err) {
         async_free(a);
         return err;
     }
-    a->fill = a->buf[0];
     *out_a = a;
     return 0;
 }
