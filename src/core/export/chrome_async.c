@@ -2,11 +2,11 @@
  * The chrome export's second formatter (chrome_events.h): a thread that formats the slices'
  * and PMC samples' events while the exporter's thread replays the stream and builds the CPU
  * profiles. The exporter's thread queues, in stream order, its own text (what its writer
- * flushes: the profiles' events) and each slice and PMC sample as a compact entry (a PMC
- * sample with its name text, which that thread looks up); the formatter thread plays the
- * queue in order into a writer of its own over the output, so the output is the bytes one
- * thread writes. An event entry carries whether a comma goes before it (the exporter's
- * writer knows what came before).
+ * flushes: the profiles' events), each slice and PMC sample as a compact entry (a PMC sample
+ * with its name text, which that thread looks up) and the node ids and times of each profile
+ * chunk; the formatter thread plays the queue in order into a writer of its own over the
+ * output, so the output is the bytes one thread writes. An event entry carries whether a
+ * comma goes before it (the exporter's writer knows what came before).
  *
  * The queue is a ring of RING batches of entries (util/bufring.h), each entry an 8-byte head
  * (kind, payload bytes) and its payload, 8-byte aligned. The first error of the formatter (its
@@ -25,8 +25,8 @@
 #define MIN_BATCH     4096u
 /* Full batches that wake a waiting formatter (a drain or a stop wakes it at once): it is
  * faster than the exporter's thread, so it empties the ring and sleeps; each wake costs that
- * thread a futex call. 128 KiB batches and a wake at 4 of 8 ran 0.91 s at 512 MB against
- * 0.92-0.94 s for 64 KiB and 2 (medians of 5 alternating rounds). */
+ * thread a futex call. 128 KiB batches and a wake at 4 of 8: 0.91 s at 512 MB, against 0.92 s
+ * for 64 KiB at 2 and 256 KiB at 4, 1.04 s for 64 KiB at 6 (medians of 5 alternating rounds). */
 #define WAKE 4u
 
 size_t perch__chrome_async_batch;

@@ -9,8 +9,9 @@
  * formatted from the name text (perch__chrome_pmc).
  *
  * chrome_async.c runs a second formatter on a thread of its own: the exporter's thread queues
- * its own text and the slices and PMC samples in stream order, the formatter thread formats
- * them in that order and writes everything to the output, so the bytes are those of one thread.
+ * its own text, the slices and PMC samples and the profile chunks' numbers in stream order,
+ * the formatter thread formats them in that order and writes everything to the output, so the
+ * bytes are those of one thread.
  */
 #ifndef PERCH_EXPORT_CHROME_EVENTS_H
 #define PERCH_EXPORT_CHROME_EVENTS_H
