@@ -186,6 +186,7 @@ static inline int synth_on_finish(void *ctx)
 /* A sink recording into r (which the caller zero-initialised). */
 static inline void synth_recorder(synth_rec *r, perch_sink *sink)
 {
+    memset(sink, 0, sizeof *sink);
     sink->ctx = r;
     sink->trace_info = synth_on_info;
     sink->process = synth_on_process;

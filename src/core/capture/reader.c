@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "capture/crc32c.h"
+#include "capture/read_split.h"
 #include "capture/reader.h"
 #include "perch/error.h"
 #include "util/mem.h"
@@ -193,15 +194,35 @@ static void account(perch_capture_status *s, const perch_capture_chunk_info *ci)
     }
 }
 
+/* Reads, checks and decodes the chunk at off (with sink in place of r->sink when not NULL:
+ * read_split.c's replay of a touch the sink refused). */
+static int play_chunk(perch__cap_reader *r, perch__cap_buf *buf, uint64_t off,
+                      perch_capture_chunk_info *ci, const perch_sink *sink)
+{
+    const perch_sink *own = r->sink;
+    int err = next_chunk(r, buf, off, ci);
+    if (err)
+        return err;
+    r->sink = sink ? sink : own;
+    err = deliver(r, ci, buf);
+    r->sink = own;
+    return err;
+}
+
 static int walk_chunks(perch__cap_reader *r, const perch_capture_read_opts *opts)
 {
     perch__cap_buf buf = {0};
     perch_capture_chunk_info ci;
     perch_capture_status *s = r->status;
     uint64_t off = s->header_size;
+    perch__cap_split *sp = NULL;
     int err;
+    if (r->sink->touch && perch__cap_split_start(r, off, &sp) != 0)
+        sp = NULL; /* one thread */
     for (;;) {
-        if ((err = next_chunk(r, &buf, off, &ci)) != 0 || (err = deliver(r, &ci, &buf)) != 0)
+        err = sp ? perch__cap_split_play(sp, off, &ci, &buf, play_chunk)
+                 : play_chunk(r, &buf, off, &ci, NULL);
+        if (err)
             break;
         account(s, &ci);
         if (opts && opts->on_chunk && (err = opts->on_chunk(opts->ctx, &ci)) != 0) {
@@ -215,6 +236,7 @@ static int walk_chunks(perch__cap_reader *r, const perch_capture_read_opts *opts
             break;
         }
     }
+    perch__cap_split_stop(sp);
     perch__cap_buf_free(&buf);
     return s->error;
 }

@@ -355,6 +355,13 @@ static int on_slice1(void *ctx, const perch_slice_rec *r)
     return touch(ctx, r->thread_key, r->tid, r->cpu, 1);
 }
 
+/* A capture reader's summary of samples and slices (perch_sink.touch, capture/read_split.c):
+ * what on_sample1 or on_slice1 does with a record of these fields. */
+static int on_touch1(void *ctx, const perch_touch_rec *t)
+{
+    return touch(ctx, t->thread_key, t->tid, t->cpu, t->sliced);
+}
+
 /* A thread record may change the thread's tid, so its next touch is not skipped. */
 static int on_thread1(void *ctx, const perch_thread_rec *rec)
 {
@@ -383,6 +390,7 @@ static void chrome_bind(void *state, unsigned pass, perch_sink *sink)
         sink->slice = on_slice1;
         sink->counters = on_counters;
         sink->finish = on_finish1;
+        sink->touch = c->base.opt.threads == 1 ? NULL : on_touch1; /* samples decoded ahead */
         return;
     }
     sink->trace_info = on_info2;

@@ -329,6 +329,7 @@ void perch_recorder_sink(perch_recorder *r, perch_sink *sink)
         NULL,
         on_finish,
         NULL, /* symbol: a snapshot's names come from opts.names */
+        NULL, /* touch */
     };
     *sink = callbacks;
     sink->ctx = r;

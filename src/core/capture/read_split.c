@@ -1,0 +1,411 @@
+/*
+ * The capture reader's split walk, for a sink with a touch callback (perch_sink.touch:
+ * chrome's first pass, which only notes which threads its samples and slices name). Sample
+ * and slice chunks decode on their own (docs/capture-format.md 3, "Per-chunk state"), so a
+ * second thread and the reader's own thread each decode such chunks, ahead of the walk, into
+ * a compact list of the chunk's distinct touches in the order of first occurrence; the walk
+ * then plays the chunks in file order: every other chunk as reader.c plays it, a decoded chunk
+ * as its list of touches. Stack and LBR chunks of a sink with no callback for them are
+ * decoded ahead the same way (checked, nothing kept). So the sink sees the touches of the
+ * one-thread walk in the same order, less repeats that change nothing.
+ *
+ * Anything out of the ordinary in a chunk decoded ahead -- a read error, a CRC mismatch, a
+ * malformed record, more distinct touches than a list holds, no memory -- sends that chunk
+ * back to the walk's ordinary path (reader.c), which reads, checks and decodes it again and
+ * stops exactly as the one-thread walk does. A touch the sink refuses is reported by playing
+ * the chunk again into a sink that refuses the same record with the same error, so the stop,
+ * its offset and its reason are the ordinary path's too. Memory: SLOTS lists of TOUCH_MAX
+ * touches and, per decoding thread, a payload buffer and a dedup table.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "capture/crc32c.h"
+#include "capture/read_split.h"
+#include "perch/error.h"
+#include "perch/thread.h"
+#include "util/mem.h"
+
+#define SLOTS     8u    /* chunks decoded ahead of the walk at most */
+#define TOUCH_MAX 2048u /* distinct touches a chunk's list holds; past it: the ordinary path */
+#define TABLE     4096u /* the dedup table (a power of two, at least twice TOUCH_MAX) */
+
+enum { FREE, BUSY, DONE, REDO };
+
+struct slot {
+    uint64_t off;
+    uint32_t type, flags, len;
+    int state;        /* FREE, BUSY (a thread decodes it), DONE or REDO (the ordinary path) */
+    uint64_t records; /* DONE: the chunk's records */
+    uint32_t n;       /* touches in t */
+    perch_touch_rec *t;
+    uint64_t *at; /* the record of each touch's first occurrence in the chunk */
+};
+
+/* One decoding thread's tools: a reader whose sink collects touches, a payload buffer, the
+ * dedup table (entries of the generation gen are in use: the index of a touch in cur's list,
+ * and whether that touch was kept twice). */
+struct dec {
+    perch__cap_reader *r;
+    perch_capture_status st;
+    perch__cap_buf buf;
+    perch_sink sink;
+    struct slot *cur;
+    uint64_t seen; /* records of the chunk so far */
+    uint32_t gen;
+    struct cell {
+        uint32_t gen, at;
+    } table[TABLE];
+};
+
+struct perch__cap_split {
+    perch__cap_reader *r; /* the walk's */
+    perch_mutex *mu;
+    perch_cond *cv;
+    perch_thread *thread;
+    uint64_t scan_off; /* the next chunk header to look at */
+    bool scan_end, stop;
+    unsigned head, count; /* the slots in file order, from head */
+    struct slot slots[SLOTS];
+    struct dec *dec[2]; /* [0] the second thread's, [1] the walk's */
+};
+
+static bool split_type(const perch_sink *sink, uint32_t type)
+{
+    return type == PERCH_CHUNK_SAMPLE || type == PERCH_CHUNK_SLICE ||
+           (type == PERCH_CHUNK_STACK && !sink->stack) || (type == PERCH_CHUNK_LBR && !sink->lbr);
+}
+
+static uint64_t touch_hash(const perch_touch_rec *t)
+{
+    uint64_t x = t->thread_key ^ ((uint64_t)t->tid << 17) ^ ((uint64_t)t->cpu << 49) ^ t->sliced;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    return x ^ (x >> 33);
+}
+
+static bool touch_same(const perch_touch_rec *a, const perch_touch_rec *b)
+{
+    return a->thread_key == b->thread_key && a->tid == b->tid && a->cpu == b->cpu &&
+           a->sliced == b->sliced;
+}
+
+static int keep(struct dec *d, const perch_touch_rec *t)
+{
+    struct slot *s = d->cur;
+    if (s->n == TOUCH_MAX)
+        return PERCH_ELIMIT; /* the chunk goes the ordinary way */
+    s->t[s->n] = *t;
+    s->t[s->n].unused = 0; /* kept once */
+    s->at[s->n++] = d->seen - 1;
+    return 0;
+}
+
+/* Adds t to the chunk's list unless an identical touch changes nothing more: a repeat, or
+ * for tid 0 with no cpu (UINT16_MAX) a third one (the first creates the thread with no cpu,
+ * the second gives it UINT16_MAX). */
+static int collect(struct dec *d, const perch_touch_rec *t)
+{
+    d->seen++;
+    for (uint64_t i = touch_hash(t) & (TABLE - 1);; i = (i + 1) & (TABLE - 1)) {
+        struct cell *c = &d->table[i];
+        if (c->gen != d->gen) {
+            c->gen = d->gen;
+            c->at = d->cur->n;
+            return keep(d, t);
+        }
+        perch_touch_rec *old = &d->cur->t[c->at];
+        if (!touch_same(old, t))
+            continue;
+        if (t->tid != 0 || t->cpu != UINT16_MAX || old->unused)
+            return 0;
+        old->unused = 1; /* kept twice */
+        return keep(d, t);
+    }
+}
+
+static int collect_sample(void *ctx, const perch_sample_rec *rec)
+{
+    perch_touch_rec t = {rec->thread_key, rec->tid, rec->cpu, 0, 0};
+    return collect(ctx, &t);
+}
+
+static int collect_slice(void *ctx, const perch_slice_rec *rec)
+{
+    perch_touch_rec t = {rec->thread_key, rec->tid, rec->cpu, 1, 0};
+    return collect(ctx, &t);
+}
+
+/* Reads, checks and decodes slot s's chunk; DONE, or REDO when anything is not ordinary. */
+static int decode_slot(struct dec *d, struct perch__cap_split *sp, struct slot *s)
+{
+    perch__cap_reader *r = d->r;
+    uint8_t hdr[CAP_CHUNK_HEADER];
+    perch__cap_cursor c;
+    d->buf.len = 0;
+    if (perch_input_read_exact(r->in, s->off, hdr, sizeof hdr) ||
+        perch__cap_buf_reserve(&d->buf, s->len, PERCH_CAPTURE_MAX_CHUNK) ||
+        perch_input_read_exact(r->in, s->off + CAP_CHUNK_HEADER, d->buf.data, s->len))
+        return REDO;
+    uint32_t want = (uint32_t)cap_load_le(hdr + 8, 4);
+    if (want != perch__crc32c(perch__crc32c(0, hdr, 8), d->buf.data, s->len))
+        return REDO;
+    d->cur = s;
+    d->seen = 0;
+    if (++d->gen == 0) {
+        memset(d->table, 0, sizeof d->table);
+        d->gen = 1;
+    }
+    s->n = 0;
+    r->status->version = sp->r->status->version;
+    cap_cursor_init(&c, d->buf.data, s->len);
+    r->sink_error = r->limit_error = 0;
+    if (perch__cap_decode_chunk(r, s->type, &c))
+        return REDO;
+    s->records = r->records;
+    return DONE;
+}
+
+/* Looks at chunk headers past the last slot (under mu) while a slot is free; a header the
+ * walk would refuse, the end chunk or the end of the input ends the scan. */
+static void scan(struct perch__cap_split *sp)
+{
+    const perch_input *in = sp->r->in;
+    while (!sp->scan_end && sp->count < SLOTS) {
+        uint8_t hdr[CAP_CHUNK_HEADER];
+        uint64_t left = in->size - sp->scan_off;
+        if (left < CAP_CHUNK_HEADER ||
+            perch_input_read_exact(in, sp->scan_off, hdr, sizeof hdr) != 0) {
+            sp->scan_end = true;
+            break;
+        }
+        uint32_t type = (uint32_t)cap_load_le(hdr, 2), len = (uint32_t)cap_load_le(hdr + 4, 4);
+        if (len > PERCH_CAPTURE_MAX_CHUNK || left - CAP_CHUNK_HEADER < len ||
+            type == PERCH_CHUNK_END) {
+            sp->scan_end = true;
+            break;
+        }
+        if (split_type(sp->r->sink, type)) {
+            struct slot *s = &sp->slots[(sp->head + sp->count++) % SLOTS];
+            s->off = sp->scan_off;
+            s->type = type;
+            s->flags = (uint32_t)cap_load_le(hdr + 2, 2);
+            s->len = len;
+            s->state = FREE;
+        }
+        sp->scan_off += CAP_CHUNK_HEADER + (uint64_t)len;
+    }
+}
+
+/* The first free slot, made BUSY (under mu); NULL when none. */
+static struct slot *claim(struct perch__cap_split *sp)
+{
+    scan(sp);
+    for (unsigned i = 0; i < sp->count; i++) {
+        struct slot *s = &sp->slots[(sp->head + i) % SLOTS];
+        if (s->state == FREE) {
+            s->state = BUSY;
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* Decodes slot s outside mu and publishes it (called and returning with mu held). */
+static void work(struct perch__cap_split *sp, struct dec *d, struct slot *s)
+{
+    perch_mutex_unlock(sp->mu);
+    int state = decode_slot(d, sp, s);
+    perch_mutex_lock(sp->mu);
+    s->state = state;
+    perch_cond_broadcast(sp->cv);
+}
+
+static int split_main(void *arg)
+{
+    struct perch__cap_split *sp = arg;
+    perch_mutex_lock(sp->mu);
+    while (!sp->stop) {
+        struct slot *s = claim(sp);
+        if (s)
+            work(sp, sp->dec[0], s);
+        else if (sp->scan_end && sp->count == 0)
+            break;
+        else
+            perch_cond_wait(sp->cv, sp->mu, UINT32_MAX);
+    }
+    perch_mutex_unlock(sp->mu);
+    return 0;
+}
+
+/* The slot of the chunk at off once decoded (the walk decodes free ones meanwhile), the
+ * first in the ring until release; NULL when off is not a slot's (the ordinary path). */
+static struct slot *slot_at(struct perch__cap_split *sp, uint64_t off)
+{
+    struct slot *s = NULL;
+    perch_mutex_lock(sp->mu);
+    if (sp->count == 0 && !sp->scan_end && sp->scan_off <= off)
+        scan(sp);
+    if (sp->count && sp->slots[sp->head].off == off) {
+        s = &sp->slots[sp->head];
+        while (s->state == FREE || s->state == BUSY) {
+            struct slot *o = claim(sp);
+            if (o)
+                work(sp, sp->dec[1], o);
+            else
+                perch_cond_wait(sp->cv, sp->mu, UINT32_MAX);
+        }
+    }
+    perch_mutex_unlock(sp->mu);
+    return s;
+}
+
+/* Frees the first slot (slot_at's, played) for the chunks after the last. */
+static void release(struct perch__cap_split *sp)
+{
+    perch_mutex_lock(sp->mu);
+    sp->head = (sp->head + 1) % SLOTS;
+    sp->count--;
+    scan(sp);
+    perch_cond_broadcast(sp->cv);
+    perch_mutex_unlock(sp->mu);
+}
+
+/* A sink that refuses record `at` of a chunk with err (and takes the records before it):
+ * the ordinary path's stop for a touch the sink refused. */
+struct refuse {
+    uint64_t seen, at;
+    int err;
+};
+
+static int refuse_one(struct refuse *f)
+{
+    return f->seen++ == f->at ? f->err : 0;
+}
+
+static int refuse_sample(void *ctx, const perch_sample_rec *rec)
+{
+    (void)rec;
+    return refuse_one(ctx);
+}
+
+static int refuse_slice(void *ctx, const perch_slice_rec *rec)
+{
+    (void)rec;
+    return refuse_one(ctx);
+}
+
+/* Plays the touches of slot s (DONE) into the sink as the ordinary path plays the chunk. */
+static int play_touches(struct perch__cap_split *sp, struct slot *s, perch_capture_chunk_info *ci,
+                        perch__cap_buf *buf, perch__cap_split_fallback fallback)
+{
+    perch__cap_reader *r = sp->r;
+    for (uint32_t i = 0; i < s->n; i++) {
+        int err = r->sink->touch(r->sink->ctx, &s->t[i]);
+        if (err) {
+            struct refuse f = {0, s->at[i], err};
+            perch_sink no = {.ctx = &f, .sample = refuse_sample, .slice = refuse_slice};
+            return fallback(r, buf, s->off, ci, &no);
+        }
+    }
+    ci->offset = s->off;
+    ci->type = s->type;
+    ci->flags = s->flags;
+    ci->payload_len = s->len;
+    ci->records = s->records;
+    r->status->types[s->type].records += s->records;
+    return 0;
+}
+
+int perch__cap_split_play(struct perch__cap_split *sp, uint64_t off, perch_capture_chunk_info *ci,
+                          perch__cap_buf *buf, perch__cap_split_fallback fallback)
+{
+    struct slot *s = slot_at(sp, off);
+    if (!s)
+        return fallback(sp->r, buf, off, ci, NULL);
+    int err = s->state == DONE ? play_touches(sp, s, ci, buf, fallback)
+                               : fallback(sp->r, buf, off, ci, NULL);
+    release(sp);
+    return err;
+}
+
+static void dec_free(struct dec *d)
+{
+    if (!d)
+        return;
+    if (d->r) {
+        perch__free(d->r->frames);
+        perch__free(d->r->from);
+        perch__free(d->r->to);
+        perch__free(d->r);
+    }
+    perch__cap_buf_free(&d->buf);
+    perch__free(d);
+}
+
+static struct dec *dec_new(const perch__cap_reader *walk)
+{
+    struct dec *d = perch__calloc(1, sizeof *d);
+    if (!d || !(d->r = perch__alloc(sizeof *d->r))) {
+        dec_free(d);
+        return NULL;
+    }
+    memset(d->r, 0, offsetof(perch__cap_reader, ring));
+    perch__cap_ring_reset(&d->r->ring);
+    d->r->in = walk->in;
+    d->r->status = &d->st;
+    d->r->checked_only = walk->checked_only;
+    d->sink.ctx = d;
+    d->sink.sample = collect_sample;
+    d->sink.slice = collect_slice;
+    d->r->sink = &d->sink;
+    return d;
+}
+
+void perch__cap_split_stop(struct perch__cap_split *sp)
+{
+    if (!sp)
+        return;
+    if (sp->thread) {
+        perch_mutex_lock(sp->mu);
+        sp->stop = true;
+        perch_cond_broadcast(sp->cv);
+        perch_mutex_unlock(sp->mu);
+        perch_thread_join(sp->thread, NULL);
+    }
+    for (unsigned i = 0; i < SLOTS; i++) {
+        perch__free(sp->slots[i].t);
+        perch__free(sp->slots[i].at);
+    }
+    dec_free(sp->dec[0]);
+    dec_free(sp->dec[1]);
+    perch_cond_destroy(sp->cv);
+    perch_mutex_destroy(sp->mu);
+    perch__free(sp);
+}
+
+int perch__cap_split_start(perch__cap_reader *r, uint64_t first, struct perch__cap_split **out)
+{
+    struct perch__cap_split *sp = perch__calloc(1, sizeof *sp);
+    int err = sp ? 0 : PERCH_ENOMEM;
+    if (err)
+        return err;
+    sp->r = r;
+    sp->scan_off = first;
+    for (unsigned i = 0; i < SLOTS && !err; i++) {
+        sp->slots[i].t = perch__alloc(TOUCH_MAX * sizeof *sp->slots[i].t);
+        sp->slots[i].at = perch__alloc(TOUCH_MAX * sizeof *sp->slots[i].at);
+        err = sp->slots[i].t && sp->slots[i].at ? 0 : PERCH_ENOMEM;
+    }
+    for (unsigned i = 0; i < 2 && !err; i++)
+        err = (sp->dec[i] = dec_new(r)) ? 0 : PERCH_ENOMEM;
+    err = err ? err : perch_mutex_create(&sp->mu);
+    err = err ? err : perch_cond_create(&sp->cv);
+    err = err ? err : perch_thread_start(split_main, sp, "perch-split", &sp->thread);
+    if (err) {
+        perch__cap_split_stop(sp);
+        return err;
+    }
+    *out = sp;
+    return 0;
+}
