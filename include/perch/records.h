@@ -201,7 +201,7 @@ typedef struct perch_touch_rec {
     uint32_t tid;
     uint16_t cpu;
     uint8_t sliced; /* 1: a slice */
-    uint8_t unused;
+    uint8_t reserved; /* zero */
 } perch_touch_rec;
 
 /* The receiver of model output. Every callback may be NULL (ignored). Each returns 0 or a

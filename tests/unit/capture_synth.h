@@ -520,6 +520,23 @@ static inline const char *synth_diff(const synth_ev *x, const synth_ev *y)
 
 /* ---- synthetic streams ---------------------------------------------------------------- */
 
+/* The first field in which two replays' stops differ (where, why, how many records of each
+ * type were delivered), or NULL when they stopped alike. */
+static inline const char *synth_status_diff(const perch_capture_status *a,
+                                            const perch_capture_status *b)
+{
+    if (a->stop != b->stop || a->error != b->error)
+        return "stop";
+    if (a->offset != b->offset || a->good_bytes != b->good_bytes || a->chunks != b->chunks)
+        return "offset";
+    if (strcmp(a->reason, b->reason) != 0)
+        return "reason";
+    for (int t = 0; t < PERCH_CHUNK_TYPE_LIMIT; t++)
+        if (a->types[t].records != b->types[t].records)
+            return "records";
+    return NULL;
+}
+
 static inline uint64_t synth_rand(uint64_t *s)
 {
     *s ^= *s << 13;

@@ -84,15 +84,10 @@ static void touched_free(touched *t)
 
 static void check_same(const touched *a, const touched *b)
 {
+    const char *why = synth_status_diff(&a->st, &b->st);
     assert_int_equal(a->err, b->err);
-    assert_int_equal(a->st.stop, b->st.stop);
-    assert_int_equal(a->st.error, b->st.error);
-    assert_int_equal(a->st.offset, b->st.offset);
-    assert_int_equal(a->st.good_bytes, b->st.good_bytes);
-    assert_string_equal(a->st.reason, b->st.reason);
-    assert_int_equal(a->st.chunks, b->st.chunks);
-    for (int k = 0; k < PERCH_CHUNK_TYPE_LIMIT; k++)
-        assert_int_equal(a->st.types[k].records, b->st.types[k].records);
+    if (why)
+        fail_msg("the stops differ in %s: %s / %s", why, a->st.reason, b->st.reason);
     assert_int_equal(a->ents.thread_count, b->ents.thread_count);
     for (size_t i = 0; i < a->ents.thread_count; i++) {
         const perch__thread *x = &a->ents.threads[i], *y = &b->ents.threads[i];

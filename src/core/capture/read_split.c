@@ -17,7 +17,6 @@
  * its offset and its reason are the ordinary path's too. Memory: SLOTS lists of TOUCH_MAX
  * touches and, per decoding thread, a payload buffer and a dedup table.
  */
-#include <stdatomic.h>
 #include <string.h>
 
 #include "capture/crc32c.h"
@@ -43,8 +42,8 @@ struct slot {
 };
 
 /* One decoding thread's tools: a reader whose sink collects touches, a payload buffer, the
- * dedup table (entries of the generation gen are in use: the index of a touch in cur's list,
- * and whether that touch was kept twice). */
+ * dedup table (cells of the generation gen are in use: the index of a distinct touch in cur's
+ * list, and whether it was kept twice). */
 struct dec {
     perch__cap_reader *r;
     perch_capture_status st;
@@ -55,6 +54,7 @@ struct dec {
     uint32_t gen;
     struct cell {
         uint32_t gen, at;
+        bool twice;
     } table[TABLE];
 };
 
@@ -96,7 +96,6 @@ static int keep(struct dec *d, const perch_touch_rec *t)
     if (s->n == TOUCH_MAX)
         return PERCH_ELIMIT; /* the chunk goes the ordinary way */
     s->t[s->n] = *t;
-    s->t[s->n].unused = 0; /* kept once */
     s->at[s->n++] = d->seen - 1;
     return 0;
 }
@@ -110,16 +109,14 @@ static int collect(struct dec *d, const perch_touch_rec *t)
     for (uint64_t i = touch_hash(t) & (TABLE - 1);; i = (i + 1) & (TABLE - 1)) {
         struct cell *c = &d->table[i];
         if (c->gen != d->gen) {
-            c->gen = d->gen;
-            c->at = d->cur->n;
+            *c = (struct cell){d->gen, d->cur->n, false};
             return keep(d, t);
         }
-        perch_touch_rec *old = &d->cur->t[c->at];
-        if (!touch_same(old, t))
+        if (!touch_same(&d->cur->t[c->at], t))
             continue;
-        if (t->tid != 0 || t->cpu != UINT16_MAX || old->unused)
+        if (t->tid != 0 || t->cpu != UINT16_MAX || c->twice)
             return 0;
-        old->unused = 1; /* kept twice */
+        c->twice = true;
         return keep(d, t);
     }
 }
@@ -137,7 +134,7 @@ static int collect_slice(void *ctx, const perch_slice_rec *rec)
 }
 
 /* Reads, checks and decodes slot s's chunk; DONE, or REDO when anything is not ordinary. */
-static int decode_slot(struct dec *d, struct perch__cap_split *sp, struct slot *s)
+static int decode_slot(struct dec *d, struct slot *s)
 {
     perch__cap_reader *r = d->r;
     uint8_t hdr[CAP_CHUNK_HEADER];
@@ -157,7 +154,6 @@ static int decode_slot(struct dec *d, struct perch__cap_split *sp, struct slot *
         d->gen = 1;
     }
     s->n = 0;
-    r->status->version = sp->r->status->version;
     cap_cursor_init(&c, d->buf.data, s->len);
     r->sink_error = r->limit_error = 0;
     if (perch__cap_decode_chunk(r, s->type, &c))
@@ -215,7 +211,7 @@ static struct slot *claim(struct perch__cap_split *sp)
 static void work(struct perch__cap_split *sp, struct dec *d, struct slot *s)
 {
     perch_mutex_unlock(sp->mu);
-    int state = decode_slot(d, sp, s);
+    int state = decode_slot(d, s);
     perch_mutex_lock(sp->mu);
     s->state = state;
     perch_cond_broadcast(sp->cv);
@@ -353,6 +349,7 @@ static struct dec *dec_new(const perch__cap_reader *walk)
     memset(d->r, 0, offsetof(perch__cap_reader, ring));
     perch__cap_ring_reset(&d->r->ring);
     d->r->in = walk->in;
+    d->st.version = walk->status->version;
     d->r->status = &d->st;
     d->r->checked_only = walk->checked_only;
     d->sink.ctx = d;

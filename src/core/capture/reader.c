@@ -3,7 +3,9 @@
  * 12-byte chunk header, bound the length, read the payload, check the CRC, decode into the
  * sink) and stops at the first chunk it cannot trust, saying where and why. Unknown chunk
  * types are skipped. Memory: one payload buffer (at most PERCH_CAPTURE_MAX_CHUNK), the string
- * table (capped), a frame buffer and two branch buffers of fixed size.
+ * table (capped), a frame buffer and two branch buffers of fixed size. A sink with a touch
+ * callback gets its sample and slice chunks decoded ahead on a second thread
+ * (read_split.c), with the same stops.
  */
 #include <inttypes.h>
 #include <stdio.h>
