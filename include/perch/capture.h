@@ -197,7 +197,9 @@ typedef struct perch_capture_read_opts {
  * PERCH_ECRC, PERCH_EFORMAT, PERCH_EVERSION, PERCH_EFEATURE, PERCH_ELIMIT, PERCH_ENOMEM, the
  * input's or the sink's error). Unlike most calls, *status is always filled, errors included:
  * it says where and why reading stopped, and the sink has received every record of every
- * complete chunk before that point. `in` is borrowed (not closed). */
+ * complete chunk before that point. `in` is borrowed (not closed). With a sink that has a
+ * touch callback (records.h) in->read_at is also called from a second thread, at the same
+ * time (the file and memory inputs of io.h allow that). */
 int perch_capture_replay(const perch_input *in, const perch_sink *sink,
                          perch_capture_status *status);
 
