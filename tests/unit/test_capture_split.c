@@ -38,7 +38,8 @@ static int touch(touched *t, uint64_t key, uint32_t tid, uint16_t cpu, bool slic
 {
     uint32_t idx;
     t->touches++;
-    if (t->refuse && t->ents.thread_count + 1 == t->refuse && !perch__map_get(&t->ents.thread_map, key, &idx))
+    if (t->refuse && t->ents.thread_count + 1 == t->refuse &&
+        !perch__map_get(&t->ents.thread_map, key, &idx))
         return PERCH_ELIMIT;
     int err = perch__entities_touch_thread(&t->ents, key, tid, cpu, &idx);
     if (!err && sliced && idx != UINT32_MAX)
@@ -205,7 +206,8 @@ static void test_split_damaged(void **state)
             type = data[off] | (uint32_t)data[off + 1] << 8;
             plen = (uint32_t)cap_load_le(data + off + 4, 4);
             if ((type == PERCH_CHUNK_SAMPLE || type == PERCH_CHUNK_SLICE ||
-                 type == PERCH_CHUNK_STACK) && i >= pick)
+                 type == PERCH_CHUNK_STACK) &&
+                i >= pick)
                 break;
         }
         assert_true(off + CAP_CHUNK_HEADER <= len);
@@ -215,8 +217,8 @@ static void test_split_damaged(void **state)
         if (round % 3 == 0)
             for (size_t k = at; k < at + 12 && k < off + CAP_CHUNK_HEADER + plen; k++)
                 copy[k] |= 0x80;
-        uint32_t crc = perch__crc32c(perch__crc32c(0, copy + off, 8), copy + off + CAP_CHUNK_HEADER,
-                                     plen);
+        uint32_t crc =
+            perch__crc32c(perch__crc32c(0, copy + off, 8), copy + off + CAP_CHUNK_HEADER, plen);
         if (round % 10 != 9) /* and some with a CRC that does not match */
             cap_store_le(copy + off + 8, crc, 4);
         bad += both_ways(copy, len, 0) == PERCH_CAPTURE_STOP_BAD_CHUNK;
