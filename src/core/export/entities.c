@@ -86,8 +86,6 @@ int perch__entities_touch_thread(perch__entities *e, uint64_t key, uint32_t tid,
     }
     err = perch__grow(e->budget, (void **)&e->threads, &e->thread_cap, e->thread_count + 1,
                       sizeof *e->threads);
-    if (!err)
-        err = perch__map_put(&e->thread_map, e->budget, key, (uint32_t)e->thread_count);
     if (err)
         return err;
     t = &e->threads[e->thread_count];
@@ -96,7 +94,11 @@ int perch__entities_touch_thread(perch__entities *e, uint64_t key, uint32_t tid,
     t->tid = tid;
     t->pid = UINT32_MAX;
     t->cpu = tid == 0 && cpu != UINT16_MAX ? cpu : -1;
+    /* the map names the thread only once it is whole: a failure leaves no key to a thread
+     * that was never added */
     err = add_string(e, "", &t->name);
+    if (!err)
+        err = perch__map_put(&e->thread_map, e->budget, key, (uint32_t)e->thread_count);
     if (err)
         return err;
     *index = (uint32_t)e->thread_count++;
