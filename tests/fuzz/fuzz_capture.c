@@ -10,8 +10,11 @@
  * Random mutations almost never keep a CRC-32C valid, so each input is replayed twice: as
  * given (the CRC and framing paths) and with every CRC recomputed (the decoders behind them).
  * Each replay is done again through the checked decoders alone (perch__cap_replay_checked):
- * the reader's fast record loops must give the same records, stop and reason.
+ * the reader's fast record loops must give the same records, stop and reason. And each is
+ * replayed the way chrome's first pass reads a capture, through the split walk and the
+ * ordinary one (tests/support/touch_replay.c): both must name the same threads and stop alike.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,7 @@
 #include "perch/capture.h"
 #include "perch/error.h"
 #include "perch/io.h"
+#include "touch_replay.h"
 
 struct fz {
     uint64_t h[PERCH_CHUNK_TYPE_LIMIT];
@@ -270,6 +274,18 @@ static void fix_crcs(uint8_t *p, size_t size)
 
 /* The same bytes through the checked decoders only: the fast record loops must have delivered
  * the same records and stopped at the same byte for the same reason. */
+/* Whether two replays stopped alike: where, why and how many records of each type. */
+static bool same_stop(const perch_capture_status *a, const perch_capture_status *b)
+{
+    if (a->stop != b->stop || a->offset != b->offset || a->good_bytes != b->good_bytes ||
+        strcmp(a->reason, b->reason) != 0)
+        return false;
+    for (int t = 0; t < PERCH_CHUNK_TYPE_LIMIT; t++)
+        if (a->types[t].records != b->types[t].records)
+            return false;
+    return true;
+}
+
 static void against_checked(const uint8_t *data, size_t size, const struct fz *fast,
                             const perch_capture_status *st, int err)
 {
@@ -281,13 +297,24 @@ static void against_checked(const uint8_t *data, size_t size, const struct fz *f
     perch_input_memory(&in, data, size);
     int cerr = perch__cap_replay_checked(&in, &sink, NULL, &cs);
     perch_input_close(&in);
-    if (cerr != err || cs.stop != st->stop || cs.offset != st->offset ||
-        cs.good_bytes != st->good_bytes || strcmp(cs.reason, st->reason) != 0 ||
-        memcmp(f.h, fast->h, sizeof f.h) != 0)
+    if (cerr != err || !same_stop(&cs, st) || memcmp(f.h, fast->h, sizeof f.h) != 0)
         abort();
-    for (int t = 0; t < PERCH_CHUNK_TYPE_LIMIT; t++)
-        if (cs.types[t].records != st->types[t].records)
-            abort();
+}
+
+/* The split walk (a sink with a touch callback: sample and slice chunks decoded ahead on a
+ * second thread) against the ordinary walk, replayed into chrome's entity store: the same
+ * threads, in the same order, and the same stop. Some inputs have the sink refuse a new
+ * thread, picked by the input's size. */
+static void against_split(const uint8_t *data, size_t size)
+{
+    touch_replay one, two;
+    size_t refuse = size % 5 == 0 ? 1 + size / 5 % 16 : 0;
+    touch_replay_run(data, size, false, refuse, &one);
+    touch_replay_run(data, size, true, refuse, &two);
+    if (!same_stop(&one.st, &two.st) || touch_replay_diff(&one, &two) != NULL)
+        abort();
+    touch_replay_free(&one);
+    touch_replay_free(&two);
 }
 
 static void run(const uint8_t *data, size_t size)
@@ -299,6 +326,7 @@ static void run(const uint8_t *data, size_t size)
     int err = perch_capture_replay_memory(data, size, &sink, &st);
     check_status(&st, size, err);
     against_checked(data, size, &f, &st, err);
+    against_split(data, size);
     if (err == 0)
         rewrite(data, size, &f);
 }

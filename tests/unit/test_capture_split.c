@@ -2,11 +2,12 @@
  * The capture reader's split walk (src/core/capture/read_split.c) against the one-thread walk:
  * a sink with a touch callback (the way chrome's first pass takes samples and slices) gets
  * its sample and slice chunks decoded ahead on a second thread and played as lists of distinct
- * touches. Replayed into the exporters' entity store (perch__entities_touch_thread, which
- * chrome's first pass uses), both walks must create the same threads in the same order with
- * the same tid and cpu and mark the same threads sliced, and stop at the same byte with the
- * same error, reason and record counts: for good captures, cut ones, damaged ones (CRC made
- * valid again) and a sink that refuses its n-th new thread.
+ * touches. Replayed into the exporters' entity store (tests/support/touch_replay.c: what
+ * chrome's first pass does with perch__entities_touch_thread), both walks must create the
+ * same threads in the same order with the same tid and cpu and mark the same threads sliced,
+ * and stop at the same byte with the same error, reason and record counts: for good captures,
+ * cut ones, damaged ones (CRC made valid again) and a sink that refuses its n-th new thread.
+ * The capture fuzz target runs the same comparison on its inputs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,97 +21,29 @@
 #include "capture/crc32c.h"
 #include "capture/reader.h"
 #include "capture_synth.h"
-#include "export/export_internal.h"
 #include "perch/error.h"
+#include "touch_replay.h"
 
-/* The entity store a replay fills; refuse: the new thread that is refused (0: none). */
-typedef struct touched {
-    perch__budget budget;
-    perch__entities ents;
-    perch__map sliced;
-    uint64_t touches; /* calls of sample, slice or touch */
-    size_t refuse;
-    perch_capture_status st;
-    int err;
-} touched;
-
-static int touch(touched *t, uint64_t key, uint32_t tid, uint16_t cpu, bool sliced)
-{
-    uint32_t idx;
-    t->touches++;
-    if (t->refuse && t->ents.thread_count + 1 == t->refuse &&
-        !perch__map_get(&t->ents.thread_map, key, &idx))
-        return PERCH_ELIMIT;
-    int err = perch__entities_touch_thread(&t->ents, key, tid, cpu, &idx);
-    if (!err && sliced && idx != UINT32_MAX)
-        err = perch__map_put(&t->sliced, &t->budget, key, 1);
-    return err;
-}
-
-static int on_sample(void *ctx, const perch_sample_rec *r)
-{
-    return touch(ctx, r->thread_key, r->tid, r->cpu, false);
-}
-
-static int on_slice(void *ctx, const perch_slice_rec *r)
-{
-    return touch(ctx, r->thread_key, r->tid, r->cpu, true);
-}
-
-static int on_touch(void *ctx, const perch_touch_rec *t)
-{
-    return touch(ctx, t->thread_key, t->tid, t->cpu, t->sliced != 0);
-}
-
-static void replay(const uint8_t *data, size_t len, bool split, size_t refuse, touched *t)
-{
-    perch_sink sink = {.ctx = t, .sample = on_sample, .slice = on_slice};
-    perch_input in;
-    memset(t, 0, sizeof *t);
-    t->budget.limit = UINT64_MAX;
-    perch__entities_init(&t->ents, &t->budget);
-    t->refuse = refuse;
-    sink.touch = split ? on_touch : NULL;
-    perch_input_memory(&in, data, len);
-    memset(&t->st, 0xff, sizeof t->st);
-    t->err = perch_capture_replay_ex(&in, &sink, NULL, &t->st);
-    perch_input_close(&in);
-}
-
-static void touched_free(touched *t)
-{
-    perch__map_free(&t->sliced, &t->budget);
-    perch__entities_free(&t->ents);
-}
-
-static void check_same(const touched *a, const touched *b)
+static void check_same(const touch_replay *a, const touch_replay *b)
 {
     const char *why = synth_status_diff(&a->st, &b->st);
-    assert_int_equal(a->err, b->err);
     if (why)
         fail_msg("the stops differ in %s: %s / %s", why, a->st.reason, b->st.reason);
-    assert_int_equal(a->ents.thread_count, b->ents.thread_count);
-    for (size_t i = 0; i < a->ents.thread_count; i++) {
-        const perch__thread *x = &a->ents.threads[i], *y = &b->ents.threads[i];
-        uint32_t sx = 0, sy = 0;
-        assert_int_equal(x->key, y->key);
-        assert_int_equal(x->tid, y->tid);
-        assert_int_equal(x->cpu, y->cpu);
-        assert_int_equal(perch__map_get(&a->sliced, x->key, &sx),
-                         perch__map_get(&b->sliced, y->key, &sy));
-    }
+    why = touch_replay_diff(a, b);
+    if (why)
+        fail_msg("the replays differ in %s", why);
 }
 
 /* Replays data both ways and compares; returns the one-thread replay's stop reason. */
 static int both_ways(const uint8_t *data, size_t len, size_t refuse)
 {
-    touched one, two;
-    replay(data, len, false, refuse, &one);
-    replay(data, len, true, refuse, &two);
+    touch_replay one, two;
+    touch_replay_run(data, len, false, refuse, &one);
+    touch_replay_run(data, len, true, refuse, &two);
     check_same(&one, &two);
     int stop = one.st.stop;
-    touched_free(&one);
-    touched_free(&two);
+    touch_replay_free(&one);
+    touch_replay_free(&two);
     return stop;
 }
 
@@ -142,7 +75,7 @@ static void test_split_no_cpu_twice(void **state)
     static const uint16_t cpus[] = {UINT16_MAX, UINT16_MAX, 3, UINT16_MAX, UINT16_MAX};
     synth_rec in = {0};
     size_t len = 0;
-    touched one;
+    touch_replay one;
     (void)state;
     synth_random(&in, 7, 300);
     assert_int_equal(in.ev[in.count - 1].type, PERCH_CHUNK_END);
@@ -159,11 +92,11 @@ static void test_split_no_cpu_twice(void **state)
     uint8_t *data = synth_capture(&in, 4096, &len, NULL);
     assert_non_null(data);
     assert_int_equal(both_ways(data, len, 0), PERCH_CAPTURE_STOP_END);
-    replay(data, len, false, 0, &one);
+    touch_replay_run(data, len, false, 0, &one);
     const perch__thread *t = perch__entities_thread_at(&one.ents, 0x5eed01);
     assert_non_null(t);
     assert_int_equal(t->cpu, UINT16_MAX);
-    touched_free(&one);
+    touch_replay_free(&one);
     free(data);
     synth_free(&in);
 }
@@ -173,16 +106,16 @@ static void test_split_sink_refuses(void **state)
 {
     synth_rec in = {0};
     size_t len = 0;
-    touched all;
+    touch_replay all;
     (void)state;
     synth_random(&in, 5, 20000);
     uint8_t *data = synth_capture(&in, 4096, &len, NULL);
     assert_non_null(data);
-    replay(data, len, false, 0, &all);
+    touch_replay_run(data, len, false, 0, &all);
     assert_true(all.ents.thread_count > 8);
     for (size_t n = 1; n <= all.ents.thread_count; n++)
         assert_int_equal(both_ways(data, len, n), PERCH_CAPTURE_STOP_SINK);
-    touched_free(&all);
+    touch_replay_free(&all);
     free(data);
     synth_free(&in);
 }
