@@ -57,12 +57,14 @@ fi
 # T[NAME] (median seconds) and M[NAME] (median MiB).
 declare -A T M SECS RSS
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-# drop_output CMD...: deletes the file after CMD's -o, if any, and syncs.
+# drop_output CMD...: deletes the regular file after CMD's -o, if any, and syncs.
 drop_output() {
     while [ $# -gt 1 ]; do
         if [ "$1" = -o ]; then
-            rm -f -- "$2"
-            sync
+            if [ -f "$2" ]; then
+                rm -f -- "$2"
+                sync
+            fi
             return
         fi
         shift

@@ -272,8 +272,6 @@ static void fix_crcs(uint8_t *p, size_t size)
     }
 }
 
-/* The same bytes through the checked decoders only: the fast record loops must have delivered
- * the same records and stopped at the same byte for the same reason. */
 /* Whether two replays stopped alike: where, why and how many records of each type. */
 static bool same_stop(const perch_capture_status *a, const perch_capture_status *b)
 {
@@ -286,6 +284,8 @@ static bool same_stop(const perch_capture_status *a, const perch_capture_status 
     return true;
 }
 
+/* The same bytes through the checked decoders only: the fast record loops must have delivered
+ * the same records and stopped at the same byte for the same reason. */
 static void against_checked(const uint8_t *data, size_t size, const struct fz *fast,
                             const perch_capture_status *st, int err)
 {
