@@ -65,6 +65,12 @@ int perch_model_create(const perch_sink *sink, const perch_trace_info *info,
  * allocation (PERCH_ENOMEM / PERCH_ELIMIT); after an error the model only accepts destroy. */
 int perch_model_feed(perch_model *m, const perch_event *ev);
 
+/* False when perch_model_feed reads nothing of ev but its header fields (provider, group,
+ * opcode, version, pointer size, timestamp): no decoder knows the record, so the model only
+ * counts it. A producer that copies records to the model's thread may then hand it with
+ * payload and ext dropped (NULL, 0); the model's state and records are the same. */
+bool perch_model_reads_payload(const perch_event *ev);
+
 /* Adds count to the ledger reason (a producer's losses: "etl.record_size", ...). reason is
  * copied. Returns 0 or PERCH_ENOMEM / PERCH_ELIMIT. */
 int perch_model_ledger_add(perch_model *m, const char *reason, uint64_t count);

@@ -7,7 +7,8 @@
  * what was read and "etl.read_error" in the ledger; an allocation-failure sweep over the whole
  * two-thread pipeline ends every run with 0 (and the same bytes: a thread or queue that cannot
  * be had falls back to one thread) or PERCH_ENOMEM. Also the two reusable pieces alone: the
- * feeder with a limit and stopped early, and perch_pipeline_consume's ticks and errors; and
+ * feeder with a limit and stopped early, the model's feeder dropping the bytes of records the
+ * model does not read, and perch_pipeline_consume's ticks and errors; and
  * perch_pipeline_etl_reader (a reader the caller opened) against perch_pipeline_etl.
  * Each two-thread case runs also with relay_sink (the sink played on the reader thread between
  * its reads, as perch import's capture writer), where the reader thread must outlive the
@@ -29,10 +30,12 @@
 
 #include "perch/capture.h"
 #include "perch/error.h"
+#include "perch/model.h"
 #include "perch/pipeline.h"
 #include "perch/platform.h"
 #include "perch/synth.h"
 #include "perch/thread.h"
+#include "pipeline/feeder_relay.h"
 #include "testdata.h"
 #include "util/mem.h"
 
@@ -397,6 +400,50 @@ static void test_feeder_limit_and_early_stop(void **state)
     perch_free(etl.p);
 }
 
+/* The model's feeder hands every record the plain reader yields, in the same order and with the
+ * same header fields; a record no decoder knows comes without payload and ext bytes, every
+ * other with all of them. The real x64 trace has tens of thousands of each. */
+static void test_model_feeder_sheds_unread(void **state)
+{
+    struct bytes etl = real_trace("perfview_net.4.5.2.x64.etl");
+    perch_etl_reader *r = NULL, *plain = NULL;
+    perch_etl_feeder *f = NULL;
+    perch_event ev, want;
+    uint64_t kept = 0, shed = 0, shed_bytes = 0;
+    int err;
+    (void)state;
+    assert_int_equal(perch_etl_open_memory(etl.p, etl.len, NULL, &r, NULL), 0);
+    assert_int_equal(perch_etl_open_memory(etl.p, etl.len, NULL, &plain, NULL), 0);
+    assert_int_equal(perch__etl_feeder_start_model(r, 0, NULL, false, &f), 0);
+    while ((err = perch_event_queue_pop(perch_etl_feeder_queue(f), &ev, UINT32_MAX)) == 0) {
+        assert_int_equal(perch_etl_next(plain, &want), 0);
+        assert_int_equal(ev.timestamp, want.timestamp);
+        assert_int_equal(ev.group, want.group);
+        assert_int_equal(ev.opcode, want.opcode);
+        assert_memory_equal(&ev.provider, &want.provider, sizeof want.provider);
+        if (perch_model_reads_payload(&want)) {
+            assert_int_equal(ev.payload_len, want.payload_len);
+            assert_int_equal(ev.ext_len, want.ext_len);
+            if (want.payload_len > 0)
+                assert_memory_equal(ev.payload, want.payload, want.payload_len);
+            kept++;
+        } else {
+            assert_int_equal(ev.payload_len, 0);
+            assert_int_equal(ev.ext_len, 0);
+            shed++;
+            shed_bytes += want.payload_len + want.ext_len;
+        }
+    }
+    assert_int_equal(err, PERCH_EOF);
+    assert_int_equal(perch_etl_next(plain, &want), PERCH_EOF);
+    assert_true(kept > 10000 && shed > 10000);
+    assert_true(shed_bytes > 1000000);
+    assert_int_equal(perch_etl_feeder_finish(f), 0);
+    perch_etl_destroy(plain);
+    perch_etl_destroy(r);
+    free(etl.p);
+}
+
 struct tick_log {
     uint64_t calls, last_records;
     int fail_at; /* the call that returns an error, 0: never */
@@ -495,6 +542,7 @@ int main(void)
         cmocka_unit_test(test_reader_error_ends_model),
         cmocka_unit_test(test_allocation_failure_sweep),
         cmocka_unit_test(test_feeder_limit_and_early_stop),
+        cmocka_unit_test(test_model_feeder_sheds_unread),
         cmocka_unit_test(test_consume_ticks_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

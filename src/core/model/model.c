@@ -154,6 +154,11 @@ int perch_model_feed(perch_model *m, const perch_event *ev)
     return err;
 }
 
+bool perch_model_reads_payload(const perch_event *ev)
+{
+    return perch_decode_known(ev); /* perch_decode's PERCH_EUNKNOWN looks at no payload byte */
+}
+
 int perch_model_ledger_add(perch_model *m, const char *reason, uint64_t count)
 {
     if (m == NULL || reason == NULL)
