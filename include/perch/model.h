@@ -65,10 +65,11 @@ int perch_model_create(const perch_sink *sink, const perch_trace_info *info,
  * allocation (PERCH_ENOMEM / PERCH_ELIMIT); after an error the model only accepts destroy. */
 int perch_model_feed(perch_model *m, const perch_event *ev);
 
-/* False when perch_model_feed reads nothing of ev but its header fields (provider, group,
- * opcode, version, pointer size, timestamp): no decoder knows the record, so the model only
- * counts it. A producer that copies records to the model's thread may then hand it with
- * payload and ext dropped (NULL, 0); the model's state and records are the same. */
+/* False when perch_model_feed reads none of ev's payload and ext bytes: no decoder knows the
+ * record (perch_decode_known), its pointer size is 4 or 8 and its payload is not NULL with a
+ * length, so the model only counts it (by kind, time and PERCH_EUNKNOWN from the fields
+ * before the payload). A producer that copies records to the model's thread may then hand it
+ * with payload and ext dropped (NULL, 0); the model's state and records are the same. */
 bool perch_model_reads_payload(const perch_event *ev);
 
 /* Adds count to the ledger reason (a producer's losses: "etl.record_size", ...). reason is

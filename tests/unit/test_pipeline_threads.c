@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "perch/capture.h"
+#include "perch/decode.h"
 #include "perch/error.h"
 #include "perch/model.h"
 #include "perch/pipeline.h"
@@ -401,14 +402,16 @@ static void test_feeder_limit_and_early_stop(void **state)
 }
 
 /* The model's feeder hands every record the plain reader yields, in the same order and with the
- * same header fields; a record no decoder knows comes without payload and ext bytes, every
- * other with all of them. The real x64 trace has tens of thousands of each. */
+ * same fixed fields and PMC values; a record perch_decode calls unknown comes without payload
+ * and ext bytes, every other with all of them. The real x64 trace has tens of thousands of
+ * each. */
 static void test_model_feeder_sheds_unread(void **state)
 {
     struct bytes etl = real_trace("perfview_net.4.5.2.x64.etl");
     perch_etl_reader *r = NULL, *plain = NULL;
     perch_etl_feeder *f = NULL;
     perch_event ev, want;
+    perch_decoded d;
     uint64_t kept = 0, shed = 0, shed_bytes = 0;
     int err;
     (void)state;
@@ -417,17 +420,18 @@ static void test_model_feeder_sheds_unread(void **state)
     assert_int_equal(perch__etl_feeder_start_model(r, 0, NULL, false, &f), 0);
     while ((err = perch_event_queue_pop(perch_etl_feeder_queue(f), &ev, UINT32_MAX)) == 0) {
         assert_int_equal(perch_etl_next(plain, &want), 0);
-        assert_int_equal(ev.timestamp, want.timestamp);
-        assert_int_equal(ev.group, want.group);
-        assert_int_equal(ev.opcode, want.opcode);
-        assert_memory_equal(&ev.provider, &want.provider, sizeof want.provider);
+        assert_memory_equal(&ev, &want, offsetof(perch_event, pmc)); /* provider .. pebs_index */
+        assert_memory_equal(ev.pmc, want.pmc, sizeof want.pmc);
         if (perch_model_reads_payload(&want)) {
             assert_int_equal(ev.payload_len, want.payload_len);
             assert_int_equal(ev.ext_len, want.ext_len);
             if (want.payload_len > 0)
                 assert_memory_equal(ev.payload, want.payload, want.payload_len);
+            if (want.ext_len > 0)
+                assert_memory_equal(ev.ext, want.ext, want.ext_len);
             kept++;
         } else {
+            assert_int_equal(perch_decode(&want, &d, NULL), PERCH_EUNKNOWN);
             assert_int_equal(ev.payload_len, 0);
             assert_int_equal(ev.ext_len, 0);
             shed++;

@@ -156,7 +156,10 @@ int perch_model_feed(perch_model *m, const perch_event *ev)
 
 bool perch_model_reads_payload(const perch_event *ev)
 {
-    return perch_decode_known(ev); /* perch_decode's PERCH_EUNKNOWN looks at no payload byte */
+    /* perch_decode's checks before its PERCH_EUNKNOWN, which looks at no payload byte */
+    if ((ev->pointer_size != 4 && ev->pointer_size != 8) || (!ev->payload && ev->payload_len))
+        return true;
+    return perch_decode_known(ev);
 }
 
 int perch_model_ledger_add(perch_model *m, const char *reason, uint64_t count)

@@ -2,10 +2,11 @@
  * The reader thread of the pipelined import (include/perch/pipeline.h, perch_etl_feeder): one
  * thread runs perch_etl_next (file reads, XPRESS, the per-CPU merge) and copies each record
  * into a perch_event_queue with the blocking push, so the consumer sees exactly the records,
- * in exactly the order, the reader yields. The ring is sized from the file's largest buffer so
- * that no record is ever refused as oversized: the one-thread and two-thread paths cannot
- * differ on a large record. The queue is in batched mode (queue_batch.h): the two threads
- * exchange positions once per BATCH_BYTES, not once per record.
+ * in exactly the order, the reader yields (for the model, some without their bytes: below).
+ * The ring is sized from the file's largest buffer so that no record is ever refused as
+ * oversized: the one-thread and two-thread paths cannot differ on a large record. The queue
+ * is in batched mode (queue_batch.h): the two threads exchange positions once per
+ * BATCH_BYTES, not once per record.
  *
  * Started with a sink relay (perch__etl_feeder_start_model, the import's capture writer), the
  * same thread also plays the relay's batches (relay_play.h): between two records when the
