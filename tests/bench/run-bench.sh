@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The performance table of issue 12 in one run: every figure is a whole-process median of RUNS
-# runs (elapsed time and peak RSS from /usr/bin/time), next to its floor, cat of the same bytes
-# measured in the same run, and next to snail-server when SNAIL_BENCH names a driver for it.
+# runs (elapsed time; peak RSS and, for the large imports and the exports, user and system CPU
+# time from /usr/bin/time), next to its floor, cat of the same bytes measured in the same run,
+# and next to snail-server when SNAIL_BENCH names a driver for it.
 #
 #   tests/bench/run-bench.sh            # Perch alone beside cat
 #   SNAIL_BENCH=/path/to/snail-driver RUNS=7 SIZES="512M 2G" tests/bench/run-bench.sh
@@ -50,12 +51,14 @@ fi
 [ -f "$x64" ] || { echo "run-bench: $x64 not found (set PERCH_DATA_DIR)" >&2; exit 1; }
 
 # run_once NAME CMD...: runs CMD once (output discarded) and appends its elapsed seconds (bash's
-# microsecond clock) and peak RSS (KiB, /usr/bin/time) to SECS[NAME] and RSS[NAME]. A failing
-# command stops the script. The file CMD writes (its -o argument) is deleted and the disk
-# synced first, outside the timed part: opening the previous round's output with truncation
-# would time the file system freeing it (about 0.5 ms of the x64 import). settle NAME...:
-# T[NAME] (median seconds) and M[NAME] (median MiB).
-declare -A T M SECS RSS
+# microsecond clock), peak RSS (KiB) and user and system CPU seconds (/usr/bin/time) to
+# SECS[NAME], RSS[NAME], USR[NAME] and SYS[NAME]. A failing command stops the script. The
+# file CMD writes (its -o argument) is deleted and the disk synced first, outside the timed
+# part: opening the previous round's output with truncation would time the file system
+# freeing it (about 0.5 ms of the x64 import). settle NAME...:
+# T[NAME] (median seconds), M[NAME] (median MiB), U[NAME] and K[NAME] (median user and system
+# CPU seconds).
+declare -A T M U K SECS RSS USR SYS
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # drop_output CMD...: deletes the regular file after CMD's -o, if any, and syncs.
 drop_output() {
@@ -71,21 +74,26 @@ drop_output() {
     done
 }
 run_once() {
-    local name="$1" t0 t1
+    local name="$1" t0 t1 rss usr sys
     shift
     drop_output "$@"
     t0=$EPOCHREALTIME
-    /usr/bin/time -f "%M" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" ||
+    /usr/bin/time -f "%M %U %S" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" ||
         { echo "run-bench: '$*' failed:" >&2; cat "$tmp/err" >&2; exit 1; }
     t1=$EPOCHREALTIME
     SECS[$name]+="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') "
-    RSS[$name]+="$(cat "$tmp/time") "
+    read -r rss usr sys <"$tmp/time"
+    RSS[$name]+="$rss "
+    USR[$name]+="$usr "
+    SYS[$name]+="$sys "
 }
 settle() {
     local name
     for name in "$@"; do
         T[$name]=$(printf '%s\n' ${SECS[$name]} | median)
         M[$name]=$(printf '%s\n' ${RSS[$name]} | median | awk '{ printf "%.1f", $1 / 1024 }')
+        U[$name]=$(printf '%s\n' ${USR[$name]} | median)
+        K[$name]=$(printf '%s\n' ${SYS[$name]} | median)
     done
 }
 # job NAME CMD...: one "NAME|CMD" word for rounds (CMD quoted for eval).
@@ -110,6 +118,8 @@ measure() { rounds "$runs" "$(job "$@")"; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 ms() { awk -v a="$1" 'BEGIN { printf "%.0f ms", a * 1000 }'; }
+# cpu NAME: the median CPU times of NAME's runs, "user U s, sys S s" (/usr/bin/time's 10 ms).
+cpu() { echo "user ${U[$1]} s, sys ${K[$1]} s"; }
 dms() { awk -v a="$1" 'BEGIN { printf "%+.0f ms", a * 1000 }'; }
 dratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%+.2f", a / b; else print "-" }'; }
 row() { printf '| %s | %s | %s | %s | %s |\n' "$@"; }
@@ -169,7 +179,9 @@ for in in "${inputs[@]}"; do
         sn="analysis $(ms "${T[snail_analyze.$name]}")"
         sr=$(ratio "${T[import.$name]}" "${T[snail_analyze.$name]}")
     fi
-    row "import $name (default: two threads, reader+writer and model)" "$(ms "${T[import.$name]}")" \
+    fig="$(ms "${T[import.$name]}")"
+    [ "$name" = x64 ] || fig+=" ($(cpu "import.$name"))"
+    row "import $name (default: two threads, reader+writer and model)" "$fig" \
         "$(ratio "${T[import.$name]}" "${T[cat.$name]}")" "$sn" "$sr"
     if [ -n "${T[read.$name]:-}" ]; then
         prev=0
@@ -189,6 +201,12 @@ if [ "$first" != "$last" ]; then
         -v sa="$(stat -c %s "$tmp/synth-$last.etl")" -v sb="$(stat -c %s "$tmp/synth-$first.etl")" \
         'BEGIN { printf "%.2f", (a / b) / (sa / sb) }')
     row "import $last / import $first per byte (1.00 = linear)" "$lin" "" "" ""
+    # The same in user CPU time: system time on this VM moves with the host's first touch of
+    # memory the guest reused (docs/import.md#bench), which user time does not see.
+    ulin=$(awk -v a="${U[import.$last]}" -v b="${U[import.$first]}" \
+        -v sa="$(stat -c %s "$tmp/synth-$last.etl")" -v sb="$(stat -c %s "$tmp/synth-$first.etl")" \
+        'BEGIN { if (b > 0) printf "%.2f", (a / b) / (sa / sb); else print "-" }')
+    row "  the same in user CPU time" "$ulin" "" "" ""
 fi
 sp="-" spr="-"
 if [ -n "$snail" ]; then
@@ -210,5 +228,6 @@ row "  floor: perch info of the $first capture (a replay of every chunk)" \
     "$(ms "${T[replay_cap]}")" "$(ratio "${T[replay_cap]}" "${T[cat_cap]}")" "" ""
 for fmt in chrome gecko pprof; do
     row "export $fmt of the $first capture (RSS ${M[export.$fmt]} MiB)" \
-        "$(ms "${T[export.$fmt]}")" "$(ratio "${T[export.$fmt]}" "${T[cat_cap]}")" "" ""
+        "$(ms "${T[export.$fmt]}") ($(cpu "export.$fmt"))" \
+        "$(ratio "${T[export.$fmt]}" "${T[cat_cap]}")" "" ""
 done
