@@ -29,7 +29,7 @@ static const uint16_t groups[] = {PERCH_GROUP_THREAD,    PERCH_GROUP_PERFINFO,
                                   PERCH_GROUP_PROCESS,   PERCH_GROUP_SPARE1,
                                   PERCH_GROUP_NONE,      PERCH_GROUP_HEADER};
 
-/* A report's JSON, kept to compare (NULL p after a failed allocation: no comparison). */
+/* A report's JSON, kept to compare (failed: an allocation or the run failed, no comparison). */
 struct text {
     char *p;
     size_t len, cap;

@@ -13,8 +13,7 @@
 
 /* perch_etl_feeder_start (no limit) for the pipeline's model, whose records of events the
  * model does not read (perch_model_reads_payload) come without payload and ext bytes: when
- * relay is not NULL the
- * thread also plays relay, a relay made with perch__sink_relay_create
+ * relay is not NULL the thread also plays relay, a relay made with perch__sink_relay_create
  * (borrowed: stop it with perch_sink_relay_stop only after perch_etl_feeder_finish). The
  * thread then plays relay until perch_etl_feeder_finish, which plays every batch handed
  * before it; so the queue's EOF does not end the thread: the model's finish (its records go
