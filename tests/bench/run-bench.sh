@@ -55,9 +55,8 @@ fi
 # SECS[NAME], RSS[NAME], USR[NAME] and SYS[NAME]. A failing command stops the script. The
 # file CMD writes (its -o argument) is deleted and the disk synced first, outside the timed
 # part: opening the previous round's output with truncation would time the file system
-# freeing it (about 0.5 ms of the x64 import). settle NAME...:
-# T[NAME] (median seconds), M[NAME] (median MiB), U[NAME] and K[NAME] (median user and system
-# CPU seconds).
+# freeing it (about 0.5 ms of the x64 import). settle NAME...: T[NAME] (median seconds),
+# M[NAME] (median MiB), U[NAME] and K[NAME] (median user and system CPU seconds).
 declare -A T M U K SECS RSS USR SYS
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # drop_output CMD...: deletes the regular file after CMD's -o, if any, and syncs.
@@ -197,16 +196,17 @@ for in in "${inputs[@]}"; do
     fi
 done
 if [ "$first" != "$last" ]; then
-    lin=$(awk -v a="${T[import.$last]}" -v b="${T[import.$first]}" \
-        -v sa="$(stat -c %s "$tmp/synth-$last.etl")" -v sb="$(stat -c %s "$tmp/synth-$first.etl")" \
-        'BEGIN { printf "%.2f", (a / b) / (sa / sb) }')
-    row "import $last / import $first per byte (1.00 = linear)" "$lin" "" "" ""
+    # per_byte A B: A / B (the last size's figure over the first's) per byte of trace.
+    size_ratio=$(awk -v a="$(stat -c %s "$tmp/synth-$last.etl")" \
+        -v b="$(stat -c %s "$tmp/synth-$first.etl")" 'BEGIN { printf "%.9g", a / b }')
+    per_byte() { awk -v a="$1" -v b="$2" -v r="$size_ratio" \
+        'BEGIN { if (b > 0 && r > 0) printf "%.2f", (a / b) / r; else print "-" }'; }
+    row "import $last / import $first per byte (1.00 = linear)" \
+        "$(per_byte "${T[import.$last]}" "${T[import.$first]}")" "" "" ""
     # The same in user CPU time: system time on this VM moves with the host's first touch of
     # memory the guest reused (docs/import.md#bench), which user time does not see.
-    ulin=$(awk -v a="${U[import.$last]}" -v b="${U[import.$first]}" \
-        -v sa="$(stat -c %s "$tmp/synth-$last.etl")" -v sb="$(stat -c %s "$tmp/synth-$first.etl")" \
-        'BEGIN { if (b > 0) printf "%.2f", (a / b) / (sa / sb); else print "-" }')
-    row "  the same in user CPU time" "$ulin" "" "" ""
+    row "  the same in user CPU time" "$(per_byte "${U[import.$last]}" "${U[import.$first]}")" \
+        "" "" ""
 fi
 sp="-" spr="-"
 if [ -n "$snail" ]; then
