@@ -55,9 +55,14 @@ fi
 # SECS[NAME], RSS[NAME], USR[NAME] and SYS[NAME]. A failing command stops the script. The
 # file CMD writes (its -o argument) is deleted and the disk synced first, outside the timed
 # part: opening the previous round's output with truncation would time the file system
-# freeing it (about 0.5 ms of the x64 import). settle NAME...: T[NAME] (median seconds),
-# M[NAME] (median MiB), U[NAME] and K[NAME] (median user and system CPU seconds).
+# freeing it (about 0.5 ms of the x64 import). The file in $warm, the input of the rows that
+# run, is read first, also untimed: issue 12 measures with the page cache warm, and this VM's
+# DAMON pages out cache it takes for idle, as a file read in bursts seconds apart can be (run
+# 21's cat of the 512 MB trace took 161 ms instead of 66-88; docs/import.md#bench).
+# settle NAME...: T[NAME] (median seconds), M[NAME] (median MiB), U[NAME] and K[NAME] (median
+# user and system CPU seconds).
 declare -A T M U K SECS RSS USR SYS
+warm=""
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # drop_output CMD...: deletes the regular file after CMD's -o, if any, and syncs.
 drop_output() {
@@ -76,6 +81,7 @@ run_once() {
     local name="$1" t0 t1 rss usr sys
     shift
     drop_output "$@"
+    [ -z "$warm" ] || cat -- "$warm" >/dev/null
     t0=$EPOCHREALTIME
     /usr/bin/time -f "%M %U %S" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" ||
         { echo "run-bench: '$*' failed:" >&2; cat "$tmp/err" >&2; exit 1; }
@@ -135,6 +141,7 @@ for s in "${sizes[@]}"; do inputs+=("$s:$tmp/synth-$s.etl"); done
 # The rows of one input run in rounds (cat, imports, stages, snail), X64_RUNS of them for x64.
 for in in "${inputs[@]}"; do
     name="${in%%:*}" file="${in#*:}"
+    warm="$file"
     js=("$(job "cat.$name" cat "$file")"
         "$(job "import.$name" "$perch" import "$file" -o "$tmp/$name.perch")")
     if [ "$name" = x64 ] || [ "$name" = "$first" ]; then
@@ -152,8 +159,12 @@ for in in "${inputs[@]}"; do
     fi
     rounds "$([ "$name" = x64 ] && echo "$x64_runs" || echo "$runs")" "${js[@]}"
 done
-for s in "${sizes[@]}"; do measure "report.$s" "$perch" report --json "$tmp/synth-$s.etl"; done
+for s in "${sizes[@]}"; do
+    warm="$tmp/synth-$s.etl"
+    measure "report.$s" "$perch" report --json "$tmp/synth-$s.etl"
+done
 cap="$tmp/$first.perch"
+warm="$cap"
 js=("$(job cat_cap cat "$cap")"
     "$(job replay_cap "$perch" info "$cap")") # every chunk read and decoded: the exports' floor
 for fmt in chrome gecko pprof; do
