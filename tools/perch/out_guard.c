@@ -1,15 +1,18 @@
 /*
  * Guarded outputs (out_guard.h): forwards every call to the guarded output and keeps its
- * first error, in the guard and in one process-wide flag that input_kind.c reads.
+ * first error, in the guard and in one process-wide flag that input_kind.c reads. The flag is
+ * atomic: a guarded output may be written by an output thread (out_async.c) while the main
+ * thread asks whether any output failed.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "out_guard.h"
 #include "perch/error.h"
 
-static bool any_failed;
+static atomic_bool any_failed;
 
 static int keep(perch_cli_out *g, int err)
 {
@@ -18,7 +21,7 @@ static int keep(perch_cli_out *g, int err)
         err = perch_cli_stdio_error();
     if (err < 0 && g->error == 0) {
         g->error = err;
-        any_failed = true;
+        atomic_store(&any_failed, true);
     }
     return err;
 }
@@ -53,7 +56,7 @@ void perch_cli_out_guard(perch_cli_out *g, perch_output *out)
 
 bool perch_cli_output_failed(void)
 {
-    return any_failed;
+    return atomic_load(&any_failed);
 }
 
 int perch_cli_stdio_error(void)

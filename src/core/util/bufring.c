@@ -76,7 +76,9 @@ int perch__bufring_hand_over(perch__bufring *r, perch__bufring_fill *f, bool dra
 
 int perch__bufring_error(perch__bufring *r)
 {
-    return atomic_load_explicit(&r->error, memory_order_relaxed);
+    /* acquire: what consume wrote before its error (an output guard's flag, say) is seen
+     * with it (the error itself was stored by a sequentially consistent exchange) */
+    return atomic_load_explicit(&r->error, memory_order_acquire);
 }
 
 /* Stops and joins the thread (when started); it consumes every buffer handed over first. */

@@ -42,7 +42,8 @@ int perch__bufring_start(unsigned count, size_t cap, unsigned wake, perch__bufri
  * error (0: none). */
 int perch__bufring_hand_over(perch__bufring *r, perch__bufring_fill *f, bool drain);
 
-/* consume's first error so far (0: none), without waiting. */
+/* consume's first error so far (0: none), without waiting; what the thread did before the
+ * error is visible once it is seen. */
 int perch__bufring_error(perch__bufring *r);
 
 /* Stops the thread once it consumed every buffer handed over, joins it and frees r; what is
