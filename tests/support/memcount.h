@@ -2,16 +2,19 @@
  * A counting allocator for tests that assert bounded memory: installs itself as
  * perch__realloc_hook, keeps each block's size in a 16-byte header, and tracks the bytes live
  * now and the peak. Header-only (static functions); one test program uses one instance.
+ * The counts are atomic: the live engine's tests allocate on its model thread and their own
+ * at once, and plain counters lost updates (ThreadSanitizer, docs/testing.md).
  */
 #ifndef PERCH_TEST_MEMCOUNT_H
 #define PERCH_TEST_MEMCOUNT_H
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/mem.h"
 
-static size_t memcount_live, memcount_peak;
+static _Atomic size_t memcount_live, memcount_peak;
 
 static void *memcount_realloc(void *p, size_t size)
 {
@@ -20,7 +23,7 @@ static void *memcount_realloc(void *p, size_t size)
     if (base)
         memcpy(&old, base, sizeof old);
     if (size == 0) {
-        memcount_live -= old;
+        atomic_fetch_sub(&memcount_live, old);
         free(base);
         return NULL;
     }
@@ -28,16 +31,18 @@ static void *memcount_realloc(void *p, size_t size)
     if (!q)
         return NULL;
     memcpy(q, &size, sizeof size);
-    memcount_live = memcount_live - old + size;
-    if (memcount_live > memcount_peak)
-        memcount_peak = memcount_live;
+    size_t live = atomic_fetch_add(&memcount_live, size - old) + (size - old); /* mod 2^n */
+    size_t peak = atomic_load(&memcount_peak);
+    while (live > peak && !atomic_compare_exchange_weak(&memcount_peak, &peak, live))
+        ;
     return q + 16;
 }
 
 /* Starts counting; blocks allocated before must not be freed until memcount_stop. */
 static inline void memcount_start(void)
 {
-    memcount_live = memcount_peak = 0;
+    atomic_store(&memcount_live, 0);
+    atomic_store(&memcount_peak, 0);
     perch__realloc_hook = memcount_realloc;
 }
 
@@ -49,7 +54,7 @@ static inline void memcount_stop(void)
 /* Restarts the peak from what is live now. */
 static inline void memcount_reset_peak(void)
 {
-    memcount_peak = memcount_live;
+    atomic_store(&memcount_peak, atomic_load(&memcount_live));
 }
 
 #endif

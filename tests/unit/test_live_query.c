@@ -10,6 +10,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -573,14 +574,14 @@ static void test_readers_see_staged_records(void **state)
 
 typedef struct race {
     perch_live_query *q;
-    volatile int stop;
-    int queries;
+    atomic_int stop;    /* set by the test */
+    atomic_int queries; /* counted by the reader, watched by the test */
 } race;
 
 static int reader(void *arg)
 {
     race *r = arg;
-    while (!r->stop) {
+    while (!atomic_load(&r->stop)) {
         perch_proto_top_req req = {(uint8_t)(r->queries % 3), 0, 20, false, 0, {500, 0, 0}};
         perch_live_top top;
         if (perch_live_query_top(r->q, &req, &top) == 0)
@@ -592,7 +593,7 @@ static int reader(void *arg)
         kept_sink(&k, &out);
         perch_live_query_samples(r->q, 1001, &win, 50, &out, &info);
         kept_free(&k);
-        r->queries++;
+        atomic_fetch_add(&r->queries, 1);
     }
     return 0;
 }
@@ -604,7 +605,7 @@ static void test_readers_while_feeding(void **state)
     perch_sink sink;
     perch_thread *t[2];
     race r = {make_query(1000, 0), 0, 0};
-    race r2 = r;
+    race r2 = {r.q, 0, 0};
     make_world(&w, 10.0, 200000);
     perch_live_query_sink(r.q, &sink);
     feed_entities(&sink, &w);
@@ -612,9 +613,10 @@ static void test_readers_while_feeding(void **state)
     assert_int_equal(perch_thread_start(reader, &r2, "reader2", &t[1]), 0);
     feed_world(&sink, &w);
     perch_live_query_flush(r.q);
-    while (r.queries < 3 || r2.queries < 3)
+    while (atomic_load(&r.queries) < 3 || atomic_load(&r2.queries) < 3)
         perch_sleep_ms(1);
-    r.stop = r2.stop = 1;
+    atomic_store(&r.stop, 1);
+    atomic_store(&r2.stop, 1);
     assert_int_equal(perch_thread_join(t[0], NULL), 0);
     assert_int_equal(perch_thread_join(t[1], NULL), 0);
     perch_live_query_stats st;
