@@ -199,7 +199,7 @@ static void field(perch_json *w, const char *key, const char *label, const char 
 
 void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l, const perch__entities *e)
 {
-    char key[8];
+    char key[16]; /* "pmc" and a u32: room for any, so no build warns of truncation */
     perch_json_begin_array(w);
     perch_json_begin_object(w);
     perch_json_key(w, "name");
