@@ -11,6 +11,16 @@ if(PERCH_SANITIZE)
     add_link_options(-fsanitize=address,undefined)
 endif()
 
+# ThreadSanitizer (preset tsan): the tests that start threads, docs/testing.md. It cannot be
+# combined with ASan in one build.
+if(PERCH_TSAN)
+    if(PERCH_SANITIZE)
+        message(FATAL_ERROR "PERCH_TSAN and PERCH_SANITIZE exclude each other")
+    endif()
+    add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+    add_link_options(-fsanitize=thread)
+endif()
+
 if(WIN32)
     # Windows binaries may import only DLLs that ship with Windows: link the toolchain's
     # own runtime (libgcc, libwinpthread) statically. tests/win/test_pe_imports checks this.

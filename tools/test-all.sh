@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every Perch test: the native build (preset linux, gcc), the sanitizer build (preset
-# asan: clang with ASan+UBSan, plus the libFuzzer targets) and the Windows build (preset
-# mingw) whose test programs ctest runs under Wine. Installs missing dependencies first.
+# asan: clang with ASan+UBSan, plus the libFuzzer targets), the ThreadSanitizer build (preset
+# tsan: the tests that start threads and the cli tests) and the Windows build (preset mingw)
+# whose test programs ctest runs under Wine. Installs missing dependencies first.
 # Two more presets are built but not run (mingw-release, clang-release): every build type
 # must compile warning-free with both compilers, and -O3 finds warnings -O2 does not.
 #
@@ -20,7 +21,7 @@ cd "$ROOT"
 
 JOBS="${PERCH_JOBS:-2}"
 LOGS="$ROOT/build/test-logs"
-PRESETS=(linux asan mingw)
+PRESETS=(linux asan tsan mingw)
 BUILD_ONLY=(mingw-release clang-release)
 declare -A PASSED FAILED STATUS BUILT
 
