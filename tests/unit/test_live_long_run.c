@@ -173,9 +173,8 @@ struct mem_read {
 static int read_mem(void *ctx)
 {
     struct mem_read *m = ctx;
-    m->live = memcount_live;
-    m->peak = memcount_peak;
-    memcount_reset_peak();
+    m->live = atomic_load(&memcount_live);
+    m->peak = atomic_exchange(&memcount_peak, m->live); /* read and restart in one step */
     return 0;
 }
 
