@@ -3,9 +3,12 @@
  * Ctrl+C into the runner's stop event and Ctrl+Break into its snapshot event (the runner
  * writes a flight-recorder snapshot, then stops); closing the window, logoff and shutdown
  * stop it too, and the handler waits for the stop to finish within the few seconds Windows
- * allows before it ends the process.
+ * allows before it ends the process. Windows runs the handler on a thread of its own, which
+ * may still hold the runner when the run ends (unregistering does not wait for it): so the
+ * runner is static and its events stay open until the process ends.
  */
 #include <windows.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,11 +18,12 @@
 
 #define CLOSE_WAIT_MS 4500u
 
-static perch_runner *active = NULL;
+static perch_runner runner;
+static _Atomic(perch_runner *) active;
 
 static BOOL WINAPI on_console(DWORD type)
 {
-    perch_runner *r = active;
+    perch_runner *r = atomic_load(&active);
     if (r == NULL)
         return FALSE;
     switch (type) {
@@ -48,26 +52,28 @@ static void report(perch_runner *r, uint32_t state, uint32_t wait_hint_ms, int e
 
 int perch_console_run(const perch_console_options *o)
 {
-    perch_runner r;
+    perch_runner *r = &runner;
     perch_daemon_options d = o->daemon;
     perch_run_end end;
-    memset(&r, 0, sizeof r);
-    int err = perch__runner_init(&r);
+    if (atomic_load(&active) != NULL)
+        return PERCH_ESTATE; /* one console run per process: the handler keeps its runner */
+    memset(r, 0, sizeof *r);
+    int err = perch__runner_init(r);
     if (err < 0)
         return err;
-    r.report = report;
-    r.duration_ms = o->duration_ms;
-    r.snapshot_after_ms = o->snapshot_after_ms;
-    r.stop_after_snapshot = true;
-    r.record = o->record;
+    r->report = report;
+    r->duration_ms = o->duration_ms;
+    r->snapshot_after_ms = o->snapshot_after_ms;
+    r->stop_after_snapshot = true;
+    r->record = o->record;
     d.console = true;
-    active = &r;
+    atomic_store(&active, r);
     /* a process started in a new process group has Ctrl+C disabled: enable it again */
     SetConsoleCtrlHandler(NULL, FALSE);
     SetConsoleCtrlHandler(on_console, TRUE);
-    err = perch__runner_run(&r, &d, &end);
+    err = perch__runner_run(r, &d, &end);
     SetConsoleCtrlHandler(on_console, FALSE);
-    active = NULL;
-    perch__runner_close(&r);
+    /* active stays set and the events open: a handler already running may still use them
+     * (SetEvent on them is harmless once the run is over) */
     return err;
 }

@@ -117,7 +117,7 @@ static DWORD WINAPI supervise(LPVOID arg)
 {
     perch_daemon *d = arg;
     perch_live_stats st;
-    while (!d->quit) {
+    while (!atomic_load(&d->quit)) {
         perch__daemon_session_poll(d);
         AcquireSRWLockExclusive(&d->lock);
         if (d->live.engine != NULL) {
@@ -228,7 +228,7 @@ int perch_daemon_stop(perch_daemon *d)
     ReleaseSRWLockExclusive(&d->lock);
     perch_log(PERCH_LOG_INFO, "perchd is stopping.");
     perch__daemon_progress(d, 5000);
-    d->quit = 1;
+    atomic_store(&d->quit, 1);
     SetEvent(d->wake);
     if (d->supervisor != NULL) {
         WaitForSingleObject(d->supervisor, INFINITE);
@@ -265,9 +265,14 @@ void perch_daemon_destroy(perch_daemon *d)
 
 bool perch_daemon_failed(const perch_daemon *d, int *error)
 {
-    if (d == NULL || d->failed == 0)
+    if (d == NULL)
+        return false;
+    AcquireSRWLockShared((PSRWLOCK)&d->lock); /* the supervisor writes failed under it */
+    int failed = d->failed;
+    ReleaseSRWLockShared((PSRWLOCK)&d->lock);
+    if (failed == 0)
         return false;
     if (error != NULL)
-        *error = d->failed;
+        *error = failed;
     return true;
 }

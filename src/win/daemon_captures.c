@@ -199,9 +199,10 @@ int perch_daemon_record_start_with(perch_daemon *d, const perch_daemon_record_op
     int err = perch__daemon_record_config(d, o, &c, stem, sizeof stem, sentence, sizeof sentence);
     AcquireSRWLockExclusive(&d->ctl);
     if (err == 0)
-        err = d->state == PERCH_DAEMON_RUNNING
+        err = perch__daemon_state(d) == PERCH_DAEMON_RUNNING
                   ? perch__daemon_record_start_locked(d, &c, stem, file, len)
                   : PERCH_ESTATE;
+    bool recording = d->live.recording; /* ctl guards it */
     ReleaseSRWLockExclusive(&d->ctl);
     if (err == PERCH_EEXIST)
         snprintf(sentence, sizeof sentence,
@@ -210,7 +211,7 @@ int perch_daemon_record_start_with(perch_daemon *d, const perch_daemon_record_op
                  stem, stem, d->capture_dir);
     else if (err == PERCH_ESTATE && sentence[0] == '\0')
         snprintf(sentence, sizeof sentence, "%s",
-                 d->live.recording ? "a recording is already running; stop it with 'perch stop'"
+                 recording ? "a recording is already running; stop it with 'perch stop'"
                                    : "perchd is not running its engine");
     if (why != NULL)
         snprintf(why, why_len, "%s", sentence);

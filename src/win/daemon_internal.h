@@ -6,6 +6,7 @@
 #define PERCH_WIN_DAEMON_INTERNAL_H
 
 #include <windows.h>
+#include <stdatomic.h>
 
 #include "daemon.h"
 #include "etw.h"
@@ -31,8 +32,9 @@ struct perch_daemon_live {
     uint32_t backoff_ms;
     perch_etw_poll poll;   /* the last poll (d->lock) */
     char info_source[160]; /* the trace info handed to the model (owned here) */
+    char info_config[2048]; /* its session_config: a copy taken under etw_lock */
     uint64_t info_freq;    /* its perf_freq, 0 until the model asked (d->lock) */
-    char session_config[2048];
+    char session_config[2048]; /* written under etw_lock held exclusively */
     /* the recording: rotating capture files (daemon_captures.c). ctl serializes its start
      * and stop; the model thread publishes the rotation's figures under d->lock (idle). */
     bool recording;
@@ -65,7 +67,7 @@ struct perch_daemon {
     HANDLE instance;   /* the single-instance mutex */
     HANDLE supervisor; /* rewrites the status file */
     HANDLE wake;       /* wakes the supervisor early */
-    volatile LONG quit;
+    atomic_int quit; /* set by the stop, read by the supervisor */
     uint32_t feature_count;
     perch_daemon_feature features[PERCH_DAEMON_MAX_FEATURES];
     SRWLOCK ctl;                /* serializes recording, snapshot and stop requests */
@@ -74,6 +76,15 @@ struct perch_daemon {
     struct perch_pipe_daemon *pipe;       /* NULL when not served */
     char pipe_problem[PERCH_DAEMON_TEXT]; /* why it is not served (a squatter...), or "" (lock) */
 };
+
+/* d->state, read under d->lock (the stop writes it there while other threads look). */
+static inline uint32_t perch__daemon_state(perch_daemon *d)
+{
+    AcquireSRWLockShared(&d->lock);
+    uint32_t state = d->state;
+    ReleaseSRWLockShared(&d->lock);
+    return state;
+}
 
 /* Reports a new wait hint to the runner (SCM checkpoints). */
 void perch__daemon_progress(perch_daemon *d, uint32_t wait_hint_ms);

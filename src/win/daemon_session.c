@@ -90,6 +90,9 @@ static void trace_info_now(void *ctx, perch_trace_info *info)
         perch_etw_consumer_trace_info(c, info);
     snprintf(v->info_source, sizeof v->info_source, "%s",
              c != NULL && info->source != NULL ? info->source : "live:no session");
+    /* a restart rewrites session_config (take_report, etw_lock exclusive) while the engine
+     * may still be copying what this returns: hand it a copy of its own */
+    snprintf(v->info_config, sizeof v->info_config, "%s", v->session_config);
     ReleaseSRWLockShared(&v->etw_lock);
     if (c == NULL) { /* no session ever delivered: describe this machine's clock */
         LARGE_INTEGER f, now;
@@ -105,7 +108,7 @@ static void trace_info_now(void *ctx, perch_trace_info *info)
         info->cpu_count = si.dwNumberOfProcessors;
     }
     info->source = v->info_source;
-    info->session_config = v->session_config[0] ? v->session_config : NULL;
+    info->session_config = v->info_config[0] ? v->info_config : NULL;
     AcquireSRWLockExclusive(&d->lock);
     v->info_freq = info->perf_freq; /* the flight recorder's span in the status */
     ReleaseSRWLockExclusive(&d->lock);
@@ -299,7 +302,7 @@ void perch__daemon_session_poll(perch_daemon *d)
         return;
     AcquireSRWLockExclusive(&v->etw_lock);
     if (v->etw == NULL) {
-        if (GetTickCount64() >= v->retry_at_ms && d->state == PERCH_DAEMON_RUNNING)
+        if (GetTickCount64() >= v->retry_at_ms && perch__daemon_state(d) == PERCH_DAEMON_RUNNING)
             try_start(d);
         ReleaseSRWLockExclusive(&v->etw_lock);
         return;

@@ -7,6 +7,7 @@
  * change, a value out of range) are answered with its sentence, never ignored.
  */
 #include <windows.h>
+#include <stdatomic.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -30,7 +31,7 @@ struct perch_pipe_daemon {
     SRWLOCK requests;  /* one RECORD or STOP at a time (they move the timer) */
     HANDLE stop_timer; /* stops a recording with a duration */
     uint32_t timed_id; /* the recording the timer stops (perch_daemon_status.recording_id) */
-    uint64_t record_start_ms;
+    _Atomic uint64_t record_start_ms; /* written under requests, read by any status */
 };
 
 static const char *base_name(const char *path)
@@ -102,7 +103,7 @@ static void fill_status(perch_pipe_daemon *p, const perch_daemon_status *ds, per
         *rec = (perch_proto_capture){ds->recording_name,
                                      ds->recording_bytes,
                                      0,
-                                     GetTickCount64() - p->record_start_ms,
+                                     GetTickCount64() - atomic_load(&p->record_start_ms),
                                      0,
                                      PERCH_CAPTURE_RECORDING};
         st->recording_count = 1;
@@ -239,7 +240,7 @@ static int record_locked(perch_pipe_daemon *p, const perch_proto_record_req *r,
     }
     if (err < 0)
         return not_yet(a, err, "recording");
-    p->record_start_ms = GetTickCount64();
+    atomic_store(&p->record_start_ms, GetTickCount64());
     if (r->duration_ms) {
         perch_daemon_status *ds = perch__alloc(sizeof *ds);
         if (ds != NULL)
@@ -292,7 +293,7 @@ static int b_stop(void *ctx, const perch_proto_peer *peer, const perch_proto_sto
     if (err == 0) {
         perch_daemon_status_get(p->d, ds); /* its last figures */
         perch_proto_stop_rep rep = {ds->recording_name, ds->recording_bytes,
-                                    GetTickCount64() - p->record_start_ms};
+                                    GetTickCount64() - atomic_load(&p->record_start_ms)};
         err = perch_proto_answer_set(a, &rep);
     }
     ReleaseSRWLockExclusive(&p->requests);

@@ -483,6 +483,7 @@ int perch_pipe_server_start(const perch_pipe_server_opts *o, perch_pipe_server *
         err = open_pipe(s, why, why_len);
     if (err == 0) {
         refill(s);
+        *out = s; /* before the threads: a backend's request may already read it */
         err = start_threads(s);
         if (err < 0)
             say(why, why_len, "starting the pipe threads failed", err);
@@ -492,10 +493,10 @@ int perch_pipe_server_start(const perch_pipe_server_opts *o, perch_pipe_server *
             PostQueuedCompletionStatus(s->port, 0, KEY_STOP, NULL);
             perch_thread_join(s->io, NULL);
         }
+        *out = NULL;
         destroy(s);
         return err;
     }
-    *out = s;
     return 0;
 }
 

@@ -46,7 +46,8 @@ void perch_pipe_server_opts_default(perch_pipe_server_opts *o);
 /* Creates the pipe and starts serving. Returns 0; PERCH_EEXIST when another process already
  * serves the name (a squatter: nothing is served, and why says which pid holds it);
  * PERCH_EINVAL, PERCH_ENOMEM or the translated Win32 error. why (may be NULL) receives one
- * sentence on error. */
+ * sentence on error. *out is stored before the threads start (the backend's requests may
+ * read it); NULL on error. */
 int perch_pipe_server_start(const perch_pipe_server_opts *o, perch_pipe_server **out, char *why,
                             size_t why_len);
 

@@ -43,8 +43,11 @@ static void report(perch_runner *r, uint32_t state, uint32_t wait_hint_ms, int e
 {
     (void)r;
     AcquireSRWLockExclusive(&status_lock);
-    /* once a stop is pending, start-time progress must not report START_PENDING again */
-    if (!(status.dwCurrentState == SERVICE_STOP_PENDING && state == SERVICE_START_PENDING)) {
+    /* once a stop is pending, start-time progress must not report START_PENDING again; once
+     * STOPPED is reported nothing follows it (a stop control racing the runner's end would
+     * otherwise report STOP_PENDING after STOPPED) */
+    if (status.dwCurrentState != SERVICE_STOPPED &&
+        !(status.dwCurrentState == SERVICE_STOP_PENDING && state == SERVICE_START_PENDING)) {
         bool pending = state == SERVICE_START_PENDING || state == SERVICE_STOP_PENDING;
         status.dwCheckPoint = pending && status.dwCurrentState == state ? status.dwCheckPoint + 1
                               : pending                                 ? 1

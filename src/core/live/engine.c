@@ -76,7 +76,7 @@ int perch_live_add_sink(perch_live *l, const char *name, const perch_sink *sink,
         return PERCH_ESTATE;
     if (l->slot_count == PERCH_LIVE_MAX_SINKS)
         return PERCH_ELIMIT;
-    perch__live_slot_fill(l, &l->slots[l->slot_count++], name, sink, idle, sink->ctx);
+    perch__live_slot_fill(l, &l->slots[l->slot_count], name, sink, idle, sink->ctx);
     return 0;
 }
 
@@ -257,12 +257,12 @@ void perch_live_get_stats(const perch_live *l, perch_live_stats *st)
     st->queue_capacity = qs.capacity;
     st->last_timestamp = atomic_load(&l->last_timestamp);
     st->samples_waiting = atomic_load(&l->samples_waiting);
-    st->sinks = (uint32_t)l->slot_count;
     st->failed_sinks = atomic_load(&l->failed_sinks);
     st->error = atomic_load(&l->error);
     st->running = atomic_load(&l->running);
     st->finished = atomic_load(&l->finished);
     perch_mutex_lock(l->mu);
+    st->sinks = (uint32_t)l->slot_count; /* the model thread attaches under mu */
     st->events_per_second = l->rate;
     for (size_t i = 0; i < l->loss_count; i++)
         st->losses += l->losses[i].base + l->losses[i].total;
@@ -273,11 +273,13 @@ void perch_live_get_stats(const perch_live *l, perch_live_stats *st)
 
 int perch_live_sink_state(const perch_live *l, size_t i, const char **name, int *error)
 {
-    if (l == NULL || i >= l->slot_count)
+    if (l == NULL)
         return PERCH_ERANGE;
     perch_mutex_lock(l->mu);
-    bool used = l->slots[i].used;
+    bool in_range = i < l->slot_count, used = in_range && l->slots[i].used;
     perch_mutex_unlock(l->mu);
+    if (!in_range)
+        return PERCH_ERANGE;
     if (name != NULL)
         *name = used ? l->slots[i].name : "";
     if (error != NULL)

@@ -22,6 +22,10 @@ void perch__live_slot_fill(perch_live *l, struct live_slot *s, const char *name,
     atomic_store(&s->error, 0);
     s->finished = false;
     s->used = true;
+    /* a slot past the end is counted here, under mu, where the stats and sink_state read the
+     * count (the model thread attaches while they run) */
+    if ((size_t)(s - l->slots) == l->slot_count)
+        l->slot_count++;
     perch_mutex_unlock(l->mu);
 }
 
@@ -48,8 +52,6 @@ static int do_attach(void *ctx)
     if (err < 0)
         return err;
     perch__live_slot_fill(l, &l->slots[i], r->name, r->sink, r->idle, r->idle_ctx);
-    if (i == l->slot_count)
-        l->slot_count++;
     return 0;
 }
 
