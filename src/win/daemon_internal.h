@@ -20,6 +20,7 @@
  * (daemon_captures.c). */
 struct perch_daemon_live {
     perch_event_queue *queue;
+    bool queue_kept; /* a consumer was left running: the queue is never freed */
     perch_live *engine;
     struct perch_live_query *query;  /* the pipe's live window, a sink of the engine */
     struct perch_recorder *recorder; /* the flight recorder, a sink of the engine; NULL: off */

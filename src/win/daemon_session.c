@@ -337,8 +337,9 @@ int perch__daemon_session_stop(perch_daemon *d)
         perch_etw_poll p;
         memset(&p, 0, sizeof p);
         if (perch_etw_live_poll(v->etw, perch_monotonic_ns(), &p) == 0)
-            hand_losses(d, &p);         /* the last losses before the session goes */
-        perch_etw_live_destroy(v->etw); /* the session first: never left behind */
+            hand_losses(d, &p); /* the last losses before the session goes */
+        /* the session first: never left behind */
+        v->queue_kept = perch_etw_live_destroy(v->etw);
         v->etw = NULL;
         perch_log(PERCH_LOG_INFO, "The kernel session is stopped.");
     }
@@ -367,7 +368,11 @@ int perch__daemon_session_stop(perch_daemon *d)
     perch_live_query_destroy(v->query); /* the engine, its only writer, is gone */
     v->query = NULL;
     perch__daemon_symbols_destroy(d);
-    perch_event_queue_destroy(v->queue);
+    if (v->queue_kept) /* a consumer thread that never returned may still push into it */
+        perch_log(PERCH_LOG_WARNING, "The kernel session's consumer never returned from "
+                                     "ProcessTrace; its queue is left allocated.");
+    else
+        perch_event_queue_destroy(v->queue);
     v->queue = NULL;
     return err < 0 ? err : st.error;
 }
@@ -393,6 +398,10 @@ static void summarize(perch_daemon *d, perch_daemon_status *st)
                  "No kernel data is recorded: the kernel session could not start (%s); perchd "
                  "tries again.",
                  v->rep.why[0] ? v->rep.why : perch_strerror(v->start_error));
+    } else if (v->poll.state == PERCH_ETW_LIVE_DOWN && v->poll.no_restart) {
+        snprintf(st->summary, sizeof st->summary,
+                 "The kernel session ended and its consumer never returned from ProcessTrace, "
+                 "so no new session starts: restart perchd.");
     } else if (v->poll.state == PERCH_ETW_LIVE_DOWN) {
         snprintf(st->summary, sizeof st->summary,
                  "The kernel session was stopped from outside; perchd restarts it (next attempt "

@@ -304,8 +304,11 @@ void perch_etw_consumer_trace_info(const perch_etw_consumer *c, perch_trace_info
  * closed. */
 int perch_etw_consumer_stop(perch_etw_consumer *c);
 
-/* Stops (if needed) and frees. Accepts NULL. */
-void perch_etw_consumer_destroy(perch_etw_consumer *c);
+/* Stops (if needed) and frees. Accepts NULL. Returns true when ProcessTrace did not return
+ * within the stop's wait: the consumer and its thread are then left as they are (never
+ * freed), and the thread may still push into the queue, whose owner must neither free it nor
+ * give it to another consumer (a queue has one producer). */
+bool perch_etw_consumer_destroy(perch_etw_consumer *c);
 
 /* --- the supervisor ------------------------------------------------------------------------ */
 
@@ -325,6 +328,7 @@ typedef struct perch_etw_poll {
     uint64_t gap_end_raw;
     uint32_t restarts;                 /* since perch_etw_live_start */
     uint32_t next_retry_ms;            /* when DOWN: delay before the next attempt */
+    bool no_restart;                   /* DOWN for good: a consumer never returned */
     perch_etw_losses losses;           /* cumulative over every session started */
     perch_etw_consumer_stats consumer; /* cumulative over every consumer */
     char message[400];                 /* a sentence for the log when something happened, else "" */
@@ -347,8 +351,10 @@ int perch_etw_live_poll(perch_etw_live *l, uint64_t now_ns, perch_etw_poll *out)
 const perch_etw_session *perch_etw_live_session(const perch_etw_live *l);
 const perch_etw_consumer *perch_etw_live_consumer(const perch_etw_live *l);
 
-/* Stops the consumer and the session, then frees. Accepts NULL. */
-void perch_etw_live_destroy(perch_etw_live *l);
+/* Stops the consumer and the session, then frees. Accepts NULL. Returns true when a consumer
+ * of this supervisor was left running (perch_etw_consumer_destroy): the queue must outlive
+ * the process. */
+bool perch_etw_live_destroy(perch_etw_live *l);
 
 #ifdef __cplusplus
 }

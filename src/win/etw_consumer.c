@@ -24,6 +24,8 @@
 
 #define EXT_SCRATCH     4096u
 #define STOP_TIMEOUT_MS 30000u
+
+static uint32_t stop_timeout_ms = STOP_TIMEOUT_MS; /* perch__etw_consumer_stop_timeout */
 #define FIRST_EVENT_MS  1000u /* how long start waits for the session's header event */
 
 typedef _Atomic uint64_t counter;
@@ -300,23 +302,29 @@ int perch_etw_consumer_stop(perch_etw_consumer *c)
         CloseTrace(c->trace); /* ERROR_CTX_CLOSE_PENDING: ProcessTrace returns soon */
         c->closed_trace = true;
     }
-    if (perch_etw_consumer_wait(c, STOP_TIMEOUT_MS, &status) < 0) {
+    if (perch_etw_consumer_wait(c, stop_timeout_ms, &status) < 0) {
         c->leaked = true;
         return PERCH_ETIMEDOUT;
     }
     return status;
 }
 
-void perch_etw_consumer_destroy(perch_etw_consumer *c)
+bool perch_etw_consumer_destroy(perch_etw_consumer *c)
 {
     if (c == NULL)
-        return;
+        return false;
     perch_etw_consumer_stop(c);
     if (c->leaked)
-        return; /* ProcessTrace never returned: its thread may still use c */
+        return true; /* ProcessTrace never returned: its thread may still use c */
     if (c->thread != NULL)
         CloseHandle(c->thread);
     if (c->first_event != NULL)
         CloseHandle(c->first_event);
     perch__free(c);
+    return false;
+}
+
+void perch__etw_consumer_stop_timeout(uint32_t ms)
+{
+    stop_timeout_ms = ms != 0 ? ms : STOP_TIMEOUT_MS;
 }

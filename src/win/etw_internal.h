@@ -80,6 +80,9 @@ typedef bool (*perch__etw_source_visit)(void *ctx, const char *name,
 void perch__etw_walk_sources(const uint8_t *buf, ULONG len, perch__etw_source_visit visit,
                              void *ctx);
 
+/* For tests: how long a stop waits for ProcessTrace to return (0: the default, 30 s). */
+void perch__etw_consumer_stop_timeout(uint32_t ms);
+
 /* For tests and the benchmark: a consumer with no session, trace or thread, whose callback
  * (perch__etw_on_event, with EVENT_RECORD.UserContext = the consumer) is driven by hand.
  * Freed with perch_etw_consumer_destroy. */

@@ -26,6 +26,7 @@ struct perch_etw_live {
     perch_etw_consumer_stats cbase; /* ended consumers */
     uint32_t restarts, backoff_ms;
     uint64_t down_ns, down_raw, next_try_ns;
+    bool leaked; /* a consumer was left running: no other may push into q */
 };
 
 static uint64_t qpc_now(void)
@@ -124,7 +125,8 @@ static void go_down(perch_etw_live *l, uint64_t now_ns, bool consumer_ended, int
     add_stats(&l->cbase, &st);
     add_losses(&l->base, &l->last);
     memset(&l->last, 0, sizeof l->last);
-    perch_etw_consumer_destroy(l->c);
+    bool leaked = perch_etw_consumer_destroy(l->c);
+    l->leaked = l->leaked || leaked;
     l->c = NULL;
     perch_etw_session_stop(l->s); /* only if still running and Perch's */
     l->state = PERCH_ETW_LIVE_DOWN;
@@ -138,6 +140,12 @@ static void go_down(perch_etw_live *l, uint64_t now_ns, bool consumer_ended, int
              perch_etw_session_name(l->s),
              consumer_ended ? (status ? perch_strerror(status) : "no error")
                             : "ControlTrace found no such session");
+    if (leaked) {
+        size_t len = strlen(out->message);
+        snprintf(out->message + len, sizeof out->message - len,
+                 "; its consumer did not return from ProcessTrace, so no new session starts "
+                 "until perchd restarts");
+    }
 }
 
 static void try_restart(perch_etw_live *l, uint64_t now_ns, perch_etw_poll *out)
@@ -190,11 +198,12 @@ int perch_etw_live_poll(perch_etw_live *l, uint64_t now_ns, perch_etw_poll *out)
     memset(out, 0, sizeof *out);
     if (l->state == PERCH_ETW_LIVE_RUNNING)
         check_running(l, now_ns, out);
-    if (l->state == PERCH_ETW_LIVE_DOWN && now_ns >= l->next_try_ns)
-        try_restart(l, now_ns, out);
+    if (l->state == PERCH_ETW_LIVE_DOWN && !l->leaked && now_ns >= l->next_try_ns)
+        try_restart(l, now_ns, out); /* never onto the queue a left consumer may still fill */
     out->state = l->state;
     out->restarts = l->restarts;
-    if (l->state == PERCH_ETW_LIVE_DOWN && out->next_retry_ms == 0)
+    out->no_restart = l->leaked;
+    if (l->state == PERCH_ETW_LIVE_DOWN && !l->leaked && out->next_retry_ms == 0)
         out->next_retry_ms = (uint32_t)((l->next_try_ns - now_ns) / 1000000u);
     out->losses = l->base;
     add_losses(&out->losses, &l->last);
@@ -219,11 +228,12 @@ const perch_etw_consumer *perch_etw_live_consumer(const perch_etw_live *l)
     return l->c;
 }
 
-void perch_etw_live_destroy(perch_etw_live *l)
+bool perch_etw_live_destroy(perch_etw_live *l)
 {
     if (l == NULL)
-        return;
-    perch_etw_consumer_destroy(l->c);
+        return false;
+    bool leaked = perch_etw_consumer_destroy(l->c) || l->leaked;
     perch_etw_session_destroy(l->s);
     perch__free(l);
+    return leaked;
 }

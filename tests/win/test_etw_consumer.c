@@ -270,6 +270,45 @@ struct props_with_names {
     WCHAR names[2048];
 };
 
+/* A consumer whose ProcessTrace does not return after CloseTrace is left running, on
+ * purpose, and never replaced: a second consumer would push into the same single-producer
+ * queue. The supervisor stays down and says why, starts no session, and its destroy tells
+ * the owner to keep the queue. */
+static void test_hung_consumer_is_not_replaced(void **state)
+{
+    perch_event_queue *q = NULL;
+    perch_etw_live *l = NULL;
+    perch_etw_poll p;
+    struct props_with_names b;
+    uint64_t now = perch_monotonic_ns();
+    assert_int_equal(perch_fake_etw_set_dword("HangAfterEndMs", 1500), 0);
+    perch__etw_consumer_stop_timeout(100);
+    assert_int_equal(perch_event_queue_create(PERCH_EVENT_QUEUE_MIN_BYTES, &q), 0);
+    assert_int_equal(perch_etw_live_start(NULL, q, &l, NULL), 0);
+    memset(&b, 0, sizeof b);
+    b.p.Wnode.BufferSize = sizeof b;
+    b.p.LoggerNameOffset = offsetof(struct props_with_names, names);
+    assert_int_equal(ControlTraceW(0, L"Perch Kernel Session", &b.p, EVENT_TRACE_CONTROL_STOP), 0);
+    now += 2000000000ull;
+    assert_int_equal(perch_etw_live_poll(l, now, &p), 0);
+    assert_true(p.went_down);
+    assert_false(p.restarted);
+    assert_true(p.no_restart);
+    assert_non_null(strstr(p.message, "did not return from ProcessTrace"));
+    for (int i = 0; i < 5; i++) { /* long past every backoff: still no new session */
+        now += 120000000000ull;
+        assert_int_equal(perch_etw_live_poll(l, now, &p), 0);
+        assert_int_equal(p.state, PERCH_ETW_LIVE_DOWN);
+        assert_int_equal(p.restarts, 0);
+        assert_int_equal(perch_fake_etw_count("Perch"), 0);
+    }
+    assert_true(perch_etw_live_destroy(l));
+    Sleep(2000); /* the hung ProcessTrace returns and its thread ends: then q may go */
+    perch__etw_consumer_stop_timeout(0);
+    assert_int_equal(perch_fake_etw_set_dword("HangAfterEndMs", 0), 0);
+    perch_event_queue_destroy(q);
+}
+
 static void test_losses_sum_across_restarts(void **state)
 {
     perch_event_queue *q = NULL;
@@ -373,6 +412,7 @@ int main(void)
         cmocka_unit_test_setup(test_open_trace_refused, setup),
         cmocka_unit_test_setup(test_consumer_failure_restarts, setup),
         cmocka_unit_test_setup(test_outside_stop_mid_run, setup),
+        cmocka_unit_test_setup(test_hung_consumer_is_not_replaced, setup),
         cmocka_unit_test_setup(test_losses_sum_across_restarts, setup),
         cmocka_unit_test_setup(test_restart_backoff, setup),
         cmocka_unit_test_setup(test_slow_consumer_loses_buffers, setup),

@@ -26,6 +26,8 @@
  *                                 ProcessTrace, EnableTraceEx2, TraceSetInformation (all
  *                                 classes) or a TRACE_INFO_CLASS name (TraceStackTracingInfo...)
  *       MaxPmcCounters (DWORD)    TraceMaxPmcCounterQuery's answer (default 4)
+ *       HangAfterEndMs (DWORD)    ProcessTrace returns only this long after its session
+ *                                 ended or CloseTrace came (a consumer that hangs)
  *   <root>\Sessions\<name>  one key per running session
  *   <root>\Ledger           "000001", ... REG_SZ: every start, stop, refusal, open and end
  */

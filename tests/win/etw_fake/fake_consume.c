@@ -330,6 +330,7 @@ static ULONG run(open_trace *t)
         replay_file(t, &st);
     while (!t->closing && !st.stopped && still_running(t))
         Sleep(10);
+    Sleep(fake_scenario_dword("HangAfterEndMs", 0)); /* a ProcessTrace slow to return */
     fake_utf8(t->name, name8, sizeof name8);
     fake_ledger("end name=%s delivered=%u lost=%llu reason=%s", name8, (unsigned)st.delivered,
                 (unsigned long long)st.dropped, t->closing ? "CloseTrace" : "session stopped");
