@@ -270,6 +270,16 @@ struct props_with_names {
     WCHAR names[2048];
 };
 
+/* Stops Perch's session as another program would (ControlTraceW STOP by name). */
+static void stop_from_outside(void)
+{
+    struct props_with_names b;
+    memset(&b, 0, sizeof b);
+    b.p.Wnode.BufferSize = sizeof b;
+    b.p.LoggerNameOffset = offsetof(struct props_with_names, names);
+    assert_int_equal(ControlTraceW(0, L"Perch Kernel Session", &b.p, EVENT_TRACE_CONTROL_STOP), 0);
+}
+
 /* A consumer whose ProcessTrace does not return after CloseTrace is left running, on
  * purpose, and never replaced: a second consumer would push into the same single-producer
  * queue. The supervisor stays down and says why, starts no session, and its destroy tells
@@ -279,16 +289,12 @@ static void test_hung_consumer_is_not_replaced(void **state)
     perch_event_queue *q = NULL;
     perch_etw_live *l = NULL;
     perch_etw_poll p;
-    struct props_with_names b;
     uint64_t now = perch_monotonic_ns();
     assert_int_equal(perch_fake_etw_set_dword("HangAfterEndMs", 1500), 0);
     perch__etw_consumer_stop_timeout(100);
     assert_int_equal(perch_event_queue_create(PERCH_EVENT_QUEUE_MIN_BYTES, &q), 0);
     assert_int_equal(perch_etw_live_start(NULL, q, &l, NULL), 0);
-    memset(&b, 0, sizeof b);
-    b.p.Wnode.BufferSize = sizeof b;
-    b.p.LoggerNameOffset = offsetof(struct props_with_names, names);
-    assert_int_equal(ControlTraceW(0, L"Perch Kernel Session", &b.p, EVENT_TRACE_CONTROL_STOP), 0);
+    stop_from_outside();
     now += 2000000000ull;
     assert_int_equal(perch_etw_live_poll(l, now, &p), 0);
     assert_true(p.went_down);
@@ -314,7 +320,6 @@ static void test_losses_sum_across_restarts(void **state)
     perch_event_queue *q = NULL;
     perch_etw_live *l = NULL;
     perch_etw_poll p;
-    struct props_with_names b;
     uint64_t now = perch_monotonic_ns();
     assert_int_equal(perch_fake_etw_set_dword("EventsLost", 7), 0);
     assert_int_equal(perch_fake_etw_set_dword("RealTimeBuffersLost", 3), 0);
@@ -324,10 +329,7 @@ static void test_losses_sum_across_restarts(void **state)
     assert_int_equal(p.state, PERCH_ETW_LIVE_RUNNING);
     assert_true(p.losses.events_lost == 7 && p.losses.realtime_buffers_lost == 3);
 
-    memset(&b, 0, sizeof b);
-    b.p.Wnode.BufferSize = sizeof b;
-    b.p.LoggerNameOffset = offsetof(struct props_with_names, names);
-    assert_int_equal(ControlTraceW(0, L"Perch Kernel Session", &b.p, EVENT_TRACE_CONTROL_STOP), 0);
+    stop_from_outside();
     assert_true(poll_until(l, &now, &p, true));
     assert_non_null(strstr(p.message, "restarted after a gap"));
     assert_int_equal(perch_etw_live_poll(l, now, &p), 0);
@@ -342,15 +344,11 @@ static void test_restart_backoff(void **state)
     perch_event_queue *q = NULL;
     perch_etw_live *l = NULL;
     perch_etw_poll p;
-    struct props_with_names b;
     uint64_t now = perch_monotonic_ns();
     assert_int_equal(perch_event_queue_create(PERCH_EVENT_QUEUE_MIN_BYTES, &q), 0);
     assert_int_equal(perch_etw_live_start(NULL, q, &l, NULL), 0);
-    memset(&b, 0, sizeof b);
-    b.p.Wnode.BufferSize = sizeof b;
-    b.p.LoggerNameOffset = offsetof(struct props_with_names, names);
     assert_int_equal(perch_fake_etw_set_multi("Refuse", "StartTrace=1450\0"), 0);
-    assert_int_equal(ControlTraceW(0, L"Perch Kernel Session", &b.p, EVENT_TRACE_CONTROL_STOP), 0);
+    stop_from_outside();
     uint32_t want[] = {1000, 2000, 4000, 8000};
     assert_int_equal(perch_etw_live_poll(l, now, &p), 0);
     assert_true(p.went_down);
