@@ -212,7 +212,7 @@ int perch_daemon_record_start_with(perch_daemon *d, const perch_daemon_record_op
     else if (err == PERCH_ESTATE && sentence[0] == '\0')
         snprintf(sentence, sizeof sentence, "%s",
                  recording ? "a recording is already running; stop it with 'perch stop'"
-                                   : "perchd is not running its engine");
+                           : "perchd is not running its engine");
     if (why != NULL)
         snprintf(why, why_len, "%s", sentence);
     return err;

@@ -68,7 +68,7 @@ struct perch_daemon {
     HANDLE instance;   /* the single-instance mutex */
     HANDLE supervisor; /* rewrites the status file */
     HANDLE wake;       /* wakes the supervisor early */
-    atomic_int quit; /* set by the stop, read by the supervisor */
+    atomic_int quit;   /* set by the stop, read by the supervisor */
     uint32_t feature_count;
     perch_daemon_feature features[PERCH_DAEMON_MAX_FEATURES];
     SRWLOCK ctl;                /* serializes recording, snapshot and stop requests */
