@@ -467,7 +467,9 @@ int perch_pipe_server_start(const perch_pipe_server_opts *o, perch_pipe_server *
 {
     perch_pipe_server *s;
     int err;
-    if (o == NULL || o->size != sizeof *o || o->backend == NULL || o->max_clients == 0 ||
+    if (out != NULL)
+        *out = NULL;
+    if (out == NULL || o == NULL || o->size != sizeof *o || o->backend == NULL || o->max_clients == 0 ||
         o->listeners == 0 || o->workers == 0 || o->out_high < PERCH_PROTO_HEADER_SIZE ||
         o->tick_ms == 0)
         return PERCH_EINVAL;

@@ -40,7 +40,8 @@ int perch_service_run(void);
 
 /* Runs the daemon in this console until Ctrl+C, Ctrl+Break (after a snapshot), closing the
  * window, or duration_ms. Returns 0, the daemon's start error (PERCH_EBUSY: another perchd
- * runs) or the error it failed or stopped with. */
+ * runs) or the error it failed or stopped with; PERCH_ESTATE when called a second time in one
+ * process (the console handler keeps the first run's runner). */
 int perch_console_run(const perch_console_options *o);
 
 /* ---- the shared loop (internal) ---------------------------------------------------------- */

@@ -30,9 +30,17 @@
 static char ledger[1 << 16];
 static char synth_path[MAX_PATH * 3];
 
+/* The fake's ledger as it is now (in the shared buffer). */
+static const char *ledger_now(void)
+{
+    perch_fake_etw_ledger(ledger, sizeof ledger);
+    return ledger;
+}
+
 static int setup(void **state)
 {
     assert_int_equal(perch_fake_etw_reset(), 0);
+    perch__etw_consumer_stop_timeout(0); /* the default, whatever a failed test left */
     return 0;
 }
 
@@ -290,7 +298,7 @@ static void test_hung_consumer_is_not_replaced(void **state)
     perch_etw_live *l = NULL;
     perch_etw_poll p;
     uint64_t now = perch_monotonic_ns();
-    assert_int_equal(perch_fake_etw_set_dword("HangAfterEndMs", 1500), 0);
+    assert_int_equal(perch_fake_etw_set_dword("HangAfterEndMs", 5000), 0);
     perch__etw_consumer_stop_timeout(100);
     assert_int_equal(perch_event_queue_create(PERCH_EVENT_QUEUE_MIN_BYTES, &q), 0);
     assert_int_equal(perch_etw_live_start(NULL, q, &l, NULL), 0);
@@ -309,7 +317,10 @@ static void test_hung_consumer_is_not_replaced(void **state)
         assert_int_equal(perch_fake_etw_count("Perch"), 0);
     }
     assert_true(perch_etw_live_destroy(l));
-    Sleep(2000); /* the hung ProcessTrace returns and its thread ends: then q may go */
+    for (int i = 0; i < 200 && strstr(ledger_now(), "end name=") == NULL; i++)
+        Sleep(50); /* the hung ProcessTrace returns (its ledger line) and its thread ends */
+    assert_non_null(strstr(ledger_now(), "end name="));
+    Sleep(100); /* past the ledger line: the thread's last steps, then q may go */
     perch__etw_consumer_stop_timeout(0);
     assert_int_equal(perch_fake_etw_set_dword("HangAfterEndMs", 0), 0);
     perch_event_queue_destroy(q);
