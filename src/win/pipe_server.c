@@ -469,9 +469,9 @@ int perch_pipe_server_start(const perch_pipe_server_opts *o, perch_pipe_server *
     int err;
     if (out != NULL)
         *out = NULL;
-    if (out == NULL || o == NULL || o->size != sizeof *o || o->backend == NULL || o->max_clients == 0 ||
-        o->listeners == 0 || o->workers == 0 || o->out_high < PERCH_PROTO_HEADER_SIZE ||
-        o->tick_ms == 0)
+    if (out == NULL || o == NULL || o->size != sizeof *o || o->backend == NULL ||
+        o->max_clients == 0 || o->listeners == 0 || o->workers == 0 ||
+        o->out_high < PERCH_PROTO_HEADER_SIZE || o->tick_ms == 0)
         return PERCH_EINVAL;
     if ((s = perch__calloc(1, sizeof *s)) == NULL)
         return PERCH_ENOMEM;
