@@ -11,7 +11,7 @@ if(PERCH_SANITIZE)
     add_link_options(-fsanitize=address,undefined)
 endif()
 
-# ThreadSanitizer (preset tsan): the tests that start threads, docs/testing.md. It cannot be
+# ThreadSanitizer (preset tsan: the unit and cli tests, docs/testing.md). It cannot be
 # combined with ASan in one build.
 if(PERCH_TSAN)
     if(PERCH_SANITIZE)

@@ -24,9 +24,9 @@
 
 #define EXT_SCRATCH     4096u
 #define STOP_TIMEOUT_MS 30000u
+#define FIRST_EVENT_MS  1000u /* how long start waits for the session's header event */
 
 static uint32_t stop_timeout_ms = STOP_TIMEOUT_MS; /* perch__etw_consumer_stop_timeout */
-#define FIRST_EVENT_MS  1000u /* how long start waits for the session's header event */
 
 typedef _Atomic uint64_t counter;
 
