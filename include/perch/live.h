@@ -88,9 +88,13 @@ int perch_live_create(const perch_live_options *o, perch_live **out);
  * so a sink that batches (the live query state) can publish what it holds. */
 typedef void (*perch_live_idle_fn)(void *sink_ctx);
 
+/* The room a sink's name takes, its terminating NUL included. */
+#define PERCH_LIVE_SINK_NAME_MAX 24
+
 /* Attaches a sink (copied; sink->ctx is borrowed and must outlive the engine) under a short
- * name used in status and errors ("capture", "recorder", "query"); idle may be NULL. Only
- * before start. PERCH_ESTATE after start, PERCH_ELIMIT past PERCH_LIVE_MAX_SINKS. */
+ * name used in status and errors ("capture", "recorder", "query"; shorter than
+ * PERCH_LIVE_SINK_NAME_MAX, else PERCH_EINVAL); idle may be NULL. Only before start.
+ * PERCH_ESTATE after start, PERCH_ELIMIT past PERCH_LIVE_MAX_SINKS. */
 int perch_live_add_sink(perch_live *l, const char *name, const perch_sink *sink,
                         perch_live_idle_fn idle);
 
@@ -98,9 +102,9 @@ int perch_live_add_sink(perch_live *l, const char *name, const perch_sink *sink,
  * model thread, between two records, the sink first receives the trace info, the counter
  * names, the current record of every live (and recently ended) process, thread and module and
  * every stack still held, as if it had been there from the start, then every later record.
- * Before start it is perch_live_add_sink. Waits for the model thread (at most one tick plus
- * one record). Returns 0, PERCH_ELIMIT (no free slot), or the error of the state kept or of
- * the sink during the catch-up (then it is not attached). */
+ * Before start it is perch_live_add_sink. Waits for the model thread (which takes the call
+ * at once when idle, within 1024 records when busy). Returns 0, PERCH_ELIMIT (no free slot), or the
+ * error of the state kept or of the sink during the catch-up (then it is not attached). */
 int perch_live_attach(perch_live *l, const char *name, const perch_sink *sink,
                       perch_live_idle_fn idle);
 
@@ -132,10 +136,11 @@ int perch_live_set_loss(perch_live *l, const char *reason, uint64_t total);
 void perch_live_note_gap(perch_live *l, uint64_t duration_ms);
 
 /* Runs fn(ctx) on the model thread between two records (so no sink callback runs at the same
- * time) and returns its result; before start or after the thread ended, runs it on the caller.
- * Waits at most timeout_ms (UINT32_MAX: no limit; PERCH_ETIMEDOUT: fn may still run later, so
- * ctx must stay valid until the engine is destroyed). The way to change a sink's state while
- * the engine runs. */
+ * time: at once when the thread waits for records, which the call wakes, else within 1024
+ * records; not at the next tick) and returns its result; before start or after the thread ended,
+ * runs it on the caller. Waits at most timeout_ms (UINT32_MAX: no limit; PERCH_ETIMEDOUT: fn may
+ * still run later, so ctx must stay valid until the engine is destroyed). The way to change a
+ * sink's state while the engine runs. */
 int perch_live_call(perch_live *l, int (*fn)(void *ctx), void *ctx, uint32_t timeout_ms);
 
 /* Waits up to timeout_ms for the model thread to end: it ends once the producer has closed
@@ -148,8 +153,11 @@ int perch_live_stop(perch_live *l, uint32_t timeout_ms);
 /* A snapshot of the counters. */
 void perch_live_get_stats(const perch_live *l, perch_live_stats *st);
 
-/* The name and error (0 while healthy) of sink i, for status; PERCH_ERANGE past the last. */
-int perch_live_sink_state(const perch_live *l, size_t i, const char **name, int *error);
+/* The name (copied into name, "" for a slot whose sink was detached) and error (0 while
+ * healthy) of sink i, for status; PERCH_ERANGE past the last. Either output may be NULL. A
+ * copy, taken under the engine's lock: an attach may reuse the slot while the caller reads. */
+int perch_live_sink_state(const perch_live *l, size_t i, char name[PERCH_LIVE_SINK_NAME_MAX],
+                          int *error);
 
 /* Frees the engine. If the model thread still runs, cancels the queue and waits for it.
  * Accepts NULL. */

@@ -3,10 +3,10 @@
  * event_queue.c): every field, payload, ext and PMC value survives the copy; the ring wraps
  * many times; try_push on a full ring drops and counts exactly; oversized records are refused
  * at exactly a quarter of the ring; close hands its status over after the last record; cancel
- * unblocks a waiting producer; timeouts; and two threads pushing hundreds of thousands of
- * records, every one of them checked by a checksum of its bytes against the generator, also
- * in batched mode (pipeline/queue_batch.h), and the batched producer's view of a consumer
- * behind.
+ * unblocks a waiting producer; timeouts; a wake ends the consumer's wait; and two threads pushing
+ * hundreds of thousands of records, every one of them checked by a checksum of its bytes against
+ * the generator, also in batched mode (pipeline/queue_batch.h), and the batched producer's view of
+ * a consumer behind.
  *
  * Records are generated from a sequence number alone, so the consumer can rebuild what the
  * producer sent. Worker threads never call cmocka asserts: they record counts, the main
@@ -479,6 +479,7 @@ struct late_pusher {
     perch_event_queue *q;
     uint32_t delay_ms;
     bool close_only;
+    bool wake_only;
 };
 
 static int push_late(void *arg)
@@ -489,6 +490,10 @@ static int push_late(void *arg)
     perch_sleep_ms(lp->delay_ms);
     if (lp->close_only) {
         perch_event_queue_close(lp->q, 0);
+        return 0;
+    }
+    if (lp->wake_only) {
+        perch_event_queue_wake(lp->q);
         return 0;
     }
     make_event(42, MAX_PAYLOAD, buf, &ev);
@@ -512,19 +517,54 @@ static void test_pop_timeouts_and_wakeups(void **state)
     assert_true(ns >= 70000000u);
     assert_true(ns < 5000000000u);
     /* A consumer waiting forever is woken by a try_push... */
-    lp = (struct late_pusher){q, 50, false};
+    lp = (struct late_pusher){q, 50, false, false};
     assert_int_equal(perch_thread_start(push_late, &lp, "late", &t), 0);
     assert_int_equal(perch_event_queue_pop(q, &ev, UINT32_MAX), 0);
     assert_true(same_event(42, MAX_PAYLOAD, &ev));
     assert_int_equal(perch_thread_join(t, &result), 0);
     assert_int_equal(result, 0);
     /* ... and by a close, with a timeout pending too. */
-    lp = (struct late_pusher){q, 50, true};
+    lp = (struct late_pusher){q, 50, true, false};
     assert_int_equal(perch_thread_start(push_late, &lp, "late", &t), 0);
     t0 = perch_monotonic_ns();
     assert_int_equal(perch_event_queue_pop(q, &ev, 20000), PERCH_EOF);
     assert_true(perch_monotonic_ns() - t0 < 10000000000ull);
     assert_int_equal(perch_thread_join(t, NULL), 0);
+    perch_event_queue_destroy(q);
+}
+
+/* A wake ends a wait at once, even one that never times out; one sent before the wait is kept
+ * for it (not lost); a record queued is still popped first; a wake is used once. */
+static void test_wake(void **state)
+{
+    static uint8_t buf[MAX_PAYLOAD + 64];
+    perch_event_queue *q;
+    perch_event ev;
+    perch_thread *t;
+    struct late_pusher lp;
+    uint64_t t0, ns;
+    (void)state;
+    assert_int_equal(perch_event_queue_create(PERCH_EVENT_QUEUE_MIN_BYTES, &q), 0);
+    lp = (struct late_pusher){q, 50, false, true};
+    assert_int_equal(perch_thread_start(push_late, &lp, "late", &t), 0);
+    t0 = perch_monotonic_ns();
+    assert_int_equal(perch_event_queue_pop(q, &ev, UINT32_MAX), PERCH_ETIMEDOUT);
+    assert_true(perch_monotonic_ns() - t0 < 10000000000ull);
+    assert_int_equal(perch_thread_join(t, NULL), 0);
+    perch_event_queue_wake(q);
+    assert_int_equal(perch_event_queue_pop(q, &ev, 0), PERCH_ETIMEDOUT); /* no wait: kept */
+    t0 = perch_monotonic_ns();
+    assert_int_equal(perch_event_queue_pop(q, &ev, 20000), PERCH_ETIMEDOUT);
+    assert_true(perch_monotonic_ns() - t0 < 10000000000ull);
+    t0 = perch_monotonic_ns();
+    assert_int_equal(perch_event_queue_pop(q, &ev, 80), PERCH_ETIMEDOUT); /* used up */
+    ns = perch_monotonic_ns() - t0;
+    assert_true(ns >= 70000000u);
+    perch_event_queue_wake(q);
+    make_event(7, 100, buf, &ev);
+    assert_int_equal(perch_event_queue_push(q, &ev), 0);
+    assert_int_equal(perch_event_queue_pop(q, &ev, 20000), 0);
+    assert_true(same_event(7, 100, &ev));
     perch_event_queue_destroy(q);
 }
 
@@ -572,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_cancel_unblocks_producer),
         cmocka_unit_test(test_blocked_producer_resumes),
         cmocka_unit_test(test_pop_timeouts_and_wakeups),
+        cmocka_unit_test(test_wake),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

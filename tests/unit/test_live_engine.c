@@ -3,8 +3,9 @@
  * the ETW callback would feed it: the report it produces equals the offline pipeline's on every
  * real kernel trace and on two synthetic seeds; queue drops, session losses (across a counter
  * restart) and gaps land in the ledger; a failing sink is switched off while the others get
- * everything; calls run on the model thread; the rate follows the clock; destroy does not hang
- * when the producer never closes the queue.
+ * everything; calls run on the model thread, at once when it is idle; the rate follows the clock;
+ * destroy does not hang when the producer never closes the queue; a sink's state read while sinks
+ * come and go is always a whole name.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -347,7 +348,7 @@ static void test_failing_sink_is_switched_off(void **state)
     struct failing f = {10, 0};
     perch_sink bad;
     perch_live_stats st;
-    const char *name;
+    char name[PERCH_LIVE_SINK_NAME_MAX];
     int error;
     load_synth(1, &t);
     char *offline = offline_json(&t);
@@ -365,13 +366,13 @@ static void test_failing_sink_is_switched_off(void **state)
     assert_int_equal(st.error, 0);
     assert_true(st.finished);
     assert_int_equal(f.samples, 11); /* never called after its error */
-    assert_int_equal(perch_live_sink_state(x.live, 0, &name, &error), 0);
+    assert_int_equal(perch_live_sink_state(x.live, 0, name, &error), 0);
     assert_string_equal(name, "report");
     assert_int_equal(error, 0);
-    assert_int_equal(perch_live_sink_state(x.live, 1, &name, &error), 0);
+    assert_int_equal(perch_live_sink_state(x.live, 1, name, &error), 0);
     assert_string_equal(name, "bad");
     assert_int_equal(error, PERCH_EIO);
-    assert_int_equal(perch_live_sink_state(x.live, 2, &name, &error), PERCH_ERANGE);
+    assert_int_equal(perch_live_sink_state(x.live, 2, name, &error), PERCH_ERANGE);
     char *live = json_of(x.report);
     assert_string_equal(live, offline);
     free(live);
@@ -534,6 +535,102 @@ static void test_attach_needs_attachable(void **state)
     free(c);
 }
 
+/* Reads every sink's state over and over, as a status request does, while the test attaches
+ * and detaches: a name is always one of those given, whole (a copy taken under the lock). */
+struct state_reader {
+    perch_live *live;
+    atomic_bool stop;
+    uint64_t reads, bad;
+};
+
+static int read_states(void *arg)
+{
+    struct state_reader *r = arg;
+    char name[PERCH_LIVE_SINK_NAME_MAX];
+    int error;
+    while (!atomic_load(&r->stop)) {
+        for (size_t i = 0; perch_live_sink_state(r->live, i, name, &error) == 0; i++) {
+            bool known = strcmp(name, "report") == 0 || strcmp(name, "") == 0 ||
+                         strcmp(name, "a-much-longer-name-0123") == 0 || strcmp(name, "b") == 0;
+            r->bad += !known || error != 0;
+            r->reads++;
+        }
+    }
+    return 0;
+}
+
+static void test_sink_state_while_attaching(void **state)
+{
+    struct trace t;
+    struct run x;
+    perch_live_options o;
+    perch_sink k;
+    perch_thread *reader;
+    char name[PERCH_LIVE_SINK_NAME_MAX];
+    struct checker *c = calloc(1, sizeof *c);
+    struct state_reader *r = calloc(1, sizeof *r);
+    load_synth(1, &t);
+    memset(&o, 0, sizeof o);
+    o.attachable = true;
+    run_start(&x, &t, 4u << 20, &o);
+    x.prod.pause_after = 100; /* the engine runs, waiting for more */
+    run_go(&x);
+    checker_sink(c, &k);
+    r->live = x.live;
+    assert_int_equal(perch_thread_start(read_states, r, "states", &reader), 0);
+    for (int i = 0; i < 200; i++) {
+        const char *given = i % 2 ? "b" : "a-much-longer-name-0123";
+        assert_int_equal(perch_live_attach(x.live, given, &k, NULL), 0);
+        assert_int_equal(perch_live_sink_state(x.live, 1, name, NULL), 0);
+        assert_string_equal(name, given); /* the slot the detach emptied is reused */
+        assert_int_equal(perch_live_detach(x.live, c, false), 0);
+        assert_int_equal(perch_live_sink_state(x.live, 1, name, NULL), 0);
+        assert_string_equal(name, "");
+    }
+    atomic_store(&r->stop, true);
+    assert_int_equal(perch_thread_join(reader, NULL), 0);
+    assert_true(r->reads > 0);
+    assert_int_equal(r->bad, 0);
+    assert_int_equal(perch_live_sink_state(x.live, 0, name, NULL), 0);
+    assert_string_equal(name, "report");
+    assert_int_equal(perch_live_sink_state(x.live, 2, name, NULL), PERCH_ERANGE);
+    atomic_store(&x.prod.resume, true);
+    run_wait(&x);
+    run_free(&x);
+    free_trace(&t);
+    free(c);
+    free(r);
+}
+
+static int count_call(void *ctx)
+{
+    (*(int *)ctx)++;
+    return 7;
+}
+
+/* A call to an idle engine runs at once: with a one-minute tick, each of 50 calls returns its
+ * result within its 10 s timeout. */
+static void test_call_wakes_idle_engine(void **state)
+{
+    struct trace t;
+    struct run x;
+    perch_live_options o;
+    int calls = 0;
+    load_synth(1, &t);
+    memset(&o, 0, sizeof o);
+    o.tick_ms = 60000;
+    run_start(&x, &t, 4u << 20, &o);
+    x.prod.pause_after = 100;
+    run_go(&x);
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(perch_live_call(x.live, count_call, &calls, 10000), 7);
+    assert_int_equal(calls, 50);
+    atomic_store(&x.prod.resume, true);
+    run_wait(&x);
+    run_free(&x);
+    free_trace(&t);
+}
+
 static void test_bad_arguments(void **state)
 {
     perch_live_options o;
@@ -558,6 +655,8 @@ int main(void)
         cmocka_unit_test(test_calls_rate_and_idle),
         cmocka_unit_test(test_destroy_while_running),
         cmocka_unit_test(test_attach_needs_attachable),
+        cmocka_unit_test(test_call_wakes_idle_engine),
+        cmocka_unit_test(test_sink_state_while_attaching),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

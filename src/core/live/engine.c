@@ -5,9 +5,12 @@
  * The model thread pops records from the queue and feeds the model, whose sink is the fan-out
  * of engine_tee.c. Every tick (and whenever the queue runs dry) it does the housekeeping of
  * engine_books.c: ledger entries for drops, losses and gaps, the rate, the sinks' idle
- * functions, the calls other threads queued. After a model error it keeps popping (and
- * discarding) so the producer never sees a stuck queue, until the queue ends.
+ * functions, the calls other threads queued. A queued call does not wait for the tick: it
+ * wakes an idle model thread, and a busy one looks for calls every 1024 records. After a model
+ * error it keeps popping (and discarding) so the producer never sees a stuck queue, until the queue
+ * ends.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "engine_internal.h"
@@ -148,6 +151,8 @@ static void pump(perch_live *l)
             if ((now = perch__live_now(l)) >= next) {
                 housekeeping(l, now);
                 next = now + tick_ns;
+            } else if (atomic_load_explicit(&l->calls_pending, memory_order_relaxed)) {
+                perch__live_run_calls(l); /* a caller waits: not until the tick */
             }
         }
         int err = perch_event_queue_pop(l->queue, &ev, 0);
@@ -157,6 +162,8 @@ static void pump(perch_live *l)
             if (now >= next) {
                 housekeeping(l, now);
                 next = now + tick_ns;
+            } else if (atomic_load(&l->calls_pending)) {
+                perch__live_run_calls(l); /* perch_live_call woke the wait below */
             }
             uint64_t wait = next > now ? (next - now) / 1000000u + 1 : 1;
             err = perch_event_queue_pop(l->queue, &ev, (uint32_t)wait);
@@ -271,20 +278,19 @@ void perch_live_get_stats(const perch_live *l, perch_live_stats *st)
     perch_mutex_unlock(l->mu);
 }
 
-int perch_live_sink_state(const perch_live *l, size_t i, const char **name, int *error)
+int perch_live_sink_state(const perch_live *l, size_t i, char name[PERCH_LIVE_SINK_NAME_MAX],
+                          int *error)
 {
     if (l == NULL)
         return PERCH_ERANGE;
     perch_mutex_lock(l->mu);
-    bool in_range = i < l->slot_count, used = in_range && l->slots[i].used;
-    perch_mutex_unlock(l->mu);
-    if (!in_range)
-        return PERCH_ERANGE;
-    if (name != NULL)
-        *name = used ? l->slots[i].name : "";
-    if (error != NULL)
+    bool in_range = i < l->slot_count;
+    if (in_range && name != NULL)
+        snprintf(name, LIVE_NAME_MAX, "%s", l->slots[i].used ? l->slots[i].name : "");
+    if (in_range && error != NULL)
         *error = atomic_load(&l->slots[i].error);
-    return 0;
+    perch_mutex_unlock(l->mu);
+    return in_range ? 0 : PERCH_ERANGE;
 }
 
 void perch_live_destroy(perch_live *l)

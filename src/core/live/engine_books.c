@@ -148,6 +148,8 @@ int perch_live_call(perch_live *l, int (*fn)(void *ctx), void *ctx, uint32_t tim
     while (*tail != NULL)
         tail = &(*tail)->next;
     *tail = c;
+    atomic_store(&l->calls_pending, true);
+    perch_event_queue_wake(l->queue); /* an idle model thread runs it now, not at its tick */
     uint64_t deadline = perch__live_now(l) + (uint64_t)timeout_ms * 1000000u;
     while (!c->done) {
         uint64_t now = perch__live_now(l);
@@ -176,6 +178,8 @@ void perch__live_run_calls(perch_live *l)
         struct live_call *c = l->calls;
         if (c != NULL)
             l->calls = c->next;
+        else
+            atomic_store(&l->calls_pending, false);
         perch_mutex_unlock(l->mu);
         if (c == NULL)
             return;

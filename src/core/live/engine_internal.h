@@ -18,7 +18,7 @@
 #include "perch/thread.h"
 #include "state.h"
 
-#define LIVE_NAME_MAX   24
+#define LIVE_NAME_MAX   PERCH_LIVE_SINK_NAME_MAX
 #define LIVE_REASON_MAX 48
 #define LIVE_RATE_SLOTS 64 /* per-second counts kept for the rate window */
 
@@ -75,7 +75,8 @@ struct perch_live {
     struct live_loss losses[PERCH_LIVE_MAX_LOSSES];
     size_t loss_count;
     uint64_t gaps, gap_ms;
-    struct live_call *calls; /* pending, oldest first */
+    struct live_call *calls;    /* pending, oldest first */
+    _Atomic bool calls_pending; /* calls != NULL, for the model thread's look without mu */
     double rate;
     bool ended; /* the model thread finished its work */
 

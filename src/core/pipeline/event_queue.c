@@ -15,7 +15,8 @@
  * record reads consumer_waiting after storing tail (both sequentially consistent, so one of
  * them sees the other) and signals only when it is set. A blocking producer waits the same
  * way for space and is woken when the ring drains to half, so a full ring costs one wake-up
- * per half ring, not one per record.
+ * per half ring, not one per record. perch_event_queue_wake sets a flag under the same mutex
+ * and broadcasts; a consumer about to sleep, or sleeping, takes the flag and returns.
  *
  * A queue put in batched mode (queue_batch.h; the .etl reader thread's) publishes tail only
  * once a batch of bytes is pending (and before the producer waits, and on flush), and the
@@ -65,6 +66,7 @@ struct perch_event_queue {
     void *space_ctx;
     _Atomic int state_bits; /* CLOSED | CANCELED */
     _Atomic int close_status;
+    _Atomic int woken; /* perch_event_queue_wake: the next wait ends at once */
     char pad0[64];
     /* written by the producer */
     _Atomic uint64_t tail;
@@ -435,6 +437,8 @@ static int wait_for_record(struct perch_event_queue *q, uint64_t head, uint32_t 
         if (q->tail_cache != head)
             break;
         left = ms_left(deadline);
+        if (atomic_exchange(&q->woken, 0))
+            left = 0;
         if (bits != OPEN || left == 0) {
             err = bits & CANCELED ? PERCH_ECANCELED : bits & CLOSED ? PERCH_EOF : PERCH_ETIMEDOUT;
             break;
@@ -444,6 +448,14 @@ static int wait_for_record(struct perch_event_queue *q, uint64_t head, uint32_t 
     atomic_store(&q->consumer_waiting, 0);
     perch_mutex_unlock(q->lock);
     return err;
+}
+
+void perch_event_queue_wake(perch_event_queue *q)
+{
+    perch_mutex_lock(q->lock);
+    atomic_store(&q->woken, 1);
+    perch_cond_broadcast(q->data_cond);
+    perch_mutex_unlock(q->lock);
 }
 
 int perch_event_queue_pop(perch_event_queue *q, perch_event *ev, uint32_t timeout_ms)
