@@ -74,6 +74,11 @@ typedef struct perch_recorder_opts {
     /* How long a snapshot waits for the model thread to seal the open segment, so that the
      * records it holds are in the snapshot too (default 0: no wait; see perch_recorder_idle). */
     uint32_t seal_wait_ms;
+    /* Called with wake_ctx once a snapshot has asked for the seal, so that a model thread
+     * asleep until its next tick makes its idle call now (perchd: perch_event_queue_wake on
+     * the engine's queue); NULL: none, the seal waits for the next idle call. Any thread. */
+    void (*wake)(void *ctx);
+    void *wake_ctx;
     perch_sink_wrap names; /* put in front of each snapshot's writer, on the snapshot's
                             * thread (function names: perch_symworker_names); none by default */
 } perch_recorder_opts;

@@ -181,6 +181,11 @@ static void flush_query(void *sink_ctx)
     perch_live_query_flush(sink_ctx);
 }
 
+static void wake_engine(void *queue)
+{
+    perch_event_queue_wake(queue);
+}
+
 /* The flight recorder (FlightRecorderSeconds 0: off), a sink of the engine. */
 static int create_recorder(perch_daemon *d)
 {
@@ -193,6 +198,8 @@ static int create_recorder(perch_daemon *d)
     ro.window_ms = d->o.config.recorder_seconds * 1000u;
     ro.max_bytes = (uint64_t)d->o.config.recorder_mb << 20;
     ro.seal_wait_ms = SEAL_WAIT_MS;                   /* a snapshot holds the open segment too */
+    ro.wake = wake_engine;                            /* ... sealed now, not at the next tick */
+    ro.wake_ctx = v->queue;
     perch__daemon_symbols_names(d, false, &ro.names); /* snapshots on the pipe's threads */
     int err = perch_recorder_create(&ro, &v->recorder);
     if (err == 0) {

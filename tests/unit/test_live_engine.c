@@ -608,23 +608,41 @@ static int count_call(void *ctx)
     return 7;
 }
 
+static void count_idle(void *ctx)
+{
+    atomic_fetch_add((atomic_int *)ctx, 1);
+}
+
 /* A call to an idle engine runs at once: with a one-minute tick, each of 50 calls returns its
- * result within its 10 s timeout. */
+ * result within its 10 s timeout. A wake of the queue alone brings the sinks' idle calls (the
+ * flight recorder's seal for a snapshot) without waiting for the tick either. */
 static void test_call_wakes_idle_engine(void **state)
 {
     struct trace t;
     struct run x;
     perch_live_options o;
+    perch_sink k;
     int calls = 0;
+    atomic_int idles = 0;
     load_synth(1, &t);
     memset(&o, 0, sizeof o);
     o.tick_ms = 60000;
     run_start(&x, &t, 4u << 20, &o);
+    memset(&k, 0, sizeof k);
+    k.ctx = &idles; /* no callback: only its idle function */
+    assert_int_equal(perch_live_add_sink(x.live, "idler", &k, count_idle), 0);
     x.prod.pause_after = 100;
     run_go(&x);
     for (int i = 0; i < 50; i++)
         assert_int_equal(perch_live_call(x.live, count_call, &calls, 10000), 7);
     assert_int_equal(calls, 50);
+    for (int i = 0; i < 5; i++) {
+        int before = atomic_load(&idles);
+        perch_event_queue_wake(x.queue);
+        for (int ms = 0; ms < 10000 && atomic_load(&idles) == before; ms++)
+            perch_sleep_ms(1);
+        assert_true(atomic_load(&idles) > before);
+    }
     atomic_store(&x.prod.resume, true);
     run_wait(&x);
     run_free(&x);

@@ -7,13 +7,15 @@
  * - snapshots taken from another thread while the model thread feeds are complete captures
  *   that name every key they use;
  * - a snapshot taken while the model thread idles holds every sample it fed (the open segment
- *   sealed on request), and misses some without that;
+ *   sealed on request), and misses some without that; one that makes its idle call only
+ *   when the recorder's wake hook asks still seals;
  * - the memory cap holds (within one open segment) and drops are counted and reported in the
  *   snapshot's ledger; the time window drops old segments.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,7 @@
 #include "perch/capture.h"
 #include "perch/json.h"
 #include "perch/pipeline.h"
+#include "perch/platform.h"
 #include "perch/recorder.h"
 #include "perch/report.h"
 #include "perch/synth.h"
@@ -416,7 +419,14 @@ static void test_snapshot_while_feeding(void **state)
 typedef struct idler {
     perch_recorder *rec;
     atomic_int fed, done;
+    bool on_wake;     /* idle calls only when woken (a model thread with a very long tick) */
+    atomic_int wakes; /* the recorder's wake hook */
 } idler;
+
+static void wake_idler(void *ctx)
+{
+    atomic_fetch_add(&((idler *)ctx)->wakes, 1);
+}
 
 static int idle_model(void *arg)
 {
@@ -427,8 +437,12 @@ static int idle_model(void *arg)
     sink.finish = NULL; /* the session goes on */
     int err = perch_capture_replay_memory(full, full_len, &sink, &st);
     atomic_store(&m->fed, 1);
+    int served = 0;
     while (!atomic_load(&m->done)) {
-        perch_recorder_idle(m->rec);
+        if (!m->on_wake || atomic_load(&m->wakes) > served) {
+            served = m->on_wake ? atomic_load(&m->wakes) : 0;
+            perch_recorder_idle(m->rec);
+        }
         perch_sleep_ms(1);
     }
     return err;
@@ -454,7 +468,7 @@ static uint64_t samples_in(const uint8_t *data, size_t len)
 /* A snapshot while the model thread idles after feeding, with and without sealing the open
  * segment: with it, every sample the recorder received; without, the open segment's unflushed
  * chunks are missing. */
-static uint64_t snapshot_after_feeding(uint32_t seal_wait_ms, uint64_t *counted)
+static uint64_t snapshot_after_feeding(uint32_t seal_wait_ms, bool on_wake, uint64_t *counted)
 {
     perch_recorder_opts o;
     perch_thread *t = NULL;
@@ -467,6 +481,11 @@ static uint64_t snapshot_after_feeding(uint32_t seal_wait_ms, uint64_t *counted)
     perch_recorder_opts_default(&o);
     o.seal_wait_ms = seal_wait_ms;
     memset(&m, 0, sizeof m);
+    m.on_wake = on_wake;
+    if (on_wake) {
+        o.wake = wake_idler;
+        o.wake_ctx = &m;
+    }
     assert_int_equal(perch_recorder_create(&o, &m.rec), 0);
     assert_int_equal(perch_thread_start(idle_model, &m, "model", &t), 0);
     while (!atomic_load(&m.fed))
@@ -493,12 +512,24 @@ static void test_snapshot_holds_the_open_segment(void **state)
     uint64_t counted;
     (void)state;
     uint64_t all = samples_in(full, full_len);
-    uint64_t sealed = snapshot_after_feeding(1000, &counted);
-    uint64_t unsealed = snapshot_after_feeding(0, &counted);
+    uint64_t sealed = snapshot_after_feeding(1000, false, &counted);
+    uint64_t unsealed = snapshot_after_feeding(0, false, &counted);
     printf("  %llu samples fed; snapshot with the open segment sealed: %llu, without: %llu\n",
            (unsigned long long)all, (unsigned long long)sealed, (unsigned long long)unsealed);
     assert_int_equal(sealed, all);
     assert_true(unsealed < all); /* what the seal adds: this test can fail */
+}
+
+/* A model thread that makes its idle call only when woken still seals for a snapshot: the
+ * recorder's wake hook brings that call (without it the 20 s wait would end unsealed). */
+static void test_snapshot_wakes_the_model(void **state)
+{
+    uint64_t counted;
+    (void)state;
+    uint64_t all = samples_in(full, full_len);
+    uint64_t t0 = perch_monotonic_ns();
+    assert_int_equal(snapshot_after_feeding(20000, true, &counted), all);
+    assert_true(perch_monotonic_ns() - t0 < 15000000000ull);
 }
 
 /* ---- caps ------------------------------------------------------------------------------ */
@@ -603,6 +634,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_equals_filtered_import),
         cmocka_unit_test(test_snapshot_while_feeding),
         cmocka_unit_test(test_snapshot_holds_the_open_segment),
+        cmocka_unit_test(test_snapshot_wakes_the_model),
         cmocka_unit_test(test_memory_cap),
         cmocka_unit_test(test_window),
     };

@@ -53,6 +53,8 @@ static void wait_sealed(perch_recorder *r)
     if (r->opts.seal_wait_ms == 0 || r->open == NULL)
         return;
     uint64_t ticket = ++r->seal_asked;
+    if (r->opts.wake != NULL)
+        r->opts.wake(r->opts.wake_ctx); /* after the ask: the idle call it brings must see it */
     while (r->open != NULL && r->seal_done < ticket) {
         uint64_t now = perch_monotonic_ns();
         if (now >= end)
