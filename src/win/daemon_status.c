@@ -41,7 +41,7 @@ void perch_daemon_status_get(perch_daemon *d, perch_daemon_status *st)
     ReleaseSRWLockShared(&d->lock);
     snprintf(st->data_dir, sizeof st->data_dir, "%s", d->data_dir);
     snprintf(st->capture_dir, sizeof st->capture_dir, "%s", d->capture_dir);
-    snprintf(st->log_file, sizeof st->log_file, "%s", perch_log_file_path());
+    perch_log_file_path(st->log_file, sizeof st->log_file);
     snprintf(st->ran_where, sizeof st->ran_where, "%s", PERCH_DAEMON_RAN_WHERE);
 }
 

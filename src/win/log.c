@@ -34,9 +34,11 @@ int perch_log_open(const perch_log_options *o)
     return err;
 }
 
-const char *perch_log_file_path(void)
+void perch_log_file_path(char *out, size_t size)
 {
-    return file_path;
+    AcquireSRWLockShared(&lock);
+    snprintf(out, size, "%s", file_path);
+    ReleaseSRWLockShared(&lock);
 }
 
 void perch_log(perch_log_level level, const char *fmt, ...)

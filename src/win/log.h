@@ -41,8 +41,9 @@ void perch_log(perch_log_level level, const char *fmt, ...)
 #endif
     ;
 
-/* Where the current log file is (UTF-8), or "" when there is none. */
-const char *perch_log_file_path(void);
+/* Copies where the current log file is (UTF-8; "" when there is none) into out, cut to size
+ * bytes. A copy taken under the log's lock: a close or reopen may run on another thread. */
+void perch_log_file_path(char *out, size_t size);
 
 /* Closes the file and the event source. */
 void perch_log_close(void);

@@ -70,6 +70,12 @@ static void test_perch_talks_to_perchd(void **state)
     assert_contains(log, want);
     assert_contains(log, "perch.exe, admin): RECORD");
     free(log);
+    char log_line[MAX_PATH * 2 + 32]; /* the status file names the log (perch_log_file_path) */
+    snprintf(log_line, sizeof log_line, "log file: %s", path);
+    snprintf(path, sizeof path, "%s\\status.txt", dir);
+    char *status = harness_read_text(path);
+    assert_contains(status, log_line);
+    free(status);
 
     perch_cli_run("status", &r);
     assert_int_equal(r.code, 6);
