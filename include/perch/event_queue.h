@@ -15,10 +15,10 @@
  * the bytes it points to) stays valid until the next pop or perch_event_queue_release by the
  * consumer. Memory is fixed at create time: nothing is allocated per record. The
  * implementation (src/core/pipeline/event_queue.c) is lock-free on both fast paths; a lock is
- * taken only to sleep or to wake a sleeping side.
+ * taken only to sleep, to wake a sleeping side, and by perch_event_queue_wake.
  *
- * Exactly one thread may push and exactly one thread may pop; close and the statistics may be
- * called from any thread.
+ * Exactly one thread may push and exactly one thread may pop; close, wake and the statistics
+ * may be called from any thread.
  */
 #ifndef PERCH_EVENT_QUEUE_H
 #define PERCH_EVENT_QUEUE_H
@@ -76,8 +76,9 @@ int perch_event_queue_pop(perch_event_queue *q, perch_event *ev, uint32_t timeou
 
 /* Any thread: makes the consumer's pop return PERCH_ETIMEDOUT now if it sleeps in a wait,
  * else the next pop that would sleep returns PERCH_ETIMEDOUT at once (so a wake sent just
- * before the consumer goes to sleep is not lost). For a consumer that has work besides
- * records (the live engine's calls). Records already queued are still popped first. */
+ * before the consumer goes to sleep is not lost), even a pop with no time limit. For a consumer
+ * that has work besides records (the live engine's calls). Records already queued are still popped
+ * first. */
 void perch_event_queue_wake(perch_event_queue *q);
 
 /* Consumer: gives the record popped last back to the producer before the next pop (when the

@@ -76,7 +76,9 @@ typedef struct perch_recorder_opts {
     uint32_t seal_wait_ms;
     /* Called with wake_ctx once a snapshot has asked for the seal, so that a model thread
      * asleep until its next tick makes its idle call now (perchd: perch_event_queue_wake on
-     * the engine's queue); NULL: none, the seal waits for the next idle call. Any thread. */
+     * the engine's queue); NULL: none, the seal waits for the next idle call. Called on the
+     * snapshot's thread with the recorder's mutex held: it must not call into the recorder
+     * nor block. */
     void (*wake)(void *ctx);
     void *wake_ctx;
     perch_sink_wrap names; /* put in front of each snapshot's writer, on the snapshot's

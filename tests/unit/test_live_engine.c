@@ -622,8 +622,10 @@ static void test_call_wakes_idle_engine(void **state)
     struct run x;
     perch_live_options o;
     perch_sink k;
-    int calls = 0;
-    atomic_int idles = 0;
+    static int calls; /* a call that timed out would still run later */
+    static atomic_int idles;
+    calls = 0;
+    atomic_store(&idles, 0);
     load_synth(1, &t);
     memset(&o, 0, sizeof o);
     o.tick_ms = 60000;
@@ -636,6 +638,11 @@ static void test_call_wakes_idle_engine(void **state)
     for (int i = 0; i < 50; i++)
         assert_int_equal(perch_live_call(x.live, count_call, &calls, 10000), 7);
     assert_int_equal(calls, 50);
+    int seen = -1; /* the idle call after the last call: let it pass before waking */
+    while (seen != atomic_load(&idles)) {
+        seen = atomic_load(&idles);
+        perch_sleep_ms(50);
+    }
     for (int i = 0; i < 5; i++) {
         int before = atomic_load(&idles);
         perch_event_queue_wake(x.queue);

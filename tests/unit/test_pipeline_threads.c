@@ -467,6 +467,7 @@ struct slow_producer {
     perch_event_queue *q;
     uint64_t pause_at;
     uint32_t pause_ms;
+    bool wake; /* wake the consumer's queue during the pause */
     int err;
 };
 
@@ -477,8 +478,12 @@ static int produce_slowly(void *arg)
     uint64_t n = 0;
     int err = 0;
     while ((err = perch_etl_next(p->r, &ev)) == 0) {
-        if (n++ == p->pause_at)
-            perch_sleep_ms(p->pause_ms);
+        if (n++ == p->pause_at) {
+            perch_sleep_ms(p->pause_ms / 2);
+            if (p->wake)
+                perch_event_queue_wake(p->q);
+            perch_sleep_ms(p->pause_ms / 2);
+        }
         if ((err = perch_event_queue_push(p->q, &ev)) < 0)
             break;
     }
@@ -487,6 +492,7 @@ static int produce_slowly(void *arg)
     return p->err;
 }
 
+/* t NULL: no consume options, and the producer wakes the queue during its pause. */
 static int consume_with(const struct bytes *etl, struct tick_log *t, uint32_t tick_ms,
                         uint32_t pause_ms, uint64_t *fed, int *producer_err)
 {
@@ -495,7 +501,7 @@ static int consume_with(const struct bytes *etl, struct tick_log *t, uint32_t ti
     perch_thread *th = NULL;
     perch_sink sink;
     perch_trace_info info;
-    struct slow_producer p = {NULL, NULL, 5000, pause_ms, 0};
+    struct slow_producer p = {NULL, NULL, 5000, pause_ms, t == NULL, 0};
     perch_consume_options co = {sizeof co, count_tick, t, 4096, tick_ms};
     memset(&sink, 0, sizeof sink);
     assert_int_equal(perch_etl_open_memory(etl->p, etl->len, NULL, &r, NULL), 0);
@@ -504,7 +510,7 @@ static int consume_with(const struct bytes *etl, struct tick_log *t, uint32_t ti
     assert_int_equal(perch_event_queue_create(PERCH_EVENT_QUEUE_MIN_BYTES, &p.q), 0);
     p.r = r;
     assert_int_equal(perch_thread_start(produce_slowly, &p, "producer", &th), 0);
-    int err = perch_pipeline_consume(p.q, m, &co, fed);
+    int err = perch_pipeline_consume(p.q, m, t != NULL ? &co : NULL, fed);
     assert_int_equal(perch_thread_join(th, producer_err), 0);
     perch_event_queue_destroy(p.q);
     perch_model_destroy(m);
@@ -532,6 +538,11 @@ static void test_consume_ticks_and_errors(void **state)
     assert_int_equal(fed, 3 * 4096);
     /* Canceled waiting (ECANCELED) or between pushes (ESTATE); 0 only if it had finished. */
     assert_true(perr == PERCH_ECANCELED || perr == PERCH_ESTATE || perr == 0);
+    /* Without options the wait has no limit; a wake ends it (there is no tick to call) and the
+     * loop goes on: every record is fed. */
+    assert_int_equal(consume_with(&etl, NULL, 0, 200, &fed, &perr), 0);
+    assert_int_equal(perr, 0);
+    assert_int_equal(fed, records);
     assert_int_equal(perch_pipeline_consume(NULL, NULL, NULL, NULL), PERCH_EINVAL);
     perch_free(etl.p);
 }

@@ -164,6 +164,7 @@ static void pump(perch_live *l)
                 next = now + tick_ns;
             } else if (atomic_load(&l->calls_pending)) {
                 perch__live_run_calls(l); /* perch_live_call woke the wait below */
+                now = perch__live_now(l); /* a call may take long: the tick stays on time */
             }
             uint64_t wait = next > now ? (next - now) / 1000000u + 1 : 1;
             err = perch_event_queue_pop(l->queue, &ev, (uint32_t)wait);

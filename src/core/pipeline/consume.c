@@ -82,7 +82,9 @@ static int consume(perch_event_queue *q, perch_model *m, const perch_consume_opt
             err = perch_model_feed(m, &ev);
             err = err < 0 ? err : maybe_tick(&t, ++n);
         } else if (err == PERCH_ETIMEDOUT) {
-            err = tick(&t, n); /* idle: only reached with a tick_ms */
+            /* idle: a tick_ms passed, or perch_event_queue_wake (which may end a wait with no
+             * time limit, so there may be no tick to call) */
+            err = o != NULL ? tick(&t, n) : 0;
         }
         if (err < 0) {
             perch_event_queue_cancel(q); /* the model or tick stopped: so must the producer */

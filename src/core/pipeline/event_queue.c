@@ -437,7 +437,7 @@ static int wait_for_record(struct perch_event_queue *q, uint64_t head, uint32_t 
         if (q->tail_cache != head)
             break;
         left = ms_left(deadline);
-        if (atomic_exchange(&q->woken, 0))
+        if (atomic_load(&q->woken) && atomic_exchange(&q->woken, 0))
             left = 0;
         if (bits != OPEN || left == 0) {
             err = bits & CANCELED ? PERCH_ECANCELED : bits & CLOSED ? PERCH_EOF : PERCH_ETIMEDOUT;
