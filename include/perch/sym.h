@@ -410,6 +410,7 @@ typedef struct perch_symworker_stats {
     uint64_t stacks_forgotten; /* by max_stack_frames */
     uint64_t address_resets;   /* times the set of queued addresses started afresh */
     uint64_t records_dropped;  /* by max_records */
+    uint64_t pump_failures;    /* idle pumps that failed (out of memory, a limit) */
 } perch_symworker_stats;
 
 /* Starts the worker thread. 0, PERCH_EINVAL, PERCH_ENOMEM or the thread's error. */
@@ -419,14 +420,15 @@ void perch_symworker_destroy(perch_symworker *w);
 
 /* The model thread's sink (ctx is w): modules, threads, stacks and samples. */
 void perch_symworker_sink(perch_symworker *w, perch_sink *sink);
-/* A perch_live_idle_fn for that sink: perch_symworker_pump (cheap when nothing is new); an
- * error is kept, not returned (the addresses since are queued at the next pump). */
+/* A perch_live_idle_fn for that sink: perch_symworker_pump (cheap when nothing is new); a
+ * failure is counted (pump_failures), and the addresses it did not queue are queued at the
+ * next pump. */
 void perch_symworker_idle(void *sink_ctx);
 /* On the model thread: queues the addresses the records since the last pump hit that were
  * never queued before (call it when the engine is idle). 0, PERCH_ENOMEM or PERCH_ELIMIT. */
 int perch_symworker_pump(perch_symworker *w);
-/* Waits up to timeout_ms until the worker has looked up every queued address: 0 or
- * PERCH_ETIMEDOUT. Any thread. */
+/* Waits until the worker has looked up every queued address, at most timeout_ms in all
+ * (however often another thread queues more meanwhile): 0 or PERCH_ETIMEDOUT. Any thread. */
 int perch_symworker_wait(perch_symworker *w, uint32_t timeout_ms);
 void perch_symworker_get_stats(perch_symworker *w, perch_symworker_stats *st);
 

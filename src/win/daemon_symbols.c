@@ -102,11 +102,11 @@ void perch__daemon_symbols_destroy(perch_daemon *d)
                   "Function names: %llu addresses looked up, %llu named, %llu dropped (queue "
                   "full); %u modules loaded, %u not found or not matching; %llu stacks "
                   "forgotten, %llu records dropped for the caps, %llu fresh starts of the "
-                  "address set.",
+                  "address set; %llu queueing passes failed (retried at the next).",
                   (unsigned long long)st.looked_up, (unsigned long long)st.named,
                   (unsigned long long)st.dropped, st.modules_loaded, st.modules_failed,
                   (unsigned long long)st.stacks_forgotten, (unsigned long long)st.records_dropped,
-                  (unsigned long long)st.address_resets);
+                  (unsigned long long)st.address_resets, (unsigned long long)st.pump_failures);
     }
     perch_symworker_destroy(v->symbols);
     v->symbols = NULL;

@@ -4,12 +4,15 @@
  * capture writer; pumps queue each new (identity, RVA) once, the worker names them off the
  * model thread, the tap writes the records into the capture (and its finish waits for the
  * worker), and the capture read back names the frames as Perch's own resolver does. A queue
- * of one address, while the worker is held in its first load, drops the rest and counts them.
+ * of one address, while the worker is held in its first load, drops the rest and counts them;
+ * a wait for a busy worker ends at its time limit however often it is woken; an idle pump
+ * that fails at any of its allocations is counted and retried by the next.
  * A tap made late writes the names for the module keys it saw. The bounds for a long run
  * (stacks, the address set, records) hold and are counted.
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,9 +23,11 @@
 
 #include "perch/capture.h"
 #include "perch/error.h"
+#include "perch/platform.h"
 #include "perch/sym.h"
 #include "perch/thread.h"
 #include "sym/hits_internal.h"
+#include "util/mem.h"
 #include "sym/worker_internal.h"
 #include "sym_fixture.h"
 
@@ -189,6 +194,25 @@ static bool held_lookup(void *ctx, uint32_t ident, uint32_t rva, perch_sym_func 
     return h->inner.lookup(h->inner.ctx, ident, rva, f);
 }
 
+/* Wakes every waiter on the worker's idle condition every 20 ms (as the worker does after
+ * each request it ends), for at most 10 s, while the worker is held busy. */
+struct nudger {
+    perch_symworker *w;
+    atomic_int stop;
+};
+
+static int nudge(void *arg)
+{
+    struct nudger *n = arg;
+    for (int i = 0; i < 500 && !atomic_load(&n->stop); i++) {
+        perch_mutex_lock(n->w->lock);
+        perch_cond_broadcast(n->w->idle);
+        perch_mutex_unlock(n->w->lock);
+        perch_sleep_ms(20);
+    }
+    return 0;
+}
+
 static void test_queue_cap(void **state)
 {
     (void)state;
@@ -218,6 +242,16 @@ static void test_queue_cap(void **state)
     perch_symworker_tap_sink(tap, &tapped);
     sym_fixture_feed(&ws, &tapped, path, pi, rva);
     assert_int_equal(perch_symworker_pump(w), 0); /* at most one popped and one waiting */
+    /* The wait is a deadline: wake-ups that find the worker still busy do not restart it. */
+    struct nudger nd = {w, 0};
+    perch_thread *nt = NULL;
+    assert_int_equal(perch_thread_start(nudge, &nd, "nudger", &nt), 0);
+    uint64_t t0 = perch_monotonic_ns();
+    assert_int_equal(perch_symworker_wait(w, 200), PERCH_ETIMEDOUT);
+    uint64_t waited = perch_monotonic_ns() - t0;
+    atomic_store(&nd.stop, 1);
+    assert_int_equal(perch_thread_join(nt, NULL), 0);
+    assert_true(waited >= 150000000u && waited < 5000000000u);
     perch_mutex_lock(held.m);
     held.go = true;
     perch_cond_broadcast(held.c);
@@ -237,6 +271,71 @@ static void test_queue_cap(void **state)
     perch_mutex_destroy(held.m);
     perch_symworker_destroy(NULL);
     assert_int_equal(perch_symworker_create(NULL, &w), PERCH_EINVAL);
+}
+
+/* The test thread's N-th allocation from now fails (the worker's own are left alone). */
+static _Thread_local bool armed;
+static _Thread_local int allocs_left;
+static void *failing_realloc(void *p, size_t n)
+{
+    if (n != 0 && armed && allocs_left-- <= 0)
+        return NULL;
+    return perch__default_realloc(p, n);
+}
+
+/* Each allocation of an idle pump failing in turn: the failure is counted, and the next pump
+ * queues every address the failed one did not (none is marked as queued without being so),
+ * so all three are looked up. */
+static void test_pump_failure_retried(void **state)
+{
+    (void)state;
+    const char *path = sym_fixture_path("x86_64/app.exe");
+    perch_pe *pe = sym_fixture_pe(path);
+    const perch_pe_info *pi = perch_pe_get_info(pe);
+    uint32_t rva[3] = {pi->functions[0].begin, pi->functions[1].begin, pi->functions[2].begin};
+    perch_resolver *r = NULL;
+    perch_symbackend be;
+    perch__realloc_fn saved = perch__realloc_hook;
+    int failures = 0;
+    assert_int_equal(perch_resolver_create(NULL, true, &r), 0);
+    assert_int_equal(perch_symbackend_resolver_create(r, &be), 0);
+    for (int n = 0; n < 64; n++) {
+        perch_symworker *w = NULL;
+        perch_symworker_options o = {.size = sizeof o, .backend = be};
+        perch_sink ws, none, tapped;
+        perch_symworker_tap *tap = NULL;
+        perch_symworker_stats st;
+        memset(&none, 0, sizeof none);
+        assert_int_equal(perch_symworker_create(&o, &w), 0);
+        perch_symworker_sink(w, &ws);
+        assert_int_equal(perch_symworker_tap_create(w, &none, &tap), 0);
+        perch_symworker_tap_sink(tap, &tapped);
+        sym_fixture_feed(&ws, &tapped, path, pi, rva);
+        perch__realloc_hook = failing_realloc;
+        armed = true;
+        allocs_left = n;
+        perch_symworker_idle(w);
+        armed = false;
+        perch__realloc_hook = saved;
+        perch_symworker_get_stats(w, &st);
+        bool failed = st.pump_failures == 1;
+        assert_true(st.pump_failures <= 1);
+        failures += failed;
+        perch_symworker_idle(w); /* the retry (nothing new when the first one worked) */
+        assert_int_equal(perch_symworker_wait(w, 10000), 0);
+        perch_symworker_get_stats(w, &st);
+        assert_int_equal(st.queued, 3);
+        assert_int_equal(st.looked_up, 3);
+        assert_int_equal(st.pump_failures, failed ? 1 : 0);
+        perch_symworker_tap_destroy(tap);
+        perch_symworker_destroy(w);
+        if (!failed)
+            break; /* every allocation of the pump has failed once */
+    }
+    assert_true(failures > 0);
+    perch_symbackend_resolver_destroy(&be);
+    perch_resolver_destroy(r);
+    perch_pe_destroy(pe);
 }
 
 #define NOP(name, type)                                                                            \
@@ -341,6 +440,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worker),
         cmocka_unit_test(test_queue_cap),
+        cmocka_unit_test(test_pump_failure_retried),
         cmocka_unit_test(test_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

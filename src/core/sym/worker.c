@@ -11,6 +11,7 @@
 #include "model/hmap.h"
 #include "model/mem.h"
 #include "perch/error.h"
+#include "perch/platform.h"
 #include "perch/sym.h"
 #include "perch/thread.h"
 #include "sym/hits_internal.h"
@@ -194,9 +195,11 @@ void perch_symworker_sink(perch_symworker *w, perch_sink *sink)
 void perch_symworker_idle(void *sink_ctx)
 {
     perch_symworker *w = sink_ctx;
-    int err = perch_symworker_pump(w);
-    if (err)
-        w->pump_error = err;
+    if (perch_symworker_pump(w) != 0) { /* the addresses not queued come at the next pump */
+        perch_mutex_lock(w->lock);
+        w->st.pump_failures++;
+        perch_mutex_unlock(w->lock);
+    }
 }
 
 bool perch__symworker_ident_of(const perch_symworker *w, uint64_t module_key, uint32_t *ident)
@@ -268,9 +271,12 @@ static int enqueue(void *ctx, uint32_t ident, uint32_t rva)
     if (perch__hmap_get(&w->seen, k, &v))
         return 0;
     int err = perch__hmap_put(&w->seen, k, 1);
-    err = err ? err : share_ident(w, ident);
     if (err)
         return err;
+    if ((err = share_ident(w, ident)) != 0) {
+        perch__hmap_del(&w->seen, k); /* not queued: the next pump tries it again */
+        return err;
+    }
     perch_mutex_lock(w->lock);
     if (w->count < w->opt.queue_cap) {
         w->queue[(w->head + w->count++) % w->opt.queue_cap] =
@@ -305,12 +311,22 @@ int perch_symworker_pump(perch_symworker *w)
 
 int perch_symworker_wait(perch_symworker *w, uint32_t timeout_ms)
 {
+    /* a deadline, not a wait per wake-up: a wake-up whose idle another thread's queueing
+     * undid before this one ran must not start the time over */
+    uint64_t end = perch_monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
     int err = 0;
     perch_mutex_lock(w->lock);
-    while ((w->count > 0 || w->busy) && !w->stop && err == 0)
-        err = perch_cond_wait(w->idle, w->lock, timeout_ms);
+    while ((w->count > 0 || w->busy) && !w->stop) {
+        uint64_t now = perch_monotonic_ns();
+        if (now >= end) {
+            err = PERCH_ETIMEDOUT;
+            break;
+        }
+        uint64_t left = (end - now + 999999u) / 1000000u;
+        perch_cond_wait(w->idle, w->lock, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX - 1);
+    }
     perch_mutex_unlock(w->lock);
-    return err == PERCH_ETIMEDOUT ? err : 0;
+    return err;
 }
 
 void perch_symworker_get_stats(perch_symworker *w, perch_symworker_stats *st)

@@ -38,7 +38,6 @@ struct perch_symworker {
     uint32_t pair_done, ip_done;
     perch__hmap seen; /* ident << 32 | rva */
     perch_sink hits_sink;
-    int pump_error; /* the last idle pump's, 0 when fine */
     /* shared, under lock */
     perch_mutex *lock;
     perch_cond *wake, *idle;
