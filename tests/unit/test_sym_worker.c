@@ -170,6 +170,36 @@ static void test_worker(void **state)
     perch_pe_destroy(pe);
 }
 
+/* The fixture image, the starts of its first three functions, and the portable backend over
+ * a resolver of its own. */
+struct fx {
+    const char *path;
+    perch_pe *pe;
+    const perch_pe_info *pi;
+    uint32_t rva[3];
+    perch_resolver *r;
+    perch_symbackend be;
+};
+
+static void fx_open(struct fx *f)
+{
+    f->path = sym_fixture_path("x86_64/app.exe");
+    f->pe = sym_fixture_pe(f->path);
+    f->pi = perch_pe_get_info(f->pe);
+    for (int i = 0; i < 3; i++)
+        f->rva[i] = f->pi->functions[i].begin;
+    f->r = NULL;
+    assert_int_equal(perch_resolver_create(NULL, true, &f->r), 0);
+    assert_int_equal(perch_symbackend_resolver_create(f->r, &f->be), 0);
+}
+
+static void fx_close(struct fx *f)
+{
+    perch_symbackend_resolver_destroy(&f->be);
+    perch_resolver_destroy(f->r);
+    perch_pe_destroy(f->pe);
+}
+
 /* A backend that holds the worker in load until released. */
 struct held_backend {
     perch_symbackend inner;
@@ -216,21 +246,15 @@ static int nudge(void *arg)
 static void test_queue_cap(void **state)
 {
     (void)state;
-    const char *path = sym_fixture_path("x86_64/app.exe");
-    perch_pe *pe = sym_fixture_pe(path);
-    const perch_pe_info *pi = perch_pe_get_info(pe);
-    uint32_t rva[3] = {pi->functions[0].begin, pi->functions[1].begin, pi->functions[2].begin};
-    perch_resolver *r = NULL;
-    perch_symbackend be;
+    struct fx f;
     perch_symworker *w = NULL;
     perch_symworker_options o = {.size = sizeof o, .queue_cap = 1};
     perch_sink ws, none;
     struct held_backend held;
     memset(&none, 0, sizeof none);
     memset(&held, 0, sizeof held);
-    assert_int_equal(perch_resolver_create(NULL, true, &r), 0);
-    assert_int_equal(perch_symbackend_resolver_create(r, &be), 0);
-    held.inner = be;
+    fx_open(&f);
+    held.inner = f.be;
     assert_int_equal(perch_mutex_create(&held.m), 0);
     assert_int_equal(perch_cond_create(&held.c), 0);
     o.backend = (perch_symbackend){&held, held_load, held_lookup};
@@ -240,7 +264,7 @@ static void test_queue_cap(void **state)
     perch_sink tapped;
     assert_int_equal(perch_symworker_tap_create(w, &none, &tap), 0);
     perch_symworker_tap_sink(tap, &tapped);
-    sym_fixture_feed(&ws, &tapped, path, pi, rva);
+    sym_fixture_feed(&ws, &tapped, f.path, f.pi, f.rva);
     assert_int_equal(perch_symworker_pump(w), 0); /* at most one popped and one waiting */
     /* The wait is a deadline: wake-ups that find the worker still busy do not restart it. */
     struct nudger nd = {w, 0};
@@ -264,9 +288,7 @@ static void test_queue_cap(void **state)
     assert_int_equal(st.looked_up, st.queued);
     perch_symworker_tap_destroy(tap);
     perch_symworker_destroy(w);
-    perch_symbackend_resolver_destroy(&be);
-    perch_resolver_destroy(r);
-    perch_pe_destroy(pe);
+    fx_close(&f);
     perch_cond_destroy(held.c);
     perch_mutex_destroy(held.m);
     perch_symworker_destroy(NULL);
@@ -289,19 +311,13 @@ static void *failing_realloc(void *p, size_t n)
 static void test_pump_failure_retried(void **state)
 {
     (void)state;
-    const char *path = sym_fixture_path("x86_64/app.exe");
-    perch_pe *pe = sym_fixture_pe(path);
-    const perch_pe_info *pi = perch_pe_get_info(pe);
-    uint32_t rva[3] = {pi->functions[0].begin, pi->functions[1].begin, pi->functions[2].begin};
-    perch_resolver *r = NULL;
-    perch_symbackend be;
+    struct fx f;
     perch__realloc_fn saved = perch__realloc_hook;
     int failures = 0;
-    assert_int_equal(perch_resolver_create(NULL, true, &r), 0);
-    assert_int_equal(perch_symbackend_resolver_create(r, &be), 0);
+    fx_open(&f);
     for (int n = 0; n < 64; n++) {
         perch_symworker *w = NULL;
-        perch_symworker_options o = {.size = sizeof o, .backend = be};
+        perch_symworker_options o = {.size = sizeof o, .backend = f.be};
         perch_sink ws, none, tapped;
         perch_symworker_tap *tap = NULL;
         perch_symworker_stats st;
@@ -310,7 +326,7 @@ static void test_pump_failure_retried(void **state)
         perch_symworker_sink(w, &ws);
         assert_int_equal(perch_symworker_tap_create(w, &none, &tap), 0);
         perch_symworker_tap_sink(tap, &tapped);
-        sym_fixture_feed(&ws, &tapped, path, pi, rva);
+        sym_fixture_feed(&ws, &tapped, f.path, f.pi, f.rva);
         perch__realloc_hook = failing_realloc;
         armed = true;
         allocs_left = n;
@@ -333,9 +349,7 @@ static void test_pump_failure_retried(void **state)
             break; /* every allocation of the pump has failed once */
     }
     assert_true(failures > 0);
-    perch_symbackend_resolver_destroy(&be);
-    perch_resolver_destroy(r);
-    perch_pe_destroy(pe);
+    fx_close(&f);
 }
 
 #define NOP(name, type)                                                                            \
