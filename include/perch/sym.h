@@ -415,7 +415,12 @@ typedef struct perch_symworker_stats {
 
 /* Starts the worker thread. 0, PERCH_EINVAL, PERCH_ENOMEM or the thread's error. */
 int perch_symworker_create(const perch_symworker_options *o, perch_symworker **out);
-/* Stops the thread (what is queued is dropped) and frees everything. Accepts NULL. */
+/* Asks the thread to stop (what is queued is dropped) and waits, at most timeout_ms, for it
+ * to leave the lookup it is in: 0 (destroy then joins at once) or PERCH_ETIMEDOUT (it is
+ * still inside the backend, e.g. DbgHelp fetching a PDB; call again, or give up on it). */
+int perch_symworker_stop(perch_symworker *w, uint32_t timeout_ms);
+/* Stops the thread (what is queued is dropped; waits for the lookup it is in) and frees
+ * everything. Accepts NULL. */
 void perch_symworker_destroy(perch_symworker *w);
 
 /* The model thread's sink (ctx is w): modules, threads, stacks and samples. */

@@ -23,6 +23,10 @@
 /* How long a recording's end waits for the worker to name what was queued (on the model
  * thread, so the queue fills meanwhile; the live queue holds seconds of events). */
 #define FINISH_WAIT_MS 2000u
+/* perchd's stop waits for a worker inside DbgHelp (a PDB coming from a symbol server) in
+ * steps, reporting progress to the service manager, and gives up on it after this long. */
+#define STOP_STEP_MS    1000u
+#define STOP_GIVE_UP_MS 30000u
 
 /* The symbol path in UTF-8 into path: the SymbolPath key, else PERCH_SYMBOL_PATH; NULL when
  * neither is set (DbgHelp then uses _NT_SYMBOL_PATH). *from names where it came from. */
@@ -107,6 +111,22 @@ void perch__daemon_symbols_destroy(perch_daemon *d)
                   (unsigned long long)st.dropped, st.modules_loaded, st.modules_failed,
                   (unsigned long long)st.stacks_forgotten, (unsigned long long)st.records_dropped,
                   (unsigned long long)st.address_resets, (unsigned long long)st.pump_failures);
+    }
+    uint64_t since = GetTickCount64();
+    int err;
+    while ((err = perch_symworker_stop(v->symbols, STOP_STEP_MS)) == PERCH_ETIMEDOUT &&
+           GetTickCount64() - since < STOP_GIVE_UP_MS)
+        perch__daemon_progress(d, STOP_STEP_MS * 4); /* still in DbgHelp: a new checkpoint */
+    if (err == PERCH_ETIMEDOUT) {
+        /* the thread and DbgHelp are left as they are (perchd's process ends next): freeing
+         * the worker or cleaning up DbgHelp under a thread still inside it would crash */
+        perch_log(PERCH_LOG_WARNING,
+                  "The symbol worker was still loading a module's symbols in DbgHelp %u s after "
+                  "the stop; perchd stops without waiting for it.",
+                  STOP_GIVE_UP_MS / 1000u);
+        v->symbols = NULL;
+        memset(&v->sym_backend, 0, sizeof v->sym_backend);
+        return;
     }
     perch_symworker_destroy(v->symbols);
     v->symbols = NULL;

@@ -6,7 +6,8 @@
  * worker), and the capture read back names the frames as Perch's own resolver does. A queue
  * of one address, while the worker is held in its first load, drops the rest and counts them;
  * a wait for a busy worker ends at its time limit however often it is woken; an idle pump
- * that fails at any of its allocations is counted and retried by the next.
+ * that fails at any of its allocations is counted and retried by the next; a stop waits for
+ * the lookup in progress, at most its time limit.
  * A tap made late writes the names for the module keys it saw. The bounds for a long run
  * (stacks, the address set, records) hold and are counted.
  */
@@ -206,12 +207,15 @@ struct held_backend {
     perch_mutex *m;
     perch_cond *c;
     bool go;
+    bool entered; /* the worker is in load */
 };
 
 static int held_load(void *ctx, uint32_t ident, const perch_module_rec *rec)
 {
     struct held_backend *h = ctx;
     perch_mutex_lock(h->m);
+    h->entered = true;
+    perch_cond_broadcast(h->c);
     while (!h->go)
         perch_cond_wait(h->c, h->m, UINT32_MAX);
     perch_mutex_unlock(h->m);
@@ -222,6 +226,42 @@ static bool held_lookup(void *ctx, uint32_t ident, uint32_t rva, perch_sym_func 
 {
     struct held_backend *h = ctx;
     return h->inner.lookup(h->inner.ctx, ident, rva, f);
+}
+
+/* A worker over inner held in its first load, its sink, and a tap (over nothing) fed the
+ * fixture's records. */
+static void held_worker(struct held_backend *h, const struct fx *f, uint32_t queue_cap,
+                        perch_symworker **w, perch_symworker_tap **tap)
+{
+    perch_symworker_options o = {.size = sizeof o, .queue_cap = queue_cap};
+    perch_sink ws, none, tapped;
+    memset(&none, 0, sizeof none);
+    memset(h, 0, sizeof *h);
+    h->inner = f->be;
+    assert_int_equal(perch_mutex_create(&h->m), 0);
+    assert_int_equal(perch_cond_create(&h->c), 0);
+    o.backend = (perch_symbackend){h, held_load, held_lookup};
+    assert_int_equal(perch_symworker_create(&o, w), 0);
+    perch_symworker_sink(*w, &ws);
+    assert_int_equal(perch_symworker_tap_create(*w, &none, tap), 0);
+    perch_symworker_tap_sink(*tap, &tapped);
+    sym_fixture_feed(&ws, &tapped, f->path, f->pi, f->rva);
+}
+
+static void held_release(struct held_backend *h)
+{
+    perch_mutex_lock(h->m);
+    h->go = true;
+    perch_cond_broadcast(h->c);
+    perch_mutex_unlock(h->m);
+}
+
+static void held_free(struct held_backend *h, perch_symworker *w, perch_symworker_tap *tap)
+{
+    perch_symworker_tap_destroy(tap);
+    perch_symworker_destroy(w);
+    perch_cond_destroy(h->c);
+    perch_mutex_destroy(h->m);
 }
 
 /* Wakes every waiter on the worker's idle condition every 20 ms (as the worker does after
@@ -247,24 +287,11 @@ static void test_queue_cap(void **state)
 {
     (void)state;
     struct fx f;
-    perch_symworker *w = NULL;
-    perch_symworker_options o = {.size = sizeof o, .queue_cap = 1};
-    perch_sink ws, none;
     struct held_backend held;
-    memset(&none, 0, sizeof none);
-    memset(&held, 0, sizeof held);
-    fx_open(&f);
-    held.inner = f.be;
-    assert_int_equal(perch_mutex_create(&held.m), 0);
-    assert_int_equal(perch_cond_create(&held.c), 0);
-    o.backend = (perch_symbackend){&held, held_load, held_lookup};
-    assert_int_equal(perch_symworker_create(&o, &w), 0);
-    perch_symworker_sink(w, &ws);
+    perch_symworker *w = NULL;
     perch_symworker_tap *tap = NULL;
-    perch_sink tapped;
-    assert_int_equal(perch_symworker_tap_create(w, &none, &tap), 0);
-    perch_symworker_tap_sink(tap, &tapped);
-    sym_fixture_feed(&ws, &tapped, f.path, f.pi, f.rva);
+    fx_open(&f);
+    held_worker(&held, &f, 1, &w, &tap);
     assert_int_equal(perch_symworker_pump(w), 0); /* at most one popped and one waiting */
     /* The wait is a deadline: wake-ups that find the worker still busy do not restart it. */
     struct nudger nd = {w, 0};
@@ -276,23 +303,48 @@ static void test_queue_cap(void **state)
     atomic_store(&nd.stop, 1);
     assert_int_equal(perch_thread_join(nt, NULL), 0);
     assert_true(waited >= 150000000u && waited < 5000000000u);
-    perch_mutex_lock(held.m);
-    held.go = true;
-    perch_cond_broadcast(held.c);
-    perch_mutex_unlock(held.m);
+    held_release(&held);
     assert_int_equal(perch_symworker_wait(w, 10000), 0);
     perch_symworker_stats st;
     perch_symworker_get_stats(w, &st);
     assert_int_equal(st.queued + st.dropped, 3);
     assert_true(st.dropped >= 1 && st.queued >= 1);
     assert_int_equal(st.looked_up, st.queued);
-    perch_symworker_tap_destroy(tap);
-    perch_symworker_destroy(w);
+    held_free(&held, w, tap);
     fx_close(&f);
-    perch_cond_destroy(held.c);
-    perch_mutex_destroy(held.m);
     perch_symworker_destroy(NULL);
     assert_int_equal(perch_symworker_create(NULL, &w), PERCH_EINVAL);
+}
+
+/* A stop while the worker is inside the backend times out, and returns once the backend does;
+ * what was still queued is dropped, not looked up. */
+static void test_stop_waits_for_lookup(void **state)
+{
+    (void)state;
+    struct fx f;
+    struct held_backend held;
+    perch_symworker *w = NULL;
+    perch_symworker_tap *tap = NULL;
+    perch_symworker_stats st;
+    fx_open(&f);
+    held_worker(&held, &f, 0, &w, &tap);
+    assert_int_equal(perch_symworker_pump(w), 0);
+    perch_mutex_lock(held.m);
+    while (!held.entered)
+        perch_cond_wait(held.c, held.m, UINT32_MAX);
+    perch_mutex_unlock(held.m);
+    uint64_t t0 = perch_monotonic_ns();
+    assert_int_equal(perch_symworker_stop(w, 100), PERCH_ETIMEDOUT);
+    assert_true(perch_monotonic_ns() - t0 >= 80000000u);
+    held_release(&held);
+    assert_int_equal(perch_symworker_stop(w, 10000), 0);
+    perch_symworker_get_stats(w, &st);
+    assert_int_equal(st.queued, 3);
+    assert_int_equal(st.looked_up, 1); /* the one in progress; the two queued were dropped */
+    assert_int_equal(perch_symworker_stop(w, 0), 0); /* again: already stopped */
+    held_free(&held, w, tap);
+    fx_close(&f);
+    assert_int_equal(perch_symworker_stop(NULL, 0), 0);
 }
 
 /* The test thread's N-th allocation from now fails (the worker's own are left alone). */
@@ -455,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_worker),
         cmocka_unit_test(test_queue_cap),
         cmocka_unit_test(test_pump_failure_retried),
+        cmocka_unit_test(test_stop_waits_for_lookup),
         cmocka_unit_test(test_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

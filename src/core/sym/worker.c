@@ -134,6 +134,45 @@ int perch_symworker_create(const perch_symworker_options *o, perch_symworker **o
     return 0;
 }
 
+/* Under w->lock: waits on idle while still(w), at most timeout_ms in all (a deadline, not a
+ * wait per wake-up: one whose idle another thread's queueing undid before this one ran must
+ * not start the time over). 0 or PERCH_ETIMEDOUT. */
+static int wait_while(perch_symworker *w, bool (*still)(const perch_symworker *),
+                      uint32_t timeout_ms)
+{
+    uint64_t end = perch_monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
+    while (still(w)) {
+        uint64_t now = perch_monotonic_ns();
+        if (now >= end)
+            return PERCH_ETIMEDOUT;
+        uint64_t left = (end - now + 999999u) / 1000000u;
+        perch_cond_wait(w->idle, w->lock, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX - 1);
+    }
+    return 0;
+}
+
+static bool in_lookup(const perch_symworker *w)
+{
+    return w->busy; /* run() clears it, and broadcasts idle, as it leaves */
+}
+
+static bool working(const perch_symworker *w)
+{
+    return (w->count > 0 || w->busy) && !w->stop;
+}
+
+int perch_symworker_stop(perch_symworker *w, uint32_t timeout_ms)
+{
+    if (w == NULL || w->thread == NULL)
+        return 0;
+    perch_mutex_lock(w->lock);
+    w->stop = true;
+    perch_cond_signal(w->wake);
+    int err = wait_while(w, in_lookup, timeout_ms);
+    perch_mutex_unlock(w->lock);
+    return err;
+}
+
 void perch_symworker_destroy(perch_symworker *w)
 {
     if (w == NULL)
@@ -311,20 +350,8 @@ int perch_symworker_pump(perch_symworker *w)
 
 int perch_symworker_wait(perch_symworker *w, uint32_t timeout_ms)
 {
-    /* a deadline, not a wait per wake-up: a wake-up whose idle another thread's queueing
-     * undid before this one ran must not start the time over */
-    uint64_t end = perch_monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
-    int err = 0;
     perch_mutex_lock(w->lock);
-    while ((w->count > 0 || w->busy) && !w->stop) {
-        uint64_t now = perch_monotonic_ns();
-        if (now >= end) {
-            err = PERCH_ETIMEDOUT;
-            break;
-        }
-        uint64_t left = (end - now + 999999u) / 1000000u;
-        perch_cond_wait(w->idle, w->lock, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX - 1);
-    }
+    int err = wait_while(w, working, timeout_ms);
     perch_mutex_unlock(w->lock);
     return err;
 }
