@@ -76,9 +76,9 @@ int perch_event_queue_pop(perch_event_queue *q, perch_event *ev, uint32_t timeou
 
 /* Any thread: makes the consumer's pop return PERCH_ETIMEDOUT now if it sleeps in a wait,
  * else the next pop that would sleep returns PERCH_ETIMEDOUT at once (so a wake sent just
- * before the consumer goes to sleep is not lost), even a pop with no time limit. For a consumer
- * that has work besides records (the live engine's calls). Records already queued are still popped
- * first. */
+ * before the consumer goes to sleep is not lost), even a pop with no time limit. For a
+ * consumer that has work besides records (the live engine's calls). Records already queued
+ * are still popped first. */
 void perch_event_queue_wake(perch_event_queue *q);
 
 /* Consumer: gives the record popped last back to the producer before the next pop (when the

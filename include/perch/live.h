@@ -102,9 +102,9 @@ int perch_live_add_sink(perch_live *l, const char *name, const perch_sink *sink,
  * model thread, between two records, the sink first receives the trace info, the counter
  * names, the current record of every live (and recently ended) process, thread and module and
  * every stack still held, as if it had been there from the start, then every later record.
- * Before start it is perch_live_add_sink. Waits for the model thread (which takes the call
- * at once when idle, within 1024 records when busy). Returns 0, PERCH_ELIMIT (no free slot), or the
- * error of the state kept or of the sink during the catch-up (then it is not attached). */
+ * Before start it is perch_live_add_sink. Waits for the model thread (which takes the call at
+ * once when idle, within 1024 records when busy). Returns 0, PERCH_ELIMIT (no free slot), or
+ * the error of the state kept or of the sink during the catch-up (then it is not attached). */
 int perch_live_attach(perch_live *l, const char *name, const perch_sink *sink,
                       perch_live_idle_fn idle);
 
@@ -137,10 +137,10 @@ void perch_live_note_gap(perch_live *l, uint64_t duration_ms);
 
 /* Runs fn(ctx) on the model thread between two records (so no sink callback runs at the same
  * time: at once when the thread waits for records, which the call wakes, else within 1024
- * records; not at the next tick) and returns its result; before start or after the thread ended,
- * runs it on the caller. Waits at most timeout_ms (UINT32_MAX: no limit; PERCH_ETIMEDOUT: fn may
- * still run later, so ctx must stay valid until the engine is destroyed). The way to change a
- * sink's state while the engine runs. */
+ * records; not at the next tick) and returns its result; before start or after the thread
+ * ended, runs it on the caller. Waits at most timeout_ms (UINT32_MAX: no limit;
+ * PERCH_ETIMEDOUT: fn may still run later, so ctx must stay valid until the engine is
+ * destroyed). The way to change a sink's state while the engine runs. */
 int perch_live_call(perch_live *l, int (*fn)(void *ctx), void *ctx, uint32_t timeout_ms);
 
 /* Waits up to timeout_ms for the model thread to end: it ends once the producer has closed

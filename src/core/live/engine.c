@@ -6,9 +6,9 @@
  * of engine_tee.c. Every tick (and whenever the queue runs dry) it does the housekeeping of
  * engine_books.c: ledger entries for drops, losses and gaps, the rate, the sinks' idle
  * functions, the calls other threads queued. A queued call does not wait for the tick: it
- * wakes an idle model thread, and a busy one looks for calls every 1024 records. After a model
- * error it keeps popping (and discarding) so the producer never sees a stuck queue, until the queue
- * ends.
+ * wakes an idle model thread, and a busy one looks for calls every 1024 records. After a
+ * model error it keeps popping (and discarding) so the producer never sees a stuck queue,
+ * until the queue ends.
  */
 #include <stdio.h>
 #include <string.h>
