@@ -386,6 +386,28 @@ int perch__daemon_session_stop(perch_daemon *d)
 
 /* ---- status ------------------------------------------------------------------------------- */
 
+/* The sinks the engine switched off after an error, as "recording (no space left on
+ * device)", comma-separated; "" when none. Under d->lock: the engine is freed only after
+ * session_stop has cleared v->engine under it exclusively. */
+static void failed_sinks(const perch_daemon *d, char *out, size_t size)
+{
+    char name[PERCH_LIVE_SINK_NAME_MAX];
+    int error = 0;
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0;
+         d->live.engine != NULL && perch_live_sink_state(d->live.engine, i, name, &error) == 0;
+         i++) {
+        if (name[0] == '\0' || error == 0)
+            continue; /* a detached slot, or a healthy sink */
+        int n = snprintf(out + used, size - used, "%s%s (%s)", used ? ", " : "", name,
+                         perch_strerror(error));
+        if (n < 0 || (size_t)n >= size - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
 static void summarize(perch_daemon *d, perch_daemon_status *st)
 {
     const struct perch_daemon_live *v = &d->live;
@@ -421,10 +443,13 @@ static void summarize(perch_daemon *d, perch_daemon_status *st)
                  running_under_wine() ? " (this is Wine, whose ETW delivers no kernel events)"
                                       : "");
     } else {
+        char failed[256];
+        failed_sinks(d, failed, sizeof failed);
         snprintf(st->summary, sizeof st->summary,
-                 "Recording kernel events from the %s session \"%s\"%s.", st->session_kind,
-                 st->session, refused ? ", some features refused (see below)" : "");
-        st->degraded = st->degraded || refused > 0;
+                 "Recording kernel events from the %s session \"%s\"%s%s%s.", st->session_kind,
+                 st->session, refused ? ", some features refused (see below)" : "",
+                 failed[0] ? "; switched off after an error, the rest going on: " : "", failed);
+        st->degraded = st->degraded || refused > 0 || failed[0] != '\0';
         return;
     }
     st->degraded = true;

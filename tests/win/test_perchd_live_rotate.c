@@ -13,7 +13,8 @@
  * then NAME-...-000002.perch and on; refusals of bad names, of a clash, of keys one recording
  * cannot change and of values out of range, each with its sentence; `perch record -o FILE` of
  * a recording that rotated copies every file of it. And DiskCapMb: a recording larger than the
- * cap keeps its newest files within it, and no other file is deleted.
+ * cap keeps its newest files within it, and no other file is deleted. A recording that fails
+ * (its folder moved away) is named in the status, and perchd goes on.
  */
 #include "etw_fake.h"
 #include "perch_cli_harness.h"
@@ -430,6 +431,35 @@ static int end_perchd(void **state)
     return 0;
 }
 
+/* A recording whose next file cannot be created (its folder was moved away while it ran) is
+ * switched off by the engine; the status says which sink and why, and perchd goes on. */
+static void test_failed_recording_in_status(void **state)
+{
+    char cap[MAX_PATH * 2], moved[MAX_PATH * 2];
+    (void)state;
+    make_trace();
+    start_perchd("live_fail", "--set RecordOnStart=on --set RotateSizeMb=1", 1);
+    if (!harness_wait_status(dir, "recording: on, ", 60000))
+        fail_msg("the recording did not start");
+    snprintf(cap, sizeof cap, "%s\\cap", dir);
+    snprintf(moved, sizeof moved, "%s\\cap-moved", dir);
+    if (!MoveFileA(cap, moved))
+        fail_msg("could not move %s away: error %lu", cap, (unsigned long)GetLastError());
+    if (!harness_wait_status(dir, "switched off after an error, the rest going on: recording (",
+                             120000)) {
+        char *st = harness_read_in(dir, "status.txt");
+        fail_msg("the status does not name the failed recording:\n%s", st);
+    }
+    wait_consumed(); /* the model and the other sinks took every event */
+    char *st = harness_read_in(dir, "status.txt");
+    assert_contains(st, "degraded");
+    const char *summary = strstr(st, "summary: ");
+    assert_non_null(summary);
+    printf("%.*s\n", (int)strcspn(summary, "\r\n"), summary);
+    free(st);
+    stop_perchd();
+}
+
 int main(int argc, char **argv)
 {
     if (harness_is_helper(argc, argv))
@@ -439,6 +469,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_record_name_and_set, end_perchd),
         cmocka_unit_test_teardown(test_record_o_fetches_every_file, end_perchd),
         cmocka_unit_test_teardown(test_disk_cap_deletes_only_recordings, end_perchd),
+        cmocka_unit_test_teardown(test_failed_recording_in_status, end_perchd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
