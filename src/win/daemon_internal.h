@@ -127,10 +127,6 @@ int perch__daemon_record_start_locked(perch_daemon *d, const perch_config *c, co
 int perch__daemon_record_config(perch_daemon *d, const perch_daemon_record_opts *o, perch_config *c,
                                 char *stem, size_t len, char *why, size_t why_len);
 
-/* Checks a recording's name; its stem (without ".perch") into stem. 0 or PERCH_EINVAL with a
- * sentence. */
-int perch__daemon_record_name(const char *name, char *stem, size_t len, char *why, size_t why_len);
-
 /* Closes the recording's file after the engine finished it (at stop). Caller holds ctl. */
 void perch__daemon_record_close(perch_daemon *d);
 

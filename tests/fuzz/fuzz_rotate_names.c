@@ -1,17 +1,48 @@
 /*
- * Fuzz target for the rotated-capture name parser (src/core/capture/rotate_names.c), the one
- * parser the rotation runs on names found in a directory: the input's first byte picks a
- * prefix length, the rest is the name. A parsed name must print back to itself when its time
- * fields are a real date (the format is the parser's inverse), and nothing reads outside the
- * input.
+ * Fuzz target for the rotated-capture names (src/core/capture/rotate_names.c): the parser the
+ * rotation runs on names found in a directory, and the check of the name a pipe client gives
+ * a recording. The input's first byte picks a prefix length (and the sizes of the check's
+ * buffers), the rest is the name.
+ *   - A parsed name must print back to itself when its time fields are a real date (the
+ *     format is the parser's inverse).
+ *   - A name the check accepts gives a stem that is a valid prefix, equal to the name less an
+ *     optional ".perch", whose rotated file names parse back; a refusal leaves stem empty and
+ *     a sentence in why. The buffers are allocated at their exact size, so a write past
+ *     either is an error under AddressSanitizer.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "capture/rotate_names.h"
+#include "perch/error.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The client name check, with stem and why buffers of the sizes the first byte picks. */
+static void check_client_name(const char *name, uint8_t sizes)
+{
+    size_t stem_len = 1 + sizes % 40, why_len = sizes / 40 * 16; /* 1..40, 0..96 */
+    char *stem = malloc(stem_len), *why = malloc(why_len ? why_len : 1);
+    if (stem == NULL || why == NULL)
+        abort();
+    int err = perch__rotate_check_name(name, stem, stem_len, why_len ? why : NULL, why_len);
+    if (err == 0) {
+        size_t n = strlen(stem);
+        char file[96];
+        uint32_t seq;
+        if (!perch__rotate_prefix_ok(stem) || strncmp(stem, name, n) != 0 ||
+            (name[n] != '\0' && strlen(name + n) != 6))
+            abort();
+        perch__rotate_name(stem, 0, 42, file, sizeof file);
+        if (!perch__rotate_parse(stem, file, &seq) || seq != 42)
+            abort();
+    } else if (err != PERCH_EINVAL || stem[0] != '\0' || (why_len > 0 && why[0] == '\0')) {
+        abort();
+    }
+    free(stem);
+    free(why);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -26,6 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     prefix[pl] = '\0';
     memcpy(name, data + 1, size - 1);
     name[size - 1] = '\0';
+    check_client_name(name, data[0]);
     if (strlen(prefix) != pl || !perch__rotate_prefix_ok(prefix))
         return 0;
     if (perch__rotate_parse(prefix, name, &seq)) {

@@ -427,10 +427,69 @@ static void test_names(void **state)
     assert_false(perch__rotate_prefix_ok(""));
 }
 
+/* The name a client gives a recording: each rule refuses with its own sentence, and an
+ * accepted name gives its stem. */
+static void refused_name(const char *name, const char *because)
+{
+    char stem[64] = "x", why[256] = "";
+    assert_int_equal(perch__rotate_check_name(name, stem, sizeof stem, why, sizeof why),
+                     PERCH_EINVAL);
+    assert_string_equal(stem, "");
+    assert_non_null(strstr(why, "is not a capture name"));
+    if (strstr(why, because) == NULL)
+        fail_msg("'%s': '%s' does not say '%s'", name, why, because);
+}
+
+static void accepted_name(const char *name, const char *want)
+{
+    char stem[64], why[256] = "";
+    assert_int_equal(perch__rotate_check_name(name, stem, sizeof stem, why, sizeof why), 0);
+    assert_string_equal(stem, want);
+    assert_string_equal(why, "");
+}
+
+static void test_client_names(void **state)
+{
+    (void)state;
+    accepted_name("build-42", "build-42");
+    accepted_name("build-42.PERCH", "build-42");
+    accepted_name("a.b_c", "a.b_c");
+    accepted_name("perchx", "perchx");
+    accepted_name("perch.1", "perch.1");
+    accepted_name("console", "console");
+    accepted_name("com10", "com10");
+    accepted_name("com0", "com0");
+    accepted_name("abcdefghijklmnopqrstuvwxyz012345", "abcdefghijklmnopqrstuvwxyz012345");
+    refused_name("..\\x", "directory or a drive");
+    refused_name("c:x", "directory or a drive");
+    refused_name("a/b", "directory or a drive");
+    refused_name("", "1 to 32 letters");
+    refused_name(".perch", "start or end with '.'");
+    refused_name("abcdefghijklmnopqrstuvwxyz0123456", "1 to 32 letters");
+    refused_name("a b", "1 to 32 letters");
+    refused_name(".a", "start or end with '.'");
+    refused_name("a..perch", "start or end with '.'");
+    refused_name("CON", "reserves it for a device");
+    refused_name("nul.txt", "reserves it for a device");
+    refused_name("Lpt9", "reserves it for a device");
+    refused_name("com1.x", "reserves it for a device");
+    refused_name("perch", "own recordings");
+    refused_name("PERCH-1", "own recordings");
+    refused_name("snapshot-x.perch", "own recordings");
+    char small[4], why[8];
+    assert_int_equal(perch__rotate_check_name("abcd", small, sizeof small, why, sizeof why),
+                     PERCH_EINVAL); /* the stem would not fit */
+    assert_string_equal(small, "");
+    assert_int_equal(strlen(why), sizeof why - 1);
+    assert_int_equal(perch__rotate_check_name("abc", small, sizeof small, NULL, 0), 0);
+    assert_string_equal(small, "abc");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_client_names),
         cmocka_unit_test(test_every_file_stands_alone),
         cmocka_unit_test(test_disk_cap_deletes_oldest),
         cmocka_unit_test(test_age_and_sequence),

@@ -25,6 +25,74 @@ bool perch__rotate_prefix_ok(const char *p)
     return true;
 }
 
+static char ascii_lower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* True when the n bytes at s are the lower-case word w in any case and w has n bytes. */
+static bool is_word(const char *s, size_t n, const char *w)
+{
+    size_t i = 0;
+    for (; i < n && w[i] != '\0'; i++)
+        if (ascii_lower(s[i]) != w[i])
+            return false;
+    return i == n && w[i] == '\0';
+}
+
+/* CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any extension: device names Windows reserves. */
+static bool reserved_device(const char *stem)
+{
+    static const char *const names[] = {"con", "prn", "aux", "nul"};
+    size_t n = strcspn(stem, ".");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (is_word(stem, n, names[i]))
+            return true;
+    return n == 4 && (is_word(stem, 3, "com") || is_word(stem, 3, "lpt")) && stem[3] >= '1' &&
+           stem[3] <= '9';
+}
+
+/* perch, snapshot, alone or followed by '-': the prefixes of perchd's own files. */
+static bool own_prefix(const char *stem)
+{
+    static const char *const own[] = {"perch", "snapshot"};
+    size_t n = strcspn(stem, "-");
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (is_word(stem, n, own[i]))
+            return true;
+    return false;
+}
+
+int perch__rotate_check_name(const char *name, char *stem, size_t len, char *why, size_t why_len)
+{
+    size_t n = strlen(name);
+    if (n > 6 && is_word(name + n - 6, 6, ".perch"))
+        n -= 6;
+    char s[33] = "";
+    if (n <= 32)
+        memcpy(s, name, n);
+    const char *problem = NULL;
+    if (strpbrk(name, "\\/:") != NULL)
+        problem = "it may not contain a directory or a drive (\\, / or :): give a plain name";
+    else if (n == 0 || n > 32 || !perch__rotate_prefix_ok(s))
+        problem = "use 1 to 32 letters, digits, '_', '-' or '.'";
+    else if (s[0] == '.' || s[n - 1] == '.')
+        problem = "it may not start or end with '.'";
+    else if (reserved_device(s))
+        problem = "Windows reserves it for a device (CON, PRN, AUX, NUL, COM1-9, LPT1-9)";
+    else if (own_prefix(s))
+        problem = "perch and snapshot are the names perchd gives its own recordings and snapshots";
+    else if (len <= n)
+        problem = "it is longer than this caller can hold";
+    if (len > 0)
+        snprintf(stem, len, "%s", problem == NULL ? s : "");
+    if (problem == NULL)
+        return 0;
+    if (why_len > 0)
+        snprintf(why, why_len, "'%s' is not a capture name: %s", name, problem);
+    return PERCH_EINVAL;
+}
+
 /* Year, month (1..12) and day (1..31) of a day count since 1970-01-01. */
 static void civil(int64_t days, int64_t *y, unsigned *m, unsigned *d)
 {

@@ -15,6 +15,14 @@
 /* True for 1..32 bytes of [A-Za-z0-9_.-]. */
 bool perch__rotate_prefix_ok(const char *prefix);
 
+/* Checks the name a client gives a recording ("build-42" or "build-42.perch"), which becomes
+ * the prefix of its files: 1 to 32 bytes of [A-Za-z0-9_.-] (perch__rotate_prefix_ok), not
+ * starting or ending with '.', not a device name Windows reserves (CON, PRN, AUX, NUL, COM1-9,
+ * LPT1-9, with any extension) and not perchd's own prefixes (perch, snapshot). Returns 0 with
+ * the stem (the name without ".perch") in stem, or PERCH_EINVAL with stem "" and one sentence
+ * in why (when why_len > 0) naming the name and the rule. */
+int perch__rotate_check_name(const char *name, char *stem, size_t len, char *why, size_t why_len);
+
 /* Writes the name of file seq created at wall_ms (ms since 1970 UTC). */
 void perch__rotate_name(const char *prefix, uint64_t wall_ms, uint32_t seq, char *out, size_t len);
 
