@@ -190,6 +190,14 @@ static void test_names(void **state)
         perch_config_set_named(&c, "CSwitchCounters", "a,b,c,d,e,f,g,h,i", why, sizeof why),
         PERCH_ERANGE);
     assert_non_null(strstr(why, "too many names"));
+    /* "none" is the empty list, so it is no name inside one: it would print as "none" and
+     * read back as the empty list (found by fuzz_config) */
+    assert_int_equal(perch_config_set_named(&c, "CSwitchCounters", "none,", why, sizeof why),
+                     PERCH_EINVAL);
+    assert_int_equal(perch_config_set_named(&c, "PmcSources", "A, NONE", why, sizeof why),
+                     PERCH_EINVAL);
+    assert_non_null(strstr(why, "not a list of names"));
+    assert_string_equal(c.pmc_sources, "TotalIssues,BranchMispredictions");
     assert_int_equal(perch_config_set_named(&c, "PmcSources", "none", why, sizeof why), 0);
     assert_string_equal(c.pmc_sources, "");
     assert_int_equal(perch_config_split_names(c.pmc_sources, names, PERCH_CONFIG_MAX_NAMES), 0);

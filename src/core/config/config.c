@@ -329,8 +329,8 @@ static bool has_name(const struct names_ctx *c, const char *name)
 static int add_name(void *ctx, const char *item, size_t n)
 {
     struct names_ctx *c = ctx;
-    if (n == 0 || n >= PERCH_CONFIG_NAME_LEN)
-        return PERCH_EINVAL;
+    if (n == 0 || n >= PERCH_CONFIG_NAME_LEN || same_word("none", item, n))
+        return PERCH_EINVAL; /* "none" is the empty list, never one of its names */
     for (size_t i = 0; i < n; i++)
         if (!isalnum((unsigned char)item[i]) && item[i] != '_')
             return PERCH_EINVAL;
