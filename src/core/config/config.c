@@ -159,7 +159,8 @@ void perch_config_describe_range(const perch_config_key *k, char *buf, size_t le
         snprintf(buf, len, "a comma list of %s, or all%s", words, k->min ? "" : ", or none");
         break;
     case PERCH_CONFIG_NAMES:
-        snprintf(buf, len, "a comma list of up to %d names (letters, digits, _), or none",
+        snprintf(buf, len,
+                 "a comma list of up to %d names (letters, digits, _; none is not a name), or none",
                  PERCH_CONFIG_MAX_NAMES);
         break;
     case PERCH_CONFIG_SYMPATH:
