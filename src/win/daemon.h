@@ -80,6 +80,8 @@ typedef struct perch_daemon_status {
     uint64_t recording_bytes;                   /* written by this recording, every file */
     uint32_t recording_files;                   /* files it created */
     uint64_t recording_deleted;                 /* of its files, deleted for DiskCapMb */
+    uint64_t recording_start_filetime;          /* UTC FILETIME of its start */
+    uint64_t recording_elapsed_ms;              /* since its start; its length once it ended */
     bool recorder_on;                           /* the flight recorder keeps history */
     double recorder_seconds;                    /* history it holds now */
     uint64_t recorder_bytes;

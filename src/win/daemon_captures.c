@@ -151,6 +151,11 @@ static void set_recording(perch_daemon *d, bool on)
         v->rec_name[0] = v->rec_path[0] = '\0';
         v->rec_bytes = v->rec_deleted = 0;
         v->rec_files = 0;
+        v->rec_start_ms = GetTickCount64();
+        v->rec_end_ms = 0;
+        GetSystemTimeAsFileTime((FILETIME *)&v->rec_start_filetime);
+    } else {
+        v->rec_end_ms = GetTickCount64();
     }
     ReleaseSRWLockExclusive(&d->lock);
 }
@@ -279,6 +284,10 @@ void perch__daemon_record_status(perch_daemon *d, perch_daemon_status *st)
     st->recording_bytes = v->rec_bytes;
     st->recording_files = v->rec_files;
     st->recording_deleted = v->rec_deleted;
+    st->recording_start_filetime = v->rec_start_filetime;
+    if (v->rec_id != 0)
+        st->recording_elapsed_ms =
+            (v->rec_end_ms ? v->rec_end_ms : GetTickCount64()) - v->rec_start_ms;
 }
 
 static int write_snapshot(perch_daemon *d, uint32_t last_seconds, const char *path)

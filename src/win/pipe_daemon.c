@@ -7,7 +7,6 @@
  * change, a value out of range) are answered with its sentence, never ignored.
  */
 #include <windows.h>
-#include <stdatomic.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -27,11 +26,11 @@ struct perch_pipe_daemon {
     perch_proto_backend backend;
     perch_pipe_server *server;
     char server_name[64];
-    SRWLOCK lock;      /* the timed stop's file name */
+    SRWLOCK lock;      /* the timed stop's recording and its planned length */
     SRWLOCK requests;  /* one RECORD or STOP at a time (they move the timer) */
     HANDLE stop_timer; /* stops a recording with a duration */
     uint32_t timed_id; /* the recording the timer stops (perch_daemon_status.recording_id) */
-    _Atomic uint64_t record_start_ms; /* written under requests, read by any status */
+    uint64_t timed_ms; /* its planned length (lock) */
 };
 
 static const char *base_name(const char *path)
@@ -100,11 +99,14 @@ static void fill_status(perch_pipe_daemon *p, const perch_daemon_status *ds, per
     st->loss_count = losses_of(ds, losses);
     st->losses = losses;
     if (ds->recording) {
+        AcquireSRWLockShared(&p->lock);
+        uint64_t planned = ds->recording_id == p->timed_id ? p->timed_ms : 0;
+        ReleaseSRWLockShared(&p->lock);
         *rec = (perch_proto_capture){ds->recording_name,
                                      ds->recording_bytes,
-                                     0,
-                                     GetTickCount64() - atomic_load(&p->record_start_ms),
-                                     0,
+                                     ds->recording_start_filetime,
+                                     ds->recording_elapsed_ms,
+                                     planned,
                                      PERCH_CAPTURE_RECORDING};
         st->recording_count = 1;
         st->recordings = rec;
@@ -240,13 +242,13 @@ static int record_locked(perch_pipe_daemon *p, const perch_proto_record_req *r,
     }
     if (err < 0)
         return not_yet(a, err, "recording");
-    atomic_store(&p->record_start_ms, GetTickCount64());
     if (r->duration_ms) {
         perch_daemon_status *ds = perch__alloc(sizeof *ds);
         if (ds != NULL)
             perch_daemon_status_get(p->d, ds);
         AcquireSRWLockExclusive(&p->lock);
         p->timed_id = ds != NULL ? ds->recording_id : 0;
+        p->timed_ms = r->duration_ms;
         ReleaseSRWLockExclusive(&p->lock);
         perch__free(ds);
         if (!CreateTimerQueueTimer(&p->stop_timer, NULL, timed_stop, p, (DWORD)r->duration_ms, 0,
@@ -293,7 +295,7 @@ static int b_stop(void *ctx, const perch_proto_peer *peer, const perch_proto_sto
     if (err == 0) {
         perch_daemon_status_get(p->d, ds); /* its last figures */
         perch_proto_stop_rep rep = {ds->recording_name, ds->recording_bytes,
-                                    GetTickCount64() - atomic_load(&p->record_start_ms)};
+                                    ds->recording_elapsed_ms};
         err = perch_proto_answer_set(a, &rep);
     }
     ReleaseSRWLockExclusive(&p->requests);

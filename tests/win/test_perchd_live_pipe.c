@@ -270,6 +270,41 @@ static void json_string_of(const char *text, const char *key, char *v, size_t le
     snprintf(v, len, "%.*s", (int)(e - p), p);
 }
 
+/* The value of "key":<number> in text. */
+static uint64_t json_u64_of(const char *text, const char *key)
+{
+    char needle[64];
+    snprintf(needle, sizeof needle, "\"%s\":", key);
+    const char *p = strstr(text, needle);
+    if (p == NULL)
+        fail_msg("no %s in %s", key, text);
+    return strtoull(p + strlen(needle), NULL, 10);
+}
+
+/* The recording in STATUS: perchd's own times of it (one started with perchd, by
+ * RecordOnStart, as well as one a client started), and the length a client planned. */
+static void check_recording_times(perch_proto_client *c, uint64_t planned_ms)
+{
+    perch_proto_status st;
+    void *mem = NULL;
+    char why[300];
+    FILETIME now;
+    if (perch_proto_client_call(c, PERCH_MSG_STATUS, NULL, &st, sizeof st, &mem, 10000, why,
+                                sizeof why) != 0)
+        fail_msg("STATUS: %s", why);
+    GetSystemTimeAsFileTime(&now);
+    uint64_t now_ft = (uint64_t)now.dwHighDateTime << 32 | now.dwLowDateTime;
+    assert_int_equal(st.recording_count, 1);
+    const perch_proto_capture *rec = &st.recordings[0];
+    if (rec->elapsed_ms > st.uptime_ms + 1000)
+        fail_msg("the recording has run %llu ms, perchd only %llu ms",
+                 (unsigned long long)rec->elapsed_ms, (unsigned long long)st.uptime_ms);
+    assert_true(rec->start_filetime <= now_ft);
+    assert_true(now_ft - rec->start_filetime <= rec->elapsed_ms * 10000 + 20000000ull);
+    assert_int_equal(rec->duration_ms, planned_ms);
+    perch_free(mem);
+}
+
 static void cli(const char *args, DWORD want)
 {
     perch_cli_run(args, &r);
@@ -357,6 +392,9 @@ static void test_perch_against_a_live_perchd(void **state)
     check_same_as_kept(args, local);
     check_snapshot_agrees(local, g.lo + len / 8, g.lo + len / 3);
 
+    pc = connect_pipe();
+    check_recording_times(pc, 0);
+    perch_proto_client_close(pc);
     cli("status --json", 0);
     assert_contains(r.out, "\"session_state\":\"running\"");
     assert_contains(r.out, "\"recorder_cap_bytes\":268435456"); /* FlightRecorderMb 256 */
@@ -372,9 +410,28 @@ static void test_perch_against_a_live_perchd(void **state)
     assert_contains(r.out, "\"state\":\"recording\"");
     cli("stop --json", 0);
     json_string_of(r.out, "name", name, sizeof name);
+    uint64_t length = json_u64_of(r.out, "duration_ms");
+    cli("status --json", 0);
+    if (length == 0 || length > json_u64_of(r.out, "uptime_ms"))
+        fail_msg("the recording perchd started with lasted %llu ms, perchd ran %llu ms",
+                 (unsigned long long)length, (unsigned long long)json_u64_of(r.out, "uptime_ms"));
     snprintf(local, sizeof local, "%s\\fetched.perch", dir);
     snprintf(args, sizeof args, "fetch %s -o \"%s\" --json", name, local);
     check_same_as_kept(args, local);
+
+    /* a recording a client timed: STATUS gives its planned length beside perchd's times */
+    pc = connect_pipe();
+    perch_proto_record_req req = {30000, "timed", 0, NULL};
+    perch_proto_record_rep rep;
+    void *mem = NULL;
+    char why[300];
+    if (perch_proto_client_call(pc, PERCH_MSG_RECORD, &req, &rep, sizeof rep, &mem, 10000, why,
+                                sizeof why) != 0)
+        fail_msg("RECORD: %s", why);
+    perch_free(mem);
+    check_recording_times(pc, 30000);
+    perch_proto_client_close(pc);
+    cli("stop --json", 0);
 
     /* one `perch record` starts, waits for and fetches */
     snprintf(local, sizeof local, "%s\\recorded.perch", dir);
