@@ -110,9 +110,11 @@ static void put_features(struct text *t, const perch_daemon_status *st)
 static void put_outputs(struct text *t, const perch_daemon_status *st)
 {
     if (st->recording)
-        put(t, "recording: on, %u file(s), %.1f MiB, %llu deleted for the disk cap, now %s\n",
-            st->recording_files, (double)st->recording_bytes / 1048576.0,
-            (unsigned long long)st->recording_deleted,
+        put(t,
+            "recording: on for %.0f s, %u file(s), %.1f MiB, %llu deleted for the disk cap, now "
+            "%s\n",
+            (double)st->recording_elapsed_ms / 1000.0, st->recording_files,
+            (double)st->recording_bytes / 1048576.0, (unsigned long long)st->recording_deleted,
             st->recording_file[0] ? st->recording_file : "(a file at the first event)");
     else
         put(t, "recording: off\n");

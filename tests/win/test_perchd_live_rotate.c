@@ -209,7 +209,7 @@ static void test_recording_rotates_by_size(void **state)
     const char *base = strstr(now, "\\cap\\perch-");
     assert_non_null(base);
     snprintf(current, sizeof current, "%.*s", (int)strcspn(base + 5, "\r\n"), base + 5);
-    assert_contains(status, "recording: on, ");
+    assert_contains(status, "recording: on for ");
     free(status);
     cli("captures --json", 0);
     assert_contains(r.out, current);
@@ -439,7 +439,7 @@ static void test_failed_recording_in_status(void **state)
     (void)state;
     make_trace();
     start_perchd("live_fail", "--set RecordOnStart=on --set RotateSizeMb=1", 1);
-    if (!harness_wait_status(dir, "recording: on, ", 60000))
+    if (!harness_wait_status(dir, "recording: on for ", 60000))
         fail_msg("the recording did not start");
     snprintf(cap, sizeof cap, "%s\\cap", dir);
     snprintf(moved, sizeof moved, "%s\\cap-moved", dir);
