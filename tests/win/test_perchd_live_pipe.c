@@ -418,6 +418,12 @@ static void test_perch_against_a_live_perchd(void **state)
     snprintf(local, sizeof local, "%s\\fetched.perch", dir);
     snprintf(args, sizeof args, "fetch %s -o \"%s\" --json", name, local);
     check_same_as_kept(args, local);
+    /* its ledger holds no event counts (the engine's span every file): the report says so,
+     * and counts what the capture names, instead of "0 records; 0 processes" */
+    snprintf(args, sizeof args, "report --top 3 \"%s\"", local);
+    cli(args, 0);
+    assert_contains(r.out, "no event counts in this capture (perchd recorded it live");
+    assert_lacks(r.out, " 0 processes");
 
     /* a recording a client timed: STATUS gives its planned length beside perchd's times */
     pc = connect_pipe();

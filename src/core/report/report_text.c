@@ -21,12 +21,18 @@ static double ms(const perch_report *r, uint64_t ticks)
     return r->info.perf_freq ? (double)ticks * 1000.0 / (double)r->info.perf_freq : 0.0;
 }
 
-static uint64_t stat_of(const perch_report *r, const char *name)
+static const rnamed *stat_named(const perch_report *r, const char *name)
 {
     for (uint32_t i = 0; i < r->stat_count; i++)
         if (strcmp(r->stats[i].name, name) == 0)
-            return r->stats[i].value;
-    return 0;
+            return &r->stats[i];
+    return NULL;
+}
+
+static uint64_t stat_of(const perch_report *r, const char *name)
+{
+    const rnamed *s = stat_named(r, name);
+    return s != NULL ? s->value : 0;
 }
 
 static uint64_t timer_interval_100ns(const perch_report *r, bool *from_trace)
@@ -154,11 +160,20 @@ static void print_summary(perch_report *r, FILE *f)
             " ticks/s\n  events lost %" PRIu64 ", buffers lost %" PRIu64 "\n",
             h->source ? h->source : "", h->os_build, h->cpu_count, h->pointer_size, h->clock_type,
             h->perf_freq, h->events_lost, h->buffers_lost);
-    fprintf(f,
-            "  %" PRIu64 " records; %" PRIu64 " processes, %" PRIu64 " threads, %" PRIu64
-            " modules seen\n",
-            stat_of(r, "records.total"), stat_of(r, "processes.total"), stat_of(r, "threads.total"),
-            stat_of(r, "modules.total"));
+    if (stat_named(r, "records.total") != NULL)
+        fprintf(f,
+                "  %" PRIu64 " records; %" PRIu64 " processes, %" PRIu64 " threads, %" PRIu64
+                " modules seen\n",
+                stat_of(r, "records.total"), stat_of(r, "processes.total"),
+                stat_of(r, "threads.total"), stat_of(r, "modules.total"));
+    else /* recorded live (the engine's counts span more than one file), or cut short */
+        fprintf(
+            f,
+            "  no event counts in this capture (%s); %u processes, %u threads, %u modules in it\n",
+            h->source != NULL && strncmp(h->source, "live:", 5) == 0
+                ? "perchd recorded it live: its status counts the engine's events"
+                : "it ends before its ledger",
+            r->procs.count, r->threads.count, r->mods.count);
     fprintf(f,
             "\nSamples: %" PRIu64 " timer (%" PRIu64 " with a stack: %" PRIu64
             " kernel+user, %" PRIu64 " kernel only, %" PRIu64 " user only), %" PRIu64 " PMC\n",
