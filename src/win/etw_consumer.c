@@ -289,6 +289,9 @@ void perch_etw_consumer_trace_info(const perch_etw_consumer *c, perch_trace_info
         h.clock_type = 1;
     }
     perch_pipeline_trace_info(&h, c->source, info);
+    /* A real-time session has no end (its header's EndTime is not the end of any capture
+     * written from it): 0, unknown, and each file's records say where it ends. */
+    info->end_filetime = 0;
 }
 
 int perch_etw_consumer_stop(perch_etw_consumer *c)

@@ -111,6 +111,9 @@ static uint64_t replay_and_compare(const char *path)
     perch_pipeline_trace_info(perch_etl_header_of(r), "x", &offline);
     assert_string_equal(live.source, "live:" PERCH_ETW_SESSION_NAME);
     live.source = offline.source;
+    assert_true(offline.end_filetime != 0);
+    assert_int_equal(live.end_filetime, 0); /* a real-time session has no end */
+    offline.end_filetime = 0;
     assert_memory_equal(&live, &offline, sizeof live);
 
     assert_int_equal(perch_etw_consumer_wait(c, 0, &status), PERCH_ETIMEDOUT); /* idle, waiting */

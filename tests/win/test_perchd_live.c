@@ -2,19 +2,20 @@
  * The live kernel path end to end under Wine, with perchd_fake.exe (perchd's own objects linked
  * with the fake ETW of tests/win/etw_fake, which replays an .etl through the real-time callback
  * as the OS would): for every real trace in PERCH_DATA_DIR/etl and two `perch synth` seeds, the
- * capture `perchd run` records live equals, by `perch report --json` (its "source" aside), the
- * capture `perch import` makes from the same file; no Perch session is left after a normal stop,
- * a failed start, a failed consumer, or a killed service started again (the stale session is
- * recognised and restarted); the service under the SCM records the same capture, answers
- * `perch status` over its pipe and writes a flight-recorder snapshot for `perch snapshot`; a
- * session stopped from outside is restarted and its gap is in the ledger; Ctrl+Break writes a
- * snapshot of the flight recorder, a capture of the replayed trace's samples; a feature the OS
- * refuses is named with its reason in the status and in the capture, and the rest keeps recording.
- * And with Wine's own stub ETW (the real perchd.exe), `perchd run` neither hangs nor crashes and
- * its status says in a sentence why no kernel data arrives.
+ * capture `perchd run` records live equals, by `perch report --json` (its "source" and end time
+ * aside: a live session has no end), the capture `perch import` makes from the same file; no Perch
+ * session is left after a normal stop, a failed start, a failed consumer, or a killed service
+ * started again (the stale session is recognised and restarted); the service under the SCM records
+ * the same capture, answers `perch status` over its pipe and writes a flight-recorder snapshot for
+ * `perch snapshot`; a session stopped from outside is restarted and its gap is in the ledger;
+ * Ctrl+Break writes a snapshot of the flight recorder, a capture of the replayed trace's samples; a
+ * feature the OS refuses is named with its reason in the status and in the capture, and the rest
+ * keeps recording. And with Wine's own stub ETW (the real perchd.exe), `perchd run` neither hangs
+ * nor crashes and its status says in a sentence why no kernel data arrives.
  */
 #include "etw_fake.h"
 #include "perchd_harness.h"
+#include "report_end_time.h"
 #include "testdata.h"
 
 #define SESSION "Perch Kernel Session"
@@ -43,7 +44,9 @@ static char *import_report(const char *etl)
     snprintf(capture, sizeof capture, "%s\\imported.perch", dir);
     snprintf(args, sizeof args, "import \"%s\" -o \"%s\"", etl, capture);
     assert_int_equal(harness_run_with("PERCH_EXE", args, out, sizeof out, 120000), 0);
-    return report_of(capture);
+    char *json = report_of(capture);
+    assert_true(perch_test_zero_end_time(json)); /* a live session has none */
+    return json;
 }
 
 /* The one recording in dir\cap (snapshots aside), into path. */

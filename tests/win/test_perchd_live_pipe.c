@@ -424,6 +424,11 @@ static void test_perch_against_a_live_perchd(void **state)
     cli(args, 0);
     assert_contains(r.out, "no event counts in this capture (perchd recorded it live");
     assert_lacks(r.out, " 0 processes");
+    /* nor an end time: a live session has none (the replayed file's header had one, which
+     * every capture carried before) */
+    snprintf(args, sizeof args, "info --json \"%s\"", local);
+    cli(args, 0);
+    assert_contains(r.out, "\"end_filetime\":0");
 
     /* a recording a client timed: STATUS gives its planned length beside perchd's times */
     pc = connect_pipe();

@@ -125,6 +125,20 @@ static const char *read_state(const perch_capture_status *st)
 
 /* ---- text ------------------------------------------------------------------------------ */
 
+/* The kernel session's configuration (one "feature: state" per line), each line under the
+ * trace block's indent. */
+static void print_session(const char *config)
+{
+    printf("          session:\n");
+    for (const char *p = config; *p != '\0';) {
+        size_t n = strcspn(p, "\r\n");
+        if (n > 0)
+            printf("            %.*s\n", (int)n, p);
+        p += n;
+        p += strspn(p, "\r\n");
+    }
+}
+
 static void print_trace(const struct info *in)
 {
     const perch_trace_info *t = &in->trace;
@@ -145,7 +159,7 @@ static void print_trace(const struct info *in)
     printf("          events lost %" PRIu64 ", buffers lost %" PRIu64 "\n", t->events_lost,
            t->buffers_lost);
     if (in->session_config)
-        printf("          session %s\n", in->session_config);
+        print_session(in->session_config);
     if (in->counter_count) {
         printf("counters:");
         for (uint32_t i = 0; i < in->counter_count; i++)
