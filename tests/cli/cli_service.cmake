@@ -18,3 +18,18 @@ foreach(cmd status record stop captures top watch)
 endforeach()
 perch_cli_test(service_fetch_usage "Usage: perch fetch NAME -o FILE" fetch)
 perch_cli_test(service_help_exit_codes "6 perchd is\n?.*not running, 7 access denied" --help)
+# A bad or missing option value is named with what the option takes, before any connection
+# (so the same on every system), instead of "bad or unknown argument".
+perch_cli_test(service_top_bad_by "perch top: --by takes cpu or samples, not 'bogus'" top --by bogus)
+perch_cli_test(service_top_zero_window "perch top: --window takes a duration above 0.*not '0s'"
+               top --window 0s)
+perch_cli_test(service_top_limit_missing "perch top: --limit takes a number of rows" top --limit)
+perch_cli_test(service_watch_bad_top "perch watch: --top takes a number of threads up to 50, not '99'"
+               watch --top 99)
+perch_cli_test(service_snapshot_zero_last "perch snapshot: --last takes a duration above 0.*not '0s'"
+               snapshot --last 0s -o x.perch)
+perch_cli_test(service_snapshot_needs_o "perch snapshot: -o FILE .* is required" snapshot)
+perch_cli_test(service_fetch_needs_o "perch fetch: -o FILE .* is required" fetch x.perch)
+perch_cli_test(service_fetch_o_value "perch fetch: -o takes a file name" fetch x.perch -o)
+perch_cli_test(service_record_duration_value "perch record: --duration takes a duration" record
+               --duration)

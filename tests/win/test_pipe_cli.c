@@ -106,7 +106,8 @@ static void test_fetch_snapshot_record(void **state)
     check_file_is_capture(path);
     expect("record", 0, "recording to rec-2.perch", NULL);
     expect("stop", 0, "stopped rec-2.perch: 999 bytes", NULL);
-    expect("record --duration x", 2, NULL, "--duration needs a duration");
+    expect("record --duration x", 2, NULL, "--duration takes a duration above 0");
+    expect("snapshot --last 0s -o x.perch", 2, NULL, "--last takes a duration above 0");
 }
 
 static void test_top_and_watch(void **state)
@@ -115,7 +116,7 @@ static void test_top_and_watch(void **state)
     expect("top", 0, "top processes by cpu over", NULL);
     expect("top --threads --by samples --limit 3", 0, "top threads by samples", NULL);
     expect("top --stacks --json", 0, "\"frames\":[", NULL);
-    expect("top --window 0", 2, NULL, "bad or unknown argument");
+    expect("top --window 0", 2, NULL, "--window takes a duration above 0");
     expect("watch --count 2 --interval 100ms --top 3", 0, "events/s", NULL);
     expect("watch --count 2 --interval 100ms --json", 0, "\"seq\":1", NULL);
 }

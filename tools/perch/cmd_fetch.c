@@ -29,7 +29,9 @@ int perch_cmd_fetch(int argc, char **argv)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
-        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+        } else if (strcmp(argv[i], "-o") == 0) {
+            if (i + 1 == argc)
+                return perch_cli_bad_value("fetch", "-o", NULL, "a file name");
             path = argv[++i];
         } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
@@ -41,10 +43,10 @@ int perch_cmd_fetch(int argc, char **argv)
             return 2;
         }
     }
-    if (name == NULL || path == NULL) {
-        usage(stderr);
-        return 2;
-    }
+    if (name == NULL)
+        return perch_cli_missing("fetch", "NAME (a capture 'perch captures' lists)", usage);
+    if (path == NULL)
+        return perch_cli_missing("fetch", "-o FILE (where to write the capture)", usage);
     int rc = perch_cli_connect("fetch", &c);
     if (rc != 0)
         return rc;

@@ -65,20 +65,25 @@ static int parse(int argc, char **argv, struct record_args *a)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
-        } else if (strcmp(argv[i], "--duration") == 0 && v) {
-            if (perch_cli_parse_duration(argv[++i], &a->req.duration_ms) < 0 ||
-                a->req.duration_ms == 0) {
-                fprintf(stderr, "perch record: --duration needs a duration such as 10s\n");
-                return 2;
-            }
-        } else if (strcmp(argv[i], "--name") == 0 && v) {
+        } else if (strcmp(argv[i], "--duration") == 0) {
+            if (v == NULL || perch_cli_parse_duration(v, &a->req.duration_ms) < 0 ||
+                a->req.duration_ms == 0)
+                return perch_cli_bad_value("record", "--duration", v,
+                                           "a duration above 0 such as 10s or 2m");
+            i++;
+        } else if (strcmp(argv[i], "--name") == 0) {
+            if (v == NULL)
+                return perch_cli_bad_value("record", "--name", NULL, "a name");
             a->req.name = argv[++i];
-        } else if (strcmp(argv[i], "--set") == 0 && v) {
-            if (add_option(a, argv[++i]) < 0) {
-                fprintf(stderr, "perch record: --set needs KEY=VALUE (at most %d)\n", MAX_OPTIONS);
+        } else if (strcmp(argv[i], "--set") == 0) {
+            if (v == NULL || add_option(a, v) < 0) {
+                fprintf(stderr, "perch record: --set takes KEY=VALUE (at most %d)\n", MAX_OPTIONS);
                 return 2;
             }
-        } else if (strcmp(argv[i], "-o") == 0 && v) {
+            i++;
+        } else if (strcmp(argv[i], "-o") == 0) {
+            if (v == NULL)
+                return perch_cli_bad_value("record", "-o", NULL, "a file name");
             a->path = argv[++i];
         } else if (strcmp(argv[i], "--json") == 0) {
             a->json = true;

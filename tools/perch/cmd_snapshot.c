@@ -31,13 +31,16 @@ int perch_cmd_snapshot(int argc, char **argv)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
-        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+        } else if (strcmp(argv[i], "-o") == 0) {
+            if (i + 1 == argc)
+                return perch_cli_bad_value("snapshot", "-o", NULL, "a file name");
             path = argv[++i];
-        } else if (strcmp(argv[i], "--last") == 0 && i + 1 < argc) {
-            if (perch_cli_parse_duration(argv[++i], &req.last_ms) < 0) {
-                fprintf(stderr, "perch snapshot: --last needs a duration such as 30s or 2m\n");
-                return 2;
-            }
+        } else if (strcmp(argv[i], "--last") == 0) {
+            const char *v = i + 1 < argc ? argv[++i] : NULL;
+            if (v == NULL || perch_cli_parse_duration(v, &req.last_ms) < 0 || req.last_ms == 0)
+                return perch_cli_bad_value("snapshot", "--last", v,
+                                           "a duration above 0 such as 30s or 2m (leave it out "
+                                           "for all the flight recorder holds)");
         } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
         } else {
@@ -46,10 +49,8 @@ int perch_cmd_snapshot(int argc, char **argv)
             return 2;
         }
     }
-    if (path == NULL) {
-        usage(stderr);
-        return 2;
-    }
+    if (path == NULL)
+        return perch_cli_missing("snapshot", "-o FILE (where to write the snapshot)", usage);
     int rc = perch_cli_connect("snapshot", &c);
     if (rc != 0)
         return rc;

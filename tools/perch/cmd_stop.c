@@ -31,7 +31,9 @@ int perch_cmd_stop(int argc, char **argv)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
-        } else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc) {
+        } else if (strcmp(argv[i], "--name") == 0) {
+            if (i + 1 == argc)
+                return perch_cli_bad_value("stop", "--name", NULL, "the recording's name");
             req.name = argv[++i];
         } else if (strcmp(argv[i], "--json") == 0) {
             json = true;

@@ -41,25 +41,31 @@ static int parse(int argc, char **argv, perch_proto_top_req *r, bool *json)
         } else if (strcmp(argv[i], "--stacks") == 0) {
             r->what = PERCH_TOP_STACKS;
             r->order = PERCH_ORDER_SAMPLES;
-        } else if (strcmp(argv[i], "--by") == 0 && v &&
-                   (strcmp(v, "cpu") == 0 || strcmp(v, "samples") == 0)) {
+        } else if (strcmp(argv[i], "--by") == 0) {
+            if (v == NULL || (strcmp(v, "cpu") != 0 && strcmp(v, "samples") != 0))
+                return perch_cli_bad_value("top", "--by", v, "cpu or samples");
             r->order = strcmp(argv[++i], "cpu") == 0 ? PERCH_ORDER_CPU : PERCH_ORDER_SAMPLES;
-        } else if (strcmp(argv[i], "--window") == 0 && v &&
-                   perch_cli_parse_duration(v, &r->window.last_ms) == 0 && r->window.last_ms) {
+        } else if (strcmp(argv[i], "--window") == 0) {
+            if (v == NULL || perch_cli_parse_duration(v, &r->window.last_ms) < 0 ||
+                r->window.last_ms == 0)
+                return perch_cli_bad_value("top", "--window", v,
+                                           "a duration above 0 such as 5s, 500ms or 1m");
             i++;
-        } else if (strcmp(argv[i], "--pid") == 0 && v &&
-                   perch_cli_parse_uint(v, UINT32_MAX, &n) == 0) {
+        } else if (strcmp(argv[i], "--pid") == 0) {
+            if (v == NULL || perch_cli_parse_uint(v, UINT32_MAX, &n) < 0)
+                return perch_cli_bad_value("top", "--pid", v, "a process id");
             r->has_pid = true;
             r->pid = (uint32_t)n;
             i++;
-        } else if (strcmp(argv[i], "--limit") == 0 && v &&
-                   perch_cli_parse_uint(v, PERCH_PROTO_MAX_TOP, &n) == 0 && n > 0) {
+        } else if (strcmp(argv[i], "--limit") == 0) {
+            if (v == NULL || perch_cli_parse_uint(v, PERCH_PROTO_MAX_TOP, &n) < 0 || n == 0)
+                return perch_cli_bad_value("top", "--limit", v, "a number of rows from 1 to 1000");
             r->limit = (uint32_t)n;
             i++;
         } else if (strcmp(argv[i], "--json") == 0) {
             *json = true;
         } else {
-            fprintf(stderr, "perch top: bad or unknown argument '%s'\n\n", argv[i]);
+            fprintf(stderr, "perch top: unexpected argument '%s'\n\n", argv[i]);
             usage(stderr);
             return 2;
         }

@@ -42,23 +42,28 @@ static int parse(int argc, char **argv, struct watch_args *a)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
-        } else if ((strcmp(argv[i], "--interval") == 0 || strcmp(argv[i], "--window") == 0) && v &&
-                   perch_cli_parse_duration(v, &n) == 0 && n > 0 && n <= UINT32_MAX) {
+        } else if (strcmp(argv[i], "--interval") == 0 || strcmp(argv[i], "--window") == 0) {
+            if (v == NULL || perch_cli_parse_duration(v, &n) < 0 || n == 0 || n > UINT32_MAX)
+                return perch_cli_bad_value("watch", argv[i], v,
+                                           "a duration above 0 such as 1s or 500ms");
             if (argv[i][2] == 'i')
                 a->req.interval_ms = (uint32_t)n;
             else
                 a->req.window_ms = (uint32_t)n;
             i++;
-        } else if (strcmp(argv[i], "--top") == 0 && v && perch_cli_parse_uint(v, 50, &n) == 0) {
+        } else if (strcmp(argv[i], "--top") == 0) {
+            if (v == NULL || perch_cli_parse_uint(v, 50, &n) < 0)
+                return perch_cli_bad_value("watch", "--top", v, "a number of threads up to 50");
             a->req.top = (uint32_t)n;
             i++;
-        } else if (strcmp(argv[i], "--count") == 0 && v &&
-                   perch_cli_parse_uint(v, UINT32_MAX, &a->count) == 0) {
+        } else if (strcmp(argv[i], "--count") == 0) {
+            if (v == NULL || perch_cli_parse_uint(v, UINT32_MAX, &a->count) < 0)
+                return perch_cli_bad_value("watch", "--count", v, "a number of updates");
             i++;
         } else if (strcmp(argv[i], "--json") == 0) {
             a->json = true;
         } else {
-            fprintf(stderr, "perch watch: bad or unknown argument '%s'\n\n", argv[i]);
+            fprintf(stderr, "perch watch: unexpected argument '%s'\n\n", argv[i]);
             usage(stderr);
             return 2;
         }

@@ -140,6 +140,22 @@ int perch_cli_parse_uint(const char *s, uint64_t max, uint64_t *v)
     return 0;
 }
 
+int perch_cli_bad_value(const char *cmd, const char *opt, const char *value, const char *what)
+{
+    if (value == NULL)
+        fprintf(stderr, "perch %s: %s takes %s\n", cmd, opt, what);
+    else
+        fprintf(stderr, "perch %s: %s takes %s, not '%s'\n", cmd, opt, what, value);
+    return 2;
+}
+
+int perch_cli_missing(const char *cmd, const char *what, void (*usage)(FILE *))
+{
+    fprintf(stderr, "perch %s: %s is required\n\n", cmd, what);
+    usage(stderr);
+    return 2;
+}
+
 int perch_cli_parse_duration_ns(const char *s, uint64_t *ns)
 {
     static const struct {

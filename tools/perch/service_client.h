@@ -58,6 +58,14 @@ int perch_cli_parse_duration_ns(const char *s, uint64_t *ns);
 /* Parses a non-negative integer no larger than max. 0 or -1. */
 int perch_cli_parse_uint(const char *s, uint64_t max, uint64_t *v);
 
+/* An option's value that is missing (value NULL) or not what it takes: prints "perch <cmd>:
+ * <opt> takes <what>" (and ", not '<value>'") and returns 2, the usage exit status. */
+int perch_cli_bad_value(const char *cmd, const char *opt, const char *value, const char *what);
+
+/* A required argument left out: prints "perch <cmd>: <what> is required", then the usage,
+ * and returns 2. */
+int perch_cli_missing(const char *cmd, const char *what, void (*usage)(FILE *));
+
 /* The entities of a reply's capture, by key. */
 typedef struct perch_cli_names perch_cli_names;
 

@@ -92,6 +92,8 @@ int perch_cli_print_top(const char *cmd, const perch_proto_top_rep *top, uint8_t
             print_stack(n, r, &x, out);
         }
     }
+    if (top->row_count == 0) /* an idle window, or a --pid that did not run in it */
+        fprintf(out, "  (none over this window)\n");
     perch_cli_names_free(n);
     return 0;
 }
