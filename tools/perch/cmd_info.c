@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "commands.h"
+#include "input_kind.h"
 #include "out_guard.h"
 #include "partial.h"
 #include "perch/capture.h"
@@ -385,6 +386,7 @@ static int describe(struct info *in, bool json, bool list_chunks)
     if (err)
         return perch_cli_error(what, err);
     in->size = input.size;
+    bool capture = perch_cli_is_capture(&input);
     sink.ctx = in;
     sink.trace_info = on_trace_info;
     sink.counters = on_counters;
@@ -393,6 +395,11 @@ static int describe(struct info *in, bool json, bool list_chunks)
     if (in->status.stop == PERCH_CAPTURE_STOP_BAD_HEADER ||
         in->status.stop == PERCH_CAPTURE_STOP_IO) {
         fprintf(stderr, "perch: %s: %s\n", what, in->status.reason);
+        if (!capture && in->status.stop == PERCH_CAPTURE_STOP_BAD_HEADER)
+            fprintf(stderr,
+                    "perch: info describes captures; for an .etl trace, 'perch report "
+                    "%s' reads it and 'perch import %s -o OUT.perch' makes a capture\n",
+                    in->path, in->path);
         return 1;
     }
     err = json ? print_json(in, list_chunks) : (print_text(in, list_chunks), fflush(stdout));
