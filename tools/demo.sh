@@ -45,6 +45,46 @@ demo_steps() {
     step "what was written" ls -l "$out"
 }
 
+# live_steps <output dir>: perchd's live half under Wine. Wine's ETW records nothing, so
+# perchd_fake (perchd linked with the test fake of the ETW calls, tests/win/etw_fake) replays a
+# synthetic trace at its own speed through the real-time callback path, as Windows would
+# deliver a kernel session; the pipe, the engine, the recorder and the commands are perchd's.
+live_steps() {
+    local out="$1"
+    local -a perch=(wine "$ROOT/build/mingw/tools/perch.exe")
+    local -a ctl=(wine "$ROOT/build/mingw/tests/win/etw_fake/perch_etw_fake_ctl.exe")
+    rm -rf "$out"
+    mkdir -p "$out"
+    "${perch[@]}" synth -o "$(winepath -w "$out/live.etl")" --seed 2 --size 16M --cpus 2 >/dev/null
+    "${ctl[@]}" reset
+    "${ctl[@]}" set Replay "$(winepath -w "$out/live.etl")"
+    "${ctl[@]}" set Pace 1 # the trace's own speed: about 20 s of events
+    printf '\n$ perchd run --duration 25 ...    # perchd in this console, against the fake ETW\n'
+    wine "$ROOT/build/mingw/tests/perchd_fake.exe" run --defaults \
+        --data-dir "$(winepath -w "$out/data")" --capture-dir "$(winepath -w "$out/captures")" \
+        --duration 25 >"$out/perchd.log" 2>&1 &
+    local perchd=$! waited=0
+    until grep -qs "state: running" "$out/data/status.txt"; do
+        if [ "$waited" -ge 60 ] || ! kill -0 "$perchd" 2>/dev/null; then
+            echo "demo: perchd did not start; its output:" >&2
+            cat "$out/perchd.log" >&2
+            return 1
+        fi
+        sleep 1
+        waited=$((waited + 1))
+    done
+    step "what perchd is doing, over its pipe" "${perch[@]}" status
+    step "the threads that used the most CPU over the last 5 s" "${perch[@]}" top --threads --limit 5
+    step "record 3 seconds and copy the capture here" \
+        "${perch[@]}" record --duration 3s -o "$(winepath -w "$out/recorded.perch")"
+    step "where the CPU went in those 3 seconds" "${perch[@]}" report --top 3 "$(winepath -w "$out/recorded.perch")"
+    step "the flight recorder's last 5 s as a capture" \
+        "${perch[@]}" snapshot --last 5s -o "$(winepath -w "$out/snapshot.perch")"
+    step "the captures perchd keeps" "${perch[@]}" captures
+    wait "$perchd"
+    printf '\n(perchd stopped after its --duration; its log: %s)\n' "$out/perchd.log"
+}
+
 build() {
     echo "== building preset $1"
     cmake --preset "$1" >/dev/null
@@ -65,5 +105,8 @@ echo
 echo "== Perch for Windows, run under Wine (build/mingw)"
 demo_steps "$ROOT/build/demo/wine" wine "$ROOT/build/mingw/tools/perch.exe"
 step "the Windows service (its live session needs Windows; under Wine it runs against a test fake of ETW, docs/service.md)" wine "$ROOT/build/mingw/tools/perchd.exe" --version
+echo
+echo "== perchd's live half under Wine, against a fake of the ETW calls replaying a synthetic trace"
+live_steps "$ROOT/build/demo/live"
 echo
 echo "demo: done"

@@ -182,7 +182,8 @@ int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, si
 typedef struct perch_daemon_capture {
     char name[256]; /* file name in the capture directory */
     uint64_t bytes;
-    uint64_t modified_filetime; /* UTC */
+    uint64_t created_filetime;  /* UTC: when the recording's file or the snapshot began */
+    uint64_t modified_filetime; /* UTC: last written */
     bool active;                /* still being written */
 } perch_daemon_capture;
 

@@ -363,6 +363,8 @@ static int add_entry(perch_daemon_capture **list, size_t *count, size_t *cap,
     if (perch__wide_to_utf8(fd->cFileName, c->name, sizeof c->name) < 0)
         return 0; /* a name that does not fit: not one of Perch's */
     c->bytes = ((uint64_t)fd->nFileSizeHigh << 32) | fd->nFileSizeLow;
+    c->created_filetime =
+        ((uint64_t)fd->ftCreationTime.dwHighDateTime << 32) | fd->ftCreationTime.dwLowDateTime;
     c->modified_filetime =
         ((uint64_t)fd->ftLastWriteTime.dwHighDateTime << 32) | fd->ftLastWriteTime.dwLowDateTime;
     c->active = active != NULL && strcmp(active, c->name) == 0;

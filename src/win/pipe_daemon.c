@@ -177,13 +177,13 @@ static int b_captures(void *ctx, perch_proto_answer *a)
     if (err == 0) {
         perch_daemon_status_get(p->d, ds);
         for (size_t i = 0; i < n; i++)
-            caps[i] = (perch_proto_capture){list[i].name,
-                                            list[i].bytes,
-                                            list[i].modified_filetime,
-                                            0,
-                                            0,
-                                            list[i].active ? PERCH_CAPTURE_RECORDING
-                                                           : PERCH_CAPTURE_COMPLETE};
+            caps[i] = (perch_proto_capture){
+                list[i].name,
+                list[i].bytes,
+                list[i].created_filetime ? list[i].created_filetime : list[i].modified_filetime,
+                0,
+                0,
+                list[i].active ? PERCH_CAPTURE_RECORDING : PERCH_CAPTURE_COMPLETE};
         perch_proto_captures_rep rep = {ds->capture_dir, (uint32_t)n, caps};
         err = perch_proto_answer_set(a, &rep);
     }
