@@ -59,12 +59,13 @@ live_steps() {
     "${ctl[@]}" reset
     "${ctl[@]}" set Replay "$(winepath -w "$out/live.etl")"
     "${ctl[@]}" set Pace 1 # the trace's own speed: about 20 s of events
-    printf '\n$ perchd run --duration 25 ...    # perchd in this console, against the fake ETW\n'
+    printf '\n$ perchd run ...    # perchd in this console, against the fake ETW\n'
     wine "$ROOT/build/mingw/tests/perchd_fake.exe" run --defaults \
         --data-dir "$(winepath -w "$out/data")" --capture-dir "$(winepath -w "$out/captures")" \
-        --duration 25 >"$out/perchd.log" 2>&1 &
+        --duration 120 >"$out/perchd.log" 2>&1 & # the duration: in case Ctrl+C is lost
     local perchd=$! waited=0
-    until grep -qs "state: running" "$out/data/status.txt"; do
+    # ready once its pipe answers (the status file says "running" a moment before the pipe is up)
+    until "${perch[@]}" status >/dev/null 2>&1; do
         if [ "$waited" -ge 60 ] || ! kill -0 "$perchd" 2>/dev/null; then
             echo "demo: perchd did not start; its output:" >&2
             cat "$out/perchd.log" >&2
@@ -81,8 +82,15 @@ live_steps() {
     step "the flight recorder's last 5 s as a capture" \
         "${perch[@]}" snapshot --last 5s -o "$(winepath -w "$out/snapshot.perch")"
     step "the captures perchd keeps" "${perch[@]}" captures
-    wait "$perchd"
-    printf '\n(perchd stopped after its --duration; its log: %s)\n' "$out/perchd.log"
+    printf '\n(Ctrl+C stops perchd: Wine turns SIGINT into the console event)\n'
+    kill -INT "$perchd"
+    if ! wait "$perchd"; then
+        echo "demo: perchd failed; its output:" >&2
+        cat "$out/perchd.log" >&2
+        return 1
+    fi
+    tail -n 3 "$out/perchd.log"
+    printf '(its whole log: %s)\n' "$out/perchd.log"
 }
 
 build() {

@@ -202,10 +202,11 @@ static void CALLBACK timed_stop(void *ctx, BOOLEAN fired)
         return;
     perch_daemon_status_get(p->d, ds);
     AcquireSRWLockExclusive(&p->lock);
-    if (ds->recording && ds->recording_id == p->timed_id)
-        perch_daemon_record_stop(p->d); /* only the recording this timer was set for */
+    bool ours = ds->recording && ds->recording_id == p->timed_id;
     p->timed_id = 0;
-    ReleaseSRWLockExclusive(&p->lock);
+    ReleaseSRWLockExclusive(&p->lock); /* a STATUS meanwhile need not wait for the stop */
+    if (ours)
+        perch_daemon_record_stop(p->d); /* only the recording this timer was set for */
     perch__free(ds);
 }
 

@@ -38,7 +38,7 @@ perch_info_test(info_truncated_json "\"complete\":false,\"stop\":\"truncated\",\
                 info --json ${cap_dir}/cut.perch)
 perch_info_test(info_not_capture "perch: info: .*not-a-capture.bin: not a Perch capture \\(bad magic\\)"
                 info ${cap_dir}/not-a-capture.bin)
-perch_info_test(info_not_capture_hint "info describes captures; for an .etl trace, 'perch report .*not-a-capture.bin' reads it"
+perch_info_test(info_not_capture_hint "info describes captures; for an .etl trace, 'perch report \".*not-a-capture.bin\"' reads it"
                 info ${cap_dir}/not-a-capture.bin)
 perch_cli_test(info_missing "perch: info: no-such-file.perch: no such file" info no-such-file.perch)
 perch_cli_test(info_usage "Usage: perch info \\[--json\\] \\[--chunks\\] FILE.perch" info)

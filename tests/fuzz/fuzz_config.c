@@ -11,9 +11,10 @@
  *     gives the same configuration, and formatting again the same text. A buffer too small for
  *     it gives PERCH_ERANGE and a NUL-terminated prefix of it.
  *   - A number key's value survives the registry's DWORD path (perch_config_set_number).
- *   - A names key's value splits into at most PERCH_CONFIG_MAX_NAMES terminated names.
+ *   - A names key's value splits into names that, joined with ',' again, are the value.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,11 +81,13 @@ static void accepted(const perch_config *c, const perch_config_key *k, size_t sm
         char names[PERCH_CONFIG_MAX_NAMES][PERCH_CONFIG_NAME_LEN];
         const char *value = (const char *)c + k->offset;
         size_t n = perch_config_split_names(value, names, PERCH_CONFIG_MAX_NAMES);
-        if (n > PERCH_CONFIG_MAX_NAMES)
+        char joined[PERCH_CONFIG_NAMES_MAX] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < n; i++) /* the names joined again are the stored value */
+            used += (size_t)snprintf(joined + used, sizeof joined - used, "%s%s", i ? "," : "",
+                                     names[i]);
+        if (strcmp(joined, value) != 0)
             abort();
-        for (size_t i = 0; i < n; i++)
-            if (memchr(names[i], '\0', sizeof names[i]) == NULL || names[i][0] == '\0')
-                abort();
     }
     free(text);
     free(text2);

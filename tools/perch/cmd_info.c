@@ -395,11 +395,11 @@ static int describe(struct info *in, bool json, bool list_chunks)
     if (in->status.stop == PERCH_CAPTURE_STOP_BAD_HEADER ||
         in->status.stop == PERCH_CAPTURE_STOP_IO) {
         fprintf(stderr, "perch: %s: %s\n", what, in->status.reason);
-        if (!capture && in->status.stop == PERCH_CAPTURE_STOP_BAD_HEADER)
+        if (!capture && in->size >= 8 && in->status.stop == PERCH_CAPTURE_STOP_BAD_HEADER)
             fprintf(stderr,
-                    "perch: info describes captures; for an .etl trace, 'perch report "
-                    "%s' reads it and 'perch import %s -o OUT.perch' makes a capture\n",
-                    in->path, in->path);
+                    "perch: info describes captures; for an .etl trace, 'perch report \"%s\"' "
+                    "reads it and 'perch import \"%s\" -o OUT.perch' makes a capture\n",
+                    in->path, in->path); /* not for a file too short to be either */
         return 1;
     }
     err = json ? print_json(in, list_chunks) : (print_text(in, list_chunks), fflush(stdout));

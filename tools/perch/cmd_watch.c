@@ -45,7 +45,8 @@ static int parse(int argc, char **argv, struct watch_args *a)
         } else if (strcmp(argv[i], "--interval") == 0 || strcmp(argv[i], "--window") == 0) {
             if (v == NULL || perch_cli_parse_duration(v, &n) < 0 || n == 0 || n > UINT32_MAX)
                 return perch_cli_bad_value("watch", argv[i], v,
-                                           "a duration above 0 such as 1s or 500ms");
+                                           "a duration above 0 and under 49 days, such as 1s or "
+                                           "500ms");
             if (argv[i][2] == 'i')
                 a->req.interval_ms = (uint32_t)n;
             else

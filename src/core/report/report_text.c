@@ -152,6 +152,17 @@ static int print_stacks(perch_report *r, FILE *f)
     return err;
 }
 
+/* Threads and modules the stream named by their own records (rows made for a sample or a
+ * slice alone are not counted). */
+static void count_named(const perch_report *r, uint32_t *threads, uint32_t *modules)
+{
+    *threads = *modules = 0;
+    for (uint32_t i = 0; i < r->threads.count; i++)
+        *threads += ((const rthread *)r->threads.rows)[i].known;
+    for (uint32_t i = 0; i < r->mods.count; i++)
+        *modules += ((const rmod *)r->mods.rows)[i].known;
+}
+
 static void print_summary(perch_report *r, FILE *f)
 {
     const perch_trace_info *h = &r->info;
@@ -166,14 +177,17 @@ static void print_summary(perch_report *r, FILE *f)
                 " modules seen\n",
                 stat_of(r, "records.total"), stat_of(r, "processes.total"),
                 stat_of(r, "threads.total"), stat_of(r, "modules.total"));
-    else /* recorded live (the engine's counts span more than one file), or cut short */
-        fprintf(
-            f,
-            "  no event counts in this capture (%s); %u processes, %u threads, %u modules in it\n",
-            h->source != NULL && strncmp(h->source, "live:", 5) == 0
-                ? "perchd recorded it live: its status counts the engine's events"
-                : "it ends before its ledger",
-            r->procs.count, r->threads.count, r->mods.count);
+    else { /* recorded live (the engine's counts span more than one file), or cut short */
+        uint32_t threads, modules;
+        count_named(r, &threads, &modules);
+        fprintf(f,
+                "  no event counts in this capture (%s); it names %u processes, %u threads and %u "
+                "modules\n",
+                h->source != NULL && strncmp(h->source, "live:", 5) == 0
+                    ? "perchd recorded it live: its status counts the engine's events"
+                    : "it has no ledger: cut before its end, or written without one",
+                r->procs.count, threads, modules);
+    }
     fprintf(f,
             "\nSamples: %" PRIu64 " timer (%" PRIu64 " with a stack: %" PRIu64
             " kernel+user, %" PRIu64 " kernel only, %" PRIu64 " user only), %" PRIu64 " PMC\n",
