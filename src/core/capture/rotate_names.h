@@ -20,7 +20,8 @@ bool perch__rotate_prefix_ok(const char *prefix);
  * starting or ending with '.', not a device name Windows reserves (CON, PRN, AUX, NUL, COM1-9,
  * LPT1-9, with any extension) and not perchd's own prefixes (perch, snapshot). Returns 0 with
  * the stem (the name without ".perch") in stem, or PERCH_EINVAL with stem "" and one sentence
- * in why (when why_len > 0) naming the name and the rule. */
+ * in why (when why_len > 0) naming the name and the rule. stem holds len bytes: 33 hold any
+ * stem, and a stem that would not fit is refused rather than cut. */
 int perch__rotate_check_name(const char *name, char *stem, size_t len, char *why, size_t why_len);
 
 /* Writes the name of file seq created at wall_ms (ms since 1970 UTC). */
