@@ -48,3 +48,23 @@ set_tests_properties(cli.info_truncated_status PROPERTIES WILL_FAIL TRUE LABELS 
                      FIXTURES_REQUIRED perch_captures)
 add_test(NAME cli.info_complete_status COMMAND perch info ${cap_dir}/sample.perch)
 set_tests_properties(cli.info_complete_status PROPERTIES LABELS cli FIXTURES_REQUIRED perch_captures)
+# perch export names the file it wrote, its size and what opens it, on a terminal (`script`
+# gives it one; Linux only), and prints nothing else when stdout is not one, not even with
+# -o /dev/stdout, where the line would land inside the export.
+find_program(SCRIPT_PROGRAM script)
+if(SCRIPT_PROGRAM AND NOT CMAKE_CROSSCOMPILING)
+    add_test(NAME cli.export_says_written
+             COMMAND ${SCRIPT_PROGRAM} -qec
+                     "$<TARGET_FILE:perch> export -f folded ${cap_dir}/random.perch -o ${cap_dir}/random.folded"
+                     /dev/null)
+    set_tests_properties(cli.export_says_written PROPERTIES
+        PASS_REGULAR_EXPRESSION "wrote .*random.folded \\(folded, [0-9.]+ (bytes|KiB|MiB)\\): open it with flamegraph.pl"
+        FIXTURES_REQUIRED perch_captures LABELS cli)
+endif()
+if(NOT CMAKE_CROSSCOMPILING)
+    # the output is folded stacks alone: it ends with a count (a sanitizer preset replaces
+    # FAIL_REGULAR_EXPRESSION, so the pass expression checks it too)
+    perch_info_test(export_stdout_alone "^[^\n]+ [0-9]+\n.* [0-9]+\n$"
+                    export -f folded ${cap_dir}/random.perch -o /dev/stdout)
+    set_tests_properties(cli.export_stdout_alone PROPERTIES FAIL_REGULAR_EXPRESSION "wrote ")
+endif()

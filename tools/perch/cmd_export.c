@@ -6,7 +6,8 @@
  * The input comes through perch_record_source (record_source.h), replayed once per pass the
  * format needs; the output goes to OUTPUT or standard output, written on a thread of its own
  * (out_async.h). PERCH_THREADS=1 keeps everything on one thread: the replay, the exporter
- * (perch_export_options.threads) and the writes.
+ * (perch_export_options.threads) and the writes. When stdout is a terminal, a file written is
+ * named in one line there, with its size and what opens it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +16,12 @@
 #include "commands.h"
 #include "perch/error.h"
 #include "perch/export.h"
+#include "perch/fs.h"
 #include "input_kind.h"
 #include "out_async.h"
 #include "out_guard.h"
 #include "perch/io.h"
+#include "perch/platform.h"
 #include "record_source.h"
 
 struct export_args {
@@ -166,6 +169,25 @@ static int open_output(const char *path, perch_output *out)
     return perch_output_open_file_deferred(out, path);
 }
 
+/* One line on a terminal for a file written. Only on a terminal: in a script stdout may be
+ * the file itself (-o /dev/stdout), and a line there would end up inside the export. */
+static void said_written(const char *path, perch_export_format fmt)
+{
+    uint64_t size;
+    if (!path || strcmp(path, "-") == 0 || !perch_is_terminal(stdout) ||
+        perch_fs_size(path, &size) < 0)
+        return;
+    char amount[32];
+    if (size >= 1048576u)
+        snprintf(amount, sizeof amount, "%.1f MiB", (double)size / 1048576.0);
+    else if (size >= 1024u)
+        snprintf(amount, sizeof amount, "%.1f KiB", (double)size / 1024.0);
+    else
+        snprintf(amount, sizeof amount, "%u bytes", (unsigned)size);
+    printf("wrote %s (%s, %s): open it with %s\n", path, perch_export_format_name(fmt), amount,
+           perch_export_format_opens(fmt));
+}
+
 static int run(const struct export_args *a, perch_export_format fmt,
                perch_record_source_open_fn open_source)
 {
@@ -198,6 +220,7 @@ static int run(const struct export_args *a, perch_export_format fmt,
         return perch_cli_error(perch_cli_out_name(a->output), guard.error);
     if (err || cerr)
         return perch_cli_error("export", err ? err : cerr);
+    said_written(a->output, fmt);
     return partial ? PERCH_EXIT_PARTIAL : 0;
 }
 
