@@ -185,6 +185,66 @@ static void test_names_cannot_end_a_block(void **state)
     perch_report_destroy(r);
 }
 
+/* The CPU-over-time chart of 0.5 s of samples an hour after the trace's start: a live capture
+ * (no end time) starts the chart at its first sample, in 10 ms bars; a trace with an end time
+ * (an .etl, an import) keeps the trace's start, so its bars cover the hour. */
+static void chart_of_late_samples(uint64_t end_filetime, double *bucket_ns, double *buckets)
+{
+    perch_report *r = NULL;
+    perch_sink s;
+    perch_trace_info info;
+    struct jdoc d;
+    assert_int_equal(perch_report_create(NULL, &r), 0);
+    assert_int_equal(perch_report_enable_html(r), 0);
+    perch_report_sink(r, &s);
+    memset(&info, 0, sizeof info);
+    info.source = "live:test";
+    info.cpu_count = 1;
+    info.pointer_size = 8;
+    info.clock_type = 1;
+    info.perf_freq = FX_FREQ;
+    info.start_raw = FX_START;
+    info.start_filetime = 133000000000000000ull;
+    info.end_filetime = end_filetime;
+    assert_int_equal(s.trace_info(s.ctx, &info), 0);
+    assert_int_equal(fx_process(&s, 7, 70, "late.exe"), 0);
+    assert_int_equal(fx_thread(&s, 8, 7, 71, 70, "t"), 0);
+    for (uint64_t k = 0; k < 50; k++) {
+        perch_sample_rec x = {8,
+                              71,
+                              0,
+                              PERCH_SAMPLE_TIMER,
+                              0,
+                              0,
+                              FX_START + 3600ull * FX_FREQ + k * (FX_FREQ / 100),
+                              0x1234,
+                              0,
+                              0,
+                              1};
+        assert_int_equal(s.sample(s.ctx, &x), 0);
+    }
+    char *page = page_of(r);
+    char *report = block(page, "perch-report");
+    char *html = block(report + strlen(report) + 1, "perch-html");
+    assert_true(jparse(&d, html));
+    long timeline = jget(&d, 0, "timeline");
+    *bucket_ns = jnum(&d, jget(&d, timeline, "bucket_ns"));
+    *buckets = jnum(&d, jget(&d, timeline, "buckets"));
+    jfree(&d);
+    free(page);
+    perch_report_destroy(r);
+}
+
+static void test_live_chart_starts_at_first_sample(void **state)
+{
+    double bucket_ns, buckets;
+    (void)state;
+    chart_of_late_samples(0, &bucket_ns, &buckets);
+    assert_true(bucket_ns <= 10.0e6 + 200 && buckets >= 49 && buckets <= 51);
+    chart_of_late_samples(133000000000000000ull + 3601ull * 10000000u, &bucket_ns, &buckets);
+    assert_true(bucket_ns * buckets >= 3600.0e9); /* from the trace's start */
+}
+
 /* Without perch_report_enable_html the page cannot be written. */
 static void test_needs_html_option(void **state)
 {
@@ -203,6 +263,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_page),
         cmocka_unit_test(test_names_cannot_end_a_block),
+        cmocka_unit_test(test_live_chart_starts_at_first_sample),
         cmocka_unit_test(test_needs_html_option),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,8 @@ typedef struct perch__html {
     perch_sink inner; /* the report's own callbacks */
     perch__collect c; /* entities, stacks, (thread, stack) aggregate of timer samples */
     uint64_t bucket_ticks;
+    uint64_t origin;       /* raw time of the first bucket's start */
+    bool origin_set;       /* false until known: the first timer sample's time sets it */
     uint32_t used;         /* buckets with a sample so far (the last one + 1) */
     perch__map series_map; /* thread key -> series */
     uint64_t *series_key;

@@ -5,7 +5,9 @@
  * (thread, stack) sample aggregate (src/core/export: the same resolution and frame naming as
  * every export) and, per thread, timer samples in time buckets for the CPU-over-time chart.
  * Buckets are at most HTML_BUCKETS per thread; when a sample falls past the last one, every
- * bucket doubles in width (pairs merge), so memory stays threads x HTML_BUCKETS counts.
+ * bucket doubles in width (pairs merge), so memory stays threads x HTML_BUCKETS counts. The
+ * first bucket starts at the trace's start, or, for a trace with no end time (a live capture),
+ * at its first timer sample (an earlier sample coming later falls in the first bucket).
  */
 #include <string.h>
 
@@ -51,12 +53,16 @@ static int series_of(perch__html *h, uint64_t key, uint32_t *s)
 
 static int timeline_add(perch__html *h, const perch_sample_rec *r)
 {
-    uint64_t start = h->c.ents.info.start_raw, b;
+    uint64_t b;
     uint32_t s;
     int err;
     if (r->kind != PERCH_SAMPLE_TIMER || r->thread_key == 0)
         return 0;
-    b = r->ts > start ? (r->ts - start) / h->bucket_ticks : 0;
+    if (!h->origin_set) {
+        h->origin = r->ts;
+        h->origin_set = true;
+    }
+    b = r->ts > h->origin ? (r->ts - h->origin) / h->bucket_ticks : 0;
     while (b >= HTML_BUCKETS) {
         widen(h);
         b /= 2;
@@ -81,6 +87,11 @@ static int tee_info(void *ctx, const perch_trace_info *info)
     uint64_t freq = info->perf_freq ? info->perf_freq : 10000000u;
     if (!err)
         err = perch__entities_info(&h->c.ents, info);
+    /* The chart starts at the trace's start when the trace says where it ends (an .etl, an
+     * import); else at the first timer sample: a live capture's trace info is its session's,
+     * which may have started hours before this file or snapshot. */
+    h->origin = info->start_raw;
+    h->origin_set = info->end_filetime != 0;
     /* buckets that fit the trace's announced length (10 ms when unknown); they widen when a
      * sample comes later */
     if (dur && dur < UINT64_MAX / freq)
