@@ -139,7 +139,8 @@ static inline int fx_process(const perch_sink *s, uint64_t key, uint32_t pid, co
     return s->process ? s->process(s->ctx, &p) : 0;
 }
 
-static inline int fx_info(const perch_sink *s)
+/* The fixture's trace info, with an end time (0: none, as a live capture has). */
+static inline int fx_info_ended(const perch_sink *s, uint64_t end_filetime)
 {
     perch_trace_info info;
     memset(&info, 0, sizeof info);
@@ -150,7 +151,13 @@ static inline int fx_info(const perch_sink *s)
     info.perf_freq = FX_FREQ;
     info.start_raw = FX_START;
     info.start_filetime = 133000000000000000ull;
+    info.end_filetime = end_filetime;
     return s->trace_info ? s->trace_info(s->ctx, &info) : 0;
+}
+
+static inline int fx_info(const perch_sink *s)
+{
+    return fx_info_ended(s, 0);
 }
 
 static inline int fx_stack(const perch_sink *s, uint32_t id, const uint64_t *f, uint32_t n,

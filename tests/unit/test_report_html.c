@@ -192,21 +192,11 @@ static void chart_of_late_samples(uint64_t end_filetime, double *bucket_ns, doub
 {
     perch_report *r = NULL;
     perch_sink s;
-    perch_trace_info info;
     struct jdoc d;
     assert_int_equal(perch_report_create(NULL, &r), 0);
     assert_int_equal(perch_report_enable_html(r), 0);
     perch_report_sink(r, &s);
-    memset(&info, 0, sizeof info);
-    info.source = "live:test";
-    info.cpu_count = 1;
-    info.pointer_size = 8;
-    info.clock_type = 1;
-    info.perf_freq = FX_FREQ;
-    info.start_raw = FX_START;
-    info.start_filetime = 133000000000000000ull;
-    info.end_filetime = end_filetime;
-    assert_int_equal(s.trace_info(s.ctx, &info), 0);
+    assert_int_equal(fx_info_ended(&s, end_filetime), 0);
     assert_int_equal(fx_process(&s, 7, 70, "late.exe"), 0);
     assert_int_equal(fx_thread(&s, 8, 7, 71, 70, "t"), 0);
     for (uint64_t k = 0; k < 50; k++) {
