@@ -41,6 +41,7 @@ extern "C" {
     X(EOVERRUN, -24, "compressed data overruns its output")                                    \
     X(EISDIR, -25, "is a directory")                                                           \
     X(ENOSPC, -26, "no space left on device")                                                  \
+    X(ENOTADMIN, -27, "not an administrator")                                                  \
     X(ESYSTEM, -99, "unmapped operating system error")
 
 typedef enum perch_errno {

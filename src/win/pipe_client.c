@@ -3,7 +3,8 @@
  * the pipe (waiting while every instance is busy), and a perch_proto_transport over the
  * handle whose reads and writes are overlapped with a timeout, so a server that stops
  * answering never hangs the CLI. The client lets the server identify it (to check whether it
- * is an administrator) but not impersonate it.
+ * is an administrator) but not impersonate it, and talks only to a server whose pipe is owned
+ * by Administrators or LocalSystem (perch__pipe_server_check), as perchd's is.
  */
 #include <windows.h>
 
@@ -12,6 +13,7 @@
 
 #include "perch/error.h"
 #include "perch/win_error.h"
+#include "pipe_internal.h"
 #include "pipe_server.h"
 #include "proto/client.h"
 #include "scm.h"
@@ -121,6 +123,12 @@ int perch_pipe_connect(const char *name, uint32_t timeout_ms, perch_proto_transp
     if (err == 0)
         h = open_pipe(w, timeout_ms, &err);
     perch__free(w);
+    if (err == 0 && (err = perch__pipe_server_check(h, why, why_len)) < 0) {
+        CloseHandle(h); /* before a byte is written: the impostor learns nothing */
+        CloseHandle(p->ov.hEvent);
+        perch__free(p);
+        return err;
+    }
     if (err < 0) {
         if (why != NULL && why_len > 0)
             snprintf(why, why_len, "%s",

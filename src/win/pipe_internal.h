@@ -30,8 +30,10 @@ typedef struct perch__pipe_os {
 
 extern perch__pipe_os perch__pipe_os_hooks;
 
-/* The DACL every instance gets, as SDDL (documented in docs/protocol.md). */
-#define PERCH_PIPE_SDDL L"D:P(D;;FA;;;NU)(A;;FA;;;SY)(A;;FA;;;BA)(A;;0x12008b;;;S-1-5-32-559)"
+/* The owner and DACL every instance gets, as SDDL (documented in docs/protocol.md). The owner
+ * is Administrators, which only an elevated administrator or LocalSystem may set: clients
+ * check it (perch__pipe_server_check) to tell perchd from another program serving the name. */
+#define PERCH_PIPE_SDDL L"O:BAD:P(D;;FA;;;NU)(A;;FA;;;SY)(A;;FA;;;BA)(A;;0x12008b;;;S-1-5-32-559)"
 
 /* The security attributes of the pipe (the descriptor is LocalFree'd by the caller). */
 int perch__pipe_security(SECURITY_ATTRIBUTES *sa);
@@ -39,6 +41,12 @@ int perch__pipe_security(SECURITY_ATTRIBUTES *sa);
 /* Another process serves name already: fills why (its pid and image when they can be read)
  * and returns true. */
 bool perch__pipe_squatted(const wchar_t *name, char *why, size_t why_len);
+
+/* The client's check of the server on a connected pipe handle: 0 when the pipe's owner is
+ * Administrators or LocalSystem (as perchd makes it); PERCH_ENOTADMIN when it is anyone else,
+ * with why naming the server's pid, image and the owner; another PERCH_E* when the owner
+ * cannot be read. */
+int perch__pipe_server_check(HANDLE pipe, char *why, size_t why_len);
 
 /* The client's pid and image path (UTF-8, "" when unknown). */
 void perch__pipe_peer(HANDLE pipe, uint32_t *pid, char *image, size_t image_len);

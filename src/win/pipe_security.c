@@ -2,11 +2,14 @@
  * Who may use the pipe and who is on the other end: the security descriptor every instance
  * is created with (from PERCH_PIPE_SDDL), the role of a connected client (impersonate it,
  * then ask whether its token is in Administrators or is LocalSystem), its pid and image path
- * for the log, and the check for a squatter: a process that already serves the pipe name
- * before perchd creates it. The create and role calls are reached through perch__pipe_os so
- * tests can make them behave as Windows does where Wine does not.
+ * for the log, the check for a squatter (a process that already serves the pipe name before
+ * perchd creates it), and the client's check of the server (the pipe's owner, which only an
+ * administrator or LocalSystem can make Administrators). The create and role calls are
+ * reached through perch__pipe_os so tests can make them behave as Windows does where Wine
+ * does not.
  */
 #include <windows.h>
+#include <aclapi.h>
 #include <sddl.h>
 
 #include <stdio.h>
@@ -110,4 +113,54 @@ bool perch__pipe_squatted(const wchar_t *name, char *why, size_t why_len)
                      "perchd does not serve a pipe another program holds");
     }
     return true;
+}
+
+static void server_of(HANDLE pipe, char *who, size_t len)
+{
+    char image[520] = "";
+    ULONG pid = 0;
+    if (!GetNamedPipeServerProcessId(pipe, &pid) || pid == 0) {
+        snprintf(who, len, "a process whose pid Windows did not give");
+        return;
+    }
+    image_of((uint32_t)pid, image, sizeof image);
+    snprintf(who, len, "pid %lu (%s)", (unsigned long)pid, image[0] ? image : "image unknown");
+}
+
+static void sid_text(PSID sid, char *out, size_t len)
+{
+    wchar_t *w = NULL;
+    snprintf(out, len, "%s", sid == NULL ? "nobody (the pipe has no owner)" : "an unreadable SID");
+    if (sid != NULL && ConvertSidToStringSidW(sid, &w)) {
+        if (perch__wide_to_utf8(w, out, len) < 0)
+            snprintf(out, len, "an unreadable SID");
+        LocalFree(w);
+    }
+}
+
+int perch__pipe_server_check(HANDLE pipe, char *why, size_t why_len)
+{
+    PSID owner = NULL;
+    PSECURITY_DESCRIPTOR sd = NULL;
+    char who[600], sid[200];
+    DWORD e = GetSecurityInfo(pipe, SE_KERNEL_OBJECT, OWNER_SECURITY_INFORMATION, &owner, NULL,
+                              NULL, NULL, &sd);
+    if (e != ERROR_SUCCESS) {
+        if (why != NULL && why_len > 0)
+            snprintf(why, why_len, "reading the owner of the pipe failed: %s",
+                     perch_strerror(perch_win_error(e)));
+        return perch_win_error(e);
+    }
+    bool trusted = owner != NULL && (IsWellKnownSid(owner, WinBuiltinAdministratorsSid) ||
+                                     IsWellKnownSid(owner, WinLocalSystemSid));
+    if (!trusted && why != NULL && why_len > 0) {
+        server_of(pipe, who, sizeof who);
+        sid_text(owner, sid, sizeof sid);
+        snprintf(why, why_len,
+                 "it is served by %s and owned by %s, not Administrators or LocalSystem: "
+                 "it is not perchd",
+                 who, sid);
+    }
+    LocalFree(sd);
+    return trusted ? 0 : PERCH_ENOTADMIN;
 }

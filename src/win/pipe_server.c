@@ -457,6 +457,14 @@ static int open_pipe(perch_pipe_server *s, char *why, size_t why_len)
                      "serve a pipe another program holds");
         return PERCH_EEXIST;
     }
+    if (err == PERCH_ENOTADMIN) { /* the owner in PERCH_PIPE_SDDL was refused */
+        if (why != NULL && why_len > 0)
+            snprintf(why, why_len,
+                     "creating the pipe failed: perchd runs without administrator rights, so "
+                     "it cannot make Administrators the pipe's owner (perch checks the owner "
+                     "before it talks to perchd); run it elevated or as the service");
+        return err;
+    }
     if (err < 0)
         say(why, why_len, "creating the pipe failed", err);
     return err;

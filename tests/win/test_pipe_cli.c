@@ -4,8 +4,9 @@
  * PERCH_PIPE pointing at it, and checks each command's output and exit status: status (text
  * and --json), captures, fetch (byte-identical to the capture, and a missing name), snapshot,
  * record with a duration into a file, stop, top (processes, threads, stacks, --json), watch
- * (a few updates), the read-only role refused a recording (exit 7), and a pipe nobody serves
- * (exit 6, with a sentence saying perchd is not running).
+ * (a few updates), the read-only role refused a recording (exit 7), a pipe nobody serves
+ * (exit 6, with a sentence saying perchd is not running), and a pipe served by another
+ * program, owned by a user rather than Administrators (exit 8, naming the owner).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 
 #include <windows.h>
+#include <sddl.h>
 
 #include "perch/error.h"
 #include "pipe_internal.h"
@@ -140,6 +142,26 @@ static void test_refusals(void **state)
     SetEnvironmentVariableA("PERCH_PIPE", "\\\\.\\pipe\\perch-nobody-serves-this");
     expect("status", 6, NULL, "perchd is not running");
     expect("top", 6, NULL, "perchd is not running");
+    /* another program serving the name, its pipe owned by its user: perch does not talk */
+    char other[96];
+    wchar_t w[96];
+    SECURITY_ATTRIBUTES sa = {sizeof sa, NULL, FALSE};
+    snprintf(other, sizeof other, "%s-impostor", pipe_name);
+    MultiByteToWideChar(CP_UTF8, 0, other, -1, w, 96);
+    assert_true(ConvertStringSecurityDescriptorToSecurityDescriptorW(
+        L"O:S-1-5-21-1-2-3-1001D:P(A;;FA;;;WD)", SDDL_REVISION_1, &sa.lpSecurityDescriptor, NULL));
+    HANDLE impostor[2]; /* one listening instance per command */
+    for (int i = 0; i < 2; i++) {
+        impostor[i] =
+            CreateNamedPipeW(w, PIPE_ACCESS_DUPLEX, PIPE_TYPE_BYTE, 8, 4096, 4096, 0, &sa);
+        assert_true(impostor[i] != INVALID_HANDLE_VALUE);
+    }
+    SetEnvironmentVariableA("PERCH_PIPE", other);
+    expect("status", 8, NULL, "owned by S-1-5-21-1-2-3-1001, not Administrators");
+    expect("record --duration 1s", 8, NULL, "Stop that program, then start perchd");
+    for (int i = 0; i < 2; i++)
+        CloseHandle(impostor[i]);
+    LocalFree(sa.lpSecurityDescriptor);
     SetEnvironmentVariableA("PERCH_PIPE", pipe_name);
 }
 

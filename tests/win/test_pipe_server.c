@@ -1,14 +1,17 @@
 /*
  * The pipe server under Wine, over real named pipes, with the fake daemon (proto_fake.h):
  * requests and a FETCH byte-identical to the capture; the security descriptor read back from
- * the pipe equals the intended one; a squatter that created the name first (for real, and
- * through the create seam where Wine does not enforce FILE_FLAG_FIRST_PIPE_INSTANCE) is
- * refused with its pid named; the read-only role (through the impersonation seam, as Wine
- * does not check groups) cannot RECORD and the refusal is logged with this process's pid and
- * image; hostile clients (oversized, truncated, garbage, wrong version, silent, gone
- * mid-reply, not reading) are answered or dropped while the server stays up and others are
- * served; 1,000 connect/disconnect cycles leave memory where it was; 32 clients at once;
- * past max_clients a client is told the server is busy; a subscription streams updates.
+ * the pipe equals the intended one and its owner is Administrators; a client refuses a pipe
+ * served by another program (owned by a user, by the creator's default or by nobody) before
+ * writing a byte, and accepts one owned by LocalSystem; a perchd without administrator
+ * rights (through the create seam) says why it cannot serve; a squatter that created the name first
+ * (for real, and through the create seam where Wine does not enforce FILE_FLAG_FIRST_PIPE_INSTANCE)
+ * is refused with its pid named; the read-only role (through the impersonation seam, as Wine does
+ * not check groups) cannot RECORD and the refusal is logged with this process's pid and image;
+ * hostile clients (oversized, truncated, garbage, wrong version, silent, gone mid-reply, not
+ * reading) are answered or dropped while the server stays up and others are served; 1,000
+ * connect/disconnect cycles leave memory where it was; 32 clients at once; past max_clients a
+ * client is told the server is busy; a subscription streams updates.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -214,6 +217,14 @@ static void test_security_descriptor(void **state)
     ACE_HEADER *ace;
     assert_true(GetAce(dacl, 0, (void **)&ace));
     assert_int_equal(ace->AceType, ACCESS_DENIED_ACE_TYPE);
+    LocalFree(sd);
+    /* its owner is Administrators: what clients check before they talk */
+    PSID owner = NULL;
+    assert_int_equal(GetSecurityInfo(h, SE_KERNEL_OBJECT, OWNER_SECURITY_INFORMATION, &owner, NULL,
+                                     NULL, NULL, &sd),
+                     ERROR_SUCCESS);
+    assert_non_null(owner);
+    assert_true(IsWellKnownSid(owner, WinBuiltinAdministratorsSid));
     LocalFree(got_s);
     LocalFree(want_s);
     LocalFree(sd);
@@ -262,6 +273,92 @@ static void test_squatter(void **state)
     assert_int_equal(perch_pipe_server_start(&o, &s, why, sizeof why), PERCH_EEXIST);
     assert_non_null(strstr(why, "FILE_FLAG_FIRST_PIPE_INSTANCE refused"));
     perch__pipe_os_hooks = saved;
+}
+
+/* Serves pipe_name as another program would (sddl NULL: no security descriptor at all),
+ * and expects perch_pipe_connect to refuse it, naming this process and owner_text, with the
+ * impostor never receiving a byte. */
+static void expect_impostor_refused(const wchar_t *sddl, const char *owner_text)
+{
+    SECURITY_ATTRIBUTES sa = {sizeof sa, NULL, FALSE};
+    perch_proto_transport t;
+    char why[600] = "", mine[32];
+    wchar_t w[96];
+    DWORD avail = 1;
+    next_name();
+    MultiByteToWideChar(CP_UTF8, 0, pipe_name, -1, w, 96);
+    if (sddl != NULL)
+        assert_true(ConvertStringSecurityDescriptorToSecurityDescriptorW(
+            sddl, SDDL_REVISION_1, &sa.lpSecurityDescriptor, NULL));
+    HANDLE squat = CreateNamedPipeW(w, PIPE_ACCESS_DUPLEX, PIPE_TYPE_BYTE, 4, 4096, 4096, 0,
+                                    sddl != NULL ? &sa : NULL);
+    assert_true(squat != INVALID_HANDLE_VALUE);
+    assert_int_equal(perch_pipe_connect(pipe_name, 5000, &t, why, sizeof why), PERCH_ENOTADMIN);
+    snprintf(mine, sizeof mine, "served by pid %lu (", (unsigned long)GetCurrentProcessId());
+    if (strstr(why, mine) == NULL || strstr(why, owner_text) == NULL ||
+        strstr(why, "not Administrators or LocalSystem: it is not perchd") == NULL)
+        fail_msg("the refusal says: %s", why);
+    /* the client hung up before writing: nothing to read, the pipe is broken */
+    assert_false(PeekNamedPipe(squat, NULL, 0, NULL, &avail, NULL) && avail > 0);
+    CloseHandle(squat);
+    LocalFree(sa.lpSecurityDescriptor);
+}
+
+static void test_impostor_refused(void **state)
+{
+    (void)state;
+    /* perchd's own DACL, but owned by a user: what a non-administrator can make */
+    expect_impostor_refused(L"O:S-1-5-21-1-2-3-1001D:P(A;;FA;;;SY)(A;;FA;;;BA)(A;;FA;;;WD)",
+                            "owned by S-1-5-21-1-2-3-1001");
+    /* a DACL only: the owner is the creator's default (Wine: its Domain Users group) */
+    expect_impostor_refused(L"D:P(A;;FA;;;WD)", "owned by S-1-");
+    /* no descriptor at all (Wine then keeps no owner) */
+    expect_impostor_refused(NULL, "owned by ");
+    /* owned by LocalSystem: accepted, as a perchd running as the service may be */
+    perch_proto_transport t;
+    char why[300] = "";
+    wchar_t w[96];
+    SECURITY_ATTRIBUTES sa = {sizeof sa, NULL, FALSE};
+    next_name();
+    MultiByteToWideChar(CP_UTF8, 0, pipe_name, -1, w, 96);
+    assert_true(ConvertStringSecurityDescriptorToSecurityDescriptorW(
+        L"O:SYD:P(A;;FA;;;SY)(A;;FA;;;BA)", SDDL_REVISION_1, &sa.lpSecurityDescriptor, NULL));
+    HANDLE sys = CreateNamedPipeW(w, PIPE_ACCESS_DUPLEX, PIPE_TYPE_BYTE, 4, 4096, 4096, 0, &sa);
+    assert_true(sys != INVALID_HANDLE_VALUE);
+    if (perch_pipe_connect(pipe_name, 5000, &t, why, sizeof why) != 0)
+        fail_msg("a pipe owned by LocalSystem was refused: %s", why);
+    t.close(t.ctx);
+    CloseHandle(sys);
+    LocalFree(sa.lpSecurityDescriptor);
+}
+
+static HANDLE refuse_owner(const wchar_t *name, DWORD open_mode, DWORD pipe_mode, DWORD max,
+                           DWORD out, DWORD in, DWORD timeout, SECURITY_ATTRIBUTES *sa)
+{
+    (void)name, (void)open_mode, (void)pipe_mode, (void)max, (void)out, (void)in, (void)timeout;
+    (void)sa;
+    SetLastError(ERROR_INVALID_OWNER); /* Windows, for a token without Administrators */
+    return INVALID_HANDLE_VALUE;
+}
+
+/* perchd without administrator rights cannot make Administrators the owner: it says so. */
+static void test_not_admin_server(void **state)
+{
+    (void)state;
+    perch_pipe_server_opts o;
+    perch_pipe_server *s = NULL;
+    char why[400] = "";
+    perch_pipe_server_opts_default(&o);
+    next_name();
+    o.name = pipe_name;
+    o.backend = &backend;
+    perch__pipe_os saved = perch__pipe_os_hooks;
+    perch__pipe_os_hooks.create = refuse_owner;
+    assert_int_equal(perch_pipe_server_start(&o, &s, why, sizeof why), PERCH_ENOTADMIN);
+    perch__pipe_os_hooks = saved;
+    assert_null(s);
+    if (strstr(why, "runs without administrator rights") == NULL)
+        fail_msg("the refusal says: %s", why);
 }
 
 static int read_only(HANDLE pipe, uint8_t *role)
@@ -536,6 +633,8 @@ int main(void)
         cmocka_unit_test(test_requests_and_fetch),
         cmocka_unit_test(test_security_descriptor),
         cmocka_unit_test(test_squatter),
+        cmocka_unit_test(test_impostor_refused),
+        cmocka_unit_test(test_not_admin_server),
         cmocka_unit_test(test_read_only_role),
         cmocka_unit_test(test_hostile_clients),
         cmocka_unit_test(test_slow_client_dropped),

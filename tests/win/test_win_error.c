@@ -42,6 +42,7 @@ static void test_win32_spot_checks(void **state)
     assert_int_equal(perch_win_error(ERROR_ALREADY_EXISTS), PERCH_EEXIST);
     assert_int_equal(perch_win_error(WAIT_TIMEOUT), PERCH_ETIMEDOUT);
     assert_int_equal(perch_win_error(ERROR_OPERATION_ABORTED), PERCH_ECANCELED);
+    assert_int_equal(perch_win_error(ERROR_INVALID_OWNER), PERCH_ENOTADMIN);
     /* Unlisted codes are still failures, never success or garbage. */
     assert_int_equal(perch_win_error(ERROR_PIPE_CONNECTED), PERCH_ESYSTEM);
     assert_int_equal(perch_win_error(0xFFFFFFFFu), PERCH_ESYSTEM);

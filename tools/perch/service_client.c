@@ -59,6 +59,12 @@ static int connect_failed(const char *cmd, int err, const char *why)
                 "and members of Performance Log Users (read-only).\n",
                 cmd, why);
         return PERCH_EXIT_ACCESS_DENIED;
+    case PERCH_ENOTADMIN: /* the pipe's owner is not Administrators: not perchd */
+        fprintf(stderr,
+                "perch %s: refusing %s: %s. Stop that program, then start perchd ('sc start "
+                "Perch' or 'perchd run', elevated).\n",
+                cmd, pipe_name() ? pipe_name() : "\\\\.\\pipe\\perch", why);
+        return PERCH_EXIT_NO_ANSWER;
     case PERCH_EBUSY:
     case PERCH_ETIMEDOUT:
     case PERCH_EPIPE:
