@@ -31,12 +31,19 @@ typedef struct perch_window {
     uint64_t from_raw, to_raw; /* in the trace's clock, once its info came */
     bool placed;
     uint64_t samples_in, samples_out; /* samples passed on, and left out */
+    uint64_t first_raw, last_raw;     /* the earliest and latest sample, in or out */
+    uint64_t start_raw, perf_freq;    /* the trace info's clock */
 } perch_window;
 
 /* Fills *out with a sink that filters into next through w (w and next must outlive it).
  * from_ns < to_ns. */
 void perch_window_sink(perch_window *w, const perch_sink *next, uint64_t from_ns, uint64_t to_ns,
                        perch_sink *out);
+
+/* Where the stream's samples lay, in or out of the window: the first and the last sample's
+ * time in ns from the trace's start (0 for one before it). False when no sample came (or no
+ * trace info), so a report of an empty window can say where to look instead. */
+bool perch_window_sample_span(const perch_window *w, uint64_t *first_ns, uint64_t *last_ns);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,7 @@
 # synthetic trace and its capture. The windows [0, 1.5s) and [1.5s, end) split the samples
 # between them with none lost or counted twice, and their slices' run and idle time add up
 # to the whole trace's; the .etl and its capture give byte-identical JSON over the same window;
-# the window is said in one line on stderr.   -DPERCH="<emulator;>perch"  -DDIR=work-dir
+# the window is said in one line on stderr, and a window that holds no sample says where they lie.   -DPERCH="<emulator;>perch"  -DDIR=work-dir
 separate_arguments(perch UNIX_COMMAND "${PERCH}")
 file(MAKE_DIRECTORY ${DIR})
 set(etl ${DIR}/w.etl)
@@ -54,5 +54,17 @@ if(NOT first STREQUAL first_cap)
 endif()
 if(NOT e1 MATCHES "^perch report: from 0 s to 1.5 s after the trace's start: [1-9][0-9]* of [0-9]+ samples\n$")
     message(FATAL_ERROR "no window line on stderr: ${e1}")
+endif()
+# A window past the trace holds no sample: the line says where they lie instead.
+run(none e3 report --json --from 1000s ${cap})
+field("${none}" z samples)
+field("${whole}" timer samples)
+field("${whole}" pmc pmc_samples)
+math(EXPR all "${timer} + ${pmc}") # the line counts every sample record, PMC ones too
+if(NOT z EQUAL 0 OR NOT e3 MATCHES "^perch report: from 1000 s to the end after the trace's start: 0 of ([0-9]+) samples \\(the samples lie from 0\\.[0-9][0-9][0-9] s to ([0-9]+)\\.[0-9][0-9][0-9] s after it\\)\n$")
+    message(FATAL_ERROR "an empty window does not say where the samples lie: ${e3}")
+endif()
+if(NOT CMAKE_MATCH_1 EQUAL all OR CMAKE_MATCH_2 LESS 1 OR CMAKE_MATCH_2 GREATER 999)
+    message(FATAL_ERROR "the samples' span is wrong (${all} samples): ${e3}")
 endif()
 message("report window ok: ${a} + ${b} samples")

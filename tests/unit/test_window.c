@@ -3,7 +3,8 @@
  * (start_raw, perf_freq); samples and LBR records are kept in [from, to) only, with the
  * boundary ticks on the right side; slices are cut to the window, losing their ready time only
  * when their start was cut; everything untimed passes; a timed record before any trace info
- * is refused; a window far past any clock saturates instead of wrapping.
+ * is refused; a window far past any clock saturates instead of wrapping; the span of every
+ * sample, in the window or not, for a report whose window holds none.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -162,6 +163,38 @@ static void test_untimed_pass_and_lbr(void **state)
     assert_int_equal(w.finish(w.ctx), 0); /* next has no finish: nothing to call */
 }
 
+/* Where the samples lay, in the window or not: from the earliest to the latest, in ns from
+ * the trace's start (one before the start counts as 0); nothing to say before any sample. */
+static void test_sample_span(void **state)
+{
+    struct seen s;
+    perch_window win;
+    perch_sink k = next_of(&s), w;
+    uint64_t first = 7, last = 7;
+    (void)state;
+    perch_window_sink(&win, &k, 1000000u, 2000000u, &w);
+    assert_false(perch_window_sample_span(&win, &first, &last)); /* no trace info yet */
+    info(&w);
+    assert_false(perch_window_sample_span(&win, &first, &last)); /* no sample yet */
+    assert_int_equal(first, 7);
+    sample(&w, 31000); /* 3 ms: after the window */
+    assert_true(perch_window_sample_span(&win, &first, &last));
+    assert_int_equal(first, 3000000u);
+    assert_int_equal(last, 3000000u);
+    sample(&w, 41005); /* 4.0005 ms */
+    sample(&w, 6000);  /* 0.5 ms: before the window, and the earliest */
+    sample(&w, 500);   /* before the trace's start: 0 */
+    assert_true(perch_window_sample_span(&win, &first, &last));
+    assert_int_equal(first, 0);
+    assert_int_equal(last, 4000500u);
+    assert_int_equal(win.samples_in, 0);
+    sample(&w, 15000); /* inside: the span covers every sample */
+    assert_true(perch_window_sample_span(&win, &first, &last));
+    assert_int_equal(first, 0);
+    assert_int_equal(last, 4000500u);
+    assert_int_equal(win.samples_in, 1);
+}
+
 static void test_refused_before_info(void **state)
 {
     struct seen s;
@@ -196,9 +229,8 @@ static void test_saturates(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_samples_and_slices),
-        cmocka_unit_test(test_untimed_pass_and_lbr),
-        cmocka_unit_test(test_refused_before_info),
+        cmocka_unit_test(test_samples_and_slices), cmocka_unit_test(test_untimed_pass_and_lbr),
+        cmocka_unit_test(test_sample_span),        cmocka_unit_test(test_refused_before_info),
         cmocka_unit_test(test_saturates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,7 +41,8 @@ static void usage(FILE *out)
                  "  --from T    only what happened from T after the trace's start: samples\n"
                  "              and LBR records from then, slices cut there (2.5s, 300ms,\n"
                  "              1m; a plain number is seconds)\n"
-                 "  --to T      ... and before T after the start (default: the end)\n"
+                 "  --to T      ... and before T after the start (default: the end); a\n"
+                 "              capture perchd recorded counts from its session's start\n"
                  "  --help      show this help\n");
 }
 
@@ -146,16 +147,22 @@ static int stdout_result(int err)
     return err < 0 ? perch_cli_error("standard output", err) : 0;
 }
 
-/* One line on stderr: which part of the trace the report covers. */
+/* One line on stderr: which part of the trace the report covers; when it holds no sample
+ * of the capture's, where they are (a live capture's clock starts at its session's start,
+ * perhaps long before the file's first record). */
 static void print_window(const perch_window *w)
 {
-    char to[40] = "the end";
+    char to[40] = "the end", where[160] = "";
+    uint64_t first, last;
     if (w->to_ns != PERCH_WINDOW_END)
         snprintf(to, sizeof to, "%.6g s", (double)w->to_ns / 1e9);
+    if (w->samples_in == 0 && perch_window_sample_span(w, &first, &last))
+        snprintf(where, sizeof where, " (the samples lie from %.3f s to %.3f s after it)",
+                 (double)first / 1e9, (double)last / 1e9);
     fprintf(stderr,
-            "perch report: from %.6g s to %s after the trace's start: %llu of %llu samples\n",
+            "perch report: from %.6g s to %s after the trace's start: %llu of %llu samples%s\n",
             (double)w->from_ns / 1e9, to, (unsigned long long)w->samples_in,
-            (unsigned long long)(w->samples_in + w->samples_out));
+            (unsigned long long)(w->samples_in + w->samples_out), where);
 }
 
 int perch_cmd_report(int argc, char **argv)

@@ -46,6 +46,8 @@ static int on_info(void *ctx, const perch_trace_info *info)
     perch_window *w = ctx;
     w->from_raw = raw_of(info, w->from_ns);
     w->to_raw = raw_of(info, w->to_ns);
+    w->start_raw = info->start_raw;
+    w->perf_freq = info->perf_freq ? info->perf_freq : 10000000u;
     w->placed = true;
     return w->next->trace_info ? w->next->trace_info(w->next->ctx, info) : 0;
 }
@@ -55,6 +57,10 @@ static int on_sample(void *ctx, const perch_sample_rec *r)
     perch_window *w = ctx;
     if (!w->placed)
         return PERCH_EFORMAT;
+    if (w->samples_in + w->samples_out == 0 || r->ts < w->first_raw)
+        w->first_raw = r->ts;
+    if (r->ts > w->last_raw)
+        w->last_raw = r->ts;
     if (r->ts < w->from_raw || r->ts >= w->to_raw) {
         w->samples_out++;
         return 0;
@@ -117,4 +123,24 @@ void perch_window_sink(perch_window *w, const perch_sink *next, uint64_t from_ns
     out->stat = pass_stat;
     out->finish = on_finish;
     out->symbol = pass_symbol;
+}
+
+/* raw ticks of the trace's clock as ns after its start (0 before it; saturating). */
+static uint64_t ns_of(const perch_window *w, uint64_t raw)
+{
+    const uint64_t giga = 1000000000u;
+    uint64_t ticks = raw > w->start_raw ? raw - w->start_raw : 0, f = w->perf_freq;
+    uint64_t s = ticks / f, rest = ticks % f; /* rest < f, and f is a clock rate */
+    if (s > UINT64_MAX / giga - 1)
+        return UINT64_MAX;
+    return s * giga + (f <= UINT64_MAX / giga ? rest * giga / f : rest / (f / giga));
+}
+
+bool perch_window_sample_span(const perch_window *w, uint64_t *first_ns, uint64_t *last_ns)
+{
+    if (!w->placed || w->samples_in + w->samples_out == 0)
+        return false;
+    *first_ns = ns_of(w, w->first_raw);
+    *last_ns = ns_of(w, w->last_raw);
+    return true;
 }
