@@ -93,7 +93,7 @@ static HANDLE open_pipe(const wchar_t *name, uint32_t timeout_ms, int *err)
     ULONGLONG deadline = GetTickCount64() + timeout_ms;
     for (;;) {
         HANDLE h = CreateFileW(
-            name, GENERIC_READ | GENERIC_WRITE, 0, NULL, OPEN_EXISTING,
+            name, PERCH_PIPE_CLIENT_ACCESS, 0, NULL, OPEN_EXISTING,
             FILE_FLAG_OVERLAPPED | SECURITY_SQOS_PRESENT | SECURITY_IDENTIFICATION, NULL);
         DWORD e = GetLastError();
         ULONGLONG now = GetTickCount64();

@@ -42,10 +42,14 @@ int perch__pipe_security(SECURITY_ATTRIBUTES *sa);
  * and returns true. */
 bool perch__pipe_squatted(const wchar_t *name, char *why, size_t why_len);
 
+/* What a client asks for when it opens the pipe: FILE_GENERIC_READ and FILE_WRITE_DATA, no
+ * more than the DACL grants Performance Log Users (GENERIC_WRITE would also ask for
+ * FILE_APPEND_DATA, which is FILE_CREATE_PIPE_INSTANCE, and be refused to them). */
+#define PERCH_PIPE_CLIENT_ACCESS (FILE_GENERIC_READ | FILE_WRITE_DATA)
+
 /* The client's check of the server on a connected pipe handle: 0 when the pipe's owner is
- * Administrators or LocalSystem (as perchd makes it); PERCH_ENOTADMIN when it is anyone else,
- * with why naming the server's pid, image and the owner; another PERCH_E* when the owner
- * cannot be read. */
+ * Administrators or LocalSystem (as perchd makes it); PERCH_ENOTADMIN when it is anyone else
+ * or cannot be read, with why naming the owner and the server's pid and image. */
 int perch__pipe_server_check(HANDLE pipe, char *why, size_t why_len);
 
 /* The client's pid and image path (UTF-8, "" when unknown). */

@@ -145,22 +145,22 @@ int perch__pipe_server_check(HANDLE pipe, char *why, size_t why_len)
     char who[600], sid[200];
     DWORD e = GetSecurityInfo(pipe, SE_KERNEL_OBJECT, OWNER_SECURITY_INFORMATION, &owner, NULL,
                               NULL, NULL, &sd);
-    if (e != ERROR_SUCCESS) {
-        if (why != NULL && why_len > 0)
-            snprintf(why, why_len, "reading the owner of the pipe failed: %s",
-                     perch_strerror(perch_win_error(e)));
-        return perch_win_error(e);
-    }
-    bool trusted = owner != NULL && (IsWellKnownSid(owner, WinBuiltinAdministratorsSid) ||
-                                     IsWellKnownSid(owner, WinLocalSystemSid));
+    bool trusted = e == ERROR_SUCCESS && owner != NULL &&
+                   (IsWellKnownSid(owner, WinBuiltinAdministratorsSid) ||
+                    IsWellKnownSid(owner, WinLocalSystemSid));
     if (!trusted && why != NULL && why_len > 0) {
         server_of(pipe, who, sizeof who);
-        sid_text(owner, sid, sizeof sid);
+        if (e == ERROR_SUCCESS)
+            sid_text(owner, sid, sizeof sid);
+        else /* perchd's DACL lets every client it admits read the owner */
+            snprintf(sid, sizeof sid, "an owner it does not let clients read (%s)",
+                     perch_strerror(perch_win_error(e)));
         snprintf(why, why_len,
-                 "it is served by %s and owned by %s, not Administrators or LocalSystem: "
-                 "it is not perchd",
-                 who, sid);
+                 "it is owned by %s, not Administrators or LocalSystem, so it is not perchd "
+                 "(it is served by %s)",
+                 sid, who);
     }
-    LocalFree(sd);
+    if (e == ERROR_SUCCESS)
+        LocalFree(sd);
     return trusted ? 0 : PERCH_ENOTADMIN;
 }

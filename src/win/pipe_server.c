@@ -163,6 +163,11 @@ static void finalize(perch_pipe_server *s, pipe_client *c)
         s->listening--;
     }
     s->stats.instances--;
+    /* A listener again before this handle goes: when every instance was connected at once
+     * none was left listening, and without this none would come back (refill runs on
+     * connects); made before the close, so the name never lapses for another to take. */
+    if (!s->stopping)
+        refill(s);
     /* DisconnectNamedPipe discards what the client has not read yet: only a client the
      * server drops mid-way is cut off that way; after a last reply (an ERROR for a fatal
      * frame, the busy refusal) the handle is just closed, so the client still reads it. */

@@ -49,7 +49,7 @@ static void print_usage(FILE *out)
                  "for the commands that talk to perchd also 4 not on Windows, 5 the service is\n"
                  "not installed, 6 perchd is not running, 7 access denied, 8 perchd did not\n"
                  "answer (busy, timed out, or the pipe is served by a program that is not\n"
-                 "perchd: its owner is not Administrators).\n"
+                 "perchd: its owner is not Administrators or LocalSystem).\n"
                  "\nRun 'perch <command> --help' for a command's options.\n");
 }
 

@@ -81,7 +81,7 @@ static int connect_failed(const char *cmd, int err, const char *why)
 int perch_cli_connect(const char *cmd, perch_proto_client **out)
 {
     perch_proto_transport t;
-    char why[400] = "", name[64];
+    char why[1024] = "", name[64];
     int err = perch_pipe_connect(pipe_name(), PERCH_CLI_TIMEOUT_MS, &t, why, sizeof why);
     if (err < 0)
         return connect_failed(cmd, err, why);
@@ -105,7 +105,7 @@ int perch_cli_request_failed(const char *cmd, int err, const char *why)
 int perch_cli_request(const char *cmd, unsigned type, const void *req, void *rep, size_t rep_size,
                       void **mem, perch_proto_client **c)
 {
-    char why[400] = "";
+    char why[1024] = "";
     int rc = perch_cli_connect(cmd, c);
     if (rc != 0)
         return rc;
@@ -266,7 +266,7 @@ int perch_cli_stream_quiet(const char *cmd, perch_proto_client *c, unsigned type
     perch_output out;
     perch_proto_stream_rep hdr;
     void *mem = NULL;
-    char why[400] = "";
+    char why[1024] = "";
     bool tty = perch_is_terminal(stderr);
     int err = perch_output_open_file(&out, path);
     if (err < 0) {
