@@ -20,6 +20,10 @@
 #define RATE_WINDOW_MS           5000u
 #define MAX_LOSSES               5
 #define PERCH_RECORD_MAX_OPTIONS 32 /* KEY=VALUE pairs of one RECORD (as many as the CLI sends) */
+/* A client that sends no request for this long (and has no subscription) is dropped, so
+ * connections left open do not hold perchd's slots for ever. The CLI asks at least every few
+ * seconds while it waits for a recording. */
+#define PIPE_IDLE_MS (10u * 60u * 1000u)
 
 struct perch_pipe_daemon {
     perch_daemon *d;
@@ -366,6 +370,7 @@ int perch_pipe_daemon_start(perch_daemon *d, perch_live_query *query, const char
     perch_pipe_server_opts_default(&o);
     o.name = name;
     o.backend = &p->backend;
+    o.idle_ms = PIPE_IDLE_MS;
     int err = perch_pipe_server_start(&o, &p->server, why, why_len);
     if (err < 0) {
         perch__free(p);

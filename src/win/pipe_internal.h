@@ -88,6 +88,9 @@ typedef struct pipe_client {
     int job;
     bool have_bytes;  /* read bytes (or a reader event) not yet handled */
     bool close_after; /* close once the queue is sent (a fatal frame, a refusal) */
+    bool lingering;   /* close_after and all sent: waiting for the client to hang up */
+    bool disconnect;  /* DisconnectNamedPipe before the close (a client that would not go) */
+    bool reader_slot; /* a read-only client, counted in the server's readers */
     bool hello_done, subscribed;
     uint8_t *rbuf;
     size_t rlen, roff;
@@ -96,7 +99,7 @@ typedef struct pipe_client {
     perch_proto_reply *pending; /* the reply being pulled into the queue */
     out_frame *qhead, *qtail;
     size_t queued;
-    uint64_t connected_ms, progress_ms, request_ms;
+    uint64_t connected_ms, progress_ms, request_ms, linger_ms;
     uint32_t pid;
     uint8_t role;
     char image[520];
@@ -118,6 +121,7 @@ struct perch_pipe_server {
     pipe_client *clients; /* every instance, listening or connected */
     pipe_client *jobs_head, *jobs_tail;
     uint32_t listening;
+    uint32_t readers; /* connected read-only clients (pipe_client.reader_slot) */
     perch_pipe_server_stats stats;
 };
 
@@ -128,6 +132,8 @@ void perch__pipe_kick(perch_pipe_server *s);
 void perch__pipe_queue(pipe_client *c, uint8_t *frame, size_t len);
 /* Starts closing c with reason (NULL: the client left) (under the lock). */
 void perch__pipe_close(pipe_client *c, const char *reason);
+/* Queues an ERROR (PERCH_EBUSY, msg) for c and closes it once that is sent (under the lock). */
+void perch__pipe_refuse_busy(perch_pipe_server *s, pipe_client *c, const char *msg);
 
 /* pipe_worker.c */
 int perch__pipe_worker(void *arg);

@@ -21,6 +21,11 @@
 #define KEY_KICK    2
 #define KEY_STOP    3
 #define PIPE_BUFFER (64u << 10)
+/* How long a client that got its last reply (a fatal frame's ERROR, a refusal) may keep the
+ * pipe open before perchd disconnects it. Closing the server's handle alone would leave the
+ * instance to the client, holding one of the pipe's instances for as long as it likes. */
+#define LINGER_MS   2000u
+#define FATAL_FRAME "sent a frame that ends the connection (see the ERROR reply it got)"
 
 uint64_t perch__pipe_now_ms(void)
 {
@@ -156,6 +161,8 @@ static void finalize(perch_pipe_server *s, pipe_client *c)
     if (c->read_pending || c->write_pending || c->connect_pending || c->busy || c->finalized)
         return;
     c->finalized = true;
+    if (c->reader_slot)
+        s->readers--;
     if (c->connected) {
         s->stats.clients--;
         s->stats.closed++;
@@ -168,10 +175,10 @@ static void finalize(perch_pipe_server *s, pipe_client *c)
      * connects); made before the close, so the name never lapses for another to take. */
     if (!s->stopping)
         refill(s);
-    /* DisconnectNamedPipe discards what the client has not read yet: only a client the
-     * server drops mid-way is cut off that way; after a last reply (an ERROR for a fatal
-     * frame, the busy refusal) the handle is just closed, so the client still reads it. */
-    if (c->reason[0] && !c->close_after)
+    /* DisconnectNamedPipe discards what the client has not read yet: a client the server
+     * drops (mid-way, or LINGER_MS after its last reply: an ERROR for a fatal frame, the busy
+     * refusal) is cut off that way; one that hung up has nothing left to read. */
+    if (c->disconnect || c->reason[0])
         DisconnectNamedPipe(c->pipe);
     CloseHandle(c->pipe);
     for (out_frame *f = c->qhead, *n; f != NULL; f = n) {
@@ -232,10 +239,14 @@ static void step(perch_pipe_server *s, pipe_client *c)
     if (c->closing || c->busy)
         return;
     if (c->close_after && c->qhead == NULL && c->pending == NULL && !c->write_pending) {
-        perch__pipe_close(c, c->refuse ? NULL
-                                       : "sent a frame that ends the connection (see "
-                                         "the ERROR reply it got)");
-        finalize(s, c);
+        /* the last reply is sent: wait for the client to hang up (what it still sends is
+         * read and dropped), so the instance goes with it; timers cut it off at LINGER_MS */
+        if (!c->lingering) {
+            c->lingering = true;
+            c->linger_ms = perch__pipe_now_ms();
+        }
+        if (!c->read_pending)
+            start_read(s, c);
         return;
     }
     /* Requests are read and handled only while the client reads its replies: one that sends
@@ -250,13 +261,10 @@ static void step(perch_pipe_server *s, pipe_client *c)
         start_read(s, c);
 }
 
-static void refuse_busy(perch_pipe_server *s, pipe_client *c)
+void perch__pipe_refuse_busy(perch_pipe_server *s, pipe_client *c, const char *msg)
 {
-    char msg[160];
     uint8_t *p, *f;
     size_t n, fl;
-    snprintf(msg, sizeof msg, "perchd is busy: it serves at most %u clients at once; try again",
-             (unsigned)s->o.max_clients);
     perch_proto_error e = {PERCH_EBUSY, PERCH_MSG_HELLO, PERCH_PROTO_VERSION, msg};
     c->refuse = true;
     c->close_after = true;
@@ -286,8 +294,12 @@ static void on_connect(perch_pipe_server *s, pipe_client *c, bool ok)
     c->rbuf = perch__alloc(PIPE_READ_BUF);
     if (c->rbuf == NULL || perch_proto_reader_create(PERCH_PROTO_MAX_REQUEST, &c->reader) < 0)
         perch__pipe_close(c, "out of memory for a new client");
-    else if (s->stats.clients > s->o.max_clients)
-        refuse_busy(s, c);
+    else if (s->stats.clients > s->o.max_clients) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "perchd is busy: it serves at most %u clients at once; try again",
+                 (unsigned)s->o.max_clients);
+        perch__pipe_refuse_busy(s, c, msg);
+    }
     refill(s);
 }
 
@@ -299,7 +311,9 @@ static void on_io(perch_pipe_server *s, pipe_op *op, DWORD n, bool ok)
     } else if (op->kind == OP_READ) {
         c->read_pending = false;
         if (!ok || n == 0) {
-            perch__pipe_close(c, NULL);
+            perch__pipe_close(c, c->lingering && !c->refuse ? FATAL_FRAME : NULL);
+        } else if (c->lingering) {
+            s->stats.bytes_in += n; /* after its last reply: dropped unread */
         } else {
             c->rlen = n;
             c->roff = 0;
@@ -334,7 +348,18 @@ static void on_io(perch_pipe_server *s, pipe_op *op, DWORD n, bool ok)
 static void timers(perch_pipe_server *s, pipe_client *c, uint64_t now)
 {
     char why[160];
-    if (!c->connected || c->closing || c->refuse)
+    if (!c->connected || c->closing)
+        return;
+    if (c->lingering) {
+        if (now - c->linger_ms > LINGER_MS) {
+            snprintf(why, sizeof why, "%s, and kept the pipe open %u ms after it", FATAL_FRAME,
+                     LINGER_MS);
+            c->disconnect = true;
+            perch__pipe_close(c, c->refuse ? NULL : why);
+        }
+        return;
+    }
+    if (c->refuse)
         return;
     if (!c->hello_done && now - c->connected_ms > s->o.hello_ms) {
         snprintf(why, sizeof why, "sent no HELLO within %u ms of connecting",
@@ -348,7 +373,7 @@ static void timers(perch_pipe_server *s, pipe_client *c, uint64_t now)
                now - c->request_ms > s->o.idle_ms) {
         snprintf(why, sizeof why, "sent no request for %u ms", (unsigned)s->o.idle_ms);
         perch__pipe_close(c, why);
-    } else if (c->subscribed && !c->busy) {
+    } else if (c->subscribed && !c->busy && !c->close_after) { /* no update after an ERROR */
         perch_proto_reply *r = NULL;
         if (c->pending == NULL && c->qhead == NULL)
             perch__pipe_post(s, c, JOB_TICK);
@@ -368,6 +393,9 @@ static void sweep(perch_pipe_server *s, bool run_timers)
             timers(s, c, now);
         step(s, c);
     }
+    if (run_timers)
+        refill(s); /* again at each tick: a create that failed (for want of memory or of
+                      instances) is retried, so perchd never stays without a listener */
 }
 
 static int io_thread(void *arg)
@@ -484,7 +512,9 @@ int perch_pipe_server_start(const perch_pipe_server_opts *o, perch_pipe_server *
         *out = NULL;
     if (out == NULL || o == NULL || o->size != sizeof *o || o->backend == NULL ||
         o->max_clients == 0 || o->listeners == 0 || o->workers == 0 ||
-        o->out_high < PERCH_PROTO_HEADER_SIZE || o->tick_ms == 0)
+        o->max_clients > PIPE_UNLIMITED_INSTANCES - 1 - o->listeners ||
+        o->listeners >= PIPE_UNLIMITED_INSTANCES || o->out_high < PERCH_PROTO_HEADER_SIZE ||
+        o->tick_ms == 0)
         return PERCH_EINVAL;
     if ((s = perch__calloc(1, sizeof *s)) == NULL)
         return PERCH_ENOMEM;

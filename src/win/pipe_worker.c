@@ -53,13 +53,40 @@ static void pump(perch_pipe_server *s, pipe_client *c)
     }
 }
 
-/* The first bytes of a client: its role and its session. */
+/* Read-only clients may hold all but an eighth of the slots (8 of 64): however many
+ * connections a user who may only read keeps open, administrators still get in. True (and
+ * the refusal queued) when c is one too many (under the lock). */
+static bool readers_full(perch_pipe_server *s, pipe_client *c)
+{
+    uint32_t kept = s->o.max_clients / 8;
+    char msg[200];
+    if (s->readers < s->o.max_clients - kept) {
+        s->readers++;
+        c->reader_slot = true;
+        return false;
+    }
+    snprintf(msg, sizeof msg,
+             "perchd is busy: read-only clients hold %u of its %u connections (the other %u "
+             "are kept for administrators); try again",
+             (unsigned)s->readers, (unsigned)s->o.max_clients, (unsigned)kept);
+    perch__pipe_refuse_busy(s, c, msg);
+    return true;
+}
+
+/* The first bytes of a client: its role and its session. 1 when it was refused (no session). */
 static int open_session(perch_pipe_server *s, pipe_client *c)
 {
     uint8_t role = PERCH_ROLE_READ;
     if (perch__pipe_os_hooks.client_role(c->pipe, &role) < 0)
         role = PERCH_ROLE_READ; /* the least a client can be */
     c->role = role;
+    if (role != PERCH_ROLE_ADMIN) {
+        perch_mutex_lock(s->lock);
+        bool full = readers_full(s, c);
+        perch_mutex_unlock(s->lock);
+        if (full)
+            return 1;
+    }
     perch_proto_peer peer = {c->pid, c->image, role};
     return perch_proto_session_create(&s->backend, &peer, &c->session);
 }
@@ -71,6 +98,12 @@ static void handle(perch_pipe_server *s, pipe_client *c)
     perch_proto_event ev;
     uint64_t handled = 0;
     int err = c->session == NULL ? open_session(s, c) : 0;
+    if (err == 1) { /* refused: only its ERROR goes out */
+        perch_mutex_lock(s->lock);
+        c->have_bytes = false;
+        perch_mutex_unlock(s->lock);
+        return;
+    }
     while (err == 0 && reply == NULL) {
         if (perch_proto_reader_next(c->reader, &ev) == 1) {
             err = perch_proto_session_handle(c->session, &ev, &reply);

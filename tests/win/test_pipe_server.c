@@ -502,6 +502,121 @@ static void test_hostile_clients(void **state)
     perch_pipe_server_stop(s);
 }
 
+/* After its last reply (the ERROR for a garbage frame) a client that hangs up goes at once;
+ * one that keeps the pipe open is disconnected LINGER_MS (2 s) later, logged, so it cannot
+ * hold an instance of the pipe. */
+static void test_last_reply_then_linger(void **state)
+{
+    (void)state;
+    perch_pipe_server *s = start(64, 10000, 5000);
+    perch_proto_header hdr;
+    uint8_t buf[8192];
+    perch_pipe_server_stats st;
+    memset(buf, 'Z', 100);
+    HANDLE h = raw(); /* reads its ERROR and hangs up: gone well before 2 s */
+    raw_write(h, buf, 100);
+    assert_true(raw_frame(h, &hdr, buf, sizeof buf));
+    assert_int_equal(hdr.type, PERCH_MSG_ERROR);
+    CloseHandle(h);
+    uint64_t t0 = GetTickCount64();
+    wait_for(s, clients_are, 0);
+    assert_true(GetTickCount64() - t0 < 1500);
+    F.log[0] = '\0';
+    perch_pipe_server_get_stats(s, &st);
+    uint64_t dropped = st.dropped;
+    h = raw(); /* reads its ERROR, sends more, and stays */
+    memset(buf, 'Z', 100);
+    raw_write(h, buf, 100);
+    assert_true(raw_frame(h, &hdr, buf, sizeof buf));
+    assert_int_equal(hdr.type, PERCH_MSG_ERROR);
+    t0 = GetTickCount64();
+    raw_write(h, buf, 100);                            /* read and dropped while it lingers */
+    assert_false(raw_frame(h, &hdr, buf, sizeof buf)); /* until perchd disconnects it */
+    uint64_t waited = GetTickCount64() - t0;
+    if (waited < 1500 || waited > 6000)
+        fail_msg("disconnected %llu ms after its last reply, not about 2000",
+                 (unsigned long long)waited);
+    wait_for(s, dropped_at_least, dropped + 1);
+    assert_non_null(strstr(F.log, "and kept the pipe open 2000 ms after it"));
+    CloseHandle(h);
+    wait_for(s, clients_are, 0);
+    perch_pipe_server_stop(s);
+}
+
+static volatile LONG creates_fail;
+
+static HANDLE create_or_fail(const wchar_t *name, DWORD open_mode, DWORD pipe_mode, DWORD max,
+                             DWORD out, DWORD in, DWORD timeout, SECURITY_ATTRIBUTES *sa)
+{
+    if (InterlockedCompareExchange(&creates_fail, 0, 0)) {
+        SetLastError(ERROR_NOT_ENOUGH_MEMORY);
+        return INVALID_HANDLE_VALUE;
+    }
+    return CreateNamedPipeW(name, open_mode, pipe_mode, max, out, in, timeout, sa);
+}
+
+/* The only listener is taken while no new one can be made: once creates work again, perchd
+ * listens again by itself (a retry at each tick), though nobody could connect to prompt it. */
+static void test_listener_comes_back_after_failed_create(void **state)
+{
+    (void)state;
+    perch_pipe_server_opts o;
+    perch_pipe_server *s = NULL;
+    char why[300] = "";
+    perch_pipe_server_opts_default(&o);
+    next_name();
+    o.name = pipe_name;
+    o.backend = &backend;
+    o.listeners = 1;
+    perch__pipe_os saved = perch__pipe_os_hooks;
+    perch__pipe_os_hooks.create = create_or_fail;
+    assert_int_equal(perch_pipe_server_start(&o, &s, why, sizeof why), 0);
+    InterlockedExchange(&creates_fail, 1);
+    perch_proto_client *a = client(); /* takes the listener; its replacement fails */
+    Sleep(300);
+    InterlockedExchange(&creates_fail, 0);
+    perch_proto_client *b = client(); /* fails ("nothing serves the pipe") without the retry */
+    perch_proto_client_close(b);
+    perch_proto_client_close(a);
+    perch_pipe_server_stop(s);
+    perch__pipe_os_hooks = saved;
+}
+
+/* Read-only clients get all but an eighth of the slots: with 16, the 15th read-only client
+ * is refused as busy and an administrator still gets in; a slot freed is a slot again. */
+static void test_read_only_slots(void **state)
+{
+    (void)state;
+    perch_pipe_server *s = start(16, 10000, 5000);
+    perch_proto_client *ro[14], *admin, *refused = NULL;
+    perch_proto_transport t;
+    char why[300] = "";
+    perch__pipe_os saved = perch__pipe_os_hooks;
+    perch__pipe_os_hooks.client_role = read_only;
+    for (int i = 0; i < 14; i++)
+        ro[i] = client();
+    assert_int_equal(perch_pipe_connect(pipe_name, 5000, &t, why, sizeof why), 0);
+    assert_int_equal(
+        perch_proto_client_open(&t, "one too many", 1, 5000, &refused, why, sizeof why),
+        PERCH_EBUSY);
+    if (strstr(why, "read-only clients hold 14 of its 16 connections (the other 2 are kept "
+                    "for administrators)") == NULL)
+        fail_msg("the refusal says: %s", why);
+    perch__pipe_os_hooks = saved;
+    admin = client(); /* an administrator: one of the kept slots */
+    assert_int_equal(perch_proto_client_hello(admin)->role, PERCH_ROLE_ADMIN);
+    perch_proto_client_close(ro[0]);
+    wait_for(s, clients_are, 14);
+    perch__pipe_os_hooks.client_role = read_only;
+    ro[0] = client(); /* the freed slot */
+    perch__pipe_os_hooks = saved;
+    for (int i = 0; i < 14; i++)
+        perch_proto_client_close(ro[i]);
+    perch_proto_client_close(admin);
+    wait_for(s, clients_are, 0);
+    perch_pipe_server_stop(s);
+}
+
 static void test_slow_client_dropped(void **state)
 {
     (void)state;
@@ -718,6 +833,9 @@ int main(void)
         cmocka_unit_test(test_not_admin_server),
         cmocka_unit_test(test_read_only_role),
         cmocka_unit_test(test_hostile_clients),
+        cmocka_unit_test(test_last_reply_then_linger),
+        cmocka_unit_test(test_read_only_slots),
+        cmocka_unit_test(test_listener_comes_back_after_failed_create),
         cmocka_unit_test(test_slow_client_dropped),
         cmocka_unit_test(test_request_flood_bounded),
         cmocka_unit_test(test_connect_cycles_memory),
