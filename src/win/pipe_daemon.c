@@ -239,8 +239,9 @@ static int record_locked(perch_pipe_daemon *p, const perch_proto_record_req *r,
                                 (unsigned long long)r->duration_ms);
         return PERCH_ERANGE;
     }
-    cancel_timer(p);
     int err = perch_daemon_record_start_with(p->d, &ro, file, sizeof file, why, sizeof why);
+    if (err == 0)
+        cancel_timer(p); /* an old timer's recording has ended; a refused start keeps it */
     if (err < 0 && why[0]) {
         perch_proto_answer_fail(a, "%s", why);
         return err; /* a refusal with its reason (ENOTSUP too: not a missing feature) */
@@ -287,14 +288,15 @@ static int b_stop(void *ctx, const perch_proto_peer *peer, const perch_proto_sto
     if (ds == NULL)
         return PERCH_ENOMEM;
     AcquireSRWLockExclusive(&p->requests);
-    cancel_timer(p);
     perch_daemon_status_get(p->d, ds);
     int err = 0;
     if (r->name && r->name[0] && strcmp(r->name, ds->recording_name) != 0 &&
         strcmp(r->name, base_name(ds->recording_file)) != 0) {
         perch_proto_answer_fail(a, "'%s' is not the recording in progress", r->name);
-        err = PERCH_ENOENT;
+        err = PERCH_ENOENT; /* the recording and its timer go on */
     }
+    if (err == 0)
+        cancel_timer(p);
     if (err == 0 && (err = perch_daemon_record_stop(p->d)) == PERCH_ESTATE)
         perch_proto_answer_fail(a, "no recording is running");
     if (err == 0) {

@@ -444,6 +444,39 @@ static void test_perch_against_a_live_perchd(void **state)
     perch_proto_client_close(pc);
     cli("stop --json", 0);
 
+    /* a timed recording survives refused requests: a second RECORD ("already running") and
+     * a STOP of another name leave its timer, and it stops on time */
+    pc = connect_pipe();
+    perch_proto_record_req quick = {2000, "quick", 0, NULL}, other = {0, "other", 0, NULL};
+    if (perch_proto_client_call(pc, PERCH_MSG_RECORD, &quick, &rep, sizeof rep, &mem, 10000, why,
+                                sizeof why) != 0)
+        fail_msg("RECORD: %s", why);
+    perch_free(mem);
+    mem = NULL;
+    assert_true(perch_proto_client_call(pc, PERCH_MSG_RECORD, &other, &rep, sizeof rep, &mem, 10000,
+                                        why, sizeof why) < 0);
+    perch_proto_stop_req wrong = {"not-this-one"};
+    perch_proto_stop_rep stopped;
+    assert_true(perch_proto_client_call(pc, PERCH_MSG_STOP, &wrong, &stopped, sizeof stopped, &mem,
+                                        10000, why, sizeof why) < 0);
+    check_recording_times(pc, 2000); /* still timed */
+    ULONGLONG until = GetTickCount64() + 15000;
+    perch_proto_status st;
+    for (;;) {
+        mem = NULL;
+        if (perch_proto_client_call(pc, PERCH_MSG_STATUS, NULL, &st, sizeof st, &mem, 10000, why,
+                                    sizeof why) != 0)
+            fail_msg("STATUS: %s", why);
+        uint32_t running = st.recording_count;
+        perch_free(mem);
+        if (running == 0)
+            break;
+        if (GetTickCount64() > until)
+            fail_msg("a recording timed for 2 s still runs 15 s later");
+        Sleep(100);
+    }
+    perch_proto_client_close(pc);
+
     /* one `perch record` starts, waits for and fetches */
     snprintf(local, sizeof local, "%s\\recorded.perch", dir);
     snprintf(args, sizeof args, "record --duration 1s -o \"%s\" --json", local);
