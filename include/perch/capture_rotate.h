@@ -64,6 +64,10 @@ typedef struct perch_capture_rotate_opts {
     /* Put in front of each file's writer (function names: perch_symworker_names); none by
      * default. */
     perch_sink_wrap names;
+    /* Deletes a file for the total-size cap (0 or the error): NULL is perch_fs_remove. A file
+     * it cannot delete (open in another program without delete sharing) is kept, counted in
+     * deletes_failed and tried again at the next rotation; newer files go in its place. */
+    int (*remove)(const char *path);
 } perch_capture_rotate_opts;
 
 /* Fills the defaults (dir NULL, wall_ms NULL: the caller sets both). */
@@ -103,6 +107,7 @@ void perch_capture_rotate_destroy(perch_capture_rotate *r);
 typedef struct perch_capture_rotate_stats {
     uint64_t files_created;
     uint64_t files_deleted;    /* by the total-size cap */
+    uint64_t deletes_failed;   /* the cap's deletes refused (the file kept) */
     uint64_t bytes_written;    /* all files, headers included */
     uint64_t current_bytes;    /* of the file being written (0 when none is open) */
     uint64_t stacks_forgotten; /* records written without their stack (store cap) */

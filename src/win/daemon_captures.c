@@ -97,7 +97,15 @@ static void publish(perch_daemon *d)
     v->rec_bytes = rs.bytes_written + rs.current_bytes;
     v->rec_files = (uint32_t)rs.files_created;
     v->rec_deleted = rs.files_deleted;
+    bool refused = rs.deletes_failed > v->rec_delete_failed;
+    v->rec_delete_failed = rs.deletes_failed;
     ReleaseSRWLockExclusive(&d->lock);
+    if (refused) /* a file open in another program without delete sharing: kept */
+        perch_log(PERCH_LOG_WARNING,
+                  "The disk cap could not delete an old capture file (open in another "
+                  "program?); it is kept and tried again at the next file, and newer ones "
+                  "are deleted in its place (%llu refused so far).",
+                  (unsigned long long)rs.deletes_failed);
 }
 
 /* Model thread, between records: a recording that went quiet still rotates by age (an error
@@ -149,7 +157,7 @@ static void set_recording(perch_daemon *d, bool on)
     if (on) {
         v->rec_id++;
         v->rec_name[0] = v->rec_path[0] = '\0';
-        v->rec_bytes = v->rec_deleted = 0;
+        v->rec_bytes = v->rec_deleted = v->rec_delete_failed = 0;
         v->rec_files = 0;
         v->rec_start_ms = GetTickCount64();
         v->rec_end_ms = 0;
@@ -235,10 +243,11 @@ static void log_end(perch_daemon *d, int err)
     AcquireSRWLockShared(&d->lock);
     perch_log(err < 0 ? PERCH_LOG_ERROR : PERCH_LOG_INFO,
               "The recording %s %s%s: %u file(s), %.1f MiB, the last %s, %llu deleted for the "
-              "disk cap.",
+              "disk cap (%llu deletes refused).",
               v->rec_name, err < 0 ? "ended with an error: " : "is complete",
               err < 0 ? perch_strerror(err) : "", v->rec_files, (double)v->rec_bytes / 1048576.0,
-              v->rec_path, (unsigned long long)v->rec_deleted);
+              v->rec_path, (unsigned long long)v->rec_deleted,
+              (unsigned long long)v->rec_delete_failed);
     ReleaseSRWLockShared(&d->lock);
 }
 

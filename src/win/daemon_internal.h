@@ -47,6 +47,7 @@ struct perch_daemon_live {
     uint64_t rec_bytes;                   /* written by this recording, every file (d->lock) */
     uint32_t rec_files;                   /* files it created (d->lock) */
     uint64_t rec_deleted;                 /* files the disk cap deleted (d->lock) */
+    uint64_t rec_delete_failed;           /* ... could not delete, and kept (d->lock) */
     uint64_t rec_start_ms;                /* GetTickCount64 at its start (d->lock) */
     uint64_t rec_end_ms;                  /* the same at its end, 0 while it runs (d->lock) */
     uint64_t rec_start_filetime;          /* UTC FILETIME of its start (d->lock) */

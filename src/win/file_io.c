@@ -35,9 +35,12 @@ static int open_handle(const char *path, DWORD access, DWORD disposition, HANDLE
     HANDLE h;
     if (wpath == NULL)
         return PERCH_EINVAL;
+    /* a reader lets others write and delete (perchd's disk cap deletes old files a client
+     * may be fetching or reporting on: the reader keeps its bytes until it closes) */
     h = CreateFileW(wpath, access,
-                    FILE_SHARE_READ | (access == GENERIC_READ ? FILE_SHARE_WRITE : 0), NULL,
-                    disposition, FILE_ATTRIBUTE_NORMAL, NULL);
+                    FILE_SHARE_READ |
+                        (access == GENERIC_READ ? FILE_SHARE_WRITE | FILE_SHARE_DELETE : 0),
+                    NULL, disposition, FILE_ATTRIBUTE_NORMAL, NULL);
     if (h == INVALID_HANDLE_VALUE) {
         int err = perch_win_last_error(); /* before perch__free(), which may touch the last error */
         if (is_directory(wpath))          /* CreateFileW says only "access denied" for one */

@@ -252,6 +252,47 @@ static void test_disk_cap_deletes_oldest(void **state)
     perch_fs_list_free(e, n);
 }
 
+static int refuse_first_file(const char *path)
+{
+    return strstr(path, "-000001.perch") != NULL ? PERCH_EBUSY : perch_fs_remove(path);
+}
+
+/* A file the cap cannot delete (open in another program) is kept and counted, newer ones go
+ * in its place, and the recording goes on to its end. */
+static void test_disk_cap_keeps_what_it_cannot_delete(void **state)
+{
+    const char *dir = "rotate_cap_busy";
+    perch_capture_rotate_opts o;
+    perch_capture_rotate_stats st;
+    clock c = {1764547200000ull, 1};
+    size_t n;
+    uint64_t total = 0, kept = 0;
+    uint32_t seq;
+    (void)state;
+    empty_dir(dir);
+    opts_for(&o, dir, &c);
+    o.max_total_bytes = 200u << 10;
+    o.remove = refuse_first_file;
+    run(dir, &o, true, &st); /* the run itself asserts the import succeeded */
+    perch_fs_entry *e = files_of(dir, "t", &n);
+    assert_true(st.deletes_failed > 0);
+    assert_true(st.files_deleted > 0);
+    assert_int_equal(st.files_created, n + st.files_deleted);
+    assert_true(perch__rotate_parse("t", e[0].name, &seq));
+    assert_int_equal(seq, 1); /* the refused one stayed */
+    for (size_t i = 0; i < n; i++)
+        total += e[i].size;
+    kept = e[0].size;
+    assert_true(total - kept <= o.max_total_bytes);
+    assert_true(perch__rotate_parse("t", e[1].name, &seq));
+    assert_int_equal(seq, st.files_deleted + 2); /* the next oldest went instead */
+    check k;
+    char *last = perch_fs_join(dir, e[n - 1].name);
+    assert_int_equal(check_file(last, &k, 0), PERCH_CAPTURE_STOP_END); /* finished */
+    perch_free(last);
+    perch_fs_list_free(e, n);
+}
+
 static void test_age_and_sequence(void **state)
 {
     const char *dir = "rotate_age";
@@ -492,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_client_names),
         cmocka_unit_test(test_every_file_stands_alone),
         cmocka_unit_test(test_disk_cap_deletes_oldest),
+        cmocka_unit_test(test_disk_cap_keeps_what_it_cannot_delete),
         cmocka_unit_test(test_age_and_sequence),
         cmocka_unit_test(test_age_between_records),
         cmocka_unit_test(test_crash_leaves_readable_files),

@@ -1,7 +1,7 @@
 /*
  * Tests for the I/O interfaces: memory input bounds, exact reads at the end, the memory
- * output's hard cap, a file round trip through the platform backend, a deferred output's late
- * truncation, and a directory refused as one.
+ * output's hard cap, a file round trip through the platform backend, a file deleted while a
+ * reader has it open, a deferred output's late truncation, and a directory refused as one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "perch/error.h"
+#include "perch/fs.h"
 #include "perch/io.h"
 
 static void test_memory_input(void **state)
@@ -74,6 +75,26 @@ static void test_file_round_trip(void **state)
     perch_input_close(&in);
     remove(path);
     assert_int_equal(perch_input_open_file(&in, "no/such/file.etl"), PERCH_ENOENT);
+}
+
+/* A file open for reading can be deleted meanwhile (perchd's disk cap deletes old captures a
+ * client may be fetching), and the reader keeps its bytes until it closes. */
+static void test_open_input_lets_delete(void **state)
+{
+    (void)state;
+    const char *path = "test_io_delete_while_open.bin";
+    perch_output out;
+    perch_input in;
+    uint8_t buf[3];
+    assert_int_equal(perch_output_open_file(&out, path), 0);
+    assert_int_equal(out.write(out.ctx, "xyz", 3), 0);
+    assert_int_equal(out.close(out.ctx), 0);
+    assert_int_equal(perch_input_open_file(&in, path), 0);
+    assert_int_equal(perch_fs_remove(path), 0);
+    assert_int_equal(perch_input_read_exact(&in, 0, buf, 3), 0);
+    assert_memory_equal(buf, "xyz", 3);
+    perch_input_close(&in);
+    assert_int_equal(perch_input_open_file(&in, path), PERCH_ENOENT); /* gone once closed */
 }
 
 /* The size of the file at path (as an input), or -1. */
@@ -141,11 +162,9 @@ static void test_directory_is_not_a_file(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_memory_input),
-        cmocka_unit_test(test_memory_output_cap),
-        cmocka_unit_test(test_file_round_trip),
-        cmocka_unit_test(test_file_deferred),
-        cmocka_unit_test(test_directory_is_not_a_file),
+        cmocka_unit_test(test_memory_input),    cmocka_unit_test(test_memory_output_cap),
+        cmocka_unit_test(test_file_round_trip), cmocka_unit_test(test_open_input_lets_delete),
+        cmocka_unit_test(test_file_deferred),   cmocka_unit_test(test_directory_is_not_a_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

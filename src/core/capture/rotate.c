@@ -77,12 +77,14 @@ static int apply_disk_cap(perch_capture_rotate *r)
         if (!path) {
             err = PERCH_ENOMEM;
         } else if (!r->open || strcmp(path, r->stats.current_path) != 0) {
-            int e2 = perch_fs_remove(path);
+            int e2 = r->opts.remove ? r->opts.remove(path) : perch_fs_remove(path);
             if (e2 == 0 || e2 == PERCH_ENOENT) {
                 total -= e[i].size;
                 r->stats.files_deleted += e2 == 0;
-            } else {
+            } else if (e2 == PERCH_ENOMEM) {
                 err = e2;
+            } else { /* open elsewhere, say: kept, and a newer file goes instead */
+                r->stats.deletes_failed++;
             }
         }
         perch__free(path);
