@@ -117,7 +117,8 @@ int perch_live_attach_idle(perch_live *l, const char *name, const perch_sink *si
  * finish, the sink first gets the engine's books since it was attached (live.* drops, the
  * losses given to perch_live_set_loss, gaps) as ledger records, then its finish callback
  * (the model's own ledger comes only when the model finishes). Returns 0, PERCH_ENOENT (no
- * such sink) or the finish callback's error (the sink is detached anyway). */
+ * such sink), or with finish the error that switched the sink off earlier or the finish
+ * callback's error (the sink is detached anyway). */
 int perch_live_detach(perch_live *l, const void *sink_ctx, bool finish);
 
 /* Creates the model with *info (copied; every sink gets it as trace_info; see the trace_info

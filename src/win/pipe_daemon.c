@@ -294,11 +294,18 @@ static int b_stop(void *ctx, const perch_proto_peer *peer, const perch_proto_sto
         strcmp(r->name, base_name(ds->recording_file)) != 0) {
         perch_proto_answer_fail(a, "'%s' is not the recording in progress", r->name);
         err = PERCH_ENOENT; /* the recording and its timer go on */
-    }
-    if (err == 0)
+    } else {
         cancel_timer(p);
-    if (err == 0 && (err = perch_daemon_record_stop(p->d)) == PERCH_ESTATE)
-        perch_proto_answer_fail(a, "no recording is running");
+        err = perch_daemon_record_stop(p->d);
+        if (err == PERCH_ESTATE)
+            perch_proto_answer_fail(a, "no recording is running");
+        else if (err < 0) /* stopped, but its files had failed before */
+            perch_proto_answer_fail(a,
+                                    "the recording %s is stopped, but writing it had failed: "
+                                    "%s; its files hold what was written before (see perchd's "
+                                    "log)",
+                                    ds->recording_name, perch_strerror(err));
+    }
     if (err == 0) {
         perch_daemon_status_get(p->d, ds); /* its last figures */
         perch_proto_stop_rep rep = {ds->recording_name, ds->recording_bytes,

@@ -559,6 +559,35 @@ static int read_states(void *arg)
     return 0;
 }
 
+/* A sink attached to a running engine that fails (a recording on a full disk) is switched
+ * off, and detaching it with finish says why instead of calling it done. */
+static void test_detach_reports_the_sink_error(void **state)
+{
+    struct trace t;
+    struct run x;
+    perch_live_options o;
+    struct failing f = {0, 0};
+    perch_sink bad;
+    (void)state;
+    load_synth(1, &t);
+    memset(&o, 0, sizeof o);
+    o.attachable = true;
+    run_start(&x, &t, 4u << 20, &o);
+    x.prod.pause_after = 100;
+    run_go(&x);
+    memset(&bad, 0, sizeof bad);
+    bad.ctx = &f;
+    bad.sample = failing_sample;
+    assert_int_equal(perch_live_attach(x.live, "bad", &bad, NULL), 0);
+    atomic_store(&x.prod.resume, true);
+    run_wait(&x);
+    assert_int_equal(f.samples, 1); /* failed at its first sample, never called again */
+    assert_int_equal(perch_live_detach(x.live, &f, true), PERCH_EIO);
+    assert_int_equal(perch_live_detach(x.live, &f, true), PERCH_ENOENT); /* detached */
+    run_free(&x);
+    free_trace(&t);
+}
+
 static void test_sink_state_while_attaching(void **state)
 {
     struct trace t;
@@ -677,6 +706,7 @@ int main(void)
         cmocka_unit_test(test_drops_losses_and_gaps_in_ledger),
         cmocka_unit_test(test_loss_reasons_are_bounded),
         cmocka_unit_test(test_failing_sink_is_switched_off),
+        cmocka_unit_test(test_detach_reports_the_sink_error),
         cmocka_unit_test(test_calls_rate_and_idle),
         cmocka_unit_test(test_destroy_while_running),
         cmocka_unit_test(test_attach_needs_attachable),

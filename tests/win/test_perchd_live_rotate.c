@@ -404,12 +404,12 @@ static void test_disk_cap_deletes_only_recordings(void **state)
     } while (FindNextFileA(h, &fd));
     FindClose(h);
     char *log = harness_read_in(dir, "perchd.log");
-    const char *deleted = strstr(log, " deleted for the disk cap.");
+    const char *deleted = strstr(log, " deleted for the disk cap (0 deletes refused).");
     assert_non_null(deleted);
     printf("disk cap 16 MiB: %zu files kept, %.1f MiB\n", n, (double)total / 1048576.0);
     assert_true(total <= (16ull << 20) + newest);
     assert_true(n >= 8);
-    assert_lacks(log, ", 0 deleted for the disk cap.");
+    assert_lacks(log, ", 0 deleted for the disk cap (");
     free(log);
     snprintf(find, sizeof find, "%s\\cap\\perch-*-000001.perch", dir);
     h = FindFirstFileA(find, &fd);
@@ -475,6 +475,9 @@ static void test_failed_recording_in_status(void **state)
     assert_non_null(summary);
     printf("%.*s\n", (int)strcspn(summary, "\r\n"), summary);
     free(st);
+    /* stopping it says it failed (it used to answer as for a complete recording) */
+    cli("stop", 1);
+    assert_contains(r.err, "is stopped, but writing it had failed: ");
     stop_perchd();
 }
 

@@ -128,8 +128,8 @@ static int do_detach(void *ctx)
         struct live_slot *s = &l->slots[i];
         if (!s->used || s->sink.ctx != r->ctx)
             continue;
-        int err = 0;
-        if (r->finish && atomic_load(&s->error) == 0 && !s->finished) {
+        int err = r->finish ? atomic_load(&s->error) : 0; /* a sink that failed says so */
+        if (r->finish && err == 0 && !s->finished) {
             err = emit_books(l, s);
             if (err == 0 && s->sink.finish != NULL)
                 err = s->sink.finish(s->sink.ctx);
