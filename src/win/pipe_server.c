@@ -476,28 +476,30 @@ static void say(char *why, size_t len, const char *what, int err)
         snprintf(why, len, "%s: %s", what, perch_strerror(err));
 }
 
+/* err with its sentence in why. */
+static int refused(int err, char *why, size_t why_len, const char *sentence)
+{
+    if (why != NULL && why_len > 0)
+        snprintf(why, why_len, "%s", sentence);
+    return err;
+}
+
 static int open_pipe(perch_pipe_server *s, char *why, size_t why_len)
 {
     int err;
     if (perch__pipe_squatted(s->name, why, why_len))
         return PERCH_EEXIST;
     err = create_instance(s, true);
-    if (err == PERCH_EACCES) { /* FILE_FLAG_FIRST_PIPE_INSTANCE refused: it exists already */
-        if (why != NULL && why_len > 0)
-            snprintf(why, why_len,
-                     "the pipe name was created by another process first "
-                     "(FILE_FLAG_FIRST_PIPE_INSTANCE refused): perchd does not "
-                     "serve a pipe another program holds");
-        return PERCH_EEXIST;
-    }
-    if (err == PERCH_ENOTADMIN) { /* the owner in PERCH_PIPE_SDDL was refused */
-        if (why != NULL && why_len > 0)
-            snprintf(why, why_len,
-                     "creating the pipe failed: perchd runs without administrator rights, so "
-                     "it cannot make Administrators the pipe's owner (perch checks the owner "
-                     "before it talks to perchd); run it elevated or as the service");
-        return err;
-    }
+    if (err == PERCH_EACCES) /* FILE_FLAG_FIRST_PIPE_INSTANCE refused: it exists already */
+        return refused(PERCH_EEXIST, why, why_len,
+                       "the pipe name was created by another process first "
+                       "(FILE_FLAG_FIRST_PIPE_INSTANCE refused): perchd does not serve a pipe "
+                       "another program holds");
+    if (err == PERCH_ENOTADMIN) /* the owner in PERCH_PIPE_SDDL was refused */
+        return refused(err, why, why_len,
+                       "creating the pipe failed: perchd runs without administrator rights, so "
+                       "it cannot make Administrators the pipe's owner (perch checks the owner "
+                       "before it talks to perchd); run it elevated or as the service");
     if (err < 0)
         say(why, why_len, "creating the pipe failed", err);
     return err;

@@ -73,15 +73,21 @@ static void next_name(void)
              (unsigned long)GetCurrentProcessId(), ++pipe_serial);
 }
 
+/* Default options on a new pipe name, with the fake daemon. */
+static void fresh_opts(perch_pipe_server_opts *o)
+{
+    perch_pipe_server_opts_default(o);
+    next_name();
+    o->name = pipe_name;
+    o->backend = &backend;
+}
+
 static perch_pipe_server *start(uint32_t max_clients, uint32_t stall_ms, uint32_t hello_ms)
 {
     perch_pipe_server_opts o;
     perch_pipe_server *s;
     char why[300] = "";
-    perch_pipe_server_opts_default(&o);
-    next_name();
-    o.name = pipe_name;
-    o.backend = &backend;
+    fresh_opts(&o);
     o.max_clients = max_clients;
     o.stall_ms = stall_ms;
     o.hello_ms = hello_ms;
@@ -253,10 +259,7 @@ static void test_squatter(void **state)
     perch_pipe_server *s = NULL;
     char why[300], mine[32];
     wchar_t w[96];
-    perch_pipe_server_opts_default(&o);
-    next_name();
-    o.name = pipe_name;
-    o.backend = &backend;
+    fresh_opts(&o);
     /* A process that made the pipe first: found, named, refused. */
     MultiByteToWideChar(CP_UTF8, 0, pipe_name, -1, w, 96);
     HANDLE squat = CreateNamedPipeW(w, PIPE_ACCESS_DUPLEX, PIPE_TYPE_BYTE, 4, 4096, 4096, 0, NULL);
@@ -391,10 +394,7 @@ static void test_not_admin_server(void **state)
     perch_pipe_server_opts o;
     perch_pipe_server *s = NULL;
     char why[400] = "";
-    perch_pipe_server_opts_default(&o);
-    next_name();
-    o.name = pipe_name;
-    o.backend = &backend;
+    fresh_opts(&o);
     perch__pipe_os saved = perch__pipe_os_hooks;
     perch__pipe_os_hooks.create = refuse_owner;
     assert_int_equal(perch_pipe_server_start(&o, &s, why, sizeof why), PERCH_ENOTADMIN);
@@ -563,10 +563,7 @@ static void test_listener_comes_back_after_failed_create(void **state)
     perch_pipe_server_opts o;
     perch_pipe_server *s = NULL;
     char why[300] = "";
-    perch_pipe_server_opts_default(&o);
-    next_name();
-    o.name = pipe_name;
-    o.backend = &backend;
+    fresh_opts(&o);
     o.listeners = 1;
     perch__pipe_os saved = perch__pipe_os_hooks;
     perch__pipe_os_hooks.create = create_or_fail;
