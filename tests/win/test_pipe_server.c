@@ -13,7 +13,8 @@
  * wrong version, silent, gone mid-reply, not reading) are answered or dropped while the
  * server stays up and others are served; 1,000 connect/disconnect cycles leave memory where
  * it was; 32 clients at once; past max_clients a client is told the server is busy; a
- * subscription streams updates; once every instance was taken at once, it listens again.
+ * subscription streams updates; once every instance was taken at once, it listens again;
+ * an idle client is dropped (a subscriber is not); too many instances are refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -751,6 +752,48 @@ static void test_32_clients(void **state)
     perch_pipe_server_stop(s);
 }
 
+/* With idle_ms, a client that asks nothing for that long is dropped and logged; one with a
+ * subscription is not. Options past the pipe's 255 instances are refused. */
+static void test_idle_dropped_and_limits(void **state)
+{
+    (void)state;
+    perch_pipe_server_opts o;
+    perch_pipe_server *s = NULL;
+    perch_pipe_server_stats st;
+    char why[300] = "";
+    fresh_opts(&o);
+    o.max_clients = 251; /* 251 + 4 listeners + 1 > 255 */
+    assert_int_equal(perch_pipe_server_start(&o, &s, why, sizeof why), PERCH_EINVAL);
+    assert_null(s);
+    fresh_opts(&o);
+    o.max_clients = UINT32_MAX - 2; /* + 4 + 1 would wrap to 2 instances */
+    assert_int_equal(perch_pipe_server_start(&o, &s, why, sizeof why), PERCH_EINVAL);
+    assert_null(s);
+    fresh_opts(&o);
+    o.idle_ms = 400;
+    assert_int_equal(perch_pipe_server_start(&o, &s, why, sizeof why), 0);
+    F.log[0] = '\0';
+    perch_proto_client *quiet = client(), *sub = client();
+    perch_proto_subscribe_req req = {100, 2, 1000};
+    perch_proto_subscribe_rep rep;
+    assert_int_equal(perch_proto_client_call(sub, PERCH_MSG_SUBSCRIBE, &req, &rep, sizeof rep, NULL,
+                                             5000, why, sizeof why),
+                     0);
+    wait_for(s, dropped_at_least, 1);
+    assert_non_null(strstr(F.log, "disconnected by perchd: sent no request for 400 ms"));
+    Sleep(500); /* the subscriber, asking nothing, still gets its updates */
+    perch_proto_update u;
+    void *m = NULL;
+    assert_int_equal(perch_proto_client_update(sub, &u, &m, 5000, why, sizeof why), 0);
+    perch_free(m);
+    perch_pipe_server_get_stats(s, &st);
+    assert_int_equal(st.dropped, 1);
+    assert_int_equal(st.clients, 1);
+    perch_proto_client_close(quiet);
+    perch_proto_client_close(sub);
+    perch_pipe_server_stop(s);
+}
+
 static void test_busy_and_subscribe(void **state)
 {
     (void)state;
@@ -838,6 +881,7 @@ int main(void)
         cmocka_unit_test(test_connect_cycles_memory),
         cmocka_unit_test(test_32_clients),
         cmocka_unit_test(test_busy_and_subscribe),
+        cmocka_unit_test(test_idle_dropped_and_limits),
         cmocka_unit_test(test_listens_after_every_instance_was_taken),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
