@@ -335,6 +335,8 @@ int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, si
         return PERCH_EINVAL;
     AcquireSRWLockExclusive(&d->ctl); /* the recorder lives until the session stops (ctl) */
     int err = d->live.recorder == NULL ? PERCH_ESTATE : d->capture_dir[0] ? 0 : PERCH_ENOENT;
+    if (err == 0) /* made again if someone removed it, as a recording's rotation does */
+        err = perch_fs_mkdir(d->capture_dir);
     if (err == 0) {
         new_path(d, "snapshot", file, sizeof file);
         err = write_snapshot(d, last_seconds, file);

@@ -217,9 +217,14 @@ static void test_ctrl_break_writes_a_snapshot(void **state)
     WIN32_FIND_DATAA fd;
     harness_win_path(perch_test_require_data("etl/perfview_net.4.5.2.x64.etl"), etl, sizeof etl);
     fake_scenario(etl);
-    spawn_fake_run("live_snapshot", "--set FlightRecorderSeconds=3600", &c);
+    spawn_fake_run("live_snapshot", "--set FlightRecorderSeconds=3600 --set RecordOnStart=off", &c);
     assert_true(perch_fake_etw_wait_replay(SESSION, 120000));
     assert_true(harness_wait_status(dir, " s held, ", 10000)); /* the status shows it */
+    snprintf(pattern, sizeof pattern, "%s\\cap", dir);
+    if (!RemoveDirectoryA(pattern)) { /* empty (no recording): the snapshot makes it again */
+        TerminateProcess(c.pi.hProcess, 1);
+        fail_msg("could not remove %s: error %lu", pattern, (unsigned long)GetLastError());
+    }
     harness_send_ctrl(&c, CTRL_BREAK_EVENT);
     assert_int_equal(harness_finish(&c, out, sizeof out, 120000), 0);
     assert_int_equal(perch_fake_etw_count("Perch"), 0);
