@@ -163,12 +163,19 @@ static inline DWORD harness_run(const char *args, char *out, size_t len, DWORD t
             fail_msg("did not expect \"%s\" in:\n%s", (needle), (hay));                            \
     } while (0)
 
-/* Reads a whole file into a malloc'd, NUL-terminated buffer ("" when missing). */
+/* Reads a whole file into a malloc'd, NUL-terminated buffer ("" when missing). A file that
+ * exists but cannot be opened for a moment (perchd replacing status.txt: Wine's MoveFileEx
+ * holds it without sharing) is tried again for up to 2 s rather than read as empty. */
 static inline char *harness_read_text(const char *path)
 {
     FILE *f = fopen(path, "rb");
     char *buf;
     long n;
+    for (int i = 0; f == NULL && i < 200 && GetFileAttributesA(path) != INVALID_FILE_ATTRIBUTES;
+         i++) {
+        Sleep(10);
+        f = fopen(path, "rb");
+    }
     if (f == NULL) {
         buf = calloc(1, 1);
         assert_non_null(buf);
