@@ -164,8 +164,8 @@ static inline DWORD harness_run(const char *args, char *out, size_t len, DWORD t
     } while (0)
 
 /* Reads a whole file into a malloc'd, NUL-terminated buffer ("" when missing). A file that
- * exists but cannot be opened for a moment (perchd replacing status.txt: Wine's MoveFileEx
- * holds it without sharing) is tried again for up to 2 s rather than read as empty. */
+ * exists but cannot be opened for a moment (perchd may be replacing status.txt) is tried
+ * again for up to 2 s rather than read as empty. */
 static inline char *harness_read_text(const char *path)
 {
     FILE *f = fopen(path, "rb");
