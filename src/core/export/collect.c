@@ -174,19 +174,6 @@ size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uin
     return n + perch__thread_short_name(e, t, tid, buf + n, cap - n);
 }
 
-uint64_t perch__ticks_to_ns(uint64_t ticks, uint64_t freq)
-{
-    uint64_t whole, rest;
-    if (freq == 10000000u) /* the usual QPC clock (100 ns ticks): the same value, no division */
-        return ticks * 100u;
-    whole = ticks / freq;
-    rest = ticks % freq;
-    /* rest < freq; rest * 1e9 fits in 64 bits while freq < 1.8e10 (18 GHz) */
-    return whole * 1000000000u + (freq < 18000000000ull
-                                      ? rest * 1000000000u / freq
-                                      : (uint64_t)((double)rest * 1e9 / (double)freq));
-}
-
 size_t perch__fmt_time(char *out, int64_t ticks, uint64_t freq, bool ms)
 {
     uint64_t ns = perch__ticks_to_ns(ticks < 0 ? (uint64_t)0 - (uint64_t)ticks : (uint64_t)ticks,

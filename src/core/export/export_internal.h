@@ -18,6 +18,7 @@
 #include "perch/json.h"
 #include "perch/scratch.h"
 #include "perch/sym.h"
+#include "util/ticks.h"
 
 /* ---- memory budget: every allocation of an exporter is charged here ---------------------- */
 /* `used` is atomic because a second thread of the exporter (the sample log's group decoder,
@@ -634,8 +635,6 @@ extern const perch__format perch__format_pprof;
 extern const perch__format perch__format_speedscope;
 extern const perch__format perch__format_folded;
 
-/* Nanoseconds for a tick count, exactly (no floating point). */
-uint64_t perch__ticks_to_ns(uint64_t ticks, uint64_t freq);
 /* Writes ticks as microseconds with 3 decimals ("-12.345") as a JSON number. */
 void perch__json_us(perch_json *w, int64_t ticks, uint64_t freq);
 /* Writes ticks as microseconds (3 decimals) or milliseconds (ms: 6 decimals). */

@@ -7,6 +7,7 @@
 
 #include "perch/error.h"
 #include "perch/window.h"
+#include "util/ticks.h"
 
 /* ns from the trace start, in raw ticks after start_raw (saturating). */
 static uint64_t raw_of(const perch_trace_info *info, uint64_t ns)
@@ -125,15 +126,10 @@ void perch_window_sink(perch_window *w, const perch_sink *next, uint64_t from_ns
     out->symbol = pass_symbol;
 }
 
-/* raw ticks of the trace's clock as ns after its start (0 before it; saturating). */
+/* raw ticks of the trace's clock as ns after its start (0 before it). */
 static uint64_t ns_of(const perch_window *w, uint64_t raw)
 {
-    const uint64_t giga = 1000000000u;
-    uint64_t ticks = raw > w->start_raw ? raw - w->start_raw : 0, f = w->perf_freq;
-    uint64_t s = ticks / f, rest = ticks % f; /* rest < f, and f is a clock rate */
-    if (s > UINT64_MAX / giga - 1)
-        return UINT64_MAX;
-    return s * giga + (f <= UINT64_MAX / giga ? rest * giga / f : rest / (f / giga));
+    return perch__ticks_to_ns(raw > w->start_raw ? raw - w->start_raw : 0, w->perf_freq);
 }
 
 bool perch_window_sample_span(const perch_window *w, uint64_t *first_ns, uint64_t *last_ns)
