@@ -540,7 +540,8 @@ static void test_attach_needs_attachable(void **state)
 struct state_reader {
     perch_live *live;
     atomic_bool stop;
-    uint64_t reads, bad;
+    atomic_uint_fast64_t reads;
+    uint64_t bad;
 };
 
 static int read_states(void *arg)
@@ -553,7 +554,7 @@ static int read_states(void *arg)
             bool known = strcmp(name, "report") == 0 || strcmp(name, "") == 0 ||
                          strcmp(name, "a-much-longer-name-0123") == 0 || strcmp(name, "b") == 0;
             r->bad += !known || error != 0;
-            r->reads++;
+            atomic_fetch_add(&r->reads, 1);
         }
     }
     return 0;
@@ -607,6 +608,10 @@ static void test_sink_state_while_attaching(void **state)
     checker_sink(c, &k);
     r->live = x.live;
     assert_int_equal(perch_thread_start(read_states, r, "states", &reader), 0);
+    /* the reader must be reading while the slots change, not start after the loop ended */
+    for (int waited = 0; atomic_load(&r->reads) == 0 && waited < 10000; waited++)
+        perch_sleep_ms(1);
+    assert_true(atomic_load(&r->reads) > 0);
     for (int i = 0; i < 200; i++) {
         const char *given = i % 2 ? "b" : "a-much-longer-name-0123";
         assert_int_equal(perch_live_attach(x.live, given, &k, NULL), 0);
@@ -618,7 +623,6 @@ static void test_sink_state_while_attaching(void **state)
     }
     atomic_store(&r->stop, true);
     assert_int_equal(perch_thread_join(reader, NULL), 0);
-    assert_true(r->reads > 0);
     assert_int_equal(r->bad, 0);
     assert_int_equal(perch_live_sink_state(x.live, 0, name, NULL), 0);
     assert_string_equal(name, "report");
