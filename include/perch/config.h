@@ -71,6 +71,7 @@ typedef struct perch_config {
     uint32_t rotate_size_mb;                       /* RotateSizeMb */
     uint32_t rotate_age_minutes;                   /* RotateAgeMinutes */
     uint32_t disk_cap_mb;                          /* DiskCapMb */
+    uint32_t snapshot_cap_mb;                      /* SnapshotCapMb */
     uint32_t log_file_kb;                          /* LogFileKb */
     uint32_t log_files;                            /* LogFiles */
     char symbol_path[PERCH_CONFIG_PATH_MAX];       /* SymbolPath: "" (none) or a symbol path */

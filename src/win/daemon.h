@@ -176,8 +176,11 @@ int perch_daemon_record_stop(perch_daemon *d);
  * capture in the capture directory, without pausing the session; the full path goes into
  * path (snapshot-YYYYMMDD-HHMMSS.perch). PERCH_ESTATE when the recorder is off
  * (FlightRecorderSeconds 0) or holds no event yet, PERCH_ENOENT without a capture
- * directory, or the write's error (no file is left then). */
-int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, size_t len);
+ * directory, PERCH_ELIMIT when the snapshots already there reach SnapshotCapMb (why, when
+ * why_len > 0, gets a sentence for the client and the log; "" for every other error), or the
+ * write's error (no file is left then). */
+int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, size_t len, char *why,
+                          size_t why_len);
 
 typedef struct perch_daemon_capture {
     char name[256]; /* file name in the capture directory */

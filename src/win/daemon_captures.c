@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/snapshot_files.h"
 #include "daemon_internal.h"
 #include "log.h"
 #include "perch/capture_rotate.h"
@@ -190,15 +191,19 @@ int perch__daemon_record_start_locked(perch_daemon *d, const perch_config *c, co
         return err;
     }
     perch_live_call(v->engine, publish_call, d, UINT32_MAX); /* its first file, if open */
+    char path[sizeof v->rec_path];
     AcquireSRWLockShared(&d->lock);
+    snprintf(path, sizeof path, "%s", v->rec_path);
+    ReleaseSRWLockShared(&d->lock);
     if (file != NULL)
-        snprintf(file, len, "%s", v->rec_path);
+        snprintf(file, len, "%s", path);
+    /* never under d->lock: a log line can wait (a console paused by a selection, an output
+     * pipe nobody reads), and STATUS and the supervisor would wait behind it */
     perch_log(PERCH_LOG_INFO,
               "Recording into %s (a new file every %u MiB or %u minutes, at most %u MiB of "
               "them).",
-              v->rec_path[0] ? v->rec_path : d->capture_dir, c->rotate_size_mb,
-              c->rotate_age_minutes, c->disk_cap_mb);
-    ReleaseSRWLockShared(&d->lock);
+              path[0] ? path : d->capture_dir, c->rotate_size_mb, c->rotate_age_minutes,
+              c->disk_cap_mb);
     return 0;
 }
 
@@ -240,15 +245,19 @@ int perch_daemon_record_start(perch_daemon *d, char *file, size_t len)
 static void log_end(perch_daemon *d, int err)
 {
     const struct perch_daemon_live *v = &d->live;
+    char name[sizeof v->rec_name], path[sizeof v->rec_path];
     AcquireSRWLockShared(&d->lock);
+    snprintf(name, sizeof name, "%s", v->rec_name);
+    snprintf(path, sizeof path, "%s", v->rec_path);
+    uint32_t files = v->rec_files;
+    uint64_t bytes = v->rec_bytes, deleted = v->rec_deleted, refused = v->rec_delete_failed;
+    ReleaseSRWLockShared(&d->lock); /* logged after: see perch__daemon_record_start_locked */
     perch_log(err < 0 ? PERCH_LOG_ERROR : PERCH_LOG_INFO,
               "The recording %s %s%s: %u file(s), %.1f MiB, the last %s, %llu deleted for the "
               "disk cap (%llu deletes refused).",
-              v->rec_name, err < 0 ? "ended with an error: " : "is complete",
-              err < 0 ? perch_strerror(err) : "", v->rec_files, (double)v->rec_bytes / 1048576.0,
-              v->rec_path, (unsigned long long)v->rec_deleted,
-              (unsigned long long)v->rec_delete_failed);
-    ReleaseSRWLockShared(&d->lock);
+              name, err < 0 ? "ended with an error: " : "is complete",
+              err < 0 ? perch_strerror(err) : "", files, (double)bytes / 1048576.0, path,
+              (unsigned long long)deleted, (unsigned long long)refused);
 }
 
 int perch_daemon_record_stop(perch_daemon *d)
@@ -328,15 +337,36 @@ static int write_snapshot(perch_daemon *d, uint32_t last_seconds, const char *pa
     return err;
 }
 
-int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, size_t len)
+/* SnapshotCapMb: 0 while the snapshots already in the directory stay under it, else
+ * PERCH_ELIMIT with a sentence in why (or the listing's error). */
+static int check_snapshot_cap(perch_daemon *d, char *why, size_t why_len)
 {
-    char file[PERCH_CONFIG_PATH_MAX] = "";
+    uint64_t bytes, cap = (uint64_t)d->o.config.snapshot_cap_mb << 20;
+    size_t files;
+    int err = perch__snapshot_usage(d->capture_dir, &bytes, &files);
+    if (err < 0 || bytes < cap)
+        return err;
+    /* the directory last: a long one is what the reply's 300 bytes may cut */
+    snprintf(why, why_len,
+             "the snapshots already kept reach SnapshotCapMb (%u MiB): %zu file(s), %.1f MiB; "
+             "delete old ones (snapshot-*.perch) or raise the cap ('perchd config set "
+             "SnapshotCapMb N', then restart perchd); they are in %s",
+             d->o.config.snapshot_cap_mb, files, (double)bytes / 1048576.0, d->capture_dir);
+    return PERCH_ELIMIT;
+}
+
+int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, size_t len, char *why,
+                          size_t why_len)
+{
+    char file[PERCH_CONFIG_PATH_MAX] = "", sentence[PERCH_DAEMON_TEXT] = "";
     if (d == NULL)
         return PERCH_EINVAL;
     AcquireSRWLockExclusive(&d->ctl); /* the recorder lives until the session stops (ctl) */
     int err = d->live.recorder == NULL ? PERCH_ESTATE : d->capture_dir[0] ? 0 : PERCH_ENOENT;
     if (err == 0) /* made again if someone removed it, as a recording's rotation does */
         err = perch_fs_mkdir(d->capture_dir);
+    if (err == 0)
+        err = check_snapshot_cap(d, sentence, sizeof sentence);
     if (err == 0) {
         new_path(d, "snapshot", file, sizeof file);
         err = write_snapshot(d, last_seconds, file);
@@ -344,9 +374,14 @@ int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, si
     ReleaseSRWLockExclusive(&d->ctl);
     if (err == 0 && path != NULL)
         snprintf(path, len, "%s", file);
-    if (err < 0 && err != PERCH_ESTATE)
+    if (why != NULL && why_len > 0)
+        snprintf(why, why_len, "%s", sentence);
+    if (err < 0 && err != PERCH_ESTATE && sentence[0] == '\0') /* the caller logs a refusal */
         perch_log(PERCH_LOG_ERROR, "The snapshot could not be written (%s): %s.",
-                  err == PERCH_ENOENT ? "no capture directory" : file, perch_strerror(err));
+                  err == PERCH_ENOENT ? "no capture directory"
+                  : file[0]           ? file
+                                      : d->capture_dir,
+                  perch_strerror(err));
     return err;
 }
 

@@ -321,12 +321,14 @@ static int b_snapshot(void *ctx, const perch_proto_peer *peer, const perch_proto
                       perch_proto_source *src, perch_proto_answer *a)
 {
     perch_pipe_daemon *p = ctx;
-    char path[PERCH_CONFIG_PATH_MAX];
+    char path[PERCH_CONFIG_PATH_MAX], why[PERCH_DAEMON_TEXT];
     uint64_t s = (r->last_ms + 999) / 1000;
     (void)peer;
-    int err =
-        perch_daemon_snapshot(p->d, s > UINT32_MAX ? UINT32_MAX : (uint32_t)s, path, sizeof path);
-    if (err == PERCH_ESTATE)
+    int err = perch_daemon_snapshot(p->d, s > UINT32_MAX ? UINT32_MAX : (uint32_t)s, path,
+                                    sizeof path, why, sizeof why);
+    if (err < 0 && why[0])
+        perch_proto_answer_fail(a, "%s", why);
+    else if (err == PERCH_ESTATE)
         perch_proto_answer_fail(a, "the flight recorder is off or holds no event yet");
     if (err == 0 && (err = perch_input_open_file(&src->in, path)) < 0)
         perch_proto_answer_fail(a, "the snapshot was written but cannot be read back: %s",

@@ -51,14 +51,15 @@ static void on_progress(void *ctx, uint32_t wait_hint_ms)
 
 static void snapshot(perch_daemon *d)
 {
-    char path[PERCH_CONFIG_PATH_MAX];
-    int err = perch_daemon_snapshot(d, 0, path, sizeof path);
+    char path[PERCH_CONFIG_PATH_MAX], why[PERCH_DAEMON_TEXT];
+    int err = perch_daemon_snapshot(d, 0, path, sizeof path, why, sizeof why);
     if (err == 0)
         perch_log(PERCH_LOG_INFO, "Snapshot of the flight recorder written to %s.", path);
     else
         perch_log(PERCH_LOG_WARNING, "No snapshot was written: %s.",
-                  err == PERCH_ESTATE ? "the flight recorder is off or holds no event yet"
-                                      : perch_strerror(err));
+                  why[0]                ? why
+                  : err == PERCH_ESTATE ? "the flight recorder is off or holds no event yet"
+                                        : perch_strerror(err));
 }
 
 /* Waits until a stop; returns PERCH_RUN_STOPPED or PERCH_RUN_FAILED (*error set). */

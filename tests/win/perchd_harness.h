@@ -67,13 +67,34 @@ static inline void harness_fresh_dir(const char *name, char *out, size_t len)
     CreateDirectoryA(out, NULL);
 }
 
+/* A child program. Its stdout and stderr go into one pipe that a thread of ours reads all
+ * along (into text): perchd echoes every log line there, and a pipe nobody reads fills and
+ * blocks whichever perchd thread logs next, with the locks it holds. */
 struct harness_child {
     PROCESS_INFORMATION pi;
     HANDLE out_read;
+    HANDLE drainer;
+    char *text; /* what the child wrote, NUL-terminated; the first HARNESS_OUT_MAX bytes */
+    volatile LONG used;
 };
 
+static DWORD WINAPI harness_drain(LPVOID arg)
+{
+    struct harness_child *c = arg;
+    char buf[4096];
+    DWORD n;
+    while (ReadFile(c->out_read, buf, sizeof buf, &n, NULL) && n > 0) {
+        size_t used = (size_t)c->used,
+               k = n < HARNESS_OUT_MAX - 1 - used ? n : HARNESS_OUT_MAX - 1 - used;
+        memcpy(c->text + used, buf, k);
+        c->text[used + k] = '\0';
+        InterlockedExchange(&c->used, (LONG)(used + k));
+    }
+    return 0;
+}
+
 /* Starts the program of environment variable env with args (a command-line tail), stdout
- * and stderr into one pipe. */
+ * and stderr into one pipe, drained from now on. */
 static inline void harness_spawn_with(const char *env, const char *args, DWORD flags,
                                       struct harness_child *c)
 {
@@ -82,6 +103,9 @@ static inline void harness_spawn_with(const char *env, const char *args, DWORD f
     HANDLE wr;
     STARTUPINFOA si;
     snprintf(cmd, sizeof cmd, "\"%s\" %s", harness_exe(env), args);
+    memset(c, 0, sizeof *c);
+    c->text = calloc(1, HARNESS_OUT_MAX);
+    assert_non_null(c->text);
     assert_true(CreatePipe(&c->out_read, &wr, &sa, 0));
     SetHandleInformation(c->out_read, HANDLE_FLAG_INHERIT, 0);
     memset(&si, 0, sizeof si);
@@ -93,40 +117,32 @@ static inline void harness_spawn_with(const char *env, const char *args, DWORD f
     if (!CreateProcessA(NULL, cmd, NULL, NULL, TRUE, flags, NULL, NULL, &si, &c->pi))
         fail_msg("cannot start %s: Win32 error %lu", cmd, GetLastError());
     CloseHandle(wr);
+    c->drainer = CreateThread(NULL, 0, harness_drain, c, 0, NULL);
+    assert_non_null(c->drainer);
 }
 
-/* Reads the child's output until it exits (or timeout_ms), returns its exit code (fails the
- * test on timeout). out receives the output, NUL-terminated. */
+/* Waits for the child to exit (or timeout_ms: then it is ended and the test fails), returns
+ * its exit code; out receives its output, NUL-terminated (cut to len). Frees the child. */
 static inline DWORD harness_finish(struct harness_child *c, char *out, size_t len, DWORD timeout_ms)
 {
-    size_t used = 0;
-    DWORD code = 0, n;
-    ULONGLONG start = GetTickCount64();
-    for (;;) {
-        DWORD avail = 0;
-        while (PeekNamedPipe(c->out_read, NULL, 0, NULL, &avail, NULL) && avail > 0 &&
-               used + 1 < len &&
-               ReadFile(c->out_read, out + used,
-                        (DWORD)(len - 1 - used < avail ? len - 1 - used : avail), &n, NULL))
-            used += n;
-        if (WaitForSingleObject(c->pi.hProcess, 20) == WAIT_OBJECT_0) {
-            while (used + 1 < len &&
-                   ReadFile(c->out_read, out + used, (DWORD)(len - 1 - used), &n, NULL) && n > 0)
-                used += n;
-            break;
-        }
-        if (GetTickCount64() - start > timeout_ms) {
-            TerminateProcess(c->pi.hProcess, 99);
-            out[used] = '\0';
-            fail_msg("perchd did not exit within %lu ms; output so far:\n%s",
-                     (unsigned long)timeout_ms, out);
-        }
+    DWORD code = 0;
+    bool late = WaitForSingleObject(c->pi.hProcess, timeout_ms) != WAIT_OBJECT_0;
+    if (late) {
+        TerminateProcess(c->pi.hProcess, 99);
+        WaitForSingleObject(c->pi.hProcess, 10000);
     }
-    out[used] = '\0';
+    WaitForSingleObject(c->drainer, 10000); /* the pipe ends with the process */
+    snprintf(out, len, "%s", c->text);
     GetExitCodeProcess(c->pi.hProcess, &code);
+    CloseHandle(c->drainer);
     CloseHandle(c->pi.hProcess);
     CloseHandle(c->pi.hThread);
     CloseHandle(c->out_read);
+    free(c->text);
+    memset(c, 0, sizeof *c);
+    if (late)
+        fail_msg("perchd did not exit within %lu ms; output so far:\n%s", (unsigned long)timeout_ms,
+                 out);
     return code;
 }
 

@@ -8,7 +8,8 @@
  * --json; the recording stopped over the pipe and then fetched over it is byte for byte the
  * file perchd wrote, and so is one `perch record --duration` starts and fetches; a
  * flight-recorder snapshot taken over the pipe while the session runs (its replay over) is
- * byte for byte the file perchd kept, and its report over a window is the trace's.
+ * byte for byte the file perchd kept, and its report over a window is the trace's; once the
+ * snapshots kept reach SnapshotCapMb, the next is refused with a sentence and nothing changes.
  *
  * The windows end well before the end of the trace: the model holds a sample until its stack
  * is complete (up to 4 s of trace time), and trace time stops when the replay ends, so the
@@ -324,6 +325,53 @@ static void check_same_as_kept(const char *args, const char *local)
     assert_same_file(kept_path, local);
 }
 
+/* The snapshots kept in the capture directory (snapshot-*.perch). */
+static unsigned snapshots_kept(void)
+{
+    char find[MAX_PATH * 2];
+    WIN32_FIND_DATAA fd;
+    unsigned n = 0;
+    snprintf(find, sizeof find, "%s\\cap\\snapshot-*.perch", dir);
+    HANDLE h = FindFirstFileA(find, &fd);
+    if (h == INVALID_HANDLE_VALUE)
+        return 0;
+    do
+        n++;
+    while (FindNextFileA(h, &fd));
+    FindClose(h);
+    return n;
+}
+
+/* SnapshotCapMb (16 MiB here): once the snapshots kept reach it, the next is refused with a
+ * sentence that says why and what to do, nothing is written or deleted, and the refusal is in
+ * perchd's log; once the old ones are gone, a snapshot is taken again. */
+static void check_snapshot_cap(void)
+{
+    char big[MAX_PATH * 2], local[MAX_PATH * 2], args[MAX_PATH * 3];
+    LARGE_INTEGER size;
+    unsigned before = snapshots_kept();
+    assert_true(before >= 1); /* the one taken above */
+    snprintf(big, sizeof big, "%s\\cap\\snapshot-20200101-000000.perch", dir);
+    HANDLE h = CreateFileA(big, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
+    assert_true(h != INVALID_HANDLE_VALUE);
+    size.QuadPart = 16ll << 20;
+    assert_true(SetFilePointerEx(h, size, NULL, FILE_BEGIN) && SetEndOfFile(h));
+    CloseHandle(h);
+    snprintf(local, sizeof local, "%s\\refused.perch", dir);
+    snprintf(args, sizeof args, "snapshot -o \"%s\"", local);
+    cli(args, 1);
+    assert_contains(r.err, "the snapshots already kept reach SnapshotCapMb (16 MiB): ");
+    assert_contains(r.err, "delete old ones (snapshot-*.perch) or raise the cap");
+    assert_true(GetFileAttributesA(local) == INVALID_FILE_ATTRIBUTES);
+    assert_int_equal(snapshots_kept(), before + 1); /* none written, none deleted */
+    char *log = harness_read_in(dir, "perchd.log");
+    assert_contains(log, "reach SnapshotCapMb (16 MiB)");
+    free(log);
+    assert_true(DeleteFileA(big));
+    cli(args, 0);
+    assert_int_equal(snapshots_kept(), before + 1);
+}
+
 /* ---- the test ------------------------------------------------------------------------------ */
 
 static void start_perchd(struct harness_child *c)
@@ -342,7 +390,7 @@ static void start_perchd(struct harness_child *c)
     harness_fresh_dir("live_pipe", dir, sizeof dir);
     snprintf(args, sizeof args,
              "run --defaults --data-dir \"%s\" --capture-dir \"%s\\cap\" --set RecordOnStart=on "
-             "--set RotateSizeMb=65536 --duration 600",
+             "--set RotateSizeMb=65536 --set SnapshotCapMb=16 --duration 600",
              dir, dir);
     harness_spawn_with("PERCHD_FAKE_EXE", args, CREATE_NEW_CONSOLE, c);
     if (!harness_wait_status(dir, "state: running", 30000)) {
@@ -391,6 +439,7 @@ static void test_perch_against_a_live_perchd(void **state)
     snprintf(args, sizeof args, "snapshot -o \"%s\" --json", local);
     check_same_as_kept(args, local);
     check_snapshot_agrees(local, g.lo + len / 8, g.lo + len / 3);
+    check_snapshot_cap();
 
     pc = connect_pipe();
     check_recording_times(pc, 0);

@@ -23,27 +23,9 @@
 #define SESSION "Perch Kernel Session"
 
 static char dir[MAX_PATH], etl[MAX_PATH * 2], pipe_name[96];
-static char out[HARNESS_OUT_MAX]; /* perchd's output (drain) */
+static char out[HARNESS_OUT_MAX]; /* perchd's output, once it ended */
 static perch_cli_result r;
 static struct harness_child child; /* perchd_fake */
-
-static HANDLE drainer;
-static size_t drained;
-
-/* Reads perchd's output into out until the pipe ends. */
-static DWORD WINAPI drain(LPVOID arg)
-{
-    char buf[4096];
-    DWORD n;
-    (void)arg;
-    while (ReadFile(child.out_read, buf, sizeof buf, &n, NULL) && n > 0) {
-        size_t k = n < sizeof out - 1 - drained ? n : sizeof out - 1 - drained;
-        memcpy(out + drained, buf, k);
-        drained += k;
-        out[drained] = '\0';
-    }
-    return 0;
-}
 
 static void cli(const char *args, DWORD want)
 {
@@ -92,7 +74,7 @@ static void make_trace(void)
     snprintf(etl, sizeof etl, "%s\\seed5.etl", src);
     /* a capture of about 2.7 MB: three files or more at 1 MiB */
     snprintf(args, sizeof args, "synth -o \"%s\" --seed 5 --size 16M", etl);
-    static char said[HARNESS_OUT_MAX]; /* not out: perchd's drain may still write there */
+    static char said[HARNESS_OUT_MAX]; /* not out: perchd's output once it ends */
     assert_int_equal(harness_run_with("PERCH_EXE", args, said, sizeof said, 120000), 0);
 }
 
@@ -111,12 +93,7 @@ static void start_perchd(const char *name, const char *extra, uint32_t pace)
     snprintf(args, sizeof args,
              "run --defaults --data-dir \"%s\" --capture-dir \"%s\\cap\" --duration 600 %s", dir,
              dir, extra);
-    harness_spawn_with("PERCHD_FAKE_EXE", args, CREATE_NEW_CONSOLE, &child);
-    /* perchd echoes every log line to its stderr (this pipe): drain it all along, or a full
-     * pipe blocks the thread that logs (the refusals below are long sentences) */
-    drained = 0;
-    drainer = CreateThread(NULL, 0, drain, NULL, 0, NULL);
-    assert_non_null(drainer);
+    harness_spawn_with("PERCHD_FAKE_EXE", args, CREATE_NEW_CONSOLE, &child); /* drained */
     if (!harness_wait_status(dir, "state: running", 30000)) {
         TerminateProcess(child.pi.hProcess, 1);
         fail_msg("perchd_fake run did not report running");
@@ -158,17 +135,8 @@ static void wait_taken(void)
 
 static void stop_perchd(void)
 {
-    DWORD code = 99;
     harness_send_ctrl(&child, CTRL_C_EVENT);
-    if (WaitForSingleObject(child.pi.hProcess, 120000) != WAIT_OBJECT_0)
-        fail_msg("perchd did not stop within 120 s");
-    GetExitCodeProcess(child.pi.hProcess, &code);
-    WaitForSingleObject(drainer, 10000); /* the pipe ends with the process */
-    CloseHandle(drainer);
-    CloseHandle(child.pi.hProcess);
-    CloseHandle(child.pi.hThread);
-    CloseHandle(child.out_read);
-    child.pi.hProcess = NULL;
+    DWORD code = harness_finish(&child, out, sizeof out, 120000);
     if (code != 0)
         fail_msg("perchd exited with %lu:\n%s", (unsigned long)code, out);
     assert_int_equal(perch_fake_etw_count("Perch"), 0);

@@ -70,6 +70,9 @@ static const perch_config_key keys[] = {
         "a recording moves to a new capture file at this age"),
     U32("DiskCapMb", disk_cap_mb, 16, 16777216, "4096", "MiB",
         "total size of the capture files of recordings; the oldest are deleted first"),
+    U32("SnapshotCapMb", snapshot_cap_mb, 16, 16777216, "4096", "MiB",
+        "total size of the flight-recorder snapshots in the capture directory; once they reach "
+        "it a new snapshot is refused (none is deleted)"),
     U32("LogFileKb", log_file_kb, 64, 1048576, "1024", "KiB",
         "the log file moves to perchd.1.log at this size"),
     U32("LogFiles", log_files, 1, 100, "4", "files", "log files kept, the current one included"),

@@ -1,0 +1,23 @@
+/*
+ * The flight recorder's snapshot files in a capture directory: perchd names them
+ * snapshot-YYYYMMDD-HHMMSS[-N].perch (src/win/daemon_captures.c), and their total size is held
+ * to SnapshotCapMb (include/perch/config.h). A recording may not take the snapshot- prefix
+ * (perch__rotate_check_name), so every file of that shape is a snapshot; no snapshot is ever
+ * deleted by perchd, a new one is refused instead.
+ */
+#ifndef PERCH_CAPTURE_SNAPSHOT_FILES_H
+#define PERCH_CAPTURE_SNAPSHOT_FILES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* True for a name that starts with "snapshot-" and ends with ".perch", with something between
+ * (names are matched as perchd writes them: lower case). */
+bool perch__snapshot_file(const char *name);
+
+/* The number and total size of the snapshot files in dir (0 and 0 when it does not exist).
+ * PERCH_EACCES, PERCH_ELIMIT (more than 100,000 files), PERCH_ENOMEM, PERCH_EIO. */
+int perch__snapshot_usage(const char *dir, uint64_t *bytes, size_t *files);
+
+#endif

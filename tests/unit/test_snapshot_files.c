@@ -1,0 +1,97 @@
+/*
+ * Snapshot files of a capture directory (src/core/capture/snapshot_files.h): which names count
+ * as perchd's snapshots, and their total size in a directory that also holds recordings and
+ * other files; a directory that does not exist holds none.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "capture/snapshot_files.h"
+#include "perch/error.h"
+#include "perch/fs.h"
+
+static void put(const char *dir, const char *name, size_t size)
+{
+    char *path = perch_fs_join(dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    for (size_t i = 0; i < size; i++)
+        assert_int_equal(fputc((int)(i & 0xff), f), (int)(i & 0xff));
+    assert_int_equal(fclose(f), 0);
+    perch_free(path);
+}
+
+static void empty_dir(const char *dir)
+{
+    perch_fs_entry *e = NULL;
+    size_t n = 0;
+    assert_int_equal(perch_fs_mkdir(dir), 0);
+    assert_int_equal(perch_fs_list(dir, 1000, &e, &n), 0);
+    for (size_t i = 0; i < n; i++) {
+        char *p = perch_fs_join(dir, e[i].name);
+        assert_int_equal(perch_fs_remove(p), 0);
+        perch_free(p);
+    }
+    perch_fs_list_free(e, n);
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    assert_true(perch__snapshot_file("snapshot-20261205-212249.perch"));
+    assert_true(perch__snapshot_file("snapshot-20261205-212249-3.perch"));
+    assert_true(perch__snapshot_file("snapshot-x.perch"));
+    assert_false(perch__snapshot_file("snapshot-.perch")); /* nothing between */
+    assert_false(perch__snapshot_file("snapshot.perch"));
+    assert_false(perch__snapshot_file("snapshot-20261205-212249.perch.tmp"));
+    assert_false(perch__snapshot_file("snapshot-20261205-212249.txt"));
+    assert_false(perch__snapshot_file("perch-20261205-212249-000001.perch"));
+    assert_false(perch__snapshot_file("my-snapshot-1.perch"));
+    assert_false(perch__snapshot_file(""));
+}
+
+static void test_usage_counts_only_snapshots(void **state)
+{
+    const char *dir = "snapshot_usage";
+    uint64_t bytes = 1;
+    size_t files = 1;
+    (void)state;
+    empty_dir(dir);
+    assert_int_equal(perch__snapshot_usage(dir, &bytes, &files), 0);
+    assert_int_equal(bytes, 0);
+    assert_int_equal(files, 0);
+    put(dir, "snapshot-20261205-212249.perch", 1000);
+    put(dir, "snapshot-20261205-212249-1.perch", 234);
+    put(dir, "perch-20261205-212249-000001.perch", 5000); /* a recording's */
+    put(dir, "notes.perch", 700);
+    put(dir, "snapshot-20261205-212249.txt", 900);
+    assert_int_equal(perch__snapshot_usage(dir, &bytes, &files), 0);
+    assert_int_equal(bytes, 1234);
+    assert_int_equal(files, 2);
+    empty_dir(dir);
+}
+
+static void test_missing_directory_holds_none(void **state)
+{
+    uint64_t bytes = 1;
+    size_t files = 1;
+    (void)state;
+    assert_int_equal(perch__snapshot_usage("snapshot_usage_never_made", &bytes, &files), 0);
+    assert_int_equal(bytes, 0);
+    assert_int_equal(files, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_usage_counts_only_snapshots),
+        cmocka_unit_test(test_missing_directory_holds_none),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
