@@ -530,7 +530,7 @@ static void test_consume_ticks_and_errors(void **state)
     assert_int_equal(perr, 0);
     records = fed;
     assert_true(records > 20000);
-    assert_true(t.calls >= records / 4096 + 5);
+    assert_true(t.calls >= records / 4096 + 1); /* at least one by time, however late woken */
     /* A tick that fails stops the loop with its error and cancels the producer. */
     t = (struct tick_log){0, 0, 3};
     assert_int_equal(consume_with(&etl, &t, 0, 0, &fed, &perr), PERCH_ELIMIT);

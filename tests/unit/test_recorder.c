@@ -512,7 +512,7 @@ static void test_snapshot_holds_the_open_segment(void **state)
     uint64_t counted;
     (void)state;
     uint64_t all = samples_in(full, full_len);
-    uint64_t sealed = snapshot_after_feeding(1000, false, &counted);
+    uint64_t sealed = snapshot_after_feeding(20000, false, &counted); /* ends once sealed */
     uint64_t unsealed = snapshot_after_feeding(0, false, &counted);
     printf("  %llu samples fed; snapshot with the open segment sealed: %llu, without: %llu\n",
            (unsigned long long)all, (unsigned long long)sealed, (unsigned long long)unsealed);

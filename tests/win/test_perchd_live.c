@@ -227,6 +227,14 @@ static void test_ctrl_break_writes_a_snapshot(void **state)
     spawn_fake_run("live_snapshot", "--set FlightRecorderSeconds=3600 --set RecordOnStart=off", &c);
     assert_true(perch_fake_etw_wait_replay(SESSION, 120000));
     assert_true(harness_wait_status(dir, " s held, ", 10000)); /* the status shows it */
+    perch_fake_etw_session_info info;
+    char taken[64];
+    assert_true(perch_fake_etw_session(SESSION, &info));
+    snprintf(taken, sizeof taken, "events: %u received", info.delivered);
+    if (!harness_wait_status(dir, taken, 60000)) { /* the model has taken every event */
+        TerminateProcess(c.pi.hProcess, 1);
+        fail_msg("perchd did not take the %u events delivered", info.delivered);
+    }
     snprintf(pattern, sizeof pattern, "%s\\cap", dir);
     if (!RemoveDirectoryA(pattern)) { /* empty (no recording): the snapshot makes it again */
         TerminateProcess(c.pi.hProcess, 1);
@@ -324,12 +332,16 @@ static void test_service_records_live(void **state)
     assert_int_equal(harness_run("status", out, sizeof out, 30000), 0);
     assert_contains(out, "Recording kernel events from the private system logger session");
     /* the same daemon over its pipe, as a client sees it */
-    assert_int_equal(harness_run_with("PERCH_EXE", "status", out, sizeof out, 30000), 0);
-    assert_contains(out, "session: running, private system logger \"Perch Kernel Session\"");
     perch_fake_etw_session_info info;
     char events[64];
     assert_true(perch_fake_etw_session(SESSION, &info));
     snprintf(events, sizeof events, "events: %u total", info.delivered); /* all of them */
+    for (ULONGLONG t0 = GetTickCount64();; Sleep(200)) { /* once the model has taken them */
+        assert_int_equal(harness_run_with("PERCH_EXE", "status", out, sizeof out, 30000), 0);
+        if (strstr(out, events) != NULL || GetTickCount64() - t0 > 60000)
+            break;
+    }
+    assert_contains(out, "session: running, private system logger \"Perch Kernel Session\"");
     assert_contains(out, events);
     /* a snapshot of the service's flight recorder, over the pipe */
     char args[MAX_PATH * 3];
