@@ -38,8 +38,10 @@ static void test_perch_talks_to_perchd(void **state)
     SetEnvironmentVariableA("PERCH_PIPE", pipe_name);
     harness_fresh_dir("serves", dir, sizeof dir);
     snprintf(args, sizeof args,
-             "run --defaults --data-dir \"%s\" --capture-dir \"%s\\cap\" --duration 10", dir, dir);
-    harness_spawn(args, 0, &c);
+             "run --defaults --data-dir \"%s\" --capture-dir \"%s\\cap\" --duration 300", dir, dir);
+    /* ended by Ctrl+C below: a short --duration ran out on a loaded machine before the five
+     * perch.exe processes had started under Wine */
+    harness_spawn(args, CREATE_NEW_CONSOLE, &c);
     wait_for_pipe();
 
     perch_cli_run("status", &r);
@@ -61,6 +63,7 @@ static void test_perch_talks_to_perchd(void **state)
     perch_cli_run("captures", &r);
     assert_true(r.code == 0 || strstr(r.err, "not available") != NULL);
 
+    harness_send_ctrl(&c, CTRL_C_EVENT);
     DWORD code = harness_finish(&c, out, sizeof out, 60000);
     assert_int_equal(code, 0);
     char path[MAX_PATH * 2];
@@ -116,8 +119,10 @@ static void test_squatter_refused(void **state)
     free(status);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (harness_is_helper(argc, argv))
+        return harness_helper(argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_perch_talks_to_perchd),
         cmocka_unit_test(test_squatter_refused),
