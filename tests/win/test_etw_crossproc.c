@@ -91,7 +91,9 @@ static void test_outside_stop_ends_another_process_consumer(void **state)
     DWORD pid = 0, code = 99;
     HANDLE child = spawn(L"child-consume", &pid);
     assert_true(wait_session(true, &info));
-    Sleep(300); /* the child is now in ProcessTrace */
+    /* the child is in ProcessTrace once its (empty) replay is done; a fixed 300 ms sleep here
+     * could stop the session before a slow child had opened it */
+    assert_true(perch_fake_etw_wait_replay("Perch Kernel Session", 20000));
     memset(&b, 0, sizeof b);
     b.p.Wnode.BufferSize = sizeof b;
     b.p.LoggerNameOffset = offsetof(struct props_with_names, names);

@@ -328,6 +328,8 @@ static ULONG run(open_trace *t)
     QueryPerformanceCounter(&st.t0);
     if (t->replay[0] != '\0')
         replay_file(t, &st);
+    else /* nothing to replay: done at once, so a test can see a consumer is in ProcessTrace */
+        publish(t, 0, true, 0);
     while (!t->closing && !st.stopped && still_running(t))
         Sleep(10);
     Sleep(fake_scenario_dword("HangAfterEndMs", 0)); /* a ProcessTrace slow to return */
