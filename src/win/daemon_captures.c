@@ -337,28 +337,12 @@ static int write_snapshot(perch_daemon *d, uint32_t last_seconds, const char *pa
     return err;
 }
 
-/* SnapshotCapMb: 0 while the snapshots already in the directory stay under it, else
- * PERCH_ELIMIT with a sentence in why (or the listing's error). */
-static int check_snapshot_cap(perch_daemon *d, char *why, size_t why_len)
-{
-    uint64_t bytes, cap = (uint64_t)d->o.config.snapshot_cap_mb << 20;
-    size_t files;
-    int err = perch__snapshot_usage(d->capture_dir, &bytes, &files);
-    if (err < 0 || bytes < cap)
-        return err;
-    /* the directory last: a long one is what the reply's 300 bytes may cut */
-    snprintf(why, why_len,
-             "the snapshots already kept reach SnapshotCapMb (%u MiB): %zu file(s), %.1f MiB; "
-             "delete old ones (snapshot-*.perch) or raise the cap ('perchd config set "
-             "SnapshotCapMb N', then restart perchd); they are in %s",
-             d->o.config.snapshot_cap_mb, files, (double)bytes / 1048576.0, d->capture_dir);
-    return PERCH_ELIMIT;
-}
-
 int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, size_t len, char *why,
                           size_t why_len)
 {
     char file[PERCH_CONFIG_PATH_MAX] = "", sentence[PERCH_DAEMON_TEXT] = "";
+    if (why != NULL && why_len > 0)
+        why[0] = '\0';
     if (d == NULL)
         return PERCH_EINVAL;
     AcquireSRWLockExclusive(&d->ctl); /* the recorder lives until the session stops (ctl) */
@@ -366,7 +350,8 @@ int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, si
     if (err == 0) /* made again if someone removed it, as a recording's rotation does */
         err = perch_fs_mkdir(d->capture_dir);
     if (err == 0)
-        err = check_snapshot_cap(d, sentence, sizeof sentence);
+        err = perch__snapshot_cap_check(d->capture_dir, d->o.config.snapshot_cap_mb, sentence,
+                                        sizeof sentence);
     if (err == 0) {
         new_path(d, "snapshot", file, sizeof file);
         err = write_snapshot(d, last_seconds, file);

@@ -1,7 +1,9 @@
 /*
  * The process-wide log of perchd (src/win/log.h): formats one line per sentence with a UTC
  * timestamp and level, and hands it to the rotating log file, the event log and the console
- * echo under one lock, so lines from different threads never interleave.
+ * echo under one lock, so lines from different threads never interleave. Writing a line can
+ * wait (a console paused by a selection, an echo pipe nobody reads); the log file's path, which
+ * every status asks for, has a lock of its own so that a waiting line never holds up a status.
  */
 #include <windows.h>
 #include <stdarg.h>
@@ -16,7 +18,18 @@ static SRWLOCK lock = SRWLOCK_INIT;
 static perch_logfile *file = NULL;
 static bool event_log = false;
 static FILE *echo = NULL;
+static SRWLOCK path_lock = SRWLOCK_INIT; /* guards file_path only, never held while writing */
 static char file_path[1100];
+
+static void set_path(const char *dir)
+{
+    AcquireSRWLockExclusive(&path_lock);
+    if (dir != NULL)
+        snprintf(file_path, sizeof file_path, "%s\\perchd.log", dir);
+    else
+        file_path[0] = '\0';
+    ReleaseSRWLockExclusive(&path_lock);
+}
 
 int perch_log_open(const perch_log_options *o)
 {
@@ -24,11 +37,11 @@ int perch_log_open(const perch_log_options *o)
     AcquireSRWLockExclusive(&lock);
     echo = o->echo;
     event_log = o->event_log && perch__eventlog_open() == 0;
-    file_path[0] = '\0';
+    set_path(NULL);
     if (o->dir != NULL && file == NULL) {
         err = perch__logfile_open(o->dir, "perchd", o->file_bytes, o->files, &file);
         if (err == 0)
-            snprintf(file_path, sizeof file_path, "%s\\perchd.log", o->dir);
+            set_path(o->dir);
     }
     ReleaseSRWLockExclusive(&lock);
     return err;
@@ -36,9 +49,9 @@ int perch_log_open(const perch_log_options *o)
 
 void perch_log_file_path(char *out, size_t size)
 {
-    AcquireSRWLockShared(&lock);
+    AcquireSRWLockShared(&path_lock);
     snprintf(out, size, "%s", file_path);
-    ReleaseSRWLockShared(&lock);
+    ReleaseSRWLockShared(&path_lock);
 }
 
 void perch_log(perch_log_level level, const char *fmt, ...)
@@ -74,7 +87,7 @@ void perch_log_close(void)
     AcquireSRWLockExclusive(&lock);
     perch__logfile_close(file);
     file = NULL;
-    file_path[0] = '\0';
+    set_path(NULL);
     if (event_log)
         perch__eventlog_close();
     event_log = false;

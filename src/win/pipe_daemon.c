@@ -321,7 +321,7 @@ static int b_snapshot(void *ctx, const perch_proto_peer *peer, const perch_proto
                       perch_proto_source *src, perch_proto_answer *a)
 {
     perch_pipe_daemon *p = ctx;
-    char path[PERCH_CONFIG_PATH_MAX], why[PERCH_DAEMON_TEXT];
+    char path[PERCH_CONFIG_PATH_MAX], why[PERCH_DAEMON_TEXT] = "";
     uint64_t s = (r->last_ms + 999) / 1000;
     (void)peer;
     int err = perch_daemon_snapshot(p->d, s > UINT32_MAX ? UINT32_MAX : (uint32_t)s, path,

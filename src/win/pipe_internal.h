@@ -106,6 +106,13 @@ typedef struct pipe_client {
     char reason[200]; /* why the server dropped it ("" when the client left) */
 } pipe_client;
 
+/* A log line written under the lock, logged after it is released (a log line can wait). */
+typedef struct pipe_log_line {
+    struct pipe_log_line *next;
+    bool drop; /* counted in stats.dropped once logged, so the count never runs ahead */
+    char text[];
+} pipe_log_line;
+
 struct perch_pipe_server {
     perch_pipe_server_opts o;
     perch_proto_backend backend; /* copied */
@@ -123,6 +130,7 @@ struct perch_pipe_server {
     uint32_t listening;
     uint32_t readers; /* connected read-only clients (pipe_client.reader_slot) */
     perch_pipe_server_stats stats;
+    pipe_log_line *log_head, *log_tail; /* waiting for perch__pipe_flush_log */
 };
 
 /* pipe_server.c */
@@ -132,6 +140,8 @@ void perch__pipe_kick(perch_pipe_server *s);
 void perch__pipe_queue(pipe_client *c, uint8_t *frame, size_t len);
 /* Starts closing c with reason (NULL: the client left) (under the lock). */
 void perch__pipe_close(pipe_client *c, const char *reason);
+/* Logs the lines perch__pipe_close queued under the lock (call without it). */
+void perch__pipe_flush_log(perch_pipe_server *s);
 /* Queues an ERROR (PERCH_EBUSY, msg) for c and closes it once that is sent (under the lock). */
 void perch__pipe_refuse_busy(perch_pipe_server *s, pipe_client *c, const char *msg);
 

@@ -107,10 +107,44 @@ static void refill(perch_pipe_server *s)
             break;
 }
 
-static void log_line(perch_pipe_server *s, int level, const char *line)
+/* Queues a warning line (under the lock): no thread logs while it holds the lock, or a log
+ * line that waits (a paused console) would stop every client and every STATUS with it. A line
+ * that cannot be queued is lost, its drop still counted. */
+static void queue_log(perch_pipe_server *s, const char *line, bool drop)
 {
-    if (s->backend.log)
-        s->backend.log(s->backend.ctx, level, line);
+    size_t n = strlen(line) + 1;
+    pipe_log_line *l = s->backend.log ? perch__alloc(sizeof *l + n) : NULL;
+    if (l == NULL) {
+        s->stats.dropped += drop;
+        return;
+    }
+    l->next = NULL;
+    l->drop = drop;
+    memcpy(l->text, line, n);
+    if (s->log_tail)
+        s->log_tail->next = l;
+    else
+        s->log_head = l;
+    s->log_tail = l;
+}
+
+void perch__pipe_flush_log(perch_pipe_server *s)
+{
+    perch_mutex_lock(s->lock);
+    pipe_log_line *l = s->log_head;
+    s->log_head = s->log_tail = NULL;
+    perch_mutex_unlock(s->lock);
+    while (l != NULL) {
+        pipe_log_line *next = l->next;
+        s->backend.log(s->backend.ctx, PERCH_PROTO_LOG_WARN, l->text);
+        if (l->drop) {
+            perch_mutex_lock(s->lock);
+            s->stats.dropped++;
+            perch_mutex_unlock(s->lock);
+        }
+        perch__free(l);
+        l = next;
+    }
 }
 
 void perch__pipe_queue(pipe_client *c, uint8_t *frame, size_t len)
@@ -149,8 +183,7 @@ void perch__pipe_close(pipe_client *c, const char *reason)
         snprintf(c->reason, sizeof c->reason, "%s", reason);
         snprintf(line, sizeof line, "pipe client pid %u (%s) disconnected by perchd: %s",
                  (unsigned)c->pid, c->image[0] ? c->image : "image unknown", reason);
-        log_line(s, PERCH_PROTO_LOG_WARN, line);
-        s->stats.dropped++;
+        queue_log(s, line, true);
     }
     CancelIoEx(c->pipe, NULL);
 }
@@ -423,6 +456,7 @@ static int io_thread(void *arg)
             sweep(s, tick && !s->stopping);
         bool done = s->stopping && s->clients == NULL;
         perch_mutex_unlock(s->lock);
+        perch__pipe_flush_log(s); /* what this turn and the workers' last jobs queued */
         if (done)
             return 0;
     }
@@ -452,6 +486,8 @@ static void destroy(perch_pipe_server *s)
     }
     for (uint32_t i = 0; i < s->nworkers; i++)
         perch_thread_join(s->workers[i], NULL);
+    if (s->lock != NULL)
+        perch__pipe_flush_log(s);                             /* the last lines, none lost */
     for (pipe_client *c = s->clients, *n; c != NULL; c = n) { /* the I/O thread never ran */
         DWORD got;
         n = c->next;

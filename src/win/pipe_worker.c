@@ -175,6 +175,7 @@ int perch__pipe_worker(void *arg)
         perch_mutex_unlock(s->lock);
         if (!closing)
             run(s, c, job);
+        perch__pipe_flush_log(s); /* a close run() made, logged without the lock */
         perch_mutex_lock(s->lock);
         c->busy = false;
         perch__pipe_kick(s);

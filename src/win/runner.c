@@ -51,7 +51,7 @@ static void on_progress(void *ctx, uint32_t wait_hint_ms)
 
 static void snapshot(perch_daemon *d)
 {
-    char path[PERCH_CONFIG_PATH_MAX], why[PERCH_DAEMON_TEXT];
+    char path[PERCH_CONFIG_PATH_MAX], why[PERCH_DAEMON_TEXT] = "";
     int err = perch_daemon_snapshot(d, 0, path, sizeof path, why, sizeof why);
     if (err == 0)
         perch_log(PERCH_LOG_INFO, "Snapshot of the flight recorder written to %s.", path);

@@ -1,7 +1,9 @@
 /*
  * Snapshot files of a capture directory (src/core/capture/snapshot_files.h): which names count
  * as perchd's snapshots, and their total size in a directory that also holds recordings and
- * other files; a directory that does not exist holds none.
+ * other files; a directory that does not exist holds none; SnapshotCapMb's check at its
+ * boundary, with its sentence. (A listing that fails could not be made to fail here: as root,
+ * and with ENOTDIR read as "no such directory", every listing succeeds.)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,11 +19,14 @@
 
 static void put(const char *dir, const char *name, size_t size)
 {
+    static unsigned char block[4096];
     char *path = perch_fs_join(dir, name);
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
-    for (size_t i = 0; i < size; i++)
-        assert_int_equal(fputc((int)(i & 0xff), f), (int)(i & 0xff));
+    for (size_t left = size, k; left > 0; left -= k) {
+        k = left < sizeof block ? left : sizeof block;
+        assert_int_equal(fwrite(block, 1, k, f), k);
+    }
     assert_int_equal(fclose(f), 0);
     perch_free(path);
 }
@@ -86,12 +91,35 @@ static void test_missing_directory_holds_none(void **state)
     assert_int_equal(files, 0);
 }
 
+/* The cap counts the snapshots already there: one byte under it passes, at it the next is
+ * refused with the sentence, and other files never count. */
+static void test_cap_boundary(void **state)
+{
+    const char *dir = "snapshot_cap";
+    char why[400] = "x";
+    (void)state;
+    empty_dir(dir);
+    assert_int_equal(perch__snapshot_cap_check(dir, 1, why, sizeof why), 0);
+    put(dir, "snapshot-20261205-212249.perch", (1u << 20) - 1);
+    put(dir, "perch-20261205-212249-000001.perch", 3u << 20); /* a recording's: not counted */
+    assert_int_equal(perch__snapshot_cap_check(dir, 1, why, sizeof why), 0);
+    put(dir, "snapshot-20261205-212250.perch", 1);
+    assert_int_equal(perch__snapshot_cap_check(dir, 1, why, sizeof why), PERCH_ELIMIT);
+    assert_string_equal(why, "the snapshots already kept reach SnapshotCapMb (1 MiB): 2 file(s), "
+                             "1.0 MiB; delete old ones (snapshot-*.perch) or raise the cap "
+                             "('perchd config set SnapshotCapMb N', then restart perchd); they "
+                             "are in snapshot_cap");
+    assert_int_equal(perch__snapshot_cap_check(dir, 2, why, sizeof why), 0);
+    empty_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_usage_counts_only_snapshots),
         cmocka_unit_test(test_missing_directory_holds_none),
+        cmocka_unit_test(test_cap_boundary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,33 +68,48 @@ static inline void harness_fresh_dir(const char *name, char *out, size_t len)
 }
 
 /* A child program. Its stdout and stderr go into one pipe that a thread of ours reads all
- * along (into text): perchd echoes every log line there, and a pipe nobody reads fills and
- * blocks whichever perchd thread logs next, with the locks it holds. */
-struct harness_child {
-    PROCESS_INFORMATION pi;
+ * along: perchd echoes every log line there, and a pipe nobody reads fills and blocks
+ * whichever perchd thread logs next. What the thread reads lives on the heap, shared by the
+ * thread and the child (two references), so a test that fails before harness_finish leaves
+ * the thread nothing freed to write into. */
+struct harness_drain {
     HANDLE out_read;
-    HANDLE drainer;
-    char *text; /* what the child wrote, NUL-terminated; the first HARNESS_OUT_MAX bytes */
+    volatile LONG refs;
     volatile LONG used;
+    char text[HARNESS_OUT_MAX]; /* what the child wrote, NUL-terminated, the first bytes kept */
 };
 
-static DWORD WINAPI harness_drain(LPVOID arg)
+struct harness_child {
+    PROCESS_INFORMATION pi;
+    HANDLE drainer;
+    struct harness_drain *drain;
+};
+
+static inline void harness_drain_release(struct harness_drain *g)
 {
-    struct harness_child *c = arg;
+    if (InterlockedDecrement(&g->refs) == 0) {
+        CloseHandle(g->out_read);
+        free(g);
+    }
+}
+
+static DWORD WINAPI harness_drain_thread(LPVOID arg)
+{
+    struct harness_drain *g = arg;
     char buf[4096];
     DWORD n;
-    while (ReadFile(c->out_read, buf, sizeof buf, &n, NULL) && n > 0) {
-        size_t used = (size_t)c->used,
-               k = n < HARNESS_OUT_MAX - 1 - used ? n : HARNESS_OUT_MAX - 1 - used;
-        memcpy(c->text + used, buf, k);
-        c->text[used + k] = '\0';
-        InterlockedExchange(&c->used, (LONG)(used + k));
+    while (ReadFile(g->out_read, buf, sizeof buf, &n, NULL) && n > 0) {
+        size_t used = (size_t)g->used, room = HARNESS_OUT_MAX - 1 - used, k = n < room ? n : room;
+        memcpy(g->text + used, buf, k);
+        g->text[used + k] = '\0';
+        InterlockedExchange(&g->used, (LONG)(used + k));
     }
+    harness_drain_release(g);
     return 0;
 }
 
 /* Starts the program of environment variable env with args (a command-line tail), stdout
- * and stderr into one pipe, drained from now on. */
+ * and stderr into one pipe, drained from now on. End it with harness_finish or harness_end. */
 static inline void harness_spawn_with(const char *env, const char *args, DWORD flags,
                                       struct harness_child *c)
 {
@@ -104,10 +119,10 @@ static inline void harness_spawn_with(const char *env, const char *args, DWORD f
     STARTUPINFOA si;
     snprintf(cmd, sizeof cmd, "\"%s\" %s", harness_exe(env), args);
     memset(c, 0, sizeof *c);
-    c->text = calloc(1, HARNESS_OUT_MAX);
-    assert_non_null(c->text);
-    assert_true(CreatePipe(&c->out_read, &wr, &sa, 0));
-    SetHandleInformation(c->out_read, HANDLE_FLAG_INHERIT, 0);
+    struct harness_drain *g = calloc(1, sizeof *g);
+    assert_non_null(g);
+    assert_true(CreatePipe(&g->out_read, &wr, &sa, 0));
+    SetHandleInformation(g->out_read, HANDLE_FLAG_INHERIT, 0);
     memset(&si, 0, sizeof si);
     si.cb = sizeof si;
     si.dwFlags = STARTF_USESTDHANDLES;
@@ -117,12 +132,27 @@ static inline void harness_spawn_with(const char *env, const char *args, DWORD f
     if (!CreateProcessA(NULL, cmd, NULL, NULL, TRUE, flags, NULL, NULL, &si, &c->pi))
         fail_msg("cannot start %s: Win32 error %lu", cmd, GetLastError());
     CloseHandle(wr);
-    c->drainer = CreateThread(NULL, 0, harness_drain, c, 0, NULL);
+    g->refs = 2;
+    c->drain = g;
+    c->drainer = CreateThread(NULL, 0, harness_drain_thread, g, 0, NULL);
     assert_non_null(c->drainer);
 }
 
+/* Lets go of an ended child: its output's reader, its handles, our reference. */
+static inline void harness_release(struct harness_child *c, char *out, size_t len)
+{
+    WaitForSingleObject(c->drainer, 10000); /* the pipe ends with the process */
+    if (out != NULL)
+        snprintf(out, len, "%s", c->drain->text); /* the thread's reference keeps it alive */
+    CloseHandle(c->drainer);
+    CloseHandle(c->pi.hProcess);
+    CloseHandle(c->pi.hThread);
+    harness_drain_release(c->drain);
+    memset(c, 0, sizeof *c);
+}
+
 /* Waits for the child to exit (or timeout_ms: then it is ended and the test fails), returns
- * its exit code; out receives its output, NUL-terminated (cut to len). Frees the child. */
+ * its exit code; out receives its output, NUL-terminated (cut to len). */
 static inline DWORD harness_finish(struct harness_child *c, char *out, size_t len, DWORD timeout_ms)
 {
     DWORD code = 0;
@@ -131,19 +161,25 @@ static inline DWORD harness_finish(struct harness_child *c, char *out, size_t le
         TerminateProcess(c->pi.hProcess, 99);
         WaitForSingleObject(c->pi.hProcess, 10000);
     }
-    WaitForSingleObject(c->drainer, 10000); /* the pipe ends with the process */
-    snprintf(out, len, "%s", c->text);
     GetExitCodeProcess(c->pi.hProcess, &code);
-    CloseHandle(c->drainer);
-    CloseHandle(c->pi.hProcess);
-    CloseHandle(c->pi.hThread);
-    CloseHandle(c->out_read);
-    free(c->text);
-    memset(c, 0, sizeof *c);
+    harness_release(c, out, len);
     if (late)
         fail_msg("perchd did not exit within %lu ms; output so far:\n%s", (unsigned long)timeout_ms,
                  out);
     return code;
+}
+
+/* For a teardown: ends the child if it still runs (a failed check left it) and lets it go;
+ * nothing when it was finished already. */
+static inline void harness_end(struct harness_child *c)
+{
+    if (c->pi.hProcess == NULL)
+        return;
+    if (WaitForSingleObject(c->pi.hProcess, 0) == WAIT_TIMEOUT) {
+        TerminateProcess(c->pi.hProcess, 1);
+        WaitForSingleObject(c->pi.hProcess, 10000);
+    }
+    harness_release(c, NULL, 0);
 }
 
 /* Starts perchd (PERCHD_EXE) with args. */

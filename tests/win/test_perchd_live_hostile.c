@@ -310,7 +310,6 @@ static void test_perchd_under_load_and_abuse(void **state)
 
     harness_send_ctrl(&child, CTRL_C_EVENT);
     DWORD code = harness_finish(&child, out, sizeof out, 120000);
-    child.pi.hProcess = NULL;
     assert_int_equal(code, 0);
     assert_int_equal(perch_fake_etw_count("Perch"), 0);
     char *log = harness_read_in(dir, "perchd.log");
@@ -324,8 +323,7 @@ static void test_perchd_under_load_and_abuse(void **state)
 static int end_perchd(void **state)
 {
     (void)state;
-    if (child.pi.hProcess != NULL && WaitForSingleObject(child.pi.hProcess, 0) == WAIT_TIMEOUT)
-        TerminateProcess(child.pi.hProcess, 1);
+    harness_end(&child);
     return 0;
 }
 

@@ -533,7 +533,6 @@ static void test_perch_against_a_live_perchd(void **state)
 
     harness_send_ctrl(&child, CTRL_C_EVENT);
     DWORD code = harness_finish(&child, out, sizeof out, 120000);
-    child.pi.hProcess = NULL;
     assert_int_equal(code, 0);
     assert_int_equal(perch_fake_etw_count("Perch"), 0);
     cli("status", 6);
@@ -543,8 +542,7 @@ static void test_perch_against_a_live_perchd(void **state)
 static int end_perchd(void **state)
 {
     (void)state;
-    if (child.pi.hProcess != NULL && WaitForSingleObject(child.pi.hProcess, 0) == WAIT_TIMEOUT)
-        TerminateProcess(child.pi.hProcess, 1);
+    harness_end(&child);
     return 0;
 }
 

@@ -393,9 +393,7 @@ static void test_disk_cap_deletes_only_recordings(void **state)
 static int end_perchd(void **state)
 {
     (void)state;
-    if (child.pi.hProcess != NULL && WaitForSingleObject(child.pi.hProcess, 0) == WAIT_TIMEOUT)
-        TerminateProcess(child.pi.hProcess, 1);
-    child.pi.hProcess = NULL;
+    harness_end(&child);
     return 0;
 }
 

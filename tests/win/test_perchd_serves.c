@@ -27,10 +27,11 @@ static void wait_for_pipe(void)
     fail_msg("perchd did not serve %s within 30 s", pipe_name);
 }
 
+static struct harness_child served; /* static: the teardown ends it when a check fails */
+
 static void test_perch_talks_to_perchd(void **state)
 {
     (void)state;
-    struct harness_child c;
     static perch_cli_result r;
     char args[MAX_PATH * 3], want[128];
     snprintf(pipe_name, sizeof pipe_name, "\\\\.\\pipe\\perchd-serves-%lu",
@@ -41,11 +42,11 @@ static void test_perch_talks_to_perchd(void **state)
              "run --defaults --data-dir \"%s\" --capture-dir \"%s\\cap\" --duration 300", dir, dir);
     /* ended by Ctrl+C below: a short --duration ran out on a loaded machine before the five
      * perch.exe processes had started under Wine */
-    harness_spawn(args, CREATE_NEW_CONSOLE, &c);
+    harness_spawn(args, CREATE_NEW_CONSOLE, &served);
     wait_for_pipe();
 
     perch_cli_run("status", &r);
-    snprintf(want, sizeof want, "(pid %lu)", (unsigned long)c.pi.dwProcessId);
+    snprintf(want, sizeof want, "(pid %lu)", (unsigned long)served.pi.dwProcessId);
     if (r.code != 0 || !strstr(r.out, want) || !strstr(r.out, "perchd "))
         fail_msg("perch status: exit %lu\n%s%s", r.code, r.out, r.err);
     assert_contains(r.out, "degraded: ");
@@ -63,8 +64,8 @@ static void test_perch_talks_to_perchd(void **state)
     perch_cli_run("captures", &r);
     assert_true(r.code == 0 || strstr(r.err, "not available") != NULL);
 
-    harness_send_ctrl(&c, CTRL_C_EVENT);
-    DWORD code = harness_finish(&c, out, sizeof out, 60000);
+    harness_send_ctrl(&served, CTRL_C_EVENT);
+    DWORD code = harness_finish(&served, out, sizeof out, 60000);
     assert_int_equal(code, 0);
     char path[MAX_PATH * 2];
     snprintf(path, sizeof path, "%s\\perchd.log", dir);
@@ -119,12 +120,20 @@ static void test_squatter_refused(void **state)
     free(status);
 }
 
+/* A failed check leaves perchd running (--duration 300) with the instance lock: end it. */
+static int end_perchd(void **state)
+{
+    (void)state;
+    harness_end(&served);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (harness_is_helper(argc, argv))
         return harness_helper(argv);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_perch_talks_to_perchd),
+        cmocka_unit_test_teardown(test_perch_talks_to_perchd, end_perchd),
         cmocka_unit_test(test_squatter_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -779,9 +779,11 @@ static void test_idle_dropped_and_limits(void **state)
     assert_int_equal(perch_proto_client_call(sub, PERCH_MSG_SUBSCRIBE, &req, &rep, sizeof rep, NULL,
                                              5000, why, sizeof why),
                      0);
+    uint64_t subscribed = GetTickCount64();
     wait_for(s, dropped_at_least, 1);
     assert_non_null(strstr(F.log, "disconnected by perchd: sent no request for 2000 ms"));
-    Sleep(500); /* past idle_ms since its SUBSCRIBE, asking nothing, it still gets updates */
+    while (GetTickCount64() < subscribed + 2500) /* past idle_ms since its SUBSCRIBE, asking */
+        Sleep(50);                               /* nothing, it still gets its updates */
     perch_proto_update u;
     void *m = NULL;
     assert_int_equal(perch_proto_client_update(sub, &u, &m, 5000, why, sizeof why), 0);

@@ -17,7 +17,14 @@
 bool perch__snapshot_file(const char *name);
 
 /* The number and total size of the snapshot files in dir (0 and 0 when it does not exist).
- * PERCH_EACCES, PERCH_ELIMIT (more than 100,000 files), PERCH_ENOMEM, PERCH_EIO. */
+ * PERCH_EACCES, PERCH_ELIMIT (more than 100,000 files), PERCH_ENOMEM, PERCH_EIO; the outputs
+ * are untouched on error. */
 int perch__snapshot_usage(const char *dir, uint64_t *bytes, size_t *files);
+
+/* SnapshotCapMb: 0 while the snapshots already in dir take less than cap_mb MiB. Otherwise
+ * PERCH_ELIMIT, or the listing's error when they cannot be counted, each with one sentence in
+ * why (when why_len > 0) for the client and the log, the directory last (a reply's 300 bytes
+ * may cut a long one). */
+int perch__snapshot_cap_check(const char *dir, uint32_t cap_mb, char *why, size_t why_len);
 
 #endif
