@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "fs_fixture.h"
 #include "capture/rotate_names.h"
 #include "model/hmap.h"
 #include "perch/capture.h"
@@ -105,20 +106,6 @@ static int check_file(const char *path, check *k, size_t cut)
 
 /* ---- helpers -------------------------------------------------------------------------- */
 
-static void empty_dir(const char *dir)
-{
-    perch_fs_entry *e = NULL;
-    size_t n = 0;
-    perch_fs_mkdir(dir);
-    assert_int_equal(perch_fs_list(dir, 10000, &e, &n), 0);
-    for (size_t i = 0; i < n; i++) {
-        char *p = perch_fs_join(dir, e[i].name);
-        assert_int_equal(perch_fs_remove(p), 0);
-        perch_free(p);
-    }
-    perch_fs_list_free(e, n);
-}
-
 /* The prefix's files in dir, oldest first (free with perch_fs_list_free). */
 static perch_fs_entry *files_of(const char *dir, const char *prefix, size_t *n)
 {
@@ -204,7 +191,7 @@ static void test_every_file_stands_alone(void **state)
     size_t n;
     uint64_t samples = 0;
     (void)state;
-    empty_dir(dir);
+    fx_empty_dir(dir);
     opts_for(&o, dir, &c);
     run(dir, &o, true, &st);
     perch_fs_entry *e = files_of(dir, "t", &n);
@@ -237,7 +224,7 @@ static void test_disk_cap_deletes_oldest(void **state)
     uint64_t total = 0;
     uint32_t first;
     (void)state;
-    empty_dir(dir);
+    fx_empty_dir(dir);
     opts_for(&o, dir, &c);
     o.max_total_bytes = 200u << 10;
     run(dir, &o, true, &st);
@@ -269,7 +256,7 @@ static void test_disk_cap_keeps_what_it_cannot_delete(void **state)
     uint64_t total = 0, kept = 0;
     uint32_t seq;
     (void)state;
-    empty_dir(dir);
+    fx_empty_dir(dir);
     opts_for(&o, dir, &c);
     o.max_total_bytes = 200u << 10;
     o.remove = refuse_first_file;
@@ -303,7 +290,7 @@ static void test_age_and_sequence(void **state)
     uint32_t seq;
     perch_output out;
     (void)state;
-    empty_dir(dir);
+    fx_empty_dir(dir);
     char *old = perch_fs_join(dir, "t-20200101-000000-000041.perch");
     assert_int_equal(perch_output_open_file(&out, old), 0); /* a file of an earlier run */
     assert_int_equal(out.close(out.ctx), 0);
@@ -335,7 +322,7 @@ static void test_age_between_records(void **state)
     size_t n;
     check k;
     (void)state;
-    empty_dir(dir);
+    fx_empty_dir(dir);
     opts_for(&o, dir, &c);
     o.max_file_bytes = 1ull << 30;
     o.max_file_age_ms = 60000;
@@ -379,7 +366,7 @@ static void test_crash_leaves_readable_files(void **state)
     clock c = {1764547200000ull, 1};
     size_t n;
     (void)state;
-    empty_dir(dir);
+    fx_empty_dir(dir);
     opts_for(&o, dir, &c);
     o.max_file_bytes = 256u << 10;
     run(dir, &o, false, &st);
@@ -412,7 +399,7 @@ static void test_first_name(void **state)
     uint32_t seq;
     uint64_t samples = 0;
     (void)state;
-    empty_dir(dir);
+    fx_empty_dir(dir);
     opts_for(&o, dir, &c);
     o.first_name = "t.perch";
     run(dir, &o, true, &st);
@@ -438,7 +425,7 @@ static void test_first_name(void **state)
     o.first_name = "u.perch"; /* not <prefix>.perch */
     assert_int_equal(perch_capture_rotate_create(&o, &r), PERCH_EINVAL);
     /* the cap deletes the named first file first */
-    empty_dir(dir);
+    fx_empty_dir(dir);
     opts_for(&o, dir, &c);
     o.first_name = "t.perch";
     o.max_total_bytes = 200u << 10;

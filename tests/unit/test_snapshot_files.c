@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "fs_fixture.h"
 #include "capture/snapshot_files.h"
 #include "perch/error.h"
 #include "perch/fs.h"
@@ -29,20 +30,6 @@ static void put(const char *dir, const char *name, size_t size)
     }
     assert_int_equal(fclose(f), 0);
     perch_free(path);
-}
-
-static void empty_dir(const char *dir)
-{
-    perch_fs_entry *e = NULL;
-    size_t n = 0;
-    assert_int_equal(perch_fs_mkdir(dir), 0);
-    assert_int_equal(perch_fs_list(dir, 1000, &e, &n), 0);
-    for (size_t i = 0; i < n; i++) {
-        char *p = perch_fs_join(dir, e[i].name);
-        assert_int_equal(perch_fs_remove(p), 0);
-        perch_free(p);
-    }
-    perch_fs_list_free(e, n);
 }
 
 static void test_names(void **state)
@@ -66,7 +53,7 @@ static void test_usage_counts_only_snapshots(void **state)
     uint64_t bytes = 1;
     size_t files = 1;
     (void)state;
-    empty_dir(dir);
+    fx_empty_dir(dir);
     assert_int_equal(perch__snapshot_usage(dir, &bytes, &files), 0);
     assert_int_equal(bytes, 0);
     assert_int_equal(files, 0);
@@ -78,7 +65,7 @@ static void test_usage_counts_only_snapshots(void **state)
     assert_int_equal(perch__snapshot_usage(dir, &bytes, &files), 0);
     assert_int_equal(bytes, 1234);
     assert_int_equal(files, 2);
-    empty_dir(dir);
+    fx_empty_dir(dir);
 }
 
 static void test_missing_directory_holds_none(void **state)
@@ -98,7 +85,7 @@ static void test_cap_boundary(void **state)
     const char *dir = "snapshot_cap";
     char why[400] = "x";
     (void)state;
-    empty_dir(dir);
+    fx_empty_dir(dir);
     assert_int_equal(perch__snapshot_cap_check(dir, 1, why, sizeof why), 0);
     put(dir, "snapshot-20261205-212249.perch", (1u << 20) - 1);
     put(dir, "perch-20261205-212249-000001.perch", 3u << 20); /* a recording's: not counted */
@@ -110,7 +97,7 @@ static void test_cap_boundary(void **state)
                              "('perchd config set SnapshotCapMb N', then restart perchd); they "
                              "are in snapshot_cap");
     assert_int_equal(perch__snapshot_cap_check(dir, 2, why, sizeof why), 0);
-    empty_dir(dir);
+    fx_empty_dir(dir);
 }
 
 int main(void)

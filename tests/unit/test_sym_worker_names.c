@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "fs_fixture.h"
 #include "perch/capture.h"
 #include "perch/capture_rotate.h"
 #include "perch/error.h"
@@ -157,20 +158,6 @@ static void rotation_opts(perch_capture_rotate_opts *o, const char *dir, uint64_
     o->clock_ctx = clock;
 }
 
-static void empty_dir(const char *dir)
-{
-    perch_fs_entry *e = NULL;
-    size_t n = 0;
-    perch_fs_mkdir(dir);
-    assert_int_equal(perch_fs_list(dir, 1000, &e, &n), 0);
-    for (size_t i = 0; i < n; i++) {
-        char *p = perch_fs_join(dir, e[i].name);
-        assert_int_equal(perch_fs_remove(p), 0);
-        perch_free(p);
-    }
-    perch_fs_list_free(e, n);
-}
-
 static int by_name(const void *a, const void *b)
 {
     return strcmp(((const perch_fs_entry *)a)->name, ((const perch_fs_entry *)b)->name);
@@ -204,7 +191,7 @@ static void test_names_in_snapshots_and_rotated_files(void **state)
     perch_capture_rotate_opts rot;
     perch_capture_rotate *rt = NULL;
     uint64_t clock = 1764547200000ull;
-    empty_dir(dir);
+    fx_empty_dir(dir);
     rotation_opts(&rot, dir, &clock);
     perch_symworker_names(w, true, &rot.names);
     assert_int_equal(perch_capture_rotate_create(&rot, &rt), 0);
