@@ -8,13 +8,17 @@
  *   - A name the check accepts gives a stem that is a valid prefix, equal to the name less an
  *     optional ".perch", whose rotated file names parse back; a refusal leaves stem empty and
  *     a sentence in why. The buffers are allocated at their exact size, so a write past
- *     either is an error under AddressSanitizer.
+ *     either is an error under AddressSanitizer. No file of an accepted name (the first, or
+ *     a rotated one) is a snapshot's name (src/core/capture/snapshot_files.h), which
+ *     SnapshotCapMb counts.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "capture/rotate_names.h"
+#include "capture/snapshot_files.h"
 #include "perch/error.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -36,6 +40,11 @@ static void check_client_name(const char *name, uint8_t sizes)
             abort();
         perch__rotate_name(stem, 0, 42, file, sizeof file);
         if (!perch__rotate_parse(stem, file, &seq) || seq != 42)
+            abort();
+        if (perch__snapshot_file(file)) /* SnapshotCapMb would count a recording's file */
+            abort();
+        snprintf(file, sizeof file, "%s.perch", stem);
+        if (perch__snapshot_file(file))
             abort();
     } else if (err != PERCH_EINVAL || stem[0] != '\0' || (why_len > 0 && why[0] == '\0')) {
         abort();
