@@ -230,7 +230,13 @@ static void test_consumer_failure_restarts(void **state)
     assert_int_equal(perch_fake_etw_set_multi("Refuse", "ProcessTrace=31\0"), 0);
     assert_int_equal(perch_event_queue_create(PERCH_EVENT_QUEUE_MIN_BYTES, &q), 0);
     assert_int_equal(perch_etw_live_start(NULL, q, &l, NULL), 0);
-    assert_int_equal(perch_etw_live_poll(l, now, &p), 0);
+    /* the refused ProcessTrace returns on the consumer's thread: polled until seen, as the
+     * start waits only 1 s for it (a thread not scheduled by then would fail one poll) */
+    for (int i = 0; i < 500; i++, Sleep(20)) {
+        assert_int_equal(perch_etw_live_poll(l, now, &p), 0);
+        if (p.went_down)
+            break;
+    }
     assert_true(p.went_down);
     assert_non_null(strstr(p.message, "ProcessTrace returned"));
     assert_int_equal(perch_fake_etw_set_multi("Refuse", NULL), 0);

@@ -67,15 +67,20 @@ static void add_report(const char *file, totals *t)
     t->slices += count_of(r.out, "\"slices\":{\"count\":");
 }
 
-static void make_trace(void)
+static void make_trace_of(const char *size)
 {
     char args[MAX_PATH * 3], src[MAX_PATH];
     harness_fresh_dir("live_rotate_src", src, sizeof src);
     snprintf(etl, sizeof etl, "%s\\seed5.etl", src);
-    /* a capture of about 2.7 MB: three files or more at 1 MiB */
-    snprintf(args, sizeof args, "synth -o \"%s\" --seed 5 --size 16M", etl);
+    snprintf(args, sizeof args, "synth -o \"%s\" --seed 5 --size %s", etl, size);
     static char said[HARNESS_OUT_MAX]; /* not out: perchd's output once it ends */
     assert_int_equal(harness_run_with("PERCH_EXE", args, said, sizeof said, 120000), 0);
+}
+
+/* A capture of about 2.7 MB: three files or more at 1 MiB. */
+static void make_trace(void)
+{
+    make_trace_of("16M");
 }
 
 /* perchd_fake run replaying the trace (pace 0: at full speed, N: N times its own speed). */
@@ -282,8 +287,10 @@ static void test_record_o_fetches_every_file(void **state)
     char args[MAX_PATH * 3], got[MAX_PATH * 2], find[MAX_PATH * 2], path[MAX_PATH * 2];
     WIN32_FIND_DATAA fd;
     (void)state;
-    make_trace();
-    start_perchd("live_record_o", "", 1); /* the trace's 7 s in about 7 s */
+    /* the trace's 14 s in about 14 s: a record that starts seconds late (a slow perch.exe
+     * start under Wine) still has 9 s of it, over 1 MiB, so it rotates at least once */
+    make_trace_of("32M");
+    start_perchd("live_record_o", "", 1);
     snprintf(args, sizeof args,
              "record --duration 9s --name roll --set RotateSizeMb=1 -o \"%s\\got.perch\" --json",
              dir);
