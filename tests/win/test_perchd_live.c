@@ -20,6 +20,17 @@
 
 #define SESSION "Perch Kernel Session"
 
+/* The perchd_fake of the running test: file-static so that the teardown ends it when a
+ * check fails (it would otherwise run on, holding the instance lock, into later tests). */
+static struct harness_child child;
+
+static int end_child(void **state)
+{
+    (void)state;
+    harness_end(&child);
+    return 0;
+}
+
 static char dir[MAX_PATH];
 static char out[HARNESS_OUT_MAX];
 
@@ -101,13 +112,12 @@ static void stop_run(struct harness_child *c)
 
 static void check_live_equals_import(const char *etl, const char *name)
 {
-    struct harness_child c;
     char capture[MAX_PATH * 2];
     fake_scenario(etl);
-    spawn_fake_run(name, "", &c);
+    spawn_fake_run(name, "", &child);
     if (!perch_fake_etw_wait_replay(SESSION, 120000))
         fail_msg("the replay of %s did not finish", etl);
-    stop_run(&c);
+    stop_run(&child);
     assert_contains(out, "The recording");
     assert_contains(out, "is complete");
     the_capture(capture, sizeof capture);
@@ -162,43 +172,40 @@ static void expect_status(struct harness_child *c, const char *needle)
 
 static void test_failed_start_leaves_no_session(void **state)
 {
-    struct harness_child c;
     fake_scenario(NULL);
     assert_int_equal(perch_fake_etw_set_multi("Refuse", "StartTrace=5\0"), 0);
-    spawn_fake_run("live_refused", "", &c);
+    spawn_fake_run("live_refused", "", &child);
     assert_int_equal(perch_fake_etw_count("Perch"), 0);
-    expect_status(&c, "state: running (degraded)");
-    expect_status(&c, "the kernel session could not start");
-    stop_run(&c);
+    expect_status(&child, "state: running (degraded)");
+    expect_status(&child, "the kernel session could not start");
+    stop_run(&child);
 }
 
 static void test_failed_consumer_leaves_no_session(void **state)
 {
-    struct harness_child c;
     fake_scenario(NULL);
     assert_int_equal(perch_fake_etw_set_multi("Refuse", "OpenTrace=5\0"), 0);
-    spawn_fake_run("live_no_consumer", "", &c);
-    expect_status(&c, "the kernel session could not start");
-    expect_status(&c, "OpenTraceW");
+    spawn_fake_run("live_no_consumer", "", &child);
+    expect_status(&child, "the kernel session could not start");
+    expect_status(&child, "OpenTraceW");
     assert_int_equal(perch_fake_etw_count("Perch"), 0); /* the session was stopped again */
-    stop_run(&c);
+    stop_run(&child);
 }
 
 static void test_outside_stop_is_a_gap(void **state)
 {
-    struct harness_child c;
     char etl[MAX_PATH * 2], capture[MAX_PATH * 2];
     harness_win_path(perch_test_require_data("etl/airbus_ShutdownPerfDiagLogger.etl"), etl,
                      sizeof etl);
     fake_scenario(etl);
     assert_int_equal(perch_fake_etw_set_dword("StopAfterEvents", 2000), 0);
-    spawn_fake_run("live_gap", "", &c);
+    spawn_fake_run("live_gap", "", &child);
     /* the first session is stopped from outside after 2000 events; the restart replays anew */
     for (int i = 0; i < 300 && !harness_wait_status(dir, "restarted 1 time", 100); i++)
         ;
     assert_true(perch_fake_etw_wait_replay(SESSION, 120000) ||
                 harness_wait_status(dir, "restarted", 1));
-    stop_run(&c);
+    stop_run(&child);
     the_capture(capture, sizeof capture);
     char *live = report_of(capture);
     assert_contains(live, "\"live.session_gap\":");
@@ -219,12 +226,12 @@ static unsigned long long json_count(const char *json, const char *key)
 
 static void test_ctrl_break_writes_a_snapshot(void **state)
 {
-    struct harness_child c;
     char etl[MAX_PATH * 2], pattern[MAX_PATH * 2], snap[MAX_PATH * 2];
     WIN32_FIND_DATAA fd;
     harness_win_path(perch_test_require_data("etl/perfview_net.4.5.2.x64.etl"), etl, sizeof etl);
     fake_scenario(etl);
-    spawn_fake_run("live_snapshot", "--set FlightRecorderSeconds=3600 --set RecordOnStart=off", &c);
+    spawn_fake_run("live_snapshot", "--set FlightRecorderSeconds=3600 --set RecordOnStart=off",
+                   &child);
     assert_true(perch_fake_etw_wait_replay(SESSION, 120000));
     assert_true(harness_wait_status(dir, " s held, ", 10000)); /* the status shows it */
     perch_fake_etw_session_info info;
@@ -232,16 +239,16 @@ static void test_ctrl_break_writes_a_snapshot(void **state)
     assert_true(perch_fake_etw_session(SESSION, &info));
     snprintf(taken, sizeof taken, "events: %u received", info.delivered);
     if (!harness_wait_status(dir, taken, 60000)) { /* the model has taken every event */
-        TerminateProcess(c.pi.hProcess, 1);
+        TerminateProcess(child.pi.hProcess, 1);
         fail_msg("perchd did not take the %u events delivered", info.delivered);
     }
     snprintf(pattern, sizeof pattern, "%s\\cap", dir);
     if (!RemoveDirectoryA(pattern)) { /* empty (no recording): the snapshot makes it again */
-        TerminateProcess(c.pi.hProcess, 1);
+        TerminateProcess(child.pi.hProcess, 1);
         fail_msg("could not remove %s: error %lu", pattern, (unsigned long)GetLastError());
     }
-    harness_send_ctrl(&c, CTRL_BREAK_EVENT);
-    assert_int_equal(harness_finish(&c, out, sizeof out, 120000), 0);
+    harness_send_ctrl(&child, CTRL_BREAK_EVENT);
+    assert_int_equal(harness_finish(&child, out, sizeof out, 120000), 0);
     assert_int_equal(perch_fake_etw_count("Perch"), 0);
     assert_contains(out, "Snapshot of the flight recorder written to");
     snprintf(pattern, sizeof pattern, "%s\\cap\\snapshot-*.perch", dir);
@@ -269,19 +276,18 @@ static void test_ctrl_break_writes_a_snapshot(void **state)
 
 static void test_refused_feature_named_in_status_and_capture(void **state)
 {
-    struct harness_child c;
     char etl[MAX_PATH * 2], capture[MAX_PATH * 3];
     harness_win_path(perch_test_require_data("etl/perfview_net.4.5.2.x64.etl"), etl, sizeof etl);
     fake_scenario(etl);
     assert_int_equal(perch_fake_etw_set_multi("Refuse", "TraceStackTracingInfo=5\0"), 0);
-    spawn_fake_run("live_refused_stacks", "", &c);
+    spawn_fake_run("live_refused_stacks", "", &child);
     assert_true(perch_fake_etw_wait_replay(SESSION, 120000));
     char *status = harness_read_in(dir, "status.txt");
     assert_contains(status, "some features refused");
     assert_contains(status, "feature stacks: refused (");
     assert_contains(status, "feature groups: on");
     free(status);
-    stop_run(&c);
+    stop_run(&child);
     the_capture(capture, sizeof capture);
     char args[MAX_PATH * 4];
     snprintf(args, sizeof args, "info \"%s\"", capture);
@@ -403,12 +409,11 @@ static void test_killed_service_restarts_its_stale_session(void **state)
 
 static void test_wine_stub_etw(void **state)
 {
-    struct harness_child c;
     char args[MAX_PATH * 3];
     harness_fresh_dir("live_wine_stub", dir, sizeof dir);
     snprintf(args, sizeof args, "run --defaults --data-dir \"%s\" --duration 7", dir);
-    harness_spawn(args, 0, &c); /* the real perchd.exe: Wine's advapi32 */
-    assert_int_equal(harness_finish(&c, out, sizeof out, 60000), 0);
+    harness_spawn(args, 0, &child); /* the real perchd.exe: Wine's advapi32 */
+    assert_int_equal(harness_finish(&child, out, sizeof out, 60000), 0);
     char *status = harness_read_in(dir, "status.txt");
     assert_contains(status, "state: stopped");
     /* one sentence: the session started but no events arrive, or why it could not start */
@@ -422,16 +427,16 @@ int main(int argc, char **argv)
     if (harness_is_helper(argc, argv))
         return harness_helper(argv);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_real_traces_live_equal_import),
-        cmocka_unit_test(test_synth_traces_live_equal_import),
-        cmocka_unit_test(test_failed_start_leaves_no_session),
-        cmocka_unit_test(test_failed_consumer_leaves_no_session),
-        cmocka_unit_test(test_outside_stop_is_a_gap),
-        cmocka_unit_test(test_ctrl_break_writes_a_snapshot),
-        cmocka_unit_test(test_refused_feature_named_in_status_and_capture),
-        cmocka_unit_test(test_service_records_live),
-        cmocka_unit_test(test_killed_service_restarts_its_stale_session),
-        cmocka_unit_test(test_wine_stub_etw),
+        cmocka_unit_test_teardown(test_real_traces_live_equal_import, end_child),
+        cmocka_unit_test_teardown(test_synth_traces_live_equal_import, end_child),
+        cmocka_unit_test_teardown(test_failed_start_leaves_no_session, end_child),
+        cmocka_unit_test_teardown(test_failed_consumer_leaves_no_session, end_child),
+        cmocka_unit_test_teardown(test_outside_stop_is_a_gap, end_child),
+        cmocka_unit_test_teardown(test_ctrl_break_writes_a_snapshot, end_child),
+        cmocka_unit_test_teardown(test_refused_feature_named_in_status_and_capture, end_child),
+        cmocka_unit_test_teardown(test_service_records_live, end_child),
+        cmocka_unit_test_teardown(test_killed_service_restarts_its_stale_session, end_child),
+        cmocka_unit_test_teardown(test_wine_stub_etw, end_child),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

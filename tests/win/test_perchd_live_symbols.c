@@ -22,6 +22,17 @@
 #define SESSION  "Perch Kernel Session"
 #define MAX_ROWS 10
 
+/* The perchd_fake of the running test: file-static so that the teardown ends it when a
+ * check fails (it would otherwise run on, holding the instance lock, into later tests). */
+static struct harness_child child;
+
+static int end_child(void **state)
+{
+    (void)state;
+    harness_end(&child);
+    return 0;
+}
+
 static char dir[MAX_PATH];
 static char out[HARNESS_OUT_MAX];
 
@@ -118,7 +129,6 @@ static void test_perchd_names_recording_and_snapshot(void **state)
     char image[MAX_PATH * 2], fixtures[MAX_PATH * 2], etl[MAX_PATH * 2], args[MAX_PATH * 6];
     char rec[MAX_FILES][MAX_PATH * 2], snap[MAX_PATH * 2];
     fn_row want[MAX_ROWS], live[MAX_ROWS], snapped[MAX_ROWS];
-    struct harness_child c;
     (void)state;
     harness_win_path(sym_fixture_path("x86_64/app.exe"), image, sizeof image);
     snprintf(fixtures, sizeof fixtures, "%s", image);
@@ -139,17 +149,17 @@ static void test_perchd_names_recording_and_snapshot(void **state)
              "--set FlightRecorderSeconds=3600 --set \"SymbolPath=%s\" --set RotateSizeMb=1 "
              "--duration 300",
              dir, dir, fixtures);
-    harness_spawn_with("PERCHD_FAKE_EXE", args, CREATE_NEW_CONSOLE, &c);
+    harness_spawn_with("PERCHD_FAKE_EXE", args, CREATE_NEW_CONSOLE, &child);
     SetEnvironmentVariableA("PERCH_SYMBOL_PATH", NULL);
     if (!harness_wait_status(dir, "state: running", 30000)) {
-        TerminateProcess(c.pi.hProcess, 1);
+        TerminateProcess(child.pi.hProcess, 1);
         fail_msg("perchd_fake run did not report running");
     }
     assert_true(perch_fake_etw_wait_replay(SESSION, 120000));
     assert_true(harness_wait_status(dir, " s held, ", 10000));
     Sleep(1000); /* the worker names what the last records hit while the engine idles */
-    harness_send_ctrl(&c, CTRL_BREAK_EVENT);
-    assert_int_equal(harness_finish(&c, out, sizeof out, 120000), 0);
+    harness_send_ctrl(&child, CTRL_BREAK_EVENT);
+    assert_int_equal(harness_finish(&child, out, sizeof out, 120000), 0);
     assert_contains(out, "Snapshot of the flight recorder written to");
     char *log = harness_read_in(dir, "perchd.log");
     char said[MAX_PATH * 3];
@@ -204,7 +214,7 @@ int main(int argc, char **argv)
     if (harness_is_helper(argc, argv))
         return harness_helper(argv);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_perchd_names_recording_and_snapshot),
+        cmocka_unit_test_teardown(test_perchd_names_recording_and_snapshot, end_child),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
