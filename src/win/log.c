@@ -1,9 +1,9 @@
 /*
  * The process-wide log of perchd (src/win/log.h): formats one line per sentence with a UTC
  * timestamp and level, and hands it to the rotating log file, the event log and the console
- * echo under one lock, so lines from different threads never interleave. Writing a line can
- * wait (a console paused by a selection, an echo pipe nobody reads); the log file's path, which
- * every status asks for, has a lock of its own so that a waiting line never holds up a status.
+ * echo under one lock, so lines from different threads never interleave. The echo only queues
+ * the line (src/win/log_echo.c), since a console can stop taking output for as long as someone
+ * selects text in it; the log file's path, which every status asks for, has a lock of its own.
  */
 #include <windows.h>
 #include <stdarg.h>
@@ -12,12 +12,16 @@
 
 #include "eventlog.h"
 #include "log.h"
+#include "log_echo.h"
 #include "logfile.h"
+
+/* How long closing the log waits for the console to show the last lines. */
+#define PERCH_LOG_ECHO_CLOSE_MS 2000
 
 static SRWLOCK lock = SRWLOCK_INIT;
 static perch_logfile *file = NULL;
 static bool event_log = false;
-static FILE *echo = NULL;
+static bool echo = false;
 static SRWLOCK path_lock = SRWLOCK_INIT; /* guards file_path only, never held while writing */
 static char file_path[1100];
 
@@ -35,7 +39,9 @@ int perch_log_open(const perch_log_options *o)
 {
     int err = 0;
     AcquireSRWLockExclusive(&lock);
-    echo = o->echo;
+    echo = o->echo != NULL;
+    if (echo)
+        perch__log_echo_start(o->echo);
     event_log = o->event_log && perch__eventlog_open() == 0;
     set_path(NULL);
     if (o->dir != NULL && file == NULL) {
@@ -74,16 +80,19 @@ void perch_log(perch_log_level level, const char *fmt, ...)
         perch__logfile_write(file, line, strlen(line));
     if (event_log)
         perch__eventlog_report(level, msg);
-    if (echo != NULL) {
+    if (echo) {
         bool info = level == PERCH_LOG_INFO;
-        fprintf(echo, "perchd: %s%s%s\n", info ? "" : names[level], info ? "" : ": ", msg);
-        fflush(echo);
+        n = snprintf(line, sizeof line, "perchd: %s%s%s\n", info ? "" : names[level],
+                     info ? "" : ": ", msg);
+        if (n > 0)
+            perch__log_echo_put(line, strlen(line));
     }
     ReleaseSRWLockExclusive(&lock);
 }
 
 void perch_log_close(void)
 {
+    bool echoed;
     AcquireSRWLockExclusive(&lock);
     perch__logfile_close(file);
     file = NULL;
@@ -91,6 +100,9 @@ void perch_log_close(void)
     if (event_log)
         perch__eventlog_close();
     event_log = false;
-    echo = NULL;
+    echoed = echo;
+    echo = false;
     ReleaseSRWLockExclusive(&lock);
+    if (echoed)
+        perch__log_echo_stop(PERCH_LOG_ECHO_CLOSE_MS);
 }

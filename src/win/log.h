@@ -27,7 +27,8 @@ typedef struct perch_log_options {
     uint64_t file_bytes; /* the file rotates before it would exceed this (>= 1024) */
     uint32_t files;      /* files kept, the current one included (>= 1) */
     bool event_log;      /* also report to the Application event log */
-    FILE *echo;          /* also print each line here (console mode); may be NULL */
+    FILE *echo;          /* also show each line here (console mode), through a queue that
+                          * never waits (src/win/log_echo.h); may be NULL */
 } perch_log_options;
 
 /* Opens the log. Returns 0, or the error of the log file (then the event log and the echo
