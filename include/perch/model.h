@@ -82,6 +82,13 @@ int perch_model_ledger_add(perch_model *m, const char *reason, uint64_t count);
  * error. Feeding after finish is PERCH_ESTATE. */
 int perch_model_finish(perch_model *m);
 
+/* Emits to `to` (its ledger and stat callbacks; either may be NULL) the ledger and the
+ * statistics perch_model_finish would write if the trace ended now: non-zero ledger entries,
+ * every statistic. The model's own sink is not called and nothing changes. Same thread as
+ * perch_model_feed. Returns 0 or the first error of `to`. The live engine gives a sink that
+ * came late (a recording started while the service runs) the ledger's growth since it came. */
+int perch_model_emit_counters(const perch_model *m, const perch_sink *to);
+
 /* Samples the model holds back now, waiting for their stack parts (not yet given to the
  * sink). 0 for NULL. Same thread as perch_model_feed. */
 uint64_t perch_model_samples_waiting(const perch_model *m);

@@ -41,6 +41,8 @@ struct producer {
     bool no_close;        /* never close the queue (destroy test) */
     uint64_t pause_after; /* wait for resume after this many records (0: never) */
     atomic_bool resume;
+    uint64_t pause2_after; /* and for resume2 after this many (0: never) */
+    atomic_bool resume2;
     uint64_t pushed, refused;
 };
 
@@ -50,6 +52,8 @@ static int produce(void *arg)
     perch_event ev;
     while (perch_etl_next(p->reader, &ev) == 0) {
         while (p->pause_after != 0 && p->pushed == p->pause_after && !atomic_load(&p->resume))
+            perch_sleep_ms(1);
+        while (p->pause2_after != 0 && p->pushed == p->pause2_after && !atomic_load(&p->resume2))
             perch_sleep_ms(1);
         int err = p->try_push ? perch_event_queue_try_push(p->queue, &ev)
                               : perch_event_queue_push(p->queue, &ev);
@@ -589,6 +593,95 @@ static void test_detach_reports_the_sink_error(void **state)
     free_trace(&t);
 }
 
+/* A figure of the report's "stats" object, -1 when absent. */
+static long long stat_value(const char *json, const char *name)
+{
+    char pat[96];
+    const char *stats = strstr(json, "\"stats\":");
+    assert_non_null(stats);
+    snprintf(pat, sizeof pat, "\"%s\":", name);
+    const char *p = strstr(stats, pat);
+    const char *end = strchr(stats, '}');
+    if (p == NULL || p > end)
+        return -1;
+    return atoll(p + strlen(pat));
+}
+
+#define LATE_AT 5000u /* records fed before the first late sink comes, and between */
+
+static perch_report *attach_report(struct run *x, const char *name)
+{
+    perch_report *r = NULL;
+    perch_sink k;
+    assert_int_equal(perch_report_create(NULL, &r), 0);
+    perch_report_sink(r, &k);
+    assert_int_equal(perch_live_attach(x->live, name, &k, NULL), 0);
+    return r;
+}
+
+/* Sinks that come while the engine runs (recordings started while perchd runs) get the
+ * ledger of their own window: a, from the first pause to the end; b, from the first pause to
+ * the second, detached there with finish (`perch stop`); c, from the second pause to the end.
+ * Before 2026-12-06 a and c got the session's whole ledger and statistics at the engine's
+ * finish (losses from before they came), and b got the books but none of the model's own
+ * ledger. */
+static void test_late_sinks_count_their_own_window(void **state)
+{
+    struct trace t;
+    struct run x;
+    perch_live_options o;
+    (void)state;
+    load_synth(1, &t);
+    memset(&o, 0, sizeof o);
+    o.attachable = true;
+    run_start(&x, &t, 4u << 20, &o);
+    x.prod.pause_after = LATE_AT;
+    x.prod.pause2_after = 2 * LATE_AT;
+    perch_live_set_loss(x.live, "session.events_lost", 40);
+    perch_live_note_gap(x.live, 1000);
+    run_go(&x);
+    wait_for(x.live, LATE_AT);
+    perch_report *a = attach_report(&x, "a"), *b = attach_report(&x, "b");
+    perch_live_set_loss(x.live, "session.events_lost", 47);
+    perch_live_note_gap(x.live, 500);
+    atomic_store(&x.prod.resume, true);
+    wait_for(x.live, 2 * LATE_AT);
+    assert_int_equal(perch_live_detach(x.live, b, true), 0);
+    perch_report *c = attach_report(&x, "c");
+    perch_live_set_loss(x.live, "session.events_lost", 100);
+    atomic_store(&x.prod.resume2, true);
+    run_wait(&x);
+    char *all = json_of(x.report), *ja = json_of(a), *jb = json_of(b), *jc = json_of(c);
+    assert_int_equal(ledger_count(all, "session.events_lost"), 100);
+    assert_int_equal(ledger_count(ja, "session.events_lost"), 60);
+    assert_int_equal(ledger_count(jb, "session.events_lost"), 7);
+    assert_int_equal(ledger_count(jc, "session.events_lost"), 53);
+    assert_int_equal(ledger_count(all, "live.session_gap_ms"), 1500);
+    assert_int_equal(ledger_count(ja, "live.session_gap_ms"), 500);
+    assert_int_equal(ledger_count(jb, "live.session_gap_ms"), 500);
+    assert_int_equal(ledger_count(jc, "live.session_gap_ms"), -1);
+    /* the model's own ledger: a's window is b's and c's together, and less than the whole */
+    long long na = ledger_count(ja, "sample.no_stack"), nb = ledger_count(jb, "sample.no_stack"),
+              nc = ledger_count(jc, "sample.no_stack");
+    assert_true(nb > 0 && nc > 0);
+    assert_int_equal(na, nb + nc);
+    assert_true(na < ledger_count(all, "sample.no_stack"));
+    /* the statistics describe the session: the sink there from the start has them */
+    assert_int_equal(stat_value(all, "records.total"), (long long)x.prod.pushed);
+    assert_int_equal(stat_value(ja, "records.total"), -1);
+    assert_int_equal(stat_value(jb, "records.total"), -1);
+    assert_int_equal(stat_value(jc, "records.total"), -1);
+    free(all);
+    free(ja);
+    free(jb);
+    free(jc);
+    perch_report_destroy(a);
+    perch_report_destroy(b);
+    perch_report_destroy(c);
+    run_free(&x);
+    free_trace(&t);
+}
+
 static void test_sink_state_while_attaching(void **state)
 {
     struct trace t;
@@ -715,6 +808,7 @@ int main(void)
         cmocka_unit_test(test_destroy_while_running),
         cmocka_unit_test(test_attach_needs_attachable),
         cmocka_unit_test(test_call_wakes_idle_engine),
+        cmocka_unit_test(test_late_sinks_count_their_own_window),
         cmocka_unit_test(test_sink_state_while_attaching),
         cmocka_unit_test(test_bad_arguments),
     };

@@ -307,6 +307,8 @@ void perch_live_destroy(perch_live *l)
         next = c->next;
         perch__free(c); /* only abandoned calls can be left */
     }
+    for (size_t i = 0; i < l->slot_count; i++)
+        perch__live_counts_free(&l->slots[i].counts);
     perch_model_destroy(l->model);
     perch__live_state_destroy(l->state);
     perch_cond_destroy(l->cv);

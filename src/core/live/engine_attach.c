@@ -14,6 +14,7 @@ void perch__live_slot_fill(perch_live *l, struct live_slot *s, const char *name,
                            const perch_sink *sink, perch_live_idle_fn idle, void *idle_ctx)
 {
     perch__live_books(l, &s->base);
+    memset(&s->counts, 0, sizeof s->counts);
     perch_mutex_lock(l->mu);
     memcpy(s->name, name, strlen(name) + 1);
     s->sink = *sink;
@@ -48,10 +49,13 @@ static int do_attach(void *ctx)
         return PERCH_ELIMIT;
     if (atomic_load(&l->state_error) < 0)
         return atomic_load(&l->state_error);
+    struct live_counts counts;
     int err = perch__live_state_replay(l->state, r->sink);
+    err = err ? err : perch__live_counts_take(l, &counts);
     if (err < 0)
         return err;
     perch__live_slot_fill(l, &l->slots[i], r->name, r->sink, r->idle, r->idle_ctx);
+    l->slots[i].counts = counts; /* what the model counted before it came is not its own */
     return 0;
 }
 
@@ -79,39 +83,48 @@ int perch_live_attach(perch_live *l, const char *name, const perch_sink *sink,
     return perch_live_attach_idle(l, name, sink, idle, sink != NULL ? sink->ctx : NULL);
 }
 
-/* Writes the growth of the books since the slot was attached as ledger records. */
-static int emit_books(perch_live *l, struct live_slot *s)
+/* The books' reasons with their growth since the slot was attached (a loss reason in
+ * reasons[i] for i < loss count, then the four fixed ones); returns how many. */
+static size_t books_growth(perch_live *l, const struct live_slot *s,
+                           char (*reasons)[LIVE_REASON_MAX], uint64_t *grew)
 {
+    static const char *const fixed[] = {"live.queue_full", "live.queue_oversized",
+                                        "live.session_gap", "live.session_gap_ms"};
     struct live_books now;
-    char reasons[PERCH_LIVE_MAX_LOSSES][LIVE_REASON_MAX];
     size_t n;
-    int err = 0;
     perch__live_books(l, &now);
     perch_mutex_lock(l->mu);
     n = l->loss_count;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         memcpy(reasons[i], l->losses[i].reason, LIVE_REASON_MAX);
+        grew[i] = now.loss[i] - s->base.loss[i];
+    }
     perch_mutex_unlock(l->mu);
-    if (s->sink.ledger == NULL)
-        return 0;
-    const struct {
-        const char *reason;
-        uint64_t grew;
-    } fixed[] = {{"live.queue_full", now.dropped - s->base.dropped},
-                 {"live.queue_oversized", now.oversized - s->base.oversized},
-                 {"live.session_gap", now.gaps - s->base.gaps},
-                 {"live.session_gap_ms", now.gap_ms - s->base.gap_ms}};
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && err == 0; i++) {
-        perch_ledger_rec rec = {fixed[i].reason, fixed[i].grew};
+    const uint64_t fixed_grew[] = {now.dropped - s->base.dropped, now.oversized - s->base.oversized,
+                                   now.gaps - s->base.gaps, now.gap_ms - s->base.gap_ms};
+    for (size_t i = 0; i < 4; i++, n++) {
+        snprintf(reasons[n], LIVE_REASON_MAX, "%s", fixed[i]);
+        grew[n] = fixed_grew[i];
+    }
+    return n;
+}
+
+/* Writes what grew since the slot was attached: the books (drops, losses, gaps) as ledger
+ * records, fixed reasons first, then the model's own ledger (engine_counts.c). */
+static int emit_books(perch_live *l, struct live_slot *s)
+{
+    char reasons[PERCH_LIVE_MAX_LOSSES + 4][LIVE_REASON_MAX];
+    uint64_t grew[PERCH_LIVE_MAX_LOSSES + 4];
+    size_t n = books_growth(l, s, reasons, grew), losses = n - 4;
+    int err = 0;
+    for (size_t k = 0; k < n && err == 0 && s->sink.ledger != NULL; k++) {
+        size_t i = k < 4 ? losses + k : k - 4; /* the fixed ones first, as before */
+        perch_ledger_rec rec = {reasons[i], grew[i]};
         if (rec.count > 0)
             err = s->sink.ledger(s->sink.ctx, &rec);
     }
-    for (size_t i = 0; i < n && err == 0; i++) {
-        perch_ledger_rec rec = {reasons[i], now.loss[i] - s->base.loss[i]};
-        if (rec.count > 0)
-            err = s->sink.ledger(s->sink.ctx, &rec);
-    }
-    return err;
+    return err ? err
+               : perch__live_counts_emit_growth(l, s, (const char(*)[LIVE_REASON_MAX])reasons, n);
 }
 
 struct detach_req {
@@ -137,6 +150,7 @@ static int do_detach(void *ctx)
         perch_mutex_lock(l->mu);
         s->used = false;
         perch_mutex_unlock(l->mu);
+        perch__live_counts_free(&s->counts);
         return err;
     }
     return PERCH_ENOENT;

@@ -28,6 +28,18 @@ struct live_books {
     uint64_t loss[PERCH_LIVE_MAX_LOSSES]; /* base + total of each reason */
 };
 
+/* The model's ledger as a sink saw it when it came (engine_counts.c). */
+struct live_count {
+    char *name;
+    uint64_t value;
+};
+
+struct live_counts {
+    struct live_count *e;
+    size_t count, cap;
+    bool taken; /* the sink came late: no copy when it was there from the start */
+};
+
 struct live_slot {
     char name[LIVE_NAME_MAX]; /* mu (written on the model thread) */
     bool used;                /* mu (written on the model thread) */
@@ -37,6 +49,7 @@ struct live_slot {
     _Atomic int error; /* sticky: the slot is off once set (model writes) */
     bool finished;     /* model: its finish was called */
     struct live_books base;
+    struct live_counts counts; /* model: empty for a sink added before the start */
 };
 
 struct live_loss {
@@ -120,5 +133,20 @@ void perch__live_books(perch_live *l, struct live_books *b);
 /* engine_attach.c: fills a slot (name, sink, idle, books base). */
 void perch__live_slot_fill(perch_live *l, struct live_slot *s, const char *name,
                            const perch_sink *sink, perch_live_idle_fn idle, void *idle_ctx);
+
+/* engine_counts.c, on the model thread: applies the books, then copies the model's ledger into
+ * *out, marked taken (no entry before the model exists). *out untouched on error. */
+int perch__live_counts_take(perch_live *l, struct live_counts *out);
+
+/* The growth of the model's ledger reason (now, as the model counts it) since the copy c. */
+uint64_t perch__live_counts_growth(const struct live_counts *c, const char *reason, uint64_t now);
+
+/* Writes the growth of the model's ledger since s's copy to s's sink, leaving out the
+ * reasons in skip (the books', written from the books). Model thread. */
+int perch__live_counts_emit_growth(perch_live *l, const struct live_slot *s,
+                                   const char (*skip)[LIVE_REASON_MAX], size_t skip_count);
+
+/* Frees a copy and empties it. */
+void perch__live_counts_free(struct live_counts *c);
 
 #endif

@@ -50,8 +50,36 @@ TEE(stack, perch_stack_rec)
 TEE(slice, perch_slice_rec)
 TEE(sample, perch_sample_rec)
 TEE(lbr, perch_lbr_rec)
-TEE(ledger, perch_ledger_rec)
-TEE(stat, perch_stat_rec)
+/* The ledger and statistics come at the model's finish and count from the engine's start: a
+ * sink that came late gets the ledger's growth since it came, and no statistics (they
+ * describe the session, not its window: engine_counts.c). */
+static int tee_ledger(void *ctx, const perch_ledger_rec *rec)
+{
+    perch_live *l = ctx;
+    STATE(ledger, rec);
+    for (size_t i = 0; i < l->slot_count; i++) {
+        struct live_slot *s = &l->slots[i];
+        perch_ledger_rec own = {rec->reason, 0};
+        if (s->sink.ledger == NULL || !ACTIVE(s))
+            continue;
+        own.count = perch__live_counts_growth(&s->counts, rec->reason, rec->count);
+        if (own.count > 0)
+            slot_result(l, s, s->sink.ledger(s->sink.ctx, &own));
+    }
+    return 0;
+}
+
+static int tee_stat(void *ctx, const perch_stat_rec *rec)
+{
+    perch_live *l = ctx;
+    STATE(stat, rec);
+    for (size_t i = 0; i < l->slot_count; i++) {
+        struct live_slot *s = &l->slots[i];
+        if (s->sink.stat != NULL && ACTIVE(s) && !s->counts.taken)
+            slot_result(l, s, s->sink.stat(s->sink.ctx, rec));
+    }
+    return 0;
+}
 
 static int tee_finish(void *ctx)
 {

@@ -2,7 +2,8 @@
  * The model's ledger and statistics: fixed counters (MODEL_COUNTER_MAP), per-kind record
  * counts, and named extra ledger reasons (decode errors by reason, a producer's losses). At
  * finish they are emitted as perch_ledger_rec / perch_stat_rec, ledger first, non-zero
- * ledger entries only, every statistic.
+ * ledger entries only, every statistic; perch_model_emit_counters gives the same records to
+ * another sink at any time (the live engine's late sinks).
  */
 #include <stdio.h>
 #include <string.h>
@@ -71,20 +72,20 @@ int perch__model_extra_add(perch_model *m, const char *reason, uint64_t count)
     return 0;
 }
 
-static int emit_ledger(perch_model *m, const char *reason, uint64_t count)
+static int emit_ledger(const perch_sink *to, const char *reason, uint64_t count)
 {
     perch_ledger_rec rec = {reason, count};
-    if (count == 0 || m->sink.ledger == NULL)
+    if (count == 0 || to->ledger == NULL)
         return 0;
-    return m->sink.ledger(m->sink.ctx, &rec);
+    return to->ledger(to->ctx, &rec);
 }
 
-static int emit_stat(perch_model *m, const char *name, uint64_t value)
+static int emit_stat(const perch_sink *to, const char *name, uint64_t value)
 {
     perch_stat_rec rec = {name, value};
-    if (m->sink.stat == NULL)
+    if (to->stat == NULL)
         return 0;
-    return m->sink.stat(m->sink.ctx, &rec);
+    return to->stat(to->ctx, &rec);
 }
 
 /* The profile source 0 is the timer (ProfileTime). SetInterval, CollectionStart and
@@ -97,25 +98,27 @@ int perch__profile_interval(perch_model *m, const perch_event *ev, const perch_d
     return 0;
 }
 
-int perch__model_emit_counters(perch_model *m)
+int perch_model_emit_counters(const perch_model *m, const perch_sink *to)
 {
     int err = 0;
-    err = err ? err : emit_ledger(m, "trace.events_lost", m->info.events_lost);
-    err = err ? err : emit_ledger(m, "trace.buffers_lost", m->info.buffers_lost);
+    if (m == NULL || to == NULL)
+        return PERCH_EINVAL;
+    err = err ? err : emit_ledger(to, "trace.events_lost", m->info.events_lost);
+    err = err ? err : emit_ledger(to, "trace.buffers_lost", m->info.buffers_lost);
     for (uint32_t i = 0; i < MC_COUNT && err == 0; i++)
         if (counter_info[i].ledger)
-            err = emit_ledger(m, counter_info[i].name, m->counters[i]);
+            err = emit_ledger(to, counter_info[i].name, m->counters[i]);
     for (uint32_t i = 0; i < m->extra_count && err == 0; i++)
-        err = emit_ledger(m, m->extra[i].name, m->extra[i].count);
+        err = emit_ledger(to, m->extra[i].name, m->extra[i].count);
     for (uint32_t i = 0; i < MC_COUNT && err == 0; i++)
         if (!counter_info[i].ledger)
-            err = emit_stat(m, counter_info[i].name, m->counters[i]);
+            err = emit_stat(to, counter_info[i].name, m->counters[i]);
     for (uint32_t k = 0; k < PERCH_KIND_COUNT && err == 0; k++) {
         char name[64];
         snprintf(name, sizeof name, "kind.%s", perch_kind_name((perch_kind)k));
-        err = emit_stat(m, name, m->by_kind[k]);
+        err = emit_stat(to, name, m->by_kind[k]);
     }
     if (err == 0 && m->timer_interval != 0)
-        err = emit_stat(m, "profile.timer_interval_100ns", m->timer_interval);
+        err = emit_stat(to, "profile.timer_interval_100ns", m->timer_interval);
     return err;
 }

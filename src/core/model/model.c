@@ -182,7 +182,7 @@ int perch_model_finish(perch_model *m)
     err = err ? err : perch__slices_finish(m);
     err = err ? err : perch__model_entities_finish(m);
     perch__pdb_finish(m);
-    err = err ? err : perch__model_emit_counters(m);
+    err = err ? err : perch_model_emit_counters(m, &m->sink);
     if (err == 0 && m->sink.finish != NULL)
         err = m->sink.finish(m->sink.ctx);
     if (err < 0)

@@ -412,7 +412,6 @@ static inline void model_count(perch_model *m, enum model_counter c, uint64_t n)
     m->counters[c] += n;
 }
 int perch__model_extra_add(perch_model *m, const char *reason, uint64_t count);
-int perch__model_emit_counters(perch_model *m);
 char *perch__strdup_n(const char *s, size_t n);
 char *perch__utf16_dup(const perch_wstr *w);
 
