@@ -11,6 +11,19 @@
 static char dir[MAX_PATH];
 static char out[HARNESS_OUT_MAX];
 
+/* The perchd runs of the running test (second: one started while child runs): file-static so
+ * that the teardown ends them when a check fails (a run left behind would hold the instance
+ * lock and refuse the later tests' runs). */
+static struct harness_child child, second;
+
+static int end_children(void **state)
+{
+    (void)state;
+    harness_end(&second);
+    harness_end(&child);
+    return 0;
+}
+
 static void spawn_run(const char *name, const char *extra, DWORD flags, struct harness_child *c)
 {
     char args[MAX_PATH * 3];
@@ -22,9 +35,8 @@ static void spawn_run(const char *name, const char *extra, DWORD flags, struct h
 
 static void test_timed_run(void **state)
 {
-    struct harness_child c;
-    spawn_run("con_timed", "--duration 1", 0, &c);
-    assert_int_equal(harness_finish(&c, out, sizeof out, 30000), 0);
+    spawn_run("con_timed", "--duration 1", 0, &child);
+    assert_int_equal(harness_finish(&child, out, sizeof out, 30000), 0);
     assert_contains(out, "is starting in a console");
     assert_contains(out, "Running in this console: Ctrl+C stops");
     assert_contains(out, "The requested duration (1000 ms) is over.");
@@ -42,9 +54,8 @@ static void test_timed_run(void **state)
 
 static void test_unprivileged_run_is_degraded(void **state)
 {
-    struct harness_child c;
-    spawn_run("con_noprivs", "--duration 1 --no-privileges", 0, &c);
-    assert_int_equal(harness_finish(&c, out, sizeof out, 30000), 0);
+    spawn_run("con_noprivs", "--duration 1 --no-privileges", 0, &child);
+    assert_int_equal(harness_finish(&child, out, sizeof out, 30000), 0);
     assert_contains(out, "Degraded:");
     char *status = harness_read_in(dir, "status.txt");
     assert_contains(status, "state: stopped (degraded)");
@@ -55,14 +66,11 @@ static void test_unprivileged_run_is_degraded(void **state)
 
 static void run_until_ctrl(const char *name, DWORD event)
 {
-    struct harness_child c;
-    spawn_run(name, "--duration 20", CREATE_NEW_CONSOLE, &c);
-    if (!harness_wait_status(dir, "state: running", 20000)) {
-        TerminateProcess(c.pi.hProcess, 1);
-        fail_msg("perchd run did not report running");
-    }
-    harness_send_ctrl(&c, event);
-    assert_int_equal(harness_finish(&c, out, sizeof out, 30000), 0);
+    spawn_run(name, "--duration 20", CREATE_NEW_CONSOLE, &child);
+    if (!harness_wait_status(dir, "state: running", 20000))
+        fail_msg("perchd run did not report running"); /* the teardown ends it */
+    harness_send_ctrl(&child, event);
+    assert_int_equal(harness_finish(&child, out, sizeof out, 30000), 0);
     assert_lacks(out, "The requested duration");
     assert_contains(out, "perchd stopped.");
     char *status = harness_read_in(dir, "status.txt");
@@ -85,17 +93,16 @@ static void test_ctrl_break_snapshots_and_stops(void **state)
 
 static void test_second_run_is_refused(void **state)
 {
-    struct harness_child first, second;
     char other[MAX_PATH], args[MAX_PATH * 3];
-    spawn_run("con_first", "--duration 30", 0, &first);
+    spawn_run("con_first", "--duration 30", 0, &child);
     assert_true(harness_wait_status(dir, "state: running", 20000));
     harness_fresh_dir("con_second", other, sizeof other);
     snprintf(args, sizeof args, "run --defaults --data-dir \"%s\" --duration 1", other);
     harness_spawn(args, 0, &second);
     assert_int_equal(harness_finish(&second, out, sizeof out, 30000), 1);
     assert_contains(out, "another perchd (the service or 'perchd run') is already running");
-    TerminateProcess(first.pi.hProcess, 0);
-    harness_finish(&first, out, sizeof out, 10000);
+    TerminateProcess(child.pi.hProcess, 0);
+    harness_finish(&child, out, sizeof out, 10000);
 }
 
 int main(int argc, char **argv)
@@ -103,11 +110,11 @@ int main(int argc, char **argv)
     if (harness_is_helper(argc, argv))
         return harness_helper(argv);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_timed_run),
-        cmocka_unit_test(test_unprivileged_run_is_degraded),
-        cmocka_unit_test(test_ctrl_break_snapshots_and_stops),
-        cmocka_unit_test(test_ctrl_c_stops),
-        cmocka_unit_test(test_second_run_is_refused),
+        cmocka_unit_test_teardown(test_timed_run, end_children),
+        cmocka_unit_test_teardown(test_unprivileged_run_is_degraded, end_children),
+        cmocka_unit_test_teardown(test_ctrl_break_snapshots_and_stops, end_children),
+        cmocka_unit_test_teardown(test_ctrl_c_stops, end_children),
+        cmocka_unit_test_teardown(test_second_run_is_refused, end_children),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,25 @@
 static char data_dir[MAX_PATH];
 static char out[HARNESS_OUT_MAX];
 
+/* The console perchd of the running test: file-static so that the teardown ends it when a
+ * check fails (it would otherwise run on, holding the instance lock, into later tests). */
+static struct harness_child console;
+
+/* Ends what a failed check left: the console perchd, and the service if it is still installed
+ * (uninstall stops it first), which would otherwise hold the instance lock for the programs
+ * after this one. A passing test has removed the service already, so then nothing runs. */
+static int end_perchd(void **state)
+{
+    (void)state;
+    harness_end(&console);
+    SC_HANDLE svc = harness_open_service(SERVICE_QUERY_STATUS);
+    if (svc != NULL) {
+        CloseServiceHandle(svc);
+        harness_clean_service();
+    }
+    return 0;
+}
+
 /* Installs the service with its data and capture directories in a fresh test folder. */
 static void install_with_dirs(const char *name, const char *flags)
 {
@@ -132,7 +151,6 @@ static void test_uninstall_stops_a_running_service(void **state)
 
 static void test_start_fails_when_another_perchd_runs(void **state)
 {
-    struct harness_child console;
     char args[MAX_PATH * 3], console_dir[MAX_PATH];
     install_with_dirs("svc_busy", "");
     harness_fresh_dir("svc_busy_console", console_dir, sizeof console_dir);
@@ -190,10 +208,10 @@ static void test_config_set_refuse_store_reset(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_install_start_stop_uninstall),
-        cmocka_unit_test(test_uninstall_stops_a_running_service),
-        cmocka_unit_test(test_start_fails_when_another_perchd_runs),
-        cmocka_unit_test(test_config_set_refuse_store_reset),
+        cmocka_unit_test_teardown(test_install_start_stop_uninstall, end_perchd),
+        cmocka_unit_test_teardown(test_uninstall_stops_a_running_service, end_perchd),
+        cmocka_unit_test_teardown(test_start_fails_when_another_perchd_runs, end_perchd),
+        cmocka_unit_test_teardown(test_config_set_refuse_store_reset, end_perchd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
