@@ -311,7 +311,8 @@ static void test_snapshot_equals_filtered_import(void **state)
 typedef struct shooter {
     perch_recorder *rec;
     atomic_int done;
-    int taken, bad;
+    atomic_int taken;
+    int bad;
 } shooter;
 
 typedef struct keys {
@@ -380,12 +381,26 @@ static int shoot(void *arg)
         memset(&k, 0, sizeof k);
         err = err ? err : perch_capture_replay_memory(data, len, &check, &st);
         s->bad += err != 0 || k.missing != 0;
-        s->taken++;
+        atomic_fetch_add(&s->taken, 1);
         for (int i = 0; i < 3; i++)
             perch__hmap_free(&k.k[i]);
         perch_free(data);
     } while (!atomic_load(&s->done));
     return 0;
+}
+
+/* The recorder's sink, but its 2,000th sample waits (at most 20 s) until the snapshot thread
+ * has taken one: on a loaded machine the whole feed could otherwise end before that thread
+ * first ran (it then took none "while feeding"). */
+static perch_sink gated;
+static shooter *gate_for;
+static int gated_sample(void *ctx, const perch_sample_rec *rec)
+{
+    static int seen;
+    if (++seen == 2000)
+        for (int i = 0; i < 20000 && atomic_load(&gate_for->taken) == 0; i++)
+            perch_sleep_ms(1);
+    return gated.sample(ctx, rec);
 }
 
 static void test_snapshot_while_feeding(void **state)
@@ -400,14 +415,17 @@ static void test_snapshot_while_feeding(void **state)
     o.segment_bytes = 16u << 10; /* many seals during the run */
     memset(&s, 0, sizeof s);
     assert_int_equal(perch_recorder_create(&o, &s.rec), 0);
-    perch_recorder_sink(s.rec, &sink);
+    perch_recorder_sink(s.rec, &gated);
+    sink = gated;
+    sink.sample = gated_sample;
+    gate_for = &s;
     assert_int_equal(perch_thread_start(shoot, &s, "snapshots", &t), 0);
     assert_int_equal(feed(etl, etl_len, &sink), 0);
     atomic_store(&s.done, 1);
     assert_int_equal(perch_thread_join(t, &result), 0);
     assert_int_equal(result, 0);
-    printf("  %d snapshots while feeding\n", s.taken);
-    assert_true(s.taken >= 1);
+    printf("  %d snapshots while feeding\n", atomic_load(&s.taken));
+    assert_true(atomic_load(&s.taken) >= 1);
     assert_int_equal(s.bad, 0);
     perch_recorder_destroy(s.rec);
 }
