@@ -79,7 +79,7 @@ int perch_live_add_sink(perch_live *l, const char *name, const perch_sink *sink,
         return PERCH_ESTATE;
     if (l->slot_count == PERCH_LIVE_MAX_SINKS)
         return PERCH_ELIMIT;
-    perch__live_slot_fill(l, &l->slots[l->slot_count], name, sink, idle, sink->ctx);
+    perch__live_slot_fill(l, &l->slots[l->slot_count], name, sink, idle, sink->ctx, NULL);
     return 0;
 }
 
@@ -131,7 +131,7 @@ static void feed(perch_live *l, const perch_event *ev)
 
 static void housekeeping(perch_live *l, uint64_t now)
 {
-    int err = perch__live_apply_books(l, now);
+    int err = perch__live_apply_books(l, now, NULL);
     if (err < 0 && atomic_load(&l->error) == 0)
         atomic_store(&l->error, err);
     perch__live_idle(l);

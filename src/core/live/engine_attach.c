@@ -11,9 +11,13 @@
 #include "perch/error.h"
 
 void perch__live_slot_fill(perch_live *l, struct live_slot *s, const char *name,
-                           const perch_sink *sink, perch_live_idle_fn idle, void *idle_ctx)
+                           const perch_sink *sink, perch_live_idle_fn idle, void *idle_ctx,
+                           const struct live_books *base)
 {
-    perch__live_books(l, &s->base);
+    if (base != NULL)
+        s->base = *base;
+    else
+        perch__live_books(l, &s->base);
     memset(&s->counts, 0, sizeof s->counts);
     perch_mutex_lock(l->mu);
     memcpy(s->name, name, strlen(name) + 1);
@@ -50,11 +54,12 @@ static int do_attach(void *ctx)
     if (atomic_load(&l->state_error) < 0)
         return atomic_load(&l->state_error);
     struct live_counts counts;
+    struct live_books books;
     int err = perch__live_state_replay(l->state, r->sink);
-    err = err ? err : perch__live_counts_take(l, &counts);
+    err = err ? err : perch__live_counts_take(l, &counts, &books);
     if (err < 0)
         return err;
-    perch__live_slot_fill(l, &l->slots[i], r->name, r->sink, r->idle, r->idle_ctx);
+    perch__live_slot_fill(l, &l->slots[i], r->name, r->sink, r->idle, r->idle_ctx, &books);
     l->slots[i].counts = counts; /* what the model counted before it came is not its own */
     return 0;
 }

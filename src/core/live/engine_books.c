@@ -99,7 +99,7 @@ void perch__live_books(perch_live *l, struct live_books *b)
     perch_mutex_unlock(l->mu);
 }
 
-int perch__live_apply_books(perch_live *l, uint64_t now_ns)
+int perch__live_apply_books(perch_live *l, uint64_t now_ns, struct live_books *as_applied)
 {
     struct live_loss losses[PERCH_LIVE_MAX_LOSSES];
     perch_event_queue_stats qs;
@@ -125,6 +125,15 @@ int perch__live_apply_books(perch_live *l, uint64_t now_ns)
     if (err == 0)
         err = add_growth(l, "live.session_gap_ms", gap_ms, &l->gap_ms_applied);
     update_rate(l, now_ns);
+    if (as_applied != NULL) {
+        memset(as_applied, 0, sizeof *as_applied);
+        as_applied->dropped = qs.dropped;
+        as_applied->oversized = qs.oversized;
+        as_applied->gaps = gaps;
+        as_applied->gap_ms = gap_ms;
+        for (size_t i = 0; i < n; i++)
+            as_applied->loss[i] = losses[i].base + losses[i].total;
+    }
     return err;
 }
 

@@ -41,13 +41,13 @@ static int take_ledger(void *ctx, const perch_ledger_rec *rec)
     return add(ctx, rec->reason, rec->count);
 }
 
-int perch__live_counts_take(perch_live *l, struct live_counts *out)
+int perch__live_counts_take(perch_live *l, struct live_counts *out, struct live_books *books)
 {
     struct live_counts c = {0};
     perch_sink taker = {0};
     c.taken = true;
     /* the books first: a loss from before the sink came belongs in the copy */
-    int err = perch__live_apply_books(l, perch__live_now(l));
+    int err = perch__live_apply_books(l, perch__live_now(l), books);
     taker.ctx = &c;
     taker.ledger = take_ledger;
     if (l->model != NULL) /* none before the first record: nothing counted yet */

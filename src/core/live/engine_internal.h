@@ -121,8 +121,9 @@ void perch__live_tee_init(perch_live *l);
 void perch__live_idle(perch_live *l);
 
 /* engine_books.c, on the model thread: adds the growth of every loss counter, of the queue's
- * drop counters and of the gaps to the model's ledger; updates the rate at now_ns. */
-int perch__live_apply_books(perch_live *l, uint64_t now_ns);
+ * drop counters and of the gaps to the model's ledger; updates the rate at now_ns. as_applied
+ * (may be NULL) receives the books as they were applied. */
+int perch__live_apply_books(perch_live *l, uint64_t now_ns, struct live_books *as_applied);
 
 /* Runs the calls queued by perch_live_call (model thread). */
 void perch__live_run_calls(perch_live *l);
@@ -130,13 +131,17 @@ void perch__live_run_calls(perch_live *l);
 /* The books now (model thread or not: read under mu and from the queue). */
 void perch__live_books(perch_live *l, struct live_books *b);
 
-/* engine_attach.c: fills a slot (name, sink, idle, books base). */
+/* engine_attach.c: fills a slot (name, sink, idle, books base: base, or the books now when
+ * NULL). */
 void perch__live_slot_fill(perch_live *l, struct live_slot *s, const char *name,
-                           const perch_sink *sink, perch_live_idle_fn idle, void *idle_ctx);
+                           const perch_sink *sink, perch_live_idle_fn idle, void *idle_ctx,
+                           const struct live_books *base);
 
 /* engine_counts.c, on the model thread: applies the books, then copies the model's ledger into
- * *out, marked taken (no entry before the model exists). *out untouched on error. */
-int perch__live_counts_take(perch_live *l, struct live_counts *out);
+ * *out, marked taken (no entry before the model exists), and the books as applied into
+ * *books, the slot's base (so a loss is either in the copy or in the books' growth, never in
+ * neither). *out untouched on error. */
+int perch__live_counts_take(perch_live *l, struct live_counts *out, struct live_books *books);
 
 /* The growth of the model's ledger reason (now, as the model counts it) since the copy c. */
 uint64_t perch__live_counts_growth(const struct live_counts *c, const char *reason, uint64_t now);
