@@ -82,7 +82,7 @@ void perch_log(perch_log_level level, const char *fmt, ...)
         perch__eventlog_report(level, msg);
     if (echo) {
         bool info = level == PERCH_LOG_INFO;
-        n = snprintf(line, sizeof line, "perchd: %s%s%s\n", info ? "" : names[level],
+        n = snprintf(line, sizeof line, "perchd: %s%s%s\r\n", info ? "" : names[level],
                      info ? "" : ": ", msg);
         if (n > 0)
             perch__log_echo_put(line, strlen(line));

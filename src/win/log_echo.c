@@ -5,8 +5,14 @@
  * is dropped every later one is too, until that take: so the dropped lines were all put after
  * the lines taken with them and before any line put later, and the notice stands exactly
  * where they were.
+ *
+ * The thread writes with WriteFile on the stream's handle, not through the C library's stream:
+ * a thread waiting inside fwrite holds the stream's lock, and the C library's exit flushes every
+ * stream under that lock, so a stuck console would keep the process from exiting. Lines end in
+ * CR LF, as the C library's text mode wrote them before.
  */
 #include <windows.h>
+#include <io.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,23 +26,37 @@ static char queue[PERCH_LOG_ECHO_QUEUE_BYTES];
 static size_t used;
 static uint64_t unshown; /* dropped since the thread's last take */
 static uint64_t dropped; /* dropped in all */
-static FILE *out;        /* where the thread writes */
-static FILE *direct;     /* no thread could be had: put writes here itself */
+static HANDLE out;       /* where the thread writes */
+static HANDLE direct;    /* no thread could be had: put writes here itself */
 static bool accepting;   /* started and not stopped */
 static bool alive;       /* the thread has not left its loop */
 static HANDLE thread;    /* the thread, until it is joined */
 
-static void write_out(FILE *to, const char *text, size_t len, uint64_t lost)
+static void write_all(HANDLE to, const char *text, size_t len)
 {
-    if (len > 0)
-        fwrite(text, 1, len, to);
-    if (lost > 0)
-        fprintf(to,
-                "perchd: warning: %llu log line%s not shown here: this console took no output "
-                "for a while (a selection in its window, or nobody reading it). The log file "
-                "and the event log have %s.\n",
-                (unsigned long long)lost, lost == 1 ? " was" : "s were", lost == 1 ? "it" : "them");
-    fflush(to);
+    while (len > 0) {
+        DWORD n = 0;
+        if (!WriteFile(to, text, len > 65536 ? 65536u : (DWORD)len, &n, NULL) || n == 0)
+            return; /* a console or pipe that is gone: nothing more to show */
+        text += n;
+        len -= n;
+    }
+}
+
+static void write_out(HANDLE to, const char *text, size_t len, uint64_t lost)
+{
+    char notice[320];
+    write_all(to, text, len);
+    if (lost > 0) {
+        int n = snprintf(notice, sizeof notice,
+                         "perchd: warning: %llu log line%s not shown here: this console took no "
+                         "output for a while (a selection in its window, or nobody reading it). "
+                         "The log file and the event log have %s.\r\n",
+                         (unsigned long long)lost, lost == 1 ? " was" : "s were",
+                         lost == 1 ? "it" : "them");
+        if (n > 0)
+            write_all(to, notice, strlen(notice));
+    }
 }
 
 static DWORD WINAPI echo_main(LPVOID arg)
@@ -51,7 +71,7 @@ static DWORD WINAPI echo_main(LPVOID arg)
             break; /* stopped, everything written */
         size_t len = used;
         uint64_t lost = unshown;
-        FILE *to = out;
+        HANDLE to = out;
         memcpy(taken, queue, len);
         used = 0;
         unshown = 0;
@@ -65,9 +85,11 @@ static DWORD WINAPI echo_main(LPVOID arg)
     return 0;
 }
 
-void perch__log_echo_start(FILE *to)
+void perch__log_echo_start(FILE *stream)
 {
-    HANDLE left = NULL;
+    HANDLE left = NULL, to = (HANDLE)_get_osfhandle(_fileno(stream));
+    if (to == INVALID_HANDLE_VALUE || to == NULL)
+        return; /* a stream without a handle (no console): nothing to show */
     AcquireSRWLockExclusive(&mu);
     out = to;
     direct = NULL;
@@ -90,7 +112,7 @@ void perch__log_echo_start(FILE *to)
 
 void perch__log_echo_put(const char *line, size_t len)
 {
-    FILE *now = NULL;
+    HANDLE now = NULL;
     AcquireSRWLockExclusive(&mu);
     if (!accepting) {
         /* stopped: nothing to write to */
@@ -111,7 +133,7 @@ void perch__log_echo_put(const char *line, size_t len)
         write_out(now, line, len, 0);
 }
 
-void perch__log_echo_stop(uint32_t wait_ms)
+bool perch__log_echo_stop(uint32_t wait_ms)
 {
     HANDLE done = NULL;
     ULONGLONG end = GetTickCount64() + wait_ms;
@@ -125,7 +147,8 @@ void perch__log_echo_stop(uint32_t wait_ms)
             break; /* still waiting for the console: left behind */
         SleepConditionVariableSRW(&ended, &mu, (DWORD)(end - now), 0);
     }
-    if (!alive) {
+    bool gone = !alive;
+    if (gone) {
         done = thread;
         thread = NULL;
     }
@@ -134,6 +157,7 @@ void perch__log_echo_stop(uint32_t wait_ms)
         WaitForSingleObject(done, INFINITE);
         CloseHandle(done);
     }
+    return gone;
 }
 
 uint64_t perch__log_echo_dropped(void)

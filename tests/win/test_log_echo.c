@@ -3,8 +3,9 @@
  * Wine: the console is played by an anonymous pipe that the test reads, or leaves unread to
  * stand for a console paused by a selection. Checks that a line never waits for the console,
  * that the lines dropped while it is stuck are counted and announced exactly where they were
- * dropped, that closing the log waits for the last lines but not for a stuck console, and that
- * a thread left behind is taken on again by the next start.
+ * dropped, that closing the log waits for the last lines but not for a stuck console, that a
+ * thread left behind is taken on again by the next start, and that a process whose console is
+ * stuck still exits.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -174,7 +175,7 @@ static void test_dropped_lines_are_announced_in_place(void **state)
     console_read(&c);
     console_wait_for(&c, NULL, "log lines were not shown here"); /* the thread took the queue */
     perch__log_echo_put("after the selection\n", 20);
-    perch__log_echo_stop(10000);
+    assert_true(perch__log_echo_stop(10000));
     perch__log_echo_put("after the stop\n", 15); /* nowhere to go: not written, not counted */
     assert_int_equal(perch__log_echo_dropped() - before, lost);
     console_close(&c);
@@ -191,7 +192,7 @@ static void test_stop_leaves_a_stuck_console_behind(void **state)
     perch__log_echo_start(stuck.out);
     unsigned queued = fill_until_dropped(0, before);
     ULONGLONG t0 = GetTickCount64();
-    perch__log_echo_stop(300);
+    assert_false(perch__log_echo_stop(300)); /* left behind, waiting in its write */
     ULONGLONG took = ms_since(t0);
     assert_true(took >= 250 && took < 3000);
     /* The thread still waits in its write; the next start takes it on, and it writes to the
@@ -203,7 +204,7 @@ static void test_stop_leaves_a_stuck_console_behind(void **state)
     console_read(&stuck); /* the old selection ends: the thread finishes its write */
     console_wait_for(&stuck, &next, "log line was not shown here");
     perch__log_echo_put("to the new console\n", 19);
-    perch__log_echo_stop(10000);
+    assert_true(perch__log_echo_stop(10000));
     console_close(&next);
     console_close(&stuck);
     /* Nothing lost or repeated: the old console, then the new one, hold every queued line in
@@ -240,7 +241,7 @@ static void test_log_lines_never_wait_for_the_console(void **state)
     perch_log_close(); /* waits for the console a while, not for ever */
     assert_true(ms_since(t0) < 5000);
     console_read(&c);            /* the selection ends: what was queued comes out */
-    perch__log_echo_stop(10000); /* and the thread left behind ends */
+    assert_true(perch__log_echo_stop(10000)); /* and the thread left behind ends */
     console_close(&c);
     assert_true(strncmp(c.text, "perchd: A line of the log, number 0, long", 41) == 0);
     assert_non_null(strstr(c.text, "log lines were not shown here"));
@@ -262,19 +263,71 @@ static void test_log_echo_format(void **state)
     perch_log_close();
     perch_log(PERCH_LOG_INFO, "Closed: not echoed.");
     console_close(&c);
-    assert_string_equal(c.text, "perchd: perchd 1.2.3 is starting.\n"
-                                "perchd: warning: Degraded: 1 feature.\n"
-                                "perchd: error: It failed.\n");
+    assert_string_equal(c.text, "perchd: perchd 1.2.3 is starting.\r\n"
+                                "perchd: warning: Degraded: 1 feature.\r\n"
+                                "perchd: error: It failed.\r\n");
     console_free(&c);
 }
 
-int main(void)
+/* The child of test_exit_with_a_stuck_console: logs into its stderr, a pipe its parent does
+ * not read, closes the log and returns from main. */
+static int stuck_echo_child(void)
 {
+    perch_log_options o = {0};
+    o.echo = stderr;
+    perch_log_open(&o);
+    for (unsigned i = 0; i < 3000; i++)
+        perch_log(PERCH_LOG_INFO, "A line of the log, number %u, long enough to fill a pipe.", i);
+    perch_log_close();
+    return 0;
+}
+
+/* perchd's stop returns while its console is stuck, and the process then exits: the thread
+ * left behind holds no C library lock that the exit's flush of stderr would wait for. */
+static void test_exit_with_a_stuck_console(void **state)
+{
+    char self[MAX_PATH], cmd[MAX_PATH + 64];
+    SECURITY_ATTRIBUTES sa = {sizeof sa, NULL, TRUE};
+    HANDLE rd, wr;
+    STARTUPINFOA si;
+    PROCESS_INFORMATION pi;
+    (void)state;
+    assert_true(GetModuleFileNameA(NULL, self, sizeof self) > 0);
+    snprintf(cmd, sizeof cmd, "\"%s\" --stuck-echo-child", self);
+    assert_true(CreatePipe(&rd, &wr, &sa, 4096));
+    SetHandleInformation(rd, HANDLE_FLAG_INHERIT, 0);
+    memset(&si, 0, sizeof si);
+    si.cb = sizeof si;
+    si.dwFlags = STARTF_USESTDHANDLES;
+    si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+    si.hStdOutput = wr;
+    si.hStdError = wr;
+    assert_true(CreateProcessA(NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi));
+    CloseHandle(wr);
+    /* the close waits 2 s for the console; then the exit must not wait for it */
+    DWORD waited = WaitForSingleObject(pi.hProcess, 15000);
+    if (waited != WAIT_OBJECT_0)
+        TerminateProcess(pi.hProcess, 1);
+    CloseHandle(rd); /* the selection ends only now */
+    WaitForSingleObject(pi.hProcess, 10000);
+    DWORD code = 99;
+    GetExitCodeProcess(pi.hProcess, &code);
+    CloseHandle(pi.hProcess);
+    CloseHandle(pi.hThread);
+    assert_int_equal(waited, WAIT_OBJECT_0);
+    assert_int_equal(code, 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--stuck-echo-child") == 0)
+        return stuck_echo_child();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_log_echo_format),
         cmocka_unit_test(test_dropped_lines_are_announced_in_place),
         cmocka_unit_test(test_stop_leaves_a_stuck_console_behind),
         cmocka_unit_test(test_log_lines_never_wait_for_the_console),
+        cmocka_unit_test(test_exit_with_a_stuck_console),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
