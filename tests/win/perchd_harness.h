@@ -108,6 +108,17 @@ static DWORD WINAPI harness_drain_thread(LPVOID arg)
     return 0;
 }
 
+/* Startup information that gives a child our stdin and `out` as its stdout and stderr. */
+static inline void harness_startup_info(STARTUPINFOA *si, HANDLE out)
+{
+    memset(si, 0, sizeof *si);
+    si->cb = sizeof *si;
+    si->dwFlags = STARTF_USESTDHANDLES;
+    si->hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+    si->hStdOutput = out;
+    si->hStdError = out;
+}
+
 /* Starts the program of environment variable env with args (a command-line tail), stdout
  * and stderr into one pipe, drained from now on. End it with harness_finish or harness_end. */
 static inline void harness_spawn_with(const char *env, const char *args, DWORD flags,
@@ -123,12 +134,7 @@ static inline void harness_spawn_with(const char *env, const char *args, DWORD f
     assert_non_null(g);
     assert_true(CreatePipe(&g->out_read, &wr, &sa, 0));
     SetHandleInformation(g->out_read, HANDLE_FLAG_INHERIT, 0);
-    memset(&si, 0, sizeof si);
-    si.cb = sizeof si;
-    si.dwFlags = STARTF_USESTDHANDLES;
-    si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
-    si.hStdOutput = wr;
-    si.hStdError = wr;
+    harness_startup_info(&si, wr);
     if (!CreateProcessA(NULL, cmd, NULL, NULL, TRUE, flags, NULL, NULL, &si, &c->pi))
         fail_msg("cannot start %s: Win32 error %lu", cmd, GetLastError());
     CloseHandle(wr);

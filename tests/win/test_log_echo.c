@@ -24,6 +24,7 @@
 
 #include "log.h"
 #include "log_echo.h"
+#include "perchd_harness.h"
 
 #define READ_MAX (4u << 20)
 
@@ -296,12 +297,7 @@ static void test_exit_with_a_stuck_console(void **state)
     snprintf(cmd, sizeof cmd, "\"%s\" --stuck-echo-child", self);
     assert_true(CreatePipe(&rd, &wr, &sa, 4096));
     SetHandleInformation(rd, HANDLE_FLAG_INHERIT, 0);
-    memset(&si, 0, sizeof si);
-    si.cb = sizeof si;
-    si.dwFlags = STARTF_USESTDHANDLES;
-    si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
-    si.hStdOutput = wr;
-    si.hStdError = wr;
+    harness_startup_info(&si, wr);
     assert_true(CreateProcessA(NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi));
     CloseHandle(wr);
     /* the close waits 2 s for the console; then the exit must not wait for it */
