@@ -245,18 +245,26 @@ static void test_synth_traces_match_offline(void **state)
 
 /* ---- the books ----------------------------------------------------------------------------- */
 
-/* The ledger count of reason in a report JSON, -1 when absent. */
-static long long ledger_count(const char *json, const char *reason)
+/* The number named name in the report JSON's flat object "object" ("ledger", "stats"), -1
+ * when absent. */
+static long long figure_of(const char *json, const char *object, const char *name)
 {
     char pat[96];
-    const char *ledger = strstr(json, "\"ledger\":");
-    assert_non_null(ledger);
-    snprintf(pat, sizeof pat, "\"%s\":", reason);
-    const char *p = strstr(ledger, pat);
-    const char *end = strchr(ledger, '}');
+    snprintf(pat, sizeof pat, "\"%s\":", object);
+    const char *start = strstr(json, pat);
+    assert_non_null(start);
+    snprintf(pat, sizeof pat, "\"%s\":", name);
+    const char *p = strstr(start, pat);
+    const char *end = strchr(start, '}');
     if (p == NULL || p > end)
         return -1;
     return atoll(p + strlen(pat));
+}
+
+/* The ledger count of reason in a report JSON, -1 when absent. */
+static long long ledger_count(const char *json, const char *reason)
+{
+    return figure_of(json, "ledger", reason);
 }
 
 /* A sink slower than the reader, so a small queue overflows. */
@@ -596,15 +604,7 @@ static void test_detach_reports_the_sink_error(void **state)
 /* A figure of the report's "stats" object, -1 when absent. */
 static long long stat_value(const char *json, const char *name)
 {
-    char pat[96];
-    const char *stats = strstr(json, "\"stats\":");
-    assert_non_null(stats);
-    snprintf(pat, sizeof pat, "\"%s\":", name);
-    const char *p = strstr(stats, pat);
-    const char *end = strchr(stats, '}');
-    if (p == NULL || p > end)
-        return -1;
-    return atoll(p + strlen(pat));
+    return figure_of(json, "stats", name);
 }
 
 static int occurrences(const char *hay, const char *s)
