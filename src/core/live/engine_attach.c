@@ -88,42 +88,40 @@ int perch_live_attach(perch_live *l, const char *name, const perch_sink *sink,
     return perch_live_attach_idle(l, name, sink, idle, sink != NULL ? sink->ctx : NULL);
 }
 
-/* The books' reasons with their growth since the slot was attached (a loss reason in
- * reasons[i] for i < loss count, then the four fixed ones); returns how many. */
+/* The books' reasons with their growth since the slot was attached: the four fixed ones, then
+ * each loss reason; returns how many. */
 static size_t books_growth(perch_live *l, const struct live_slot *s,
                            char (*reasons)[LIVE_REASON_MAX], uint64_t *grew)
 {
     static const char *const fixed[] = {"live.queue_full", "live.queue_oversized",
                                         "live.session_gap", "live.session_gap_ms"};
     struct live_books now;
-    size_t n;
     perch__live_books(l, &now);
-    perch_mutex_lock(l->mu);
-    n = l->loss_count;
-    for (size_t i = 0; i < n; i++) {
-        memcpy(reasons[i], l->losses[i].reason, LIVE_REASON_MAX);
-        grew[i] = now.loss[i] - s->base.loss[i];
-    }
-    perch_mutex_unlock(l->mu);
     const uint64_t fixed_grew[] = {now.dropped - s->base.dropped, now.oversized - s->base.oversized,
                                    now.gaps - s->base.gaps, now.gap_ms - s->base.gap_ms};
-    for (size_t i = 0; i < 4; i++, n++) {
-        snprintf(reasons[n], LIVE_REASON_MAX, "%s", fixed[i]);
-        grew[n] = fixed_grew[i];
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(reasons[i], LIVE_REASON_MAX, "%s", fixed[i]);
+        grew[i] = fixed_grew[i];
     }
-    return n;
+    perch_mutex_lock(l->mu);
+    size_t n = l->loss_count;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(reasons[4 + i], l->losses[i].reason, LIVE_REASON_MAX);
+        grew[4 + i] = now.loss[i] - s->base.loss[i];
+    }
+    perch_mutex_unlock(l->mu);
+    return 4 + n;
 }
 
 /* Writes what grew since the slot was attached: the books (drops, losses, gaps) as ledger
- * records, fixed reasons first, then the model's own ledger (engine_counts.c). */
+ * records, then the model's own ledger (engine_counts.c). */
 static int emit_books(perch_live *l, struct live_slot *s)
 {
-    char reasons[PERCH_LIVE_MAX_LOSSES + 4][LIVE_REASON_MAX];
-    uint64_t grew[PERCH_LIVE_MAX_LOSSES + 4];
-    size_t n = books_growth(l, s, reasons, grew), losses = n - 4;
+    char reasons[4 + PERCH_LIVE_MAX_LOSSES][LIVE_REASON_MAX];
+    uint64_t grew[4 + PERCH_LIVE_MAX_LOSSES];
+    size_t n = books_growth(l, s, reasons, grew);
     int err = 0;
-    for (size_t k = 0; k < n && err == 0 && s->sink.ledger != NULL; k++) {
-        size_t i = k < 4 ? losses + k : k - 4; /* the fixed ones first, as before */
+    for (size_t i = 0; i < n && err == 0 && s->sink.ledger != NULL; i++) {
         perch_ledger_rec rec = {reasons[i], grew[i]};
         if (rec.count > 0)
             err = s->sink.ledger(s->sink.ctx, &rec);
