@@ -696,6 +696,48 @@ static void test_late_sinks_count_their_own_window(void **state)
     free_trace(&t);
 }
 
+/* A session described lazily has no model until its first record. Losses and gaps reported
+ * before it must still reach the ledger (before 2026-12-06 the ticks marked them applied and
+ * they vanished: 60 instead of 100), and a sink that comes before it gets only what came after
+ * it (without its copy of the waiting books it got 100). */
+static void test_losses_before_the_first_record(void **state)
+{
+    struct trace t;
+    struct run x;
+    perch_live_options o;
+    (void)state;
+    load_synth(1, &t);
+    memset(&o, 0, sizeof o);
+    o.attachable = true;
+    o.tick_ms = 1;
+    o.trace_info = lazy_info;
+    run_start(&x, &t, 4u << 20, &o);
+    perch_live_set_loss(x.live, "session.events_lost", 40);
+    perch_live_note_gap(x.live, 1000);
+    assert_int_equal(perch_live_start(x.live, NULL), 0);
+    perch_sleep_ms(50); /* ticks with no model yet */
+    perch_report *late = attach_report(&x, "late");
+    perch_live_set_loss(x.live, "session.events_lost", 100);
+    perch_sleep_ms(50);
+    assert_int_equal(perch_thread_start(produce, &x.prod, "producer", &x.thread), 0);
+    run_wait(&x);
+    char *all = json_of(x.report), *jl = json_of(late);
+    assert_int_equal(ledger_count(all, "session.events_lost"), 100);
+    assert_int_equal(ledger_count(all, "live.session_gap"), 1);
+    assert_int_equal(ledger_count(all, "live.session_gap_ms"), 1000);
+    assert_int_equal(ledger_count(jl, "session.events_lost"), 60);
+    assert_int_equal(ledger_count(jl, "live.session_gap"), -1);
+    assert_int_equal(ledger_count(jl, "live.session_gap_ms"), -1);
+    /* the late sink saw the whole trace: it came before the first record */
+    assert_int_equal(stat_value(all, "records.total"), (long long)x.prod.pushed);
+    assert_int_equal(ledger_count(jl, "sample.no_stack"), ledger_count(all, "sample.no_stack"));
+    free(all);
+    free(jl);
+    perch_report_destroy(late);
+    run_free(&x);
+    free_trace(&t);
+}
+
 static void test_sink_state_while_attaching(void **state)
 {
     struct trace t;
@@ -823,6 +865,7 @@ int main(void)
         cmocka_unit_test(test_attach_needs_attachable),
         cmocka_unit_test(test_call_wakes_idle_engine),
         cmocka_unit_test(test_late_sinks_count_their_own_window),
+        cmocka_unit_test(test_losses_before_the_first_record),
         cmocka_unit_test(test_sink_state_while_attaching),
         cmocka_unit_test(test_bad_arguments),
     };

@@ -4,7 +4,6 @@
  * every record; detach gives it the engine's books since it came (as ledger records) and its
  * finish. Both run on the model thread through perch_live_call, so no record is half seen.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "engine_internal.h"
@@ -88,29 +87,13 @@ int perch_live_attach(perch_live *l, const char *name, const perch_sink *sink,
     return perch_live_attach_idle(l, name, sink, idle, sink != NULL ? sink->ctx : NULL);
 }
 
-/* The books' reasons with their growth since the slot was attached: the four fixed ones, then
- * each loss reason; returns how many. */
+/* The books' reasons with their growth since the slot was attached; returns how many. */
 static size_t books_growth(perch_live *l, const struct live_slot *s,
                            char (*reasons)[LIVE_REASON_MAX], uint64_t *grew)
 {
-    static const char *const fixed[] = {"live.queue_full", "live.queue_oversized",
-                                        "live.session_gap", "live.session_gap_ms"};
     struct live_books now;
     perch__live_books(l, &now);
-    const uint64_t fixed_grew[] = {now.dropped - s->base.dropped, now.oversized - s->base.oversized,
-                                   now.gaps - s->base.gaps, now.gap_ms - s->base.gap_ms};
-    for (size_t i = 0; i < 4; i++) {
-        snprintf(reasons[i], LIVE_REASON_MAX, "%s", fixed[i]);
-        grew[i] = fixed_grew[i];
-    }
-    perch_mutex_lock(l->mu);
-    size_t n = l->loss_count;
-    for (size_t i = 0; i < n; i++) {
-        memcpy(reasons[4 + i], l->losses[i].reason, LIVE_REASON_MAX);
-        grew[4 + i] = now.loss[i] - s->base.loss[i];
-    }
-    perch_mutex_unlock(l->mu);
-    return 4 + n;
+    return perch__live_books_list(l, &now, &s->base, reasons, grew);
 }
 
 /* Writes what grew since the slot was attached: the books (drops, losses, gaps) as ledger

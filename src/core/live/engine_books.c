@@ -6,6 +6,7 @@
  * and averaged over the last rate window. Also the calls other threads ask the model thread
  * to run between two records.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "engine_internal.h"
@@ -50,11 +51,14 @@ void perch_live_note_gap(perch_live *l, uint64_t duration_ms)
     perch_mutex_unlock(l->mu);
 }
 
-/* Adds now - *applied under reason; 0 or the model's error. */
+/* Adds now - *applied under reason; 0 or the model's error. Before the model exists (a lazy
+ * trace info, no record yet) nothing is applied: the growth waits for the model. */
 static int add_growth(perch_live *l, const char *reason, uint64_t now, uint64_t *applied)
 {
     int err = 0;
-    if (now > *applied && l->model != NULL && atomic_load(&l->error) == 0)
+    if (l->model == NULL)
+        return 0;
+    if (now > *applied && atomic_load(&l->error) == 0)
         err = perch_model_ledger_add(l->model, reason, now - *applied);
     if (err == 0)
         *applied = now;
@@ -97,6 +101,30 @@ void perch__live_books(perch_live *l, struct live_books *b)
     for (size_t i = 0; i < l->loss_count; i++)
         b->loss[i] = l->losses[i].base + l->losses[i].total;
     perch_mutex_unlock(l->mu);
+}
+
+size_t perch__live_books_list(perch_live *l, const struct live_books *b,
+                              const struct live_books *minus, char (*reasons)[LIVE_REASON_MAX],
+                              uint64_t *values)
+{
+    static const char *const fixed[] = {"live.queue_full", "live.queue_oversized",
+                                        "live.session_gap", "live.session_gap_ms"};
+    static const struct live_books none;
+    const struct live_books *m = minus != NULL ? minus : &none;
+    const uint64_t fixed_values[] = {b->dropped - m->dropped, b->oversized - m->oversized,
+                                     b->gaps - m->gaps, b->gap_ms - m->gap_ms};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(reasons[i], LIVE_REASON_MAX, "%s", fixed[i]);
+        values[i] = fixed_values[i];
+    }
+    perch_mutex_lock(l->mu);
+    size_t n = l->loss_count;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(reasons[4 + i], l->losses[i].reason, LIVE_REASON_MAX);
+        values[4 + i] = b->loss[i] - m->loss[i];
+    }
+    perch_mutex_unlock(l->mu);
+    return 4 + n;
 }
 
 int perch__live_apply_books(perch_live *l, uint64_t now_ns, struct live_books *as_applied)

@@ -6,7 +6,9 @@
  * from what the model writes (engine_tee.c), and at a detach the model's ledger as of then,
  * less the copy, is written to it (engine_attach.c). A sink added before the start has no
  * copy: everything is its own. The statistics are not given to a sink that came late: they
- * describe the session (records, processes seen), not a window of it.
+ * describe the session (records, processes seen), not a window of it. A sink that comes
+ * before the first record of a lazily described session (no model yet) takes the books as its
+ * copy, since the model will count them when it exists.
  */
 #include <string.h>
 
@@ -41,6 +43,20 @@ static int take_ledger(void *ctx, const perch_ledger_rec *rec)
     return add(ctx, rec->reason, rec->count);
 }
 
+/* Before the first record there is no model: the books wait unapplied, and go into its
+ * ledger once it exists, so the copy holds them as they are now. */
+static int take_waiting_books(perch_live *l, struct live_counts *c, const struct live_books *books)
+{
+    char reasons[4 + PERCH_LIVE_MAX_LOSSES][LIVE_REASON_MAX];
+    uint64_t values[4 + PERCH_LIVE_MAX_LOSSES];
+    size_t n = perch__live_books_list(l, books, NULL, reasons, values);
+    int err = 0;
+    for (size_t i = 0; i < n && err == 0; i++)
+        if (values[i] > 0)
+            err = add(c, reasons[i], values[i]);
+    return err;
+}
+
 int perch__live_counts_take(perch_live *l, struct live_counts *out, struct live_books *books)
 {
     struct live_counts c = {0};
@@ -50,8 +66,10 @@ int perch__live_counts_take(perch_live *l, struct live_counts *out, struct live_
     int err = perch__live_apply_books(l, perch__live_now(l), books);
     taker.ctx = &c;
     taker.ledger = take_ledger;
-    if (l->model != NULL) /* none before the first record: nothing counted yet */
+    if (l->model != NULL)
         err = err ? err : perch_model_emit_counters(l->model, &taker);
+    else if (err == 0)
+        err = take_waiting_books(l, &c, books);
     if (err < 0) {
         perch__live_counts_free(&c);
         return err;

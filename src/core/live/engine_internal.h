@@ -131,6 +131,12 @@ void perch__live_run_calls(perch_live *l);
 /* The books now (model thread or not: read under mu and from the queue). */
 void perch__live_books(perch_live *l, struct live_books *b);
 
+/* The books' reasons and the values of b less those of minus (NULL: none), the four fixed
+ * reasons first, then each loss reason; returns how many (at most 4 + PERCH_LIVE_MAX_LOSSES). */
+size_t perch__live_books_list(perch_live *l, const struct live_books *b,
+                              const struct live_books *minus, char (*reasons)[LIVE_REASON_MAX],
+                              uint64_t *values);
+
 /* engine_attach.c: fills a slot (name, sink, idle, books base: base, or the books now when
  * NULL). */
 void perch__live_slot_fill(perch_live *l, struct live_slot *s, const char *name,
@@ -138,9 +144,9 @@ void perch__live_slot_fill(perch_live *l, struct live_slot *s, const char *name,
                            const struct live_books *base);
 
 /* engine_counts.c, on the model thread: applies the books, then copies the model's ledger into
- * *out, marked taken (no entry before the model exists), and the books as applied into
- * *books, the slot's base (so a loss is either in the copy or in the books' growth, never in
- * neither). *out untouched on error. */
+ * *out, marked taken (before the model exists: the books that wait for it), and the books as
+ * applied into *books, the slot's base (so a loss is either in the copy or in the books'
+ * growth, never in neither). *out untouched on error. */
 int perch__live_counts_take(perch_live *l, struct live_counts *out, struct live_books *books);
 
 /* The growth of the model's ledger reason (now, as the model counts it) since the copy c. */
