@@ -627,6 +627,22 @@ static perch_report *attach_report(struct run *x, const char *name)
     return r;
 }
 
+/* An attachable engine over synthetic trace 1, not started, whose books already hold 40
+ * events lost and one gap of 1000 ms; lazy: the trace info comes with the first record. The
+ * tick is 1 ms, so the books go into the model's ledger at once (a detach must skip them). */
+static void start_with_early_losses(struct run *x, struct trace *t, bool lazy)
+{
+    perch_live_options o;
+    load_synth(1, t);
+    memset(&o, 0, sizeof o);
+    o.attachable = true;
+    o.tick_ms = 1;
+    o.trace_info = lazy ? lazy_info : NULL;
+    run_start(x, t, 4u << 20, &o);
+    perch_live_set_loss(x->live, "session.events_lost", 40);
+    perch_live_note_gap(x->live, 1000);
+}
+
 /* Sinks that come while the engine runs (recordings started while perchd runs) get the
  * ledger of their own window: a, from the first pause to the end; b, from the first pause to
  * the second, detached there with finish (`perch stop`); c, from the second pause to the end.
@@ -637,17 +653,10 @@ static void test_late_sinks_count_their_own_window(void **state)
 {
     struct trace t;
     struct run x;
-    perch_live_options o;
     (void)state;
-    load_synth(1, &t);
-    memset(&o, 0, sizeof o);
-    o.attachable = true;
-    o.tick_ms = 1; /* the books go into the model's ledger at once: b's detach must skip them */
-    run_start(&x, &t, 4u << 20, &o);
+    start_with_early_losses(&x, &t, false);
     x.prod.pause_after = LATE_AT;
     x.prod.pause2_after = 2 * LATE_AT;
-    perch_live_set_loss(x.live, "session.events_lost", 40);
-    perch_live_note_gap(x.live, 1000);
     run_go(&x);
     wait_for(x.live, LATE_AT);
     perch_report *a = attach_report(&x, "a"), *b = attach_report(&x, "b");
@@ -704,16 +713,8 @@ static void test_losses_before_the_first_record(void **state)
 {
     struct trace t;
     struct run x;
-    perch_live_options o;
     (void)state;
-    load_synth(1, &t);
-    memset(&o, 0, sizeof o);
-    o.attachable = true;
-    o.tick_ms = 1;
-    o.trace_info = lazy_info;
-    run_start(&x, &t, 4u << 20, &o);
-    perch_live_set_loss(x.live, "session.events_lost", 40);
-    perch_live_note_gap(x.live, 1000);
+    start_with_early_losses(&x, &t, true);
     assert_int_equal(perch_live_start(x.live, NULL), 0);
     perch_sleep_ms(50); /* ticks with no model yet */
     perch_report *late = attach_report(&x, "late");
