@@ -28,6 +28,11 @@ size_t perch_utf16le_utf8_len(const uint8_t *src, size_t src_len);
  * surrogates, code points above U+10FFFF, or a sequence cut short by n). */
 size_t perch_utf8_seq_len(const uint8_t *p, size_t n);
 
+/* Makes the NUL-terminated s valid UTF-8 in place: a sequence cut short at its end (what a
+ * truncating snprintf leaves) is removed, and every other byte that starts no valid sequence
+ * becomes '?'. Returns s. */
+char *perch_utf8_make_valid(char *s);
+
 #ifdef __cplusplus
 }
 #endif

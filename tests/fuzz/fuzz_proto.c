@@ -3,7 +3,9 @@
  * session. The first byte picks the mode:
  *   even: the rest is a client's byte stream, fed to a server-side reader in pieces sized by
  *         that byte, every event handled by a session over a fake daemon with a small live
- *         query state; every frame of every reply is drained and must read back, with a
+ *         query state (whose refusals quote the client's text, as perchd's do); the reader
+ *         must hold no more than a request may, the session must answer every event it does
+ *         not close on, and every frame of every reply is drained and must read back, with a
  *         client-side reader, as a well-formed reply frame;
  *   odd:  the second byte names a message type, the third its direction, the rest is its
  *         payload: when it decodes, encoding the result and decoding again must give the
@@ -21,6 +23,9 @@
 
 static uint8_t capture_bytes[300000];
 
+/* What a server's reader may hold: a request at the cap, rounded up, and the reader. */
+#define READER_MAX_BYTES (2u * PERCH_PROTO_MAX_REQUEST + 4096u)
+
 static int f_status(void *ctx, perch_proto_answer *a)
 {
     (void)ctx;
@@ -35,9 +40,11 @@ static int f_status(void *ctx, perch_proto_answer *a)
 
 static int f_open(void *ctx, const char *name, perch_proto_source *src, perch_proto_answer *a)
 {
-    (void)ctx, (void)a;
-    if (name[0] == 'x')
+    (void)ctx;
+    if (name[0] == 'x') { /* the sentence names the client's text, as perchd's do */
+        perch_proto_answer_fail(a, "there is no capture called '%s'", name);
         return PERCH_ENOENT;
+    }
     perch_input_memory(&src->in, capture_bytes, sizeof capture_bytes);
     return 0;
 }
@@ -131,9 +138,14 @@ static void stream_mode(const uint8_t *data, size_t size, uint8_t seed)
         n = n > size - off ? size - off : n;
         perch_proto_reader_push(r, data + off, n, &used);
         off += used;
+        if (perch_proto_reader_bytes(r) > READER_MAX_BYTES)
+            abort(); /* a header reserved more than a request may hold */
         while (perch_proto_reader_next(r, &ev) == 1 && !closing) {
             perch_proto_reply *reply = NULL;
             int err = perch_proto_session_handle(s, &ev, &reply);
+            if (err != 0 && err != PERCH_EPIPE && err != PERCH_ENOMEM)
+                abort(); /* what the session documents: any other error left the client
+                          * without an answer */
             if (reply != NULL)
                 check_reply_frames(reply);
             perch_proto_reply_destroy(reply);

@@ -238,6 +238,40 @@ static void test_reader_garbage_and_memory(void **state)
     free(b.p);
 }
 
+/* A DATA frame's header asks for more than a request may hold: refused at the header, before
+ * its payload is reserved (a client's DATA used to reserve up to 1 MiB on a server whose
+ * requests are capped at 64 KiB). */
+static void test_reader_caps_data_frames(void **state)
+{
+    (void)state;
+    frames b = {NULL, 0};
+    perch_proto_reader *r;
+    got g = {0};
+    uint8_t *big = calloc(1, PERCH_PROTO_MAX_PAYLOAD);
+    frames_add(&b, 1, PERCH_MSG_DATA, 1, 0, big, PERCH_PROTO_MAX_PAYLOAD);
+    frames_add(&b, 1, PERCH_MSG_PING, 2, 0, NULL, 0);
+    size_t used;
+    assert_int_equal(perch_proto_reader_create(PERCH_PROTO_MAX_REQUEST, &r), 0);
+    perch_proto_reader_set_version(r, 1);
+    perch_proto_reader_push(r, b.p, PERCH_PROTO_HEADER_SIZE, &used); /* the header alone */
+    assert_int_equal(used, PERCH_PROTO_HEADER_SIZE);
+    assert_true(perch_proto_reader_bytes(r) < 4096);
+    perch_proto_reader_destroy(r);
+    assert_int_equal(perch_proto_reader_create(PERCH_PROTO_MAX_REQUEST, &r), 0);
+    perch_proto_reader_set_version(r, 1);
+    feed(r, &b, 0, &g);
+    assert_true(perch_proto_reader_bytes(r) < 4096);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.ev[0].fault, PERCH_PROTO_SKIP);
+    assert_int_equal(g.ev[0].error, PERCH_ELIMIT);
+    assert_int_equal(g.ev[1].fault, PERCH_PROTO_OK);
+    assert_int_equal(g.ev[1].header.type, PERCH_MSG_PING);
+    got_free(&g);
+    perch_proto_reader_destroy(r);
+    free(big);
+    free(b.p);
+}
+
 static void test_type_names(void **state)
 {
     (void)state;
@@ -260,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_reader_joins_and_splits),
         cmocka_unit_test(test_reader_skips_and_closes),
         cmocka_unit_test(test_reader_garbage_and_memory),
+        cmocka_unit_test(test_reader_caps_data_frames),
         cmocka_unit_test(test_type_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

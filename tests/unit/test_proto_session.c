@@ -355,6 +355,22 @@ static void test_fetch_and_snapshot(void **state)
                                                NULL, 100, why, sizeof why),
                      PERCH_EINVAL);
     assert_non_null(strstr(why, "is not a capture name"));
+    /* A sentence that names the client's text is cut at 300 bytes, here inside a character:
+     * the ERROR still goes out, cut before it (the encoder refuses invalid UTF-8, and the
+     * client used to get no reply at all and be dropped). */
+    char euros[100 * 3 + 3] = "";
+    for (int i = 0; i < 100; i++)
+        strcat(euros, "\xe2\x82\xac");
+    strcat(euros, "\\x");
+    perch_proto_fetch_req cut = {euros, 0};
+    assert_int_equal(perch_proto_client_stream(c, PERCH_MSG_FETCH, &cut, &hdr, &hmem, &out, NULL,
+                                               NULL, 100, why, sizeof why),
+                     PERCH_EINVAL);
+    assert_non_null(strstr(why, "'\xe2\x82\xac\xe2\x82\xac"));
+    size_t why_len = strlen(why);
+    assert_true(why_len >= 3 && memcmp(why + why_len - 3, "\xe2\x82\xac", 3) == 0);
+    assert_int_equal(perch_proto_client_call(c, PERCH_MSG_PING, NULL, NULL, 0, NULL, 100, NULL, 0),
+                     0); /* still connected */
     assert_int_equal(perch_proto_client_stream(c, PERCH_MSG_FETCH, &missing, &hdr, &hmem, &out,
                                                NULL, NULL, 100, why, sizeof why),
                      PERCH_ENOENT);

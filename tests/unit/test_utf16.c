@@ -1,11 +1,13 @@
 /*
  * Tests for the UTF-16LE to UTF-8 converter: ASCII, 2/3/4-byte characters, unpaired and
- * reversed surrogates, an odd trailing byte, and output capacity never split mid-character.
+ * reversed surrogates, an odd trailing byte, and output capacity never split mid-character;
+ * and the repair of a UTF-8 text that a bounded formatter cut mid-character.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -66,11 +68,40 @@ static void test_capacity(void **state)
     assert_int_equal(perch_utf16le_to_utf8(NULL, 0, out, 8), 0);
 }
 
+static void test_make_valid(void **state)
+{
+    static const char *const repairs[][2] = {
+        {"", ""},
+        {"plain", "plain"},
+        {"a\xe2\x82\xac", "a\xe2\x82\xac"},       /* whole at the end: kept */
+        {"a\xe2\x82", "a"},                       /* cut after 2 of 3 bytes */
+        {"a\xe2", "a"},                           /* cut after 1 of 3 */
+        {"a\xf0\x9f\x98", "a"},                   /* cut after 3 of 4 */
+        {"\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80"}, /* whole 4-byte */
+        {"a\x80"
+         "b",
+         "a?b"}, /* a stray continuation byte */
+        {"a\xc0\xaf"
+         "b",
+         "a??b"},                     /* overlong */
+        {"\xed\xa0\x80x", "???x"},    /* a surrogate */
+        {"\xe2\x82x\xe2\x82", "??x"}, /* broken inside, cut at the end */
+        {"\xe9t\xe9", "?t"}, /* Latin-1: the last byte looks like a cut, the first does not */
+    };
+    char buf[32];
+    for (size_t i = 0; i < sizeof repairs / sizeof repairs[0]; i++) {
+        snprintf(buf, sizeof buf, "%s", repairs[i][0]);
+        assert_ptr_equal(perch_utf8_make_valid(buf), buf);
+        assert_string_equal(buf, repairs[i][1]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases),
         cmocka_unit_test(test_capacity),
+        cmocka_unit_test(test_make_valid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -127,7 +127,9 @@ static void on_header(perch_proto_reader *r)
         return;
     }
     size_t base = data ? 0 : r->msg_len;
-    if (!data && base + r->cur.payload_len > r->max_message) {
+    /* DATA too: a server's reader caps requests, and a DATA frame from a client is refused
+     * only once read, so its header alone must not reserve more than a request may */
+    if (base + r->cur.payload_len > r->max_message) {
         snprintf(why, sizeof why, "message of more than %zu bytes is over the %zu-byte cap",
                  base + r->cur.payload_len, r->max_message);
         refuse(r, r->joining ? PERCH_PROTO_FATAL : PERCH_PROTO_SKIP, PERCH_ELIMIT, why);

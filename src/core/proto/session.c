@@ -10,6 +10,7 @@
 
 #include "perch/error.h"
 #include "perch/proto.h"
+#include "perch/utf16.h"
 #include "proto/reply_internal.h"
 #include "proto/session_internal.h"
 #include "util/mem.h"
@@ -39,7 +40,11 @@ void perch_proto_answer_fail(perch_proto_answer *a, const char *fmt, ...)
 int perch__session_error(perch_proto_session *s, const perch_proto_header *h, int code,
                          const char *message, perch_proto_reply **reply)
 {
-    perch_proto_error e = {code, h->type, h->version, message};
+    char valid[sizeof((perch_proto_answer *)0)->message];
+    /* a sentence cut mid-character (a client's name in it) would fail the encoder's UTF-8
+     * check, and the client would get no reply at all */
+    snprintf(valid, sizeof valid, "%s", message);
+    perch_proto_error e = {code, h->type, h->version, perch_utf8_make_valid(valid)};
     uint8_t *p;
     size_t n;
     int err = perch_proto_encode(PERCH_MSG_ERROR, true, &e, &p, &n);

@@ -1,8 +1,11 @@
 /*
  * UTF-16LE to UTF-8; see include/perch/utf16.h. Both directions are bounded: the input by its
  * byte length, the output by its capacity, and a character is written whole or not at all.
- * perch_utf8_seq_len at the end is the shared UTF-8 validity check.
+ * perch_utf8_seq_len at the end is the shared UTF-8 validity check, and perch_utf8_make_valid
+ * repairs a text cut by a bounded formatter before it goes where only UTF-8 is accepted.
  */
+#include <string.h>
+
 #include "perch/utf16.h"
 
 #define REPLACEMENT 0xFFFDu
@@ -88,4 +91,31 @@ size_t perch_utf8_seq_len(const uint8_t *p, size_t n)
         (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] > 0x8F))
         return 0; /* overlong, surrogate or above U+10FFFF */
     return len;
+}
+
+char *perch_utf8_make_valid(char *s)
+{
+    uint8_t *u = (uint8_t *)s;
+    size_t n = strlen(s);
+    /* a lead byte in the last three whose sequence runs past the end: cut there */
+    for (size_t back = 1; back <= 3 && back <= n; back++) {
+        uint8_t c = u[n - back];
+        if ((c & 0xC0) == 0x80)
+            continue;
+        size_t want = c < 0xC2 ? 0 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF5 ? 4 : 0;
+        if (want > back) {
+            n -= back;
+            u[n] = '\0';
+        }
+        break;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t k = u[i] < 0x80 ? 1 : perch_utf8_seq_len(u + i, n - i);
+        if (k == 0) {
+            u[i] = '?';
+            k = 1;
+        }
+        i += k;
+    }
+    return s;
 }
