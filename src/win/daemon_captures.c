@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/rotate_names.h"
 #include "capture/snapshot_files.h"
 #include "daemon_internal.h"
 #include "log.h"
@@ -372,12 +373,6 @@ int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, si
 
 /* ---- the capture directory ----------------------------------------------------------------- */
 
-static bool plain_name(const char *name)
-{
-    return name[0] != '\0' && strpbrk(name, "\\/:") == NULL && strcmp(name, ".") != 0 &&
-           strcmp(name, "..") != 0;
-}
-
 static int add_entry(perch_daemon_capture **list, size_t *count, size_t *cap,
                      const WIN32_FIND_DATAW *fd, const char *active)
 {
@@ -451,10 +446,8 @@ int perch_daemon_list_captures(perch_daemon *d, perch_daemon_capture **out, size
 int perch_daemon_open_capture(perch_daemon *d, const char *name, perch_input *in)
 {
     char path[PERCH_CONFIG_PATH_MAX + 260];
-    if (d == NULL || name == NULL || in == NULL || !plain_name(name) || d->capture_dir[0] == '\0')
-        return PERCH_EINVAL;
-    size_t n = strlen(name);
-    if (n < 6 || strcmp(name + n - 6, ".perch") != 0)
+    if (d == NULL || name == NULL || in == NULL || !perch__capture_fetch_name_ok(name) ||
+        d->capture_dir[0] == '\0')
         return PERCH_EINVAL;
     snprintf(path, sizeof path, "%s\\%s", d->capture_dir, name);
     return perch_input_open_file(in, path); /* shares writing: readable while written */

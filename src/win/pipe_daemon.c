@@ -344,8 +344,9 @@ static int b_open(void *ctx, const char *name, perch_proto_source *src, perch_pr
     int err = perch_daemon_open_capture(p->d, name, &src->in);
     if (err == PERCH_EINVAL)
         perch_proto_answer_fail(a,
-                                "'%s' is not a capture name: give a name from 'perch "
-                                "captures', without a directory",
+                                "'%s' is not a capture name: give a file name from 'perch "
+                                "captures' (ending in .perch, without a directory; device "
+                                "names such as NUL or COM1 are refused)",
                                 name);
     else if (err == PERCH_ENOENT)
         perch_proto_answer_fail(a, "there is no capture called '%s'", name);

@@ -5,6 +5,8 @@
  * buffers), the rest is the name.
  *   - A parsed name must print back to itself when its time fields are a real date (the
  *     format is the parser's inverse).
+ *   - A name FETCH accepts is a plain file name ending in .perch; every file of an accepted
+ *     recording name is one FETCH accepts.
  *   - A name the check accepts gives a stem that is a valid prefix, equal to the name less an
  *     optional ".perch", whose rotated file names parse back; a refusal leaves stem empty and
  *     a sentence in why. The buffers are allocated at their exact size, so a write past
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "capture/rotate_names.h"
 #include "capture/snapshot_files.h"
@@ -41,16 +44,27 @@ static void check_client_name(const char *name, uint8_t sizes)
         perch__rotate_name(stem, 0, 42, file, sizeof file);
         if (!perch__rotate_parse(stem, file, &seq) || seq != 42)
             abort();
+        if (!perch__capture_fetch_name_ok(file)) /* a recording's files can be fetched */
+            abort();
         if (perch__snapshot_file(file)) /* SnapshotCapMb would count a recording's file */
             abort();
         snprintf(file, sizeof file, "%s.perch", stem);
-        if (perch__snapshot_file(file))
+        if (perch__snapshot_file(file) || !perch__capture_fetch_name_ok(file))
             abort();
     } else if (err != PERCH_EINVAL || stem[0] != '\0' || (why_len > 0 && why[0] == '\0')) {
         abort();
     }
     free(stem);
     free(why);
+}
+
+/* A name FETCH accepts is a plain file name ending in .perch in any case. */
+static void check_fetch_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (perch__capture_fetch_name_ok(name) &&
+        (n <= 6 || strpbrk(name, "\\/:") != NULL || strcasecmp(name + n - 6, ".perch") != 0))
+        abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -67,6 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(name, data + 1, size - 1);
     name[size - 1] = '\0';
     check_client_name(name, data[0]);
+    check_fetch_name(name);
     if (strlen(prefix) != pl || !perch__rotate_prefix_ok(prefix))
         return 0;
     if (perch__rotate_parse(prefix, name, &seq)) {

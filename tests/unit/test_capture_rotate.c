@@ -476,6 +476,52 @@ static void accepted_name(const char *name, const char *want)
     assert_string_equal(why, "");
 }
 
+/* The names a client may FETCH: what the capture directory's listing shows (any case of
+ * .perch), never a directory, a wildcard or a device (on Windows 10 NUL.perch or COM1.perch
+ * opens the device, and a read of COM1 can wait forever). */
+static void test_fetch_names(void **state)
+{
+    (void)state;
+    static const char *const ok[] = {"a.perch",
+                                     "X.PERCH",
+                                     "perch-20261206-040000-000001.perch",
+                                     "My capture (1).Perch",
+                                     "con1.perch",
+                                     "com10.perch",
+                                     "nulx.perch",
+                                     "\xe2\x82\xac.perch",
+                                     "a..perch"};
+    static const char *const refused[] = {"",
+                                          ".perch",
+                                          "a.perc",
+                                          "a.perch.txt",
+                                          "a.perch ",
+                                          "..\\a.perch",
+                                          "d/a.perch",
+                                          "c:a.perch",
+                                          "a.perch:x.perch",
+                                          "*.perch",
+                                          "a?.perch",
+                                          "a\".perch",
+                                          "<a>.perch",
+                                          "a|b.perch",
+                                          "a\tb.perch",
+                                          "NUL.perch",
+                                          "nul .perch",
+                                          "com1.perch",
+                                          "LPT9.x.perch",
+                                          "CONIN$.perch",
+                                          "conout$.perch",
+                                          "aux.perch",
+                                          "prn.PERCH"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (!perch__capture_fetch_name_ok(ok[i]))
+            fail_msg("'%s' was refused", ok[i]);
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        if (perch__capture_fetch_name_ok(refused[i]))
+            fail_msg("'%s' was accepted", refused[i]);
+}
+
 static void test_client_names(void **state)
 {
     (void)state;
@@ -518,6 +564,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_client_names),
+        cmocka_unit_test(test_fetch_names),
         cmocka_unit_test(test_every_file_stands_alone),
         cmocka_unit_test(test_disk_cap_deletes_oldest),
         cmocka_unit_test(test_disk_cap_keeps_what_it_cannot_delete),

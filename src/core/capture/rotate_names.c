@@ -40,11 +40,14 @@ static bool is_word(const char *s, size_t n, const char *w)
     return i == n && w[i] == '\0';
 }
 
-/* CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any extension: device names Windows reserves. */
+/* CON, PRN, AUX, NUL, COM1-9, LPT1-9, CONIN$, CONOUT$, with any extension and spaces before
+ * it: device names Windows reserves. */
 static bool reserved_device(const char *stem)
 {
-    static const char *const names[] = {"con", "prn", "aux", "nul"};
+    static const char *const names[] = {"con", "prn", "aux", "nul", "conin$", "conout$"};
     size_t n = strcspn(stem, ".");
+    while (n > 0 && stem[n - 1] == ' ')
+        n--;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (is_word(stem, n, names[i]))
             return true;
@@ -91,6 +94,19 @@ int perch__rotate_check_name(const char *name, char *stem, size_t len, char *why
     if (why_len > 0)
         snprintf(why, why_len, "'%s' is not a capture name: %s", name, problem);
     return PERCH_EINVAL;
+}
+
+bool perch__capture_fetch_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (n <= 6 || !is_word(name + n - 6, 6, ".perch") || reserved_device(name))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c < 0x20 || c == 0x7f || strchr("\\/:*?\"<>|", c) != NULL)
+            return false;
+    }
+    return true;
 }
 
 /* Year, month (1..12) and day (1..31) of a day count since 1970-01-01. */

@@ -24,6 +24,12 @@ bool perch__rotate_prefix_ok(const char *prefix);
  * stem, and a stem that would not fit is refused rather than cut. */
 int perch__rotate_check_name(const char *name, char *stem, size_t len, char *why, size_t why_len);
 
+/* True for a name a pipe client may FETCH from the capture directory: a plain file name (no
+ * \, /, :, wildcard, quote, <, >, | or control character) ending in ".perch" in any case
+ * (the listing matches *.perch as Windows does, without regard to case), and not a device
+ * name Windows reserves, which would open the device and not a file. */
+bool perch__capture_fetch_name_ok(const char *name);
+
 /* Writes the name of file seq created at wall_ms (ms since 1970 UTC). */
 void perch__rotate_name(const char *prefix, uint64_t wall_ms, uint32_t seq, char *out, size_t len);
 
