@@ -343,8 +343,12 @@ static void on_io(perch_pipe_server *s, pipe_op *op, DWORD n, bool ok)
         on_connect(s, c, ok);
     } else if (op->kind == OP_READ) {
         c->read_pending = false;
-        if (!ok || n == 0) {
+        if (!ok) { /* a hang-up fails the read (ERROR_BROKEN_PIPE) */
             perch__pipe_close(c, c->lingering && !c->refuse ? FATAL_FRAME : NULL);
+        } else if (n == 0) {
+            /* a client's zero-byte write completes the read with nothing: step reads again.
+             * Taken for a hang-up, it closed the handle without disconnecting, leaving the
+             * instance to a client that could do it again, past the linger guard. */
         } else if (c->lingering) {
             s->stats.bytes_in += n; /* after its last reply: dropped unread */
         } else {

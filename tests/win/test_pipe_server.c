@@ -481,6 +481,20 @@ static void test_hostile_clients(void **state)
     assert_non_null(strstr(F.log, "disconnected by perchd: sent no HELLO within 1500 ms"));
     assert_false(raw_frame(h, &hdr, buf, sizeof buf));
     CloseHandle(h);
+    /* A zero-byte write completes perchd's read with nothing on Windows (microsoft/vcpkg-tool
+     * pull request 299 met such reads on a live pipe): not a hang-up, which fails the read, so
+     * the client is still served. perchd used to close its handle there without
+     * disconnecting, leaving the instance to the client and past the linger guard. Wine
+     * completes no read for a zero-byte write, so under Wine this passes either way. */
+    h = raw();
+    raw_write(h, "", 0);
+    raw_hello(h);
+    raw_write(h, "", 0);
+    raw_request(h, PERCH_MSG_PING, 2, NULL);
+    assert_true(raw_frame(h, &hdr, buf, sizeof buf));
+    assert_int_equal(hdr.type, PERCH_MSG_PING);
+    assert_int_equal(hdr.request_id, 2);
+    CloseHandle(h);
     /* Gone mid-reply: a FETCH read for one frame, then closed. */
     h = raw();
     raw_hello(h);
