@@ -310,6 +310,26 @@ void perch__pipe_refuse_busy(perch_pipe_server *s, pipe_client *c, const char *m
     perch__free(p);
 }
 
+/* When every slot is taken, the connection a new one may replace (under the lock): one
+ * already refused as busy and only waiting to hang up, else the one that has sent nothing for
+ * the longest. Without this, a user who may only read could hold every slot with silent
+ * connections (each dropped only after hello_ms, and opened again) and keep administrators
+ * out. NULL when every connection has spoken. */
+static pipe_client *replaceable(perch_pipe_server *s, const pipe_client *newcomer)
+{
+    pipe_client *silent = NULL;
+    for (pipe_client *c = s->clients; c != NULL; c = c->next) {
+        if (c == newcomer || !c->connected || c->closing)
+            continue;
+        if (c->refuse && c->lingering)
+            return c;
+        if (c->session == NULL && !c->have_bytes && !c->busy && !c->refuse &&
+            (silent == NULL || c->connected_ms < silent->connected_ms))
+            silent = c;
+    }
+    return silent;
+}
+
 static void on_connect(perch_pipe_server *s, pipe_client *c, bool ok)
 {
     c->connect_pending = false;
@@ -329,9 +349,23 @@ static void on_connect(perch_pipe_server *s, pipe_client *c, bool ok)
         perch__pipe_close(c, "out of memory for a new client");
     else if (s->stats.clients > s->o.max_clients) {
         char msg[160];
-        snprintf(msg, sizeof msg, "perchd is busy: it serves at most %u clients at once; try again",
-                 (unsigned)s->o.max_clients);
-        perch__pipe_refuse_busy(s, c, msg);
+        pipe_client *old = replaceable(s, c);
+        if (old != NULL && old->refuse) {
+            old->disconnect = true; /* it has its answer */
+            perch__pipe_close(old, NULL);
+        } else if (old != NULL) {
+            snprintf(msg, sizeof msg,
+                     "sent nothing in %llu ms, and every connection was taken: a new one "
+                     "has its slot",
+                     (unsigned long long)(perch__pipe_now_ms() - old->connected_ms));
+            old->disconnect = true;
+            perch__pipe_close(old, msg);
+        } else {
+            snprintf(msg, sizeof msg,
+                     "perchd is busy: it serves at most %u clients at once; try again",
+                     (unsigned)s->o.max_clients);
+            perch__pipe_refuse_busy(s, c, msg);
+        }
     }
     refill(s);
 }

@@ -11,8 +11,9 @@
  * that stops reading for stall_ms is disconnected with a logged reason, and nothing it does
  * reaches the ETW consumer, the model thread or another client. A client that sends no HELLO
  * within hello_ms is disconnected too, and clients past max_clients get an ERROR reply that
- * says the server is busy, as do read-only clients past seven eighths of max_clients (the
- * rest is kept for administrators). A client that keeps the pipe open after the reply that
+ * says the server is busy (unless a connection that has sent nothing yet can give up its
+ * slot), as do read-only clients past seven eighths of max_clients (the rest is kept for
+ * administrators). A client that keeps the pipe open after the reply that
  * ends its connection is disconnected 2 s later.
  */
 #ifndef PERCH_WIN_PIPE_SERVER_H

@@ -629,6 +629,47 @@ static void test_read_only_slots(void **state)
     perch_pipe_server_stop(s);
 }
 
+/* Connections that send nothing give their slots to new ones: with all 8 held by silent
+ * connections (a user who may only read, reopening each as it is dropped), an administrator
+ * still gets in, in the slot of the oldest, which is disconnected with the reason logged.
+ * Once every connection has spoken, a new one is refused as busy. Before, the administrator
+ * got "perchd is busy". */
+static void test_silent_connections_yield_their_slot(void **state)
+{
+    (void)state;
+    perch_pipe_server *s = start(8, 10000, 30000);
+    perch_proto_header hdr;
+    uint8_t buf[4096];
+    HANDLE silent[8];
+    F.log[0] = '\0';
+    for (int i = 0; i < 8; i++) {
+        silent[i] = raw();
+        Sleep(20); /* the oldest is silent[0] */
+    }
+    wait_for(s, clients_are, 8);
+    perch_proto_client *admin = client();
+    assert_int_equal(
+        perch_proto_client_call(admin, PERCH_MSG_PING, NULL, NULL, 0, NULL, 5000, NULL, 0), 0);
+    assert_false(raw_frame(silent[0], &hdr, buf, sizeof buf)); /* disconnected */
+    assert_non_null(strstr(F.log, "disconnected by perchd: sent nothing in "));
+    assert_non_null(strstr(F.log, "every connection was taken: a new one has its slot"));
+    for (int i = 1; i < 8; i++) /* the others speak: nothing is silent any more */
+        raw_hello(silent[i]);
+    wait_for(s, clients_are, 8);
+    perch_proto_transport t;
+    perch_proto_client *third;
+    char why[300];
+    assert_int_equal(perch_pipe_connect(pipe_name, 5000, &t, why, sizeof why), 0);
+    assert_int_equal(perch_proto_client_open(&t, "ninth", 1, 5000, &third, why, sizeof why),
+                     PERCH_EBUSY);
+    assert_non_null(strstr(why, "perchd is busy: it serves at most 8 clients at once"));
+    for (int i = 0; i < 8; i++)
+        CloseHandle(silent[i]);
+    perch_proto_client_close(admin);
+    wait_for(s, clients_are, 0);
+    perch_pipe_server_stop(s);
+}
+
 static void test_slow_client_dropped(void **state)
 {
     (void)state;
@@ -894,6 +935,7 @@ int main(void)
         cmocka_unit_test(test_hostile_clients),
         cmocka_unit_test(test_last_reply_then_linger),
         cmocka_unit_test(test_read_only_slots),
+        cmocka_unit_test(test_silent_connections_yield_their_slot),
         cmocka_unit_test(test_listener_comes_back_after_failed_create),
         cmocka_unit_test(test_slow_client_dropped),
         cmocka_unit_test(test_request_flood_bounded),
