@@ -4,7 +4,8 @@
  * protocol's; CAPTURES, FETCH and SNAPSHOT go to the capture calls; RECORD with a duration
  * starts the recording and a timer-queue timer stops it; its name and KEY=VALUE options go to
  * perch_daemon_record_start_with, whose refusals (a bad name, a key one recording cannot
- * change, a value out of range) are answered with its sentence, never ignored.
+ * change, a value out of range) are answered with its sentence, never ignored. Log lines
+ * about clients that are not administrators are kept within a budget (util/log_budget.h).
  */
 #include <windows.h>
 
@@ -15,6 +16,7 @@
 #include "log.h"
 #include "perch/error.h"
 #include "pipe_daemon.h"
+#include "util/log_budget.h"
 #include "util/mem.h"
 
 #define RATE_WINDOW_MS           5000u
@@ -24,6 +26,10 @@
  * connections left open do not hold perchd's slots for ever. The CLI asks at least every few
  * seconds while it waits for a recording. */
 #define PIPE_IDLE_MS (10u * 60u * 1000u)
+/* Log lines a minute about pipe clients that are not administrators: a read-only user who
+ * loops refused requests or hostile connections must not rotate the log's older lines out
+ * (the log keeps about 28,000 lines). */
+#define UNTRUSTED_LINES_PER_MINUTE 60u
 
 struct perch_pipe_daemon {
     perch_daemon *d;
@@ -35,6 +41,8 @@ struct perch_pipe_daemon {
     HANDLE stop_timer; /* stops a recording with a duration */
     uint32_t timed_id; /* the recording the timer stops (perch_daemon_status.recording_id) */
     uint64_t timed_ms; /* its planned length (lock) */
+    SRWLOCK log_lock;  /* untrusted_lines */
+    perch_log_budget untrusted_lines;
 };
 
 static const char *base_name(const char *path)
@@ -357,11 +365,31 @@ static int b_open(void *ctx, const char *name, perch_proto_source *src, perch_pr
 
 static void b_log(void *ctx, int level, const char *line)
 {
-    (void)ctx;
-    perch_log(level == PERCH_PROTO_LOG_ERROR  ? PERCH_LOG_ERROR
-              : level == PERCH_PROTO_LOG_WARN ? PERCH_LOG_WARNING
-                                              : PERCH_LOG_INFO,
-              "%s.", line);
+    perch_pipe_daemon *p = ctx;
+    perch_log_budget_verdict verdict = PERCH_LOG_BUDGET_WRITE;
+    uint64_t left_out = 0;
+    if (level & PERCH_PROTO_LOG_UNTRUSTED) {
+        AcquireSRWLockExclusive(&p->log_lock);
+        verdict = perch__log_budget_take(&p->untrusted_lines, GetTickCount64(), &left_out);
+        ReleaseSRWLockExclusive(&p->log_lock); /* never log under it: a line can wait */
+    }
+    level &= PERCH_PROTO_LOG_LEVEL;
+    if (left_out > 0)
+        perch_log(PERCH_LOG_WARNING,
+                  "%llu log lines about pipe clients that are not administrators were left out "
+                  "(more than %u a minute).",
+                  (unsigned long long)left_out, UNTRUSTED_LINES_PER_MINUTE);
+    if (verdict == PERCH_LOG_BUDGET_NOTICE)
+        perch_log(PERCH_LOG_WARNING,
+                  "Pipe clients that are not administrators caused %u log lines within a "
+                  "minute: their further lines are counted, not logged, until the minute is "
+                  "over.",
+                  UNTRUSTED_LINES_PER_MINUTE);
+    else if (verdict == PERCH_LOG_BUDGET_WRITE)
+        perch_log(level == PERCH_PROTO_LOG_ERROR  ? PERCH_LOG_ERROR
+                  : level == PERCH_PROTO_LOG_WARN ? PERCH_LOG_WARNING
+                                                  : PERCH_LOG_INFO,
+                  "%s.", line);
 }
 
 int perch_pipe_daemon_start(perch_daemon *d, perch_live_query *query, const char *name,
@@ -374,6 +402,8 @@ int perch_pipe_daemon_start(perch_daemon *d, perch_live_query *query, const char
     p->d = d;
     InitializeSRWLock(&p->lock);
     InitializeSRWLock(&p->requests);
+    InitializeSRWLock(&p->log_lock);
+    perch__log_budget_init(&p->untrusted_lines, UNTRUSTED_LINES_PER_MINUTE, 60000);
     snprintf(p->server_name, sizeof p->server_name, "perchd %s", PERCH_VERSION);
     p->backend = (perch_proto_backend){p,          p->server_name, GetCurrentProcessId(),
                                        b_status,   b_captures,     b_record,

@@ -92,6 +92,7 @@ typedef struct pipe_client {
     bool disconnect;  /* DisconnectNamedPipe before the close (a client that would not go) */
     bool reader_slot; /* a read-only client, counted in the server's readers */
     bool hello_done, subscribed;
+    bool admin; /* lock: said HELLO as an administrator (else its log lines are untrusted) */
     uint8_t *rbuf;
     size_t rlen, roff;
     perch_proto_reader *reader;
@@ -110,6 +111,7 @@ typedef struct pipe_client {
 typedef struct pipe_log_line {
     struct pipe_log_line *next;
     bool drop; /* counted in stats.dropped once logged, so the count never runs ahead */
+    bool untrusted; /* about a client not known to be an administrator */
     char text[];
 } pipe_log_line;
 

@@ -110,7 +110,7 @@ static void refill(perch_pipe_server *s)
 /* Queues a warning line (under the lock): no thread logs while it holds the lock, or a log
  * line that waits (a paused console) would stop every client and every STATUS with it. A line
  * that cannot be queued is lost, its drop still counted. */
-static void queue_log(perch_pipe_server *s, const char *line, bool drop)
+static void queue_log(perch_pipe_server *s, const char *line, bool drop, bool untrusted)
 {
     size_t n = strlen(line) + 1;
     pipe_log_line *l = s->backend.log ? perch__alloc(sizeof *l + n) : NULL;
@@ -120,6 +120,7 @@ static void queue_log(perch_pipe_server *s, const char *line, bool drop)
     }
     l->next = NULL;
     l->drop = drop;
+    l->untrusted = untrusted;
     memcpy(l->text, line, n);
     if (s->log_tail)
         s->log_tail->next = l;
@@ -136,7 +137,9 @@ void perch__pipe_flush_log(perch_pipe_server *s)
     perch_mutex_unlock(s->lock);
     while (l != NULL) {
         pipe_log_line *next = l->next;
-        s->backend.log(s->backend.ctx, PERCH_PROTO_LOG_WARN, l->text);
+        s->backend.log(s->backend.ctx,
+                       PERCH_PROTO_LOG_WARN | (l->untrusted ? PERCH_PROTO_LOG_UNTRUSTED : 0),
+                       l->text);
         if (l->drop) {
             perch_mutex_lock(s->lock);
             s->stats.dropped++;
@@ -183,7 +186,7 @@ void perch__pipe_close(pipe_client *c, const char *reason)
         snprintf(c->reason, sizeof c->reason, "%s", reason);
         snprintf(line, sizeof line, "pipe client pid %u (%s) disconnected by perchd: %s",
                  (unsigned)c->pid, c->image[0] ? c->image : "image unknown", reason);
-        queue_log(s, line, true);
+        queue_log(s, line, true, !c->admin);
     }
     CancelIoEx(c->pipe, NULL);
 }
@@ -323,7 +326,8 @@ static pipe_client *replaceable(perch_pipe_server *s, const pipe_client *newcome
             continue;
         if (c->refuse && c->lingering)
             return c;
-        if (c->session == NULL && !c->have_bytes && !c->busy && !c->refuse &&
+        /* busy first: a worker may be creating its session */
+        if (!c->busy && !c->have_bytes && !c->refuse && c->session == NULL &&
             (silent == NULL || c->connected_ms < silent->connected_ms))
             silent = c;
     }

@@ -125,6 +125,7 @@ static void handle(perch_pipe_server *s, pipe_client *c)
         c->request_ms = perch__pipe_now_ms();
     if (c->session != NULL) {
         c->hello_done = perch_proto_session_version(c->session) != 0;
+        c->admin = c->hello_done && c->role == PERCH_ROLE_ADMIN;
         c->subscribed = perch_proto_session_subscribed(c->session);
     }
     if (err == PERCH_EPIPE) {

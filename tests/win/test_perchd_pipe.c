@@ -2,7 +2,8 @@
  * perchd's pipe (pipe_daemon.c) in front of a real daemon (daemon.h) under Wine, in this
  * process: STATUS carries the daemon's own state, summary and features as the protocol
  * says them; what the daemon cannot do is refused with a sentence; a second server on the
- * same name finds the first and refuses to serve (the squatter path), naming this pid.
+ * same name finds the first and refuses to serve (the squatter path), naming this pid; log
+ * lines about clients that are not administrators stay within their budget.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,8 +18,10 @@
 #include <windows.h>
 
 #include "daemon.h"
+#include "log.h"
 #include "perch/error.h"
 #include "pipe_daemon.h"
+#include "pipe_raw.h"
 #include "proto/client.h"
 
 static perch_proto_client *connect_to(const char *name)
@@ -97,10 +100,96 @@ static void test_daemon_behind_the_pipe(void **state)
     perch_daemon_destroy(d);
 }
 
+/* The whole file at path, NUL-terminated (malloc'ed). */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    assert_non_null(text);
+    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+static int count_of(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = strstr(text, what); p != NULL; p = strstr(p + 1, what))
+        n++;
+    return n;
+}
+
+/* 70 connections that send garbage and hang up after their ERROR, as a user who may only read
+ * could loop them: perchd logs 60 of their drops, then one notice, and counts the rest; an
+ * administrator's refused RECORD after them is still logged. Without the budget every drop
+ * was a line, and a loop of them rotated the log's older lines out. */
+static void test_untrusted_lines_within_budget(void **state)
+{
+    (void)state;
+    perch_daemon_options o;
+    perch_daemon *d;
+    perch_pipe_daemon *p;
+    char dir[MAX_PATH], name[96], why[400], log_path[MAX_PATH];
+    memset(&o, 0, sizeof o);
+    o.sz = sizeof o;
+    perch_config_defaults(&o.config);
+    GetCurrentDirectoryA(sizeof dir, dir);
+    snprintf(o.config.data_dir, sizeof o.config.data_dir, "%s\\perchd-budget-%lu", dir,
+             (unsigned long)GetCurrentProcessId());
+    snprintf(o.config.capture_dir, sizeof o.config.capture_dir, "%s\\c", o.config.data_dir);
+    o.console = true;
+    o.no_privileges = true;
+    assert_int_equal(perch_daemon_create(&o, &d), 0);
+    assert_int_equal(perch_daemon_start(d), 0);
+    snprintf(name, sizeof name, "\\\\.\\pipe\\perchd-budget-test-%lu",
+             (unsigned long)GetCurrentProcessId());
+    assert_int_equal(perch_pipe_daemon_start(d, NULL, name, &p, why, sizeof why), 0);
+    uint8_t garbage[100], buf[4096];
+    perch_proto_header hdr;
+    memset(garbage, 'Z', sizeof garbage);
+    for (int i = 0; i < 70; i++) {
+        HANDLE h = raw_open(name);
+        raw_write(h, garbage, sizeof garbage);
+        assert_true(raw_frame(h, &hdr, buf, sizeof buf));
+        assert_int_equal(hdr.type, PERCH_MSG_ERROR);
+        CloseHandle(h);
+    }
+    perch_proto_client *c = connect_to(name);
+    perch_proto_option opt = {"SampleIntervalUs", "500"};
+    perch_proto_record_req req = {1000, "", 1, &opt};
+    perch_proto_record_rep rep;
+    void *mem = NULL;
+    assert_int_equal(perch_proto_client_call(c, PERCH_MSG_RECORD, &req, &rep, sizeof rep, &mem,
+                                             5000, why, sizeof why),
+                     PERCH_ENOTSUP);
+    perch_proto_client_close(c);
+    perch_log_file_path(log_path, sizeof log_path);
+    perch_pipe_daemon_stop(p); /* its I/O thread writes the drops' lines: all in by now */
+    assert_int_equal(perch_daemon_stop(d), 0);
+    perch_daemon_destroy(d);
+    char *log = slurp(log_path);
+    assert_int_equal(count_of(log, "disconnected by perchd: sent a frame that ends the connection"),
+                     60);
+    assert_int_equal(count_of(log, "Pipe clients that are not administrators caused 60 log lines "
+                                   "within a minute"),
+                     1);
+    const char *notice = strstr(log, "Pipe clients that are not administrators");
+    const char *record = strstr(log, "RECORD");
+    assert_non_null(record);
+    assert_true(strstr(notice, "refused: ") != NULL); /* the administrator's, after the notice */
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_daemon_behind_the_pipe),
+        cmocka_unit_test(test_untrusted_lines_within_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,7 +79,8 @@ void perch__session_log(perch_proto_session *s, int level, const char *fmt, ...)
     if (n > 0 && (size_t)n < sizeof line)
         vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
-    s->b->log(s->b->ctx, level, line);
+    s->b->log(s->b->ctx, level | (s->peer.role == PERCH_ROLE_ADMIN ? 0 : PERCH_PROTO_LOG_UNTRUSTED),
+              line);
 }
 
 const char *perch__type_label(unsigned type)

@@ -50,6 +50,12 @@ typedef struct perch_proto_source {
 
 enum { PERCH_PROTO_LOG_INFO = 0, PERCH_PROTO_LOG_WARN = 1, PERCH_PROTO_LOG_ERROR = 2 };
 
+/* Or'ed into a log line's level when the client it is about is not known to be an
+ * administrator (a read-only client, or one that has not said who it is): such a client can
+ * cause the line at will, so the backend may keep such lines within a budget. Take the level
+ * as level & PERCH_PROTO_LOG_LEVEL. */
+enum { PERCH_PROTO_LOG_UNTRUSTED = 16, PERCH_PROTO_LOG_LEVEL = 15 };
+
 /* What the daemon offers. Every callback may be NULL (the request is then refused with
  * PERCH_ENOTSUP, "not available in this server"). A callback returns 0 after calling
  * perch_proto_answer_set once, or a negative PERCH_E* (after perch_proto_answer_fail, whose text
@@ -74,7 +80,9 @@ typedef struct perch_proto_backend {
                         perch_proto_answer *a);
     /* Fills events_total, events_per_sec and lost_total of an update. */
     int (*counters)(void *ctx, perch_proto_update *u);
-    /* One line for the log (every state-changing request, with the client's pid and image). */
+    /* One line for the log (every state-changing request, with the client's pid and image);
+     * level is a PERCH_PROTO_LOG_* level, with PERCH_PROTO_LOG_UNTRUSTED or'ed in for a
+     * client not known to be an administrator. */
     void (*log)(void *ctx, int level, const char *line);
     perch_live_query *query; /* the live query state, or NULL */
 } perch_proto_backend;
