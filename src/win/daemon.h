@@ -191,7 +191,7 @@ typedef struct perch_daemon_capture {
 } perch_daemon_capture;
 
 /* Lists the capture files (*.perch) in the capture directory, newest first, into *out
- * (release with perch_free). */
+ * (release with perch_free): the newest 65,536 when there are more. */
 int perch_daemon_list_captures(perch_daemon *d, perch_daemon_capture **out, size_t *count);
 
 /* Opens the capture called name (a plain file name from the list: no directory part) for

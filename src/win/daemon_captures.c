@@ -25,7 +25,8 @@
 #include "util/mem.h"
 #include "wstr.h"
 
-#define MAX_CAPTURES 100000u
+/* Captures listed at most: the newest, as many as one CAPTURES reply's array holds. */
+#define MAX_CAPTURES 65536u
 
 static uint64_t writer_clock(void *ctx)
 {
@@ -351,8 +352,8 @@ int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, si
     if (err == 0) /* made again if someone removed it, as a recording's rotation does */
         err = perch_fs_mkdir(d->capture_dir);
     if (err == 0)
-        err = perch__snapshot_cap_check(d->capture_dir, d->o.config.snapshot_cap_mb, sentence,
-                                        sizeof sentence);
+        err = perch__snapshot_cap_check(d->capture_dir, d->o.config.snapshot_cap_mb,
+                                        PERCH_SNAPSHOT_MAX_FILES, sentence, sizeof sentence);
     if (err == 0) {
         new_path(d, "snapshot", file, sizeof file);
         err = write_snapshot(d, last_seconds, file);
@@ -427,8 +428,12 @@ int perch_daemon_list_captures(perch_daemon *d, perch_daemon_capture **out, size
     perch__free(w);
     if (h != INVALID_HANDLE_VALUE) {
         do {
-            if (!(fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) && n < MAX_CAPTURES)
+            if (!(fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY))
                 err = add_entry(&list, &n, &cap, &fd, active);
+            if (err == 0 && n == 2 * MAX_CAPTURES) { /* keep the newest, in bounded memory */
+                qsort(list, n, sizeof *list, newest_first);
+                n = MAX_CAPTURES;
+            }
         } while (err == 0 && FindNextFileW(h, &fd));
         FindClose(h);
     }
@@ -438,6 +443,7 @@ int perch_daemon_list_captures(perch_daemon *d, perch_daemon_capture **out, size
     }
     if (n > 1)
         qsort(list, n, sizeof *list, newest_first);
+    n = n < MAX_CAPTURES ? n : MAX_CAPTURES;
     *out = list;
     *count = n;
     return 0;

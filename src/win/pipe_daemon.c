@@ -176,6 +176,21 @@ static int not_yet(perch_proto_answer *a, int err, const char *what)
     return err;
 }
 
+/* How many of the listed captures (newest first) one CAPTURES reply can carry: the client
+ * refuses a message over PERCH_PROTO_MAX_MESSAGE, so the list stops short of it. Each entry
+ * is bounded by its name and 48 bytes of numbers and lengths. */
+static size_t captures_that_fit(const perch_daemon_capture *list, size_t n)
+{
+    size_t bytes = 64u << 10; /* the directory and the message's own fields */
+    size_t i = 0;
+    for (; i < n && i < PERCH_PROTO_MAX_ARRAY; i++) {
+        bytes += strlen(list[i].name) + 48;
+        if (bytes > PERCH_PROTO_MAX_MESSAGE)
+            break;
+    }
+    return i;
+}
+
 static int b_captures(void *ctx, perch_proto_answer *a)
 {
     perch_pipe_daemon *p = ctx;
@@ -188,6 +203,7 @@ static int b_captures(void *ctx, perch_proto_answer *a)
         err = PERCH_ENOMEM;
     if (err == 0) {
         perch_daemon_status_get(p->d, ds);
+        n = captures_that_fit(list, n);
         for (size_t i = 0; i < n; i++)
             caps[i] = (perch_proto_capture){
                 list[i].name,

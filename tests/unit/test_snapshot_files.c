@@ -2,8 +2,8 @@
  * Snapshot files of a capture directory (src/core/capture/snapshot_files.h): which names count
  * as perchd's snapshots, and their total size in a directory that also holds recordings and
  * other files; a directory that does not exist holds none; SnapshotCapMb's check at its
- * boundary, with its sentence. (A listing that fails could not be made to fail here: as root,
- * and with ENOTDIR read as "no such directory", every listing succeeds.)
+ * boundary, with its sentence, and the cap on their number. (A listing that fails could not be made
+ * to fail here: as root, and with ENOTDIR read as "no such directory", every listing succeeds.)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -86,17 +86,38 @@ static void test_cap_boundary(void **state)
     char why[400] = "x";
     (void)state;
     fx_empty_dir(dir);
-    assert_int_equal(perch__snapshot_cap_check(dir, 1, why, sizeof why), 0);
+    assert_int_equal(perch__snapshot_cap_check(dir, 1, 100, why, sizeof why), 0);
     put(dir, "snapshot-20261205-212249.perch", (1u << 20) - 1);
     put(dir, "perch-20261205-212249-000001.perch", 3u << 20); /* a recording's: not counted */
-    assert_int_equal(perch__snapshot_cap_check(dir, 1, why, sizeof why), 0);
+    assert_int_equal(perch__snapshot_cap_check(dir, 1, 100, why, sizeof why), 0);
     put(dir, "snapshot-20261205-212250.perch", 1);
-    assert_int_equal(perch__snapshot_cap_check(dir, 1, why, sizeof why), PERCH_ELIMIT);
+    assert_int_equal(perch__snapshot_cap_check(dir, 1, 100, why, sizeof why), PERCH_ELIMIT);
     assert_string_equal(why, "the snapshots already kept reach SnapshotCapMb (1 MiB): 2 file(s), "
                              "1.0 MiB; delete old ones (snapshot-*.perch) or raise the cap "
                              "('perchd config set SnapshotCapMb N', then restart perchd); they "
                              "are in snapshot_cap");
-    assert_int_equal(perch__snapshot_cap_check(dir, 2, why, sizeof why), 0);
+    assert_int_equal(perch__snapshot_cap_check(dir, 2, 100, why, sizeof why), 0);
+    fx_empty_dir(dir);
+}
+
+/* However small, no more than max_files snapshots: at the count the next is refused with its
+ * sentence; other files never count. */
+static void test_cap_on_count(void **state)
+{
+    const char *dir = "snapshot_count";
+    char why[400] = "x";
+    (void)state;
+    fx_empty_dir(dir);
+    put(dir, "snapshot-20261206-000001.perch", 10);
+    put(dir, "snapshot-20261206-000002.perch", 10);
+    put(dir, "notes.perch", 10);
+    assert_int_equal(perch__snapshot_cap_check(dir, 1, 3, why, sizeof why), 0);
+    put(dir, "snapshot-20261206-000003.perch", 10);
+    assert_int_equal(perch__snapshot_cap_check(dir, 1, 3, why, sizeof why), PERCH_ELIMIT);
+    assert_string_equal(why, "the snapshots already kept number 3, the most perchd keeps (0.0 "
+                             "MiB in all); delete old ones (snapshot-*.perch); they are in "
+                             "snapshot_count");
+    assert_int_equal(perch__snapshot_cap_check(dir, 1, 4, why, sizeof why), 0);
     fx_empty_dir(dir);
 }
 
@@ -107,6 +128,7 @@ int main(void)
         cmocka_unit_test(test_usage_counts_only_snapshots),
         cmocka_unit_test(test_missing_directory_holds_none),
         cmocka_unit_test(test_cap_boundary),
+        cmocka_unit_test(test_cap_on_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

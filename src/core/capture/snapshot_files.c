@@ -40,7 +40,8 @@ int perch__snapshot_usage(const char *dir, uint64_t *bytes, size_t *files)
     return 0;
 }
 
-int perch__snapshot_cap_check(const char *dir, uint32_t cap_mb, char *why, size_t why_len)
+int perch__snapshot_cap_check(const char *dir, uint32_t cap_mb, size_t max_files, char *why,
+                              size_t why_len)
 {
     uint64_t bytes = 0;
     size_t files = 0;
@@ -53,8 +54,16 @@ int perch__snapshot_cap_check(const char *dir, uint32_t cap_mb, char *why, size_
                      perch_strerror(err), err == PERCH_ELIMIT ? ": over 100000 files" : "", dir);
         return err;
     }
-    if (bytes < (uint64_t)cap_mb << 20)
+    if (bytes < (uint64_t)cap_mb << 20 && files < max_files)
         return 0;
+    if (files >= max_files) {
+        if (why_len > 0)
+            snprintf(why, why_len,
+                     "the snapshots already kept number %zu, the most perchd keeps (%.1f MiB in "
+                     "all); delete old ones (snapshot-*.perch); they are in %s",
+                     files, (double)bytes / 1048576.0, dir);
+        return PERCH_ELIMIT;
+    }
     if (why_len > 0)
         snprintf(why, why_len,
                  "the snapshots already kept reach SnapshotCapMb (%u MiB): %zu file(s), %.1f "

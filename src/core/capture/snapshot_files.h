@@ -21,10 +21,16 @@ bool perch__snapshot_file(const char *name);
  * are untouched on error. */
 int perch__snapshot_usage(const char *dir, uint64_t *bytes, size_t *files);
 
-/* SnapshotCapMb: 0 while the snapshots already in dir take less than cap_mb MiB. Otherwise
- * PERCH_ELIMIT, or the listing's error when they cannot be counted, each with one sentence in
- * why (when why_len > 0) for the client and the log, the directory last (a reply's 300 bytes
- * may cut a long one). */
-int perch__snapshot_cap_check(const char *dir, uint32_t cap_mb, char *why, size_t why_len);
+/* How many snapshot files perchd keeps at most, whatever their size: a snapshot of the last
+ * millisecond is tiny, and a user who may only read could otherwise fill the directory with
+ * files past what a CAPTURES reply can list. */
+#define PERCH_SNAPSHOT_MAX_FILES 10000u
+
+/* SnapshotCapMb: 0 while the snapshots already in dir take less than cap_mb MiB and number
+ * fewer than max_files. Otherwise PERCH_ELIMIT, or the listing's error when they cannot be
+ * counted, each with one sentence in why (when why_len > 0) for the client and the log, the
+ * directory last (a reply's 300 bytes may cut a long one). */
+int perch__snapshot_cap_check(const char *dir, uint32_t cap_mb, size_t max_files, char *why,
+                              size_t why_len);
 
 #endif
