@@ -30,18 +30,25 @@
  * loops refused requests or hostile connections must not rotate the log's older lines out
  * (the log keeps about 28,000 lines). */
 #define UNTRUSTED_LINES_PER_MINUTE 60u
+/* Read-only clients take one snapshot at a time among them, this long after the last one
+ * ended. A snapshot holds the daemon's control lock while it replays the flight recorder (up
+ * to FlightRecorderMb), and RECORD, STOP and perchd's own stop wait for that lock: without a
+ * pause, read-only clients taking snapshots back to back would keep administrators waiting. */
+#define READER_SNAPSHOT_GAP_MS 5000u
 
 struct perch_pipe_daemon {
     perch_daemon *d;
     perch_proto_backend backend;
     perch_pipe_server *server;
     char server_name[64];
-    SRWLOCK lock;      /* the timed stop's recording and its planned length */
+    SRWLOCK lock;      /* the timed stop's recording and its planned length; reader_snap_* */
     SRWLOCK requests;  /* one RECORD or STOP at a time (they move the timer) */
     HANDLE stop_timer; /* stops a recording with a duration */
     uint32_t timed_id; /* the recording the timer stops (perch_daemon_status.recording_id) */
     uint64_t timed_ms; /* its planned length (lock) */
-    SRWLOCK log_lock;  /* untrusted_lines */
+    bool reader_snap_running;    /* a read-only client's snapshot is being written (lock) */
+    uint64_t reader_snap_end_ms; /* when the last one ended, GetTickCount64 (lock) */
+    SRWLOCK log_lock;            /* untrusted_lines */
     perch_log_budget untrusted_lines;
 };
 
@@ -341,15 +348,51 @@ static int b_stop(void *ctx, const perch_proto_peer *peer, const perch_proto_sto
     return not_yet(a, err, "stopping a recording");
 }
 
+/* A read-only client's turn to take a snapshot (READER_SNAPSHOT_GAP_MS): 0, marked running,
+ * or PERCH_EBUSY with the sentence in a. */
+static int reader_snapshot_turn(perch_pipe_daemon *p, perch_proto_answer *a)
+{
+    uint64_t now = GetTickCount64(), wait = 0;
+    AcquireSRWLockExclusive(&p->lock);
+    bool running = p->reader_snap_running;
+    if (!running && p->reader_snap_end_ms != 0 &&
+        now - p->reader_snap_end_ms < READER_SNAPSHOT_GAP_MS)
+        wait = READER_SNAPSHOT_GAP_MS - (now - p->reader_snap_end_ms);
+    if (!running && wait == 0)
+        p->reader_snap_running = true;
+    ReleaseSRWLockExclusive(&p->lock);
+    if (running)
+        perch_proto_answer_fail(a, "perchd is busy: another client that may only read is taking "
+                                   "a snapshot; try again when it is done");
+    else if (wait > 0)
+        perch_proto_answer_fail(a,
+                                "perchd is busy: clients that may only read take one snapshot "
+                                "every %u s among them; try again in %llu ms",
+                                READER_SNAPSHOT_GAP_MS / 1000, (unsigned long long)wait);
+    return running || wait > 0 ? PERCH_EBUSY : 0;
+}
+
+static void reader_snapshot_done(perch_pipe_daemon *p)
+{
+    AcquireSRWLockExclusive(&p->lock);
+    p->reader_snap_running = false;
+    p->reader_snap_end_ms = GetTickCount64();
+    ReleaseSRWLockExclusive(&p->lock);
+}
+
 static int b_snapshot(void *ctx, const perch_proto_peer *peer, const perch_proto_snapshot_req *r,
                       perch_proto_source *src, perch_proto_answer *a)
 {
     perch_pipe_daemon *p = ctx;
     char path[PERCH_CONFIG_PATH_MAX], why[PERCH_DAEMON_TEXT] = "";
     uint64_t s = (r->last_ms + 999) / 1000;
-    (void)peer;
+    bool reader = peer->role != PERCH_ROLE_ADMIN;
+    if (reader && reader_snapshot_turn(p, a) < 0)
+        return PERCH_EBUSY;
     int err = perch_daemon_snapshot(p->d, s > UINT32_MAX ? UINT32_MAX : (uint32_t)s, path,
                                     sizeof path, why, sizeof why);
+    if (reader)
+        reader_snapshot_done(p);
     if (err < 0 && why[0])
         perch_proto_answer_fail(a, "%s", why);
     else if (err == PERCH_ESTATE)

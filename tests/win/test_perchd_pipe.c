@@ -3,7 +3,8 @@
  * process: STATUS carries the daemon's own state, summary and features as the protocol
  * says them; what the daemon cannot do is refused with a sentence; a second server on the
  * same name finds the first and refuses to serve (the squatter path), naming this pid; log
- * lines about clients that are not administrators stay within their budget.
+ * lines about clients that are not administrators stay within their budget, and read-only
+ * clients' snapshots are paced.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include "log.h"
 #include "perch/error.h"
 #include "pipe_daemon.h"
+#include "pipe_internal.h"
 #include "pipe_raw.h"
 #include "proto/client.h"
 
@@ -95,6 +97,75 @@ static void test_daemon_behind_the_pipe(void **state)
     snprintf(mine, sizeof mine, "pid %lu", (unsigned long)GetCurrentProcessId());
     assert_non_null(strstr(why, mine));
 
+    perch_pipe_daemon_stop(p);
+    assert_int_equal(perch_daemon_stop(d), 0);
+    perch_daemon_destroy(d);
+}
+
+static int as_read_only(HANDLE pipe, uint8_t *role)
+{
+    (void)pipe;
+    *role = PERCH_ROLE_READ; /* as for a Performance Log User */
+    return 0;
+}
+
+static int snapshot_of(perch_proto_client *c, char *why, size_t why_len)
+{
+    perch_proto_snapshot_req req = {1000};
+    perch_proto_stream_rep hdr;
+    perch_output out;
+    perch_memory_out mem;
+    void *hmem = NULL;
+    size_t len;
+    perch_output_memory(&out, &mem, 1u << 20);
+    int err = perch_proto_client_stream(c, PERCH_MSG_SNAPSHOT, &req, &hdr, &hmem, &out, NULL, NULL,
+                                        5000, why, why_len);
+    perch_free(perch_output_memory_take(&mem, &len));
+    perch_free(hmem);
+    return err;
+}
+
+/* Read-only clients take one snapshot at a time among them, 5 s after the last one ended (a
+ * snapshot holds the lock RECORD and STOP wait for); an administrator's are not held back.
+ * This daemon has no engine, so each snapshot fails on its own: the turn is taken anyway. */
+static void test_reader_snapshots_are_paced(void **state)
+{
+    (void)state;
+    perch_daemon_options o;
+    perch_daemon *d;
+    perch_pipe_daemon *p;
+    char dir[MAX_PATH], name[96], why[400];
+    memset(&o, 0, sizeof o);
+    o.sz = sizeof o;
+    perch_config_defaults(&o.config);
+    GetCurrentDirectoryA(sizeof dir, dir);
+    snprintf(o.config.data_dir, sizeof o.config.data_dir, "%s\\perchd-pace-%lu", dir,
+             (unsigned long)GetCurrentProcessId());
+    snprintf(o.config.capture_dir, sizeof o.config.capture_dir, "%s\\c", o.config.data_dir);
+    o.console = true;
+    o.no_privileges = true;
+    assert_int_equal(perch_daemon_create(&o, &d), 0);
+    assert_int_equal(perch_daemon_start(d), 0);
+    snprintf(name, sizeof name, "\\\\.\\pipe\\perchd-pace-test-%lu",
+             (unsigned long)GetCurrentProcessId());
+    assert_int_equal(perch_pipe_daemon_start(d, NULL, name, &p, why, sizeof why), 0);
+    perch__pipe_os saved = perch__pipe_os_hooks;
+    perch__pipe_os_hooks.client_role = as_read_only;
+    perch_proto_client *reader = connect_to(name);
+    perch__pipe_os_hooks = saved;
+    assert_int_equal(perch_proto_client_hello(reader)->role, PERCH_ROLE_READ);
+    int first = snapshot_of(reader, why, sizeof why);
+    assert_true(first < 0 && first != PERCH_EBUSY); /* no engine here */
+    assert_int_equal(snapshot_of(reader, why, sizeof why), PERCH_EBUSY);
+    if (strstr(why, "clients that may only read take one snapshot every 5 s among them; try "
+                    "again in ") == NULL)
+        fail_msg("the refusal says: %s", why);
+    perch_proto_client *admin = connect_to(name);
+    assert_int_equal(perch_proto_client_hello(admin)->role, PERCH_ROLE_ADMIN);
+    for (int i = 0; i < 2; i++) /* not held back */
+        assert_int_equal(snapshot_of(admin, why, sizeof why), first);
+    perch_proto_client_close(admin);
+    perch_proto_client_close(reader);
     perch_pipe_daemon_stop(p);
     assert_int_equal(perch_daemon_stop(d), 0);
     perch_daemon_destroy(d);
@@ -190,6 +261,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_daemon_behind_the_pipe),
         cmocka_unit_test(test_untrusted_lines_within_budget),
+        cmocka_unit_test(test_reader_snapshots_are_paced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
