@@ -123,6 +123,43 @@ static void test_format_table(void **state)
     assert_null(perch_export_format_name(PERCH_EXPORT_FORMAT_COUNT));
 }
 
+/* The fixture with stack 2 given a second time (other frames) before the samples. */
+static int replay_stack_twice(void *ctx, const perch_sink *s)
+{
+    static const char *const names[] = {"InstructionRetired", "TotalCycles"};
+    (void)ctx;
+    int err = fx_head(s, names);
+    err = err ? err : fx_stack(s, 2, fx_s4, 2, 0);
+    for (size_t i = 0; !err && i < FX_SAMPLE_COUNT; i++)
+        err = fx_sample_out(s, i);
+    err = err ? err : fx_entities(s);
+    return err ? err : fx_tail(s);
+}
+
+/* A stack id given twice leaves which stack a sample meant unknown: every format refuses the
+ * input (the report already did) instead of giving every sample of that id the later frames,
+ * as they did until 2026-12-06. */
+static void test_stack_id_twice_refused(void **state)
+{
+    static const perch_export_format formats[] = {PERCH_EXPORT_FOLDED, PERCH_EXPORT_CHROME,
+                                                  PERCH_EXPORT_GECKO, PERCH_EXPORT_SPEEDSCOPE,
+                                                  PERCH_EXPORT_PPROF};
+    perch_export_options opt;
+    (void)state;
+    perch_export_options_init(&opt);
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+        perch_record_source src = {NULL, replay_stack_twice, NULL};
+        perch_memory_out mem;
+        perch_output out;
+        size_t len;
+        perch_output_memory(&out, &mem, (size_t)64 << 20);
+        int err = perch_export_run(formats[i], &opt, &src, &out);
+        free(perch_output_memory_take(&mem, &len));
+        if (err != PERCH_EFORMAT)
+            fail_msg("format %d: %d, not PERCH_EFORMAT", (int)formats[i], err);
+    }
+}
+
 static void test_pass_order_and_limits(void **state)
 {
     perch_memory_out mem;
@@ -156,6 +193,7 @@ int main(void)
         cmocka_unit_test(test_pmc_source),
         cmocka_unit_test(test_format_table),
         cmocka_unit_test(test_pass_order_and_limits),
+        cmocka_unit_test(test_stack_id_twice_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

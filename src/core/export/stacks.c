@@ -12,6 +12,7 @@
 #include "perch/error.h"
 
 #define MAX_FRAMES_PER_STACK ((1u << 24) - 1)
+#define DEFINED              (1ull << 63) /* in an index entry: the id was given a stack */
 
 static size_t put_frames(uint8_t *out, const uint64_t *f, uint32_t n)
 {
@@ -35,6 +36,8 @@ int perch__stacks_add(perch__stacks *s, perch__budget *b, const perch_stack_rec 
     int err;
     if (rec->id == 0 || (n && !rec->frames))
         return PERCH_EINVAL;
+    if (rec->id < s->count && (s->index[rec->id] & DEFINED))
+        return PERCH_EFORMAT; /* an id given twice: which stack a sample meant is unknown */
     if (n > MAX_FRAMES_PER_STACK)
         n = MAX_FRAMES_PER_STACK;
     err = perch__grow_zeroed(b, (void **)&s->index, &s->cap, (size_t)rec->id + 1,
@@ -48,7 +51,7 @@ int perch__stacks_add(perch__stacks *s, perch__budget *b, const perch_stack_rec 
         err = perch__grow(b, (void **)&s->frames, &s->frame_cap, n, sizeof *s->frames);
     if (err)
         return err;
-    s->index[rec->id] = (uint64_t)s->byte_count << 24 | n;
+    s->index[rec->id] = DEFINED | (uint64_t)s->byte_count << 24 | n;
     s->known[rec->id / 64] &= ~((uint64_t)1 << (rec->id % 64));
     s->known[rec->id / 64] |= (uint64_t)(n != 0) << (rec->id % 64);
     if (n)
@@ -69,7 +72,7 @@ const uint64_t *perch__stacks_get(const perch__stacks *s, uint32_t id, uint32_t 
     *count = (uint32_t)(v & MAX_FRAMES_PER_STACK);
     if (*count == 0)
         return NULL;
-    p = s->bytes + (v >> 24);
+    p = s->bytes + ((v & ~DEFINED) >> 24);
     for (uint32_t i = 0; i < *count; i++) {
         uint64_t z = 0;
         for (unsigned shift = 0;; shift += 7) {
@@ -90,7 +93,7 @@ bool perch__stacks_leaf(const perch__stacks *s, uint32_t id, uint64_t *leaf)
     uint64_t z = 0;
     if (!perch__stacks_known(s, id))
         return false;
-    p = s->bytes + (s->index[id] >> 24);
+    p = s->bytes + ((s->index[id] & ~DEFINED) >> 24);
     for (unsigned shift = 0;; shift += 7) { /* the first frame: its difference from 0 */
         uint8_t c = *p++;
         z |= (uint64_t)(c & 0x7f) << shift;
