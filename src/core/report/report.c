@@ -187,25 +187,37 @@ static int on_sample(void *ctx, const perch_sample_rec *rec)
     return 0;
 }
 
+/* A slice's run time and ready latency, clamped to 0 when its times are out of order (an end
+ * before the start, a ready time after it), as the exports clamp them. */
+static uint64_t slice_ticks(const perch_slice_rec *rec, uint64_t *ready)
+{
+    bool has_ready = (rec->flags & PERCH_SLICE_HAS_READY) && rec->ready_ts <= rec->start_ts;
+    *ready = has_ready ? rec->start_ts - rec->ready_ts : 0;
+    return rec->end_ts >= rec->start_ts ? rec->end_ts - rec->start_ts : 0;
+}
+
 static int on_slice(void *ctx, const perch_slice_rec *rec)
 {
     perch_report *r = ctx;
-    uint64_t d = rec->end_ts - rec->start_ts;
-    r->slices++;
-    if (rec->tid == 0) {
-        r->idle_ticks += d;
-    } else {
-        r->run_ticks += d;
+    uint64_t ready, d = slice_ticks(rec, &ready);
+    uint64_t *sum = rec->tid == 0 ? &r->idle_ticks : &r->run_ticks;
+    /* Sums past 64 bits (2^64 ticks at 10 MHz are 58,000 years) only come from a hostile
+     * stream: refuse the slice rather than wrap. */
+    if (d > UINT64_MAX - *sum || ready > UINT64_MAX - r->ready_ticks)
+        return PERCH_ELIMIT;
+    if (rec->tid != 0) {
         rthread *t = thread_row(r, rec->thread_key, rec->tid, rec->cpu);
         if (t == NULL)
             return PERCH_ENOMEM;
-        t->cpu_ticks += d;
+        t->cpu_ticks += d; /* a part of run_ticks: it cannot wrap when run_ticks does not */
     }
+    *sum += d;
+    r->slices++;
     for (unsigned b = 0; b < 4; b++)
         r->slice_flags[b] += (rec->flags >> b) & 1u;
     if (rec->flags & PERCH_SLICE_HAS_READY) {
         r->ready_count++;
-        r->ready_ticks += rec->start_ts - rec->ready_ts;
+        r->ready_ticks += ready;
     }
     int w = rec->wait_reason;
     r->wait_reason[w >= 0 && w < RPT_MAX_WAIT ? w : RPT_MAX_WAIT]++;
