@@ -1,7 +1,9 @@
 /*
  * The report on hostile record streams (a review of `perch report` on crafted captures), fed
  * to its sink directly: slice times out of order count as 0, as the exports clamp them, and
- * sums that would pass 64 bits refuse the slice with PERCH_ELIMIT instead of wrapping.
+ * sums that would pass 64 bits refuse the slice with PERCH_ELIMIT instead of wrapping; a table
+ * of rows (threads, processes, modules) at its cap of keys says PERCH_ELIMIT, and only a failed
+ * allocation PERCH_ENOMEM.
  */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -17,6 +19,8 @@
 #include "perch/error.h"
 #include "perch/json.h"
 #include "perch/report.h"
+#include "failalloc.h"
+#include "report/report_internal.h"
 #include "testdata.h"
 
 /* A report with the trace info, process 1234 (key 100) and its thread 5678 "main" (key 200). */
@@ -156,12 +160,74 @@ static void test_slice_sums_do_not_wrap(void **state)
     perch_report_destroy(r);
 }
 
+static perch_sample_rec sample_of(uint64_t key, uint32_t tid)
+{
+    perch_sample_rec sm;
+    memset(&sm, 0, sizeof sm);
+    sm.thread_key = key;
+    sm.tid = tid;
+    sm.kind = PERCH_SAMPLE_TIMER;
+    sm.ip = 0x140001000;
+    sm.count = 1;
+    return sm;
+}
+
+/* Samples of RPT_MAX_ROWS distinct unknown threads fill the thread table; a sample of one key
+ * more is refused with PERCH_ELIMIT, not "out of memory" (before: PERCH_ENOMEM), and samples of
+ * keys it holds still count. */
+static void test_rows_cap_is_a_limit(void **state)
+{
+    perch_sink s;
+    (void)state;
+    perch_report *r = report_new(&s); /* thread key 200 is the first row */
+    for (uint64_t k = 1; k < RPT_MAX_ROWS; k++) {
+        perch_sample_rec sm = sample_of(1000 + k, 7);
+        if (s.sample(s.ctx, &sm) != 0)
+            fail_msg("sample of key %" PRIu64 " refused", 1000 + k);
+    }
+    perch_sample_rec more = sample_of(1000 + RPT_MAX_ROWS, 7), known = sample_of(200, 5678);
+    assert_int_equal(s.sample(s.ctx, &more), PERCH_ELIMIT);
+    assert_int_equal(s.sample(s.ctx, &known), 0);
+    perch_report_destroy(r);
+}
+
+/* A failed allocation for a table's first row is PERCH_ENOMEM, in each table, and leaves the
+ * table as it was: the same records pass once memory is back. */
+static void test_rows_alloc_failure_is_enomem(void **state)
+{
+    perch_report *r = NULL;
+    perch_sink s;
+    (void)state;
+    perch_sample_rec sm = sample_of(999, 4242);
+    perch_process_rec p = {101, 99, 4, 1, 0, 0, 0, 0, "x.exe", ""};
+    perch_module_rec m;
+    memset(&m, 0, sizeof m);
+    m.key = 300;
+    m.path = m.pdb_name = "";
+    assert_int_equal(perch_report_create(NULL, &r), 0);
+    perch_report_sink(r, &s);
+    perch_failalloc_begin(1, true);
+    assert_int_equal(s.sample(s.ctx, &sm), PERCH_ENOMEM);
+    assert_int_equal(s.process(s.ctx, &p), PERCH_ENOMEM);
+    assert_int_equal(s.module(s.ctx, &m), PERCH_ENOMEM);
+    perch_failalloc_end();
+    assert_int_equal(s.sample(s.ctx, &sm), 0);
+    assert_int_equal(s.process(s.ctx, &p), 0);
+    assert_int_equal(s.module(s.ctx, &m), 0);
+    char *json = json_of(r);
+    assert_has(json, "\"samples\":1,");
+    free(json);
+    perch_report_destroy(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slice_end_before_start),
         cmocka_unit_test(test_slice_ready_after_start),
         cmocka_unit_test(test_slice_sums_do_not_wrap),
+        cmocka_unit_test(test_rows_cap_is_a_limit),
+        cmocka_unit_test(test_rows_alloc_failure_is_enomem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,19 +38,31 @@ char *perch__report_lower_base(const char *path)
     return out;
 }
 
-void *perch__rtable_get(rtable *t, uint64_t key, size_t row_size, bool create)
+void *perch__rtable_get(rtable *t, uint64_t key, size_t row_size)
 {
     uint32_t i;
     if (perch__hmap_get(&t->index, key, &i))
         return (char *)t->rows + (size_t)i * row_size;
-    if (!create || perch__grow_array(&t->rows, row_size, &t->cap, t->count + 1, RPT_MAX_ROWS) < 0)
-        return NULL;
-    if (perch__hmap_put(&t->index, key, t->count) < 0)
-        return NULL;
-    void *row = (char *)t->rows + (size_t)t->count * row_size;
-    memset(row, 0, row_size);
-    t->count++;
-    return row;
+    return NULL;
+}
+
+int perch__rtable_add(rtable *t, uint64_t key, size_t row_size, void **row, bool *is_new)
+{
+    void *p = perch__rtable_get(t, key, row_size);
+    bool add = p == NULL;
+    if (add) {
+        /* PERCH_ELIMIT at RPT_MAX_ROWS, PERCH_ENOMEM for a failed allocation */
+        int err = perch__grow_array(&t->rows, row_size, &t->cap, t->count + 1, RPT_MAX_ROWS);
+        err = err ? err : perch__hmap_put(&t->index, key, t->count);
+        if (err)
+            return err;
+        p = (char *)t->rows + (size_t)t->count++ * row_size;
+        memset(p, 0, row_size);
+    }
+    *row = p;
+    if (is_new != NULL)
+        *is_new = add;
+    return 0;
 }
 
 static int on_info(void *ctx, const perch_trace_info *info)
@@ -67,9 +79,10 @@ static int on_info(void *ctx, const perch_trace_info *info)
 static int on_process(void *ctx, const perch_process_rec *rec)
 {
     perch_report *r = ctx;
-    rproc *p = perch__rtable_get(&r->procs, rec->key, sizeof *p, true);
-    if (p == NULL)
-        return PERCH_ENOMEM;
+    rproc *p;
+    int err = perch__rtable_add(&r->procs, rec->key, sizeof *p, (void **)&p, NULL);
+    if (err)
+        return err;
     p->key = rec->key;
     p->pid = rec->pid;
     perch__free(p->name);
@@ -80,10 +93,11 @@ static int on_process(void *ctx, const perch_process_rec *rec)
 static int on_thread(void *ctx, const perch_thread_rec *rec)
 {
     perch_report *r = ctx;
-    bool is_new = !perch__hmap_get(&r->threads.index, rec->key, &(uint32_t){0});
-    rthread *t = perch__rtable_get(&r->threads, rec->key, sizeof *t, true);
-    if (t == NULL)
-        return PERCH_ENOMEM;
+    rthread *t;
+    bool is_new;
+    int err = perch__rtable_add(&r->threads, rec->key, sizeof *t, (void **)&t, &is_new);
+    if (err)
+        return err;
     if (is_new)
         t->cpu = -1;
     t->key = rec->key;
@@ -99,9 +113,10 @@ static int on_thread(void *ctx, const perch_thread_rec *rec)
 static int on_module(void *ctx, const perch_module_rec *rec)
 {
     perch_report *r = ctx;
-    rmod *md = perch__rtable_get(&r->mods, rec->key, sizeof *md, true);
-    if (md == NULL)
-        return PERCH_ENOMEM;
+    rmod *md;
+    int err = perch__rtable_add(&r->mods, rec->key, sizeof *md, (void **)&md, NULL);
+    if (err)
+        return err;
     md->key = rec->key;
     md->base = rec->base;
     md->size = rec->size;
@@ -117,7 +132,7 @@ static int on_module(void *ctx, const perch_module_rec *rec)
     md->pdb = rec->has_pdb ? perch__report_lower_base(rec->pdb_name) : NULL;
     if (!md->name || (rec->has_pdb && !md->pdb))
         return PERCH_ENOMEM;
-    int err = r->names ? 0 : perch_symnames_create(&r->names);
+    err = r->names ? 0 : perch_symnames_create(&r->names);
     return err ? err : perch_symnames_module(r->names, rec);
 }
 
@@ -133,20 +148,22 @@ static int on_stack(void *ctx, const perch_stack_rec *rec)
     return perch__rstacks_add(&((perch_report *)ctx)->stacks, rec);
 }
 
-/* The thread row of a sample or slice (a placeholder until its record comes); the first CPU
- * an idle thread is seen on names it. */
-static rthread *thread_row(perch_report *r, uint64_t key, uint32_t tid, uint16_t cpu)
+/* The thread row of a sample or slice into *out (a placeholder until its record comes); the
+ * first CPU an idle thread is seen on names it. 0, PERCH_ELIMIT or PERCH_ENOMEM. */
+static int thread_row(perch_report *r, uint64_t key, uint32_t tid, uint16_t cpu, rthread **out)
 {
-    bool is_new = !perch__hmap_get(&r->threads.index, key, &(uint32_t){0});
-    rthread *t = perch__rtable_get(&r->threads, key, sizeof *t, true);
-    if (t == NULL)
-        return NULL;
+    rthread *t;
+    bool is_new;
+    int err = perch__rtable_add(&r->threads, key, sizeof *t, (void **)&t, &is_new);
+    if (err)
+        return err;
     t->key = key;
     if (is_new)
         t->cpu = -1;
     if (tid == 0 && t->cpu < 0)
         t->cpu = cpu;
-    return t;
+    *out = t;
+    return 0;
 }
 
 static int on_sample(void *ctx, const perch_sample_rec *rec)
@@ -156,16 +173,18 @@ static int on_sample(void *ctx, const perch_sample_rec *rec)
         r->samples_pmc++;
         return 0;
     }
-    rthread *t = thread_row(r, rec->thread_key, rec->tid, rec->cpu);
-    rmod *md = perch__rtable_get(&r->mods, rec->module_key, sizeof *md, true);
-    if (t == NULL || md == NULL)
-        return PERCH_ENOMEM;
+    rthread *t;
+    rmod *md;
+    int err = thread_row(r, rec->thread_key, rec->tid, rec->cpu, &t);
+    err = err ? err : perch__rtable_add(&r->mods, rec->module_key, sizeof *md, (void **)&md, NULL);
+    if (err)
+        return err;
     t->samples++;
     md->key = rec->module_key;
     md->samples++;
     r->samples++;
     if (rec->module_key) {
-        int err = perch__report_count_ip(r, rec->module_key, rec->ip, 1);
+        err = perch__report_count_ip(r, rec->module_key, rec->ip, 1);
         if (err)
             return err;
     }
@@ -206,9 +225,10 @@ static int on_slice(void *ctx, const perch_slice_rec *rec)
     if (d > UINT64_MAX - *sum || ready > UINT64_MAX - r->ready_ticks)
         return PERCH_ELIMIT;
     if (rec->tid != 0) {
-        rthread *t = thread_row(r, rec->thread_key, rec->tid, rec->cpu);
-        if (t == NULL)
-            return PERCH_ENOMEM;
+        rthread *t;
+        int err = thread_row(r, rec->thread_key, rec->tid, rec->cpu, &t);
+        if (err)
+            return err;
         t->cpu_ticks += d; /* a part of run_ticks: it cannot wrap when run_ticks does not */
     }
     *sum += d;

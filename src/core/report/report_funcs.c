@@ -100,7 +100,7 @@ static uint64_t name_hash(const char *s)
 /* Adds one (module, IP) row to its function, when the stream names it. */
 static int add_row(perch_report *r, funcs *fs, const rip *row)
 {
-    const rmod *md = perch__rtable_get(&r->mods, row->module_key, sizeof *md, false);
+    const rmod *md = perch__rtable_get(&r->mods, row->module_key, sizeof *md);
     perch_sym_func f;
     int64_t off;
     char name[sizeof fs->v->name];

@@ -132,8 +132,12 @@ int perch__rstacks_hash(rstacks *s, char out[17]);
 int perch__rstacks_top(rstacks *s, uint32_t top, rstack_ref **out, uint32_t *n,
                        uint32_t *with_samples);
 
-/* report.c */
-void *perch__rtable_get(rtable *t, uint64_t key, size_t row_size, bool create);
+/* report.c: the row of key, NULL when t has none. */
+void *perch__rtable_get(rtable *t, uint64_t key, size_t row_size);
+/* The row of key into *row, a zeroed one added when t has none (then *is_new, which may be
+ * NULL, is true). 0; PERCH_ELIMIT when t holds RPT_MAX_ROWS rows already (a hostile stream's
+ * millions of keys), PERCH_ENOMEM when an allocation fails; on error *row is untouched. */
+int perch__rtable_add(rtable *t, uint64_t key, size_t row_size, void **row, bool *is_new);
 
 /* report_names.c: the module holding addr (kernel modules for kernel addresses, else those of
  * process entity process_key; M5: highest base, then smallest size, then name), and a

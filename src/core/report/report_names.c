@@ -101,7 +101,7 @@ int perch__report_write_stacks_json(perch_report *r, perch_json *w)
     perch_json_key(w, "top_stacks");
     perch_json_begin_array(w);
     for (uint32_t i = 0; i < n && err == 0; i++) {
-        const rthread *t = perch__rtable_get(&r->threads, v[i].e.thread_key, sizeof *t, false);
+        const rthread *t = perch__rtable_get(&r->threads, v[i].e.thread_key, sizeof *t);
         uint64_t pkey = t != NULL && t->known ? t->process_key : 0;
         err = perch__rstacks_frames(&r->stacks, &v[i].e, &frames, &cap);
         if (err)

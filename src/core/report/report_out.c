@@ -20,7 +20,7 @@ typedef struct row {
 const char *perch__report_thread_process(perch_report *r, const rthread *t, int64_t *pid)
 {
     *pid = t->known && t->pid != UINT32_MAX ? (int64_t)t->pid : -1;
-    rproc *p = t->known ? perch__rtable_get(&r->procs, t->process_key, sizeof *p, false) : NULL;
+    rproc *p = t->known ? perch__rtable_get(&r->procs, t->process_key, sizeof *p) : NULL;
     return p != NULL && p->name != NULL && p->name[0] != '\0' && *pid >= 0 ? p->name : "?";
 }
 

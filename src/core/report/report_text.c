@@ -100,7 +100,7 @@ static int print_threads(perch_report *r, FILE *f)
 
 static void print_stack(perch_report *r, FILE *f, const rstack *s, const uint64_t *frames)
 {
-    rthread *t = perch__rtable_get(&r->threads, s->thread_key, sizeof *t, false);
+    rthread *t = perch__rtable_get(&r->threads, s->thread_key, sizeof *t);
     uint64_t pkey = t != NULL && t->known ? t->process_key : 0;
     for (uint32_t i = 0; i < s->count; i++) {
         char name[256];
