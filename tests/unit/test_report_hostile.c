@@ -3,7 +3,7 @@
  * to its sink directly: slice times out of order count as 0, as the exports clamp them, and
  * sums that would pass 64 bits refuse the slice with PERCH_ELIMIT instead of wrapping; a table
  * of rows (threads, processes, modules) at its cap of keys says PERCH_ELIMIT, and only a failed
- * allocation PERCH_ENOMEM.
+ * allocation PERCH_ENOMEM; a thread that never had a record shows the tid its samples carry.
  */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -220,6 +220,30 @@ static void test_rows_alloc_failure_is_enomem(void **state)
     perch_report_destroy(r);
 }
 
+/* Samples and slices of threads that never had a record: their rows keep the tid the records
+ * carry, in the text (before: 0, which reads as the idle thread) and in the JSON (before: -1),
+ * as the folded export says "thread 4242"; the pid stays unknown (-1). */
+static void test_unknown_thread_keeps_tid(void **state)
+{
+    perch_sink s;
+    (void)state;
+    perch_report *r = report_new(&s);
+    perch_sample_rec sm = sample_of(999, 4242);
+    perch_slice_rec sl = slice_of(998, 4343, 1000000, 1100000);
+    assert_int_equal(s.sample(s.ctx, &sm), 0);
+    assert_int_equal(s.slice(s.ctx, &sl), 0);
+    char *json = json_of(r), *text = text_of(r);
+    assert_has(json, "{\"name\":\"\",\"pid\":-1,\"process\":\"?\",\"run_ticks\":0,"
+                     "\"samples\":1,\"tid\":4242}");
+    assert_has(json, "{\"name\":\"\",\"pid\":-1,\"process\":\"?\",\"run_ticks\":100000,"
+                     "\"samples\":0,\"tid\":4343}");
+    assert_has(text, "\n        -1     4242 ?      ");
+    assert_has(text, "\n        -1     4343 ?      ");
+    free(json);
+    free(text);
+    perch_report_destroy(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -228,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_slice_sums_do_not_wrap),
         cmocka_unit_test(test_rows_cap_is_a_limit),
         cmocka_unit_test(test_rows_alloc_failure_is_enomem),
+        cmocka_unit_test(test_unknown_thread_keeps_tid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -148,8 +148,9 @@ static int on_stack(void *ctx, const perch_stack_rec *rec)
     return perch__rstacks_add(&((perch_report *)ctx)->stacks, rec);
 }
 
-/* The thread row of a sample or slice into *out (a placeholder until its record comes); the
- * first CPU an idle thread is seen on names it. 0, PERCH_ELIMIT or PERCH_ENOMEM. */
+/* The thread row of a sample or slice into *out (a placeholder until its record comes, with
+ * the tid the first sample or slice gives, as the exports show it); the first CPU an idle
+ * thread is seen on names it. 0, PERCH_ELIMIT or PERCH_ENOMEM. */
 static int thread_row(perch_report *r, uint64_t key, uint32_t tid, uint16_t cpu, rthread **out)
 {
     rthread *t;
@@ -158,8 +159,10 @@ static int thread_row(perch_report *r, uint64_t key, uint32_t tid, uint16_t cpu,
     if (err)
         return err;
     t->key = key;
-    if (is_new)
+    if (is_new) {
+        t->tid = tid;
         t->cpu = -1;
+    }
     if (tid == 0 && t->cpu < 0)
         t->cpu = cpu;
     *out = t;

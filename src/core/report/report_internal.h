@@ -19,7 +19,8 @@
 
 typedef struct rthread {
     uint64_t key, process_key;
-    uint32_t tid, pid;
+    uint32_t tid; /* a placeholder's: what its first sample or slice says */
+    uint32_t pid;
     char *name;
     uint64_t samples, cpu_ticks;
     int32_t cpu; /* the idle thread (tid 0, a key per CPU): its CPU; -1 otherwise */

@@ -207,7 +207,7 @@ static int write_threads(perch_report *r, perch_json *w)
         kv(w, "run_ticks", v[i]->cpu_ticks);
         kv(w, "samples", v[i]->samples);
         perch_json_key(w, "tid");
-        perch_json_int(w, v[i]->known ? (int64_t)v[i]->tid : -1);
+        perch_json_uint(w, v[i]->tid);
         perch_json_end_object(w);
     }
     perch_json_end_array(w);
