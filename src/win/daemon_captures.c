@@ -430,7 +430,7 @@ int perch_daemon_list_captures(perch_daemon *d, perch_daemon_capture **out, size
         do {
             if (!(fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY))
                 err = add_entry(&list, &n, &cap, &fd, active);
-            if (err == 0 && n == 2 * MAX_CAPTURES) { /* keep the newest, in bounded memory */
+            if (err == 0 && n == MAX_CAPTURES + MAX_CAPTURES / 4) { /* the newest, bounded */
                 qsort(list, n, sizeof *list, newest_first);
                 n = MAX_CAPTURES;
             }

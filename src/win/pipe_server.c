@@ -26,6 +26,9 @@
  * instance to the client, holding one of the pipe's instances for as long as it likes. */
 #define LINGER_MS   2000u
 #define FATAL_FRAME "sent a frame that ends the connection (see the ERROR reply it got)"
+/* A silent connection this young keeps its slot when every slot is taken: perch checks who
+ * serves the pipe before its HELLO, and must not lose its slot to the next connection. */
+#define SILENT_GRACE_MS 250u
 
 uint64_t perch__pipe_now_ms(void)
 {
@@ -313,6 +316,16 @@ void perch__pipe_refuse_busy(perch_pipe_server *s, pipe_client *c, const char *m
     perch__free(p);
 }
 
+/* Connected clients that are not closing (under the lock): a client being closed still
+ * counts in stats.clients until its handle goes, but its slot is already freeing. */
+static uint32_t clients_staying(const perch_pipe_server *s)
+{
+    uint32_t n = 0;
+    for (const pipe_client *c = s->clients; c != NULL; c = c->next)
+        n += c->connected && !c->closing;
+    return n;
+}
+
 /* When every slot is taken, the connection a new one may replace (under the lock): one
  * already refused as busy and only waiting to hang up, else the one that has sent nothing for
  * the longest. Without this, a user who may only read could hold every slot with silent
@@ -321,13 +334,16 @@ void perch__pipe_refuse_busy(perch_pipe_server *s, pipe_client *c, const char *m
 static pipe_client *replaceable(perch_pipe_server *s, const pipe_client *newcomer)
 {
     pipe_client *silent = NULL;
+    uint64_t now = perch__pipe_now_ms();
     for (pipe_client *c = s->clients; c != NULL; c = c->next) {
         if (c == newcomer || !c->connected || c->closing)
             continue;
         if (c->refuse && c->lingering)
             return c;
-        /* busy first: a worker may be creating its session */
+        /* busy first: a worker may be creating its session; a connection younger than
+         * SILENT_GRACE_MS may be a client checking perchd's identity before its HELLO */
         if (!c->busy && !c->have_bytes && !c->refuse && c->session == NULL &&
+            now - c->connected_ms >= SILENT_GRACE_MS &&
             (silent == NULL || c->connected_ms < silent->connected_ms))
             silent = c;
     }
@@ -351,7 +367,7 @@ static void on_connect(perch_pipe_server *s, pipe_client *c, bool ok)
     c->rbuf = perch__alloc(PIPE_READ_BUF);
     if (c->rbuf == NULL || perch_proto_reader_create(PERCH_PROTO_MAX_REQUEST, &c->reader) < 0)
         perch__pipe_close(c, "out of memory for a new client");
-    else if (s->stats.clients > s->o.max_clients) {
+    else if (s->stats.clients > s->o.max_clients && clients_staying(s) > s->o.max_clients) {
         char msg[160];
         pipe_client *old = replaceable(s, c);
         if (old != NULL && old->refuse) {

@@ -490,7 +490,8 @@ static void test_fetch_names(void **state)
                                      "com10.perch",
                                      "nulx.perch",
                                      "\xe2\x82\xac.perch",
-                                     "a..perch"};
+                                     "a..perch",
+                                     "com\xc2\xb4.perch"}; /* an acute accent, no superscript */
     static const char *const refused[] = {"",
                                           ".perch",
                                           "a.perc",
@@ -513,7 +514,10 @@ static void test_fetch_names(void **state)
                                           "CONIN$.perch",
                                           "conout$.perch",
                                           "aux.perch",
-                                          "prn.PERCH"};
+                                          "prn.PERCH",
+                                          "lpt0.perch",
+                                          "COM\xc2\xb9.perch",
+                                          "lpt\xc2\xb3 .perch"};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
         if (!perch__capture_fetch_name_ok(ok[i]))
             fail_msg("'%s' was refused", ok[i]);
@@ -532,7 +536,7 @@ static void test_client_names(void **state)
     accepted_name("perch.1", "perch.1");
     accepted_name("console", "console");
     accepted_name("com10", "com10");
-    accepted_name("com0", "com0");
+    accepted_name("com", "com");
     accepted_name("abcdefghijklmnopqrstuvwxyz012345", "abcdefghijklmnopqrstuvwxyz012345");
     refused_name("..\\x", "directory or a drive");
     refused_name("c:x", "directory or a drive");
@@ -547,6 +551,7 @@ static void test_client_names(void **state)
     refused_name("nul.txt", "reserves it for a device");
     refused_name("Lpt9", "reserves it for a device");
     refused_name("com1.x", "reserves it for a device");
+    refused_name("com0", "reserves it for a device");
     refused_name("perch", "own recordings");
     refused_name("PERCH-1", "own recordings");
     refused_name("snapshot-x.perch", "own recordings");

@@ -40,8 +40,9 @@ static bool is_word(const char *s, size_t n, const char *w)
     return i == n && w[i] == '\0';
 }
 
-/* CON, PRN, AUX, NUL, COM1-9, LPT1-9, CONIN$, CONOUT$, with any extension and spaces before
- * it: device names Windows reserves. */
+/* CON, PRN, AUX, NUL, COM0-9, LPT0-9, COM and LPT with a superscript 1, 2 or 3, CONIN$,
+ * CONOUT$, with any extension and spaces before it: device names Windows reserves (Microsoft
+ * Learn, "Naming Files, Paths, and Namespaces"). */
 static bool reserved_device(const char *stem)
 {
     static const char *const names[] = {"con", "prn", "aux", "nul", "conin$", "conout$"};
@@ -51,8 +52,11 @@ static bool reserved_device(const char *stem)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (is_word(stem, n, names[i]))
             return true;
-    return n == 4 && (is_word(stem, 3, "com") || is_word(stem, 3, "lpt")) && stem[3] >= '1' &&
-           stem[3] <= '9';
+    if (n < 4 || !(is_word(stem, 3, "com") || is_word(stem, 3, "lpt")))
+        return false;
+    const unsigned char *d = (const unsigned char *)stem + 3; /* 0-9, or superscript 1-3 in UTF-8 */
+    return (n == 4 && d[0] >= '0' && d[0] <= '9') ||
+           (n == 5 && d[0] == 0xC2 && (d[1] == 0xB9 || d[1] == 0xB2 || d[1] == 0xB3));
 }
 
 /* perch, snapshot, alone or followed by '-': the prefixes of perchd's own files. */
@@ -82,7 +86,7 @@ int perch__rotate_check_name(const char *name, char *stem, size_t len, char *why
     else if (s[0] == '.' || s[n - 1] == '.')
         problem = "it may not start or end with '.'";
     else if (reserved_device(s))
-        problem = "Windows reserves it for a device (CON, PRN, AUX, NUL, COM1-9, LPT1-9)";
+        problem = "Windows reserves it for a device (CON, PRN, AUX, NUL, COM0-9, LPT0-9)";
     else if (own_prefix(s))
         problem = "perch and snapshot are the names perchd gives its own recordings and snapshots";
     else if (len <= n)

@@ -17,8 +17,8 @@ bool perch__rotate_prefix_ok(const char *prefix);
 
 /* Checks the name a client gives a recording ("build-42" or "build-42.perch"), which becomes
  * the prefix of its files: 1 to 32 bytes of [A-Za-z0-9_.-] (perch__rotate_prefix_ok), not
- * starting or ending with '.', not a device name Windows reserves (CON, PRN, AUX, NUL, COM1-9,
- * LPT1-9, with any extension) and not perchd's own prefixes (perch, snapshot). Returns 0 with
+ * starting or ending with '.', not a device name Windows reserves (CON, PRN, AUX, NUL, COM0-9,
+ * LPT0-9, with any extension) and not perchd's own prefixes (perch, snapshot). Returns 0 with
  * the stem (the name without ".perch") in stem, or PERCH_EINVAL with stem "" and one sentence
  * in why (when why_len > 0) naming the name and the rule. stem holds len bytes: 33 hold any
  * stem, and a stem that would not fit is refused rather than cut. */

@@ -285,7 +285,8 @@ size_t perch__module_base_name(const char *path, char *buf, size_t cap);
 typedef struct perch__stacks {
     uint8_t *bytes; /* every stack's frames as varints of their zigzag deltas (stacks.c) */
     size_t byte_count, byte_cap;
-    uint64_t *index; /* per id: byte offset << 24 | frame count (count < 2^24) */
+    uint64_t *index; /* per id: bit 63 set once given, byte offset << 24 | frame count
+                      * (count < 2^24) */
     size_t count, cap;
     uint64_t *known; /* bit id: the stack has frames (a few KiB, read by every sample) */
     size_t known_cap;
