@@ -123,6 +123,7 @@ static int on_module(void *ctx, const perch_module_rec *rec)
     md->pid = rec->pid;
     md->process_key = rec->process_key;
     md->known = true;
+    r->modmap.built = false; /* the index no longer holds every module */
     perch__free(md->name);
     perch__free(md->pdb);
     md->name = perch__report_lower_base(rec->path);
@@ -354,6 +355,7 @@ void perch_report_destroy(perch_report *r)
     free_table(&r->threads);
     free_table(&r->procs);
     free_table(&r->mods);
+    perch__rmodmap_free(&r->modmap);
     perch__free(r->ledger);
     perch__free(r->stats);
     perch__free(r->source);

@@ -74,6 +74,16 @@ typedef struct rtable {
     uint32_t count, cap;
 } rtable;
 
+/* The known modules by address (report_modmap.c), built at the first frame named after a
+ * module record. */
+typedef struct rmodmap {
+    uint32_t *order; /* module rows by (process key, base, size desc, name desc, row desc) */
+    uint64_t *last;  /* max-tree over order: node k's children 2k and 2k + 1, leaf i at
+                      * leaves + i holding the last address of order[i]'s range */
+    uint32_t count, leaves;
+    bool built; /* false: build before the next lookup */
+} rmodmap;
+
 typedef struct rnamed {
     char *name;
     uint64_t value;
@@ -102,6 +112,7 @@ struct perch_report {
     perch_trace_info info;
     char *source;
     rtable threads, procs, mods;
+    rmodmap modmap; /* of mods */
     rstacks stacks;
     rnamed *ledger, *stats;
     uint32_t ledger_count, ledger_cap, stat_count, stat_cap;
@@ -139,6 +150,14 @@ void *perch__rtable_get(rtable *t, uint64_t key, size_t row_size);
  * NULL, is true). 0; PERCH_ELIMIT when t holds RPT_MAX_ROWS rows already (a hostile stream's
  * millions of keys), PERCH_ENOMEM when an allocation fails; on error *row is untouched. */
 int perch__rtable_add(rtable *t, uint64_t key, size_t row_size, void **row, bool *is_new);
+
+/* report_modmap.c: builds m of the known modules of mods (0 or PERCH_ENOMEM, m untouched on
+ * error), and the best module of process_key whose range holds addr (the M5 order below), or
+ * NULL. */
+void perch__rmodmap_free(rmodmap *m);
+int perch__rmodmap_build(rmodmap *m, const rtable *mods);
+const rmod *perch__rmodmap_find(const rmodmap *m, const rtable *mods, uint64_t process_key,
+                                uint64_t addr);
 
 /* report_names.c: the module holding addr (kernel modules for kernel addresses, else those of
  * process entity process_key; M5: highest base, then smallest size, then name), and a

@@ -26,21 +26,30 @@ static bool better_module(const rmod *a, const rmod *b)
     return strcmp(a->name ? a->name : "", b->name ? b->name : "") < 0;
 }
 
-const rmod *perch__report_module_at(perch_report *r, uint64_t addr, uint64_t process_key)
+/* Every module, one by one: what report_modmap.c's index answers, when it could not be built
+ * (out of memory). A range holds the addresses from its base up, none below it. */
+static const rmod *scan_modules(const perch_report *r, uint64_t addr, uint64_t want)
 {
     const rmod *best = NULL;
-    bool kernel = perch_is_kernel_address(addr, r->info.pointer_size);
-    uint64_t want = kernel ? 0 : process_key;
-    if (!kernel && process_key == 0)
-        return NULL;
     for (uint32_t i = 0; i < r->mods.count; i++) {
         const rmod *md = (const rmod *)r->mods.rows + i;
-        if (!md->known || addr - md->base >= md->size || md->process_key != want)
+        if (!md->known || addr < md->base || addr - md->base >= md->size || md->process_key != want)
             continue;
         if (better_module(md, best))
             best = md;
     }
     return best;
+}
+
+const rmod *perch__report_module_at(perch_report *r, uint64_t addr, uint64_t process_key)
+{
+    bool kernel = perch_is_kernel_address(addr, r->info.pointer_size);
+    uint64_t want = kernel ? 0 : process_key;
+    if (!kernel && process_key == 0)
+        return NULL;
+    if (!r->modmap.built && perch__rmodmap_build(&r->modmap, &r->mods) != 0)
+        return scan_modules(r, addr, want);
+    return perch__rmodmap_find(&r->modmap, &r->mods, want, addr);
 }
 
 size_t perch__report_frame(perch_report *r, const rmod *md, uint64_t addr, char *buf, size_t cap,
