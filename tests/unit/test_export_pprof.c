@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "export_extreme.h"
 #include "export_fixture.h"
 
 /* ---- a tiny protobuf reader: enough of profile.proto for the assertions ---------------- */
@@ -505,6 +506,39 @@ static void test_threads_same_bytes(void **state)
     }
 }
 
+/* A timer row's values are int64 in profile.proto: counts summed to n x interval ns past
+ * INT64_MAX fail the export with PERCH_ELIMIT instead of wrapping (2026-12-06). The interval
+ * 2^31 ns makes one sample of Count 2^32 - 1 the last that fits: 2^63 - 2^31 ns. */
+static void test_weight_limit(void **state)
+{
+    static struct decoded d;
+    static const struct xt_sample max = {10000000, UINT32_MAX};
+    struct xt_stream x = {10000000, 0, &max, 1, 1};
+    perch_export_options opt;
+    size_t len;
+    int err;
+    char *data;
+    (void)state;
+    perch_export_options_init(&opt);
+    opt.sample_interval_ns = (uint64_t)1 << 31;
+    data = xt_export(PERCH_EXPORT_PPROF, &opt, &x, &len, &err);
+    assert_int_equal(err, 0);
+    decode(&d, (const uint8_t *)data, len);
+    assert_int_equal(d.nsamples, 1);
+    assert_int_equal(d.samples[0].values[0], UINT32_MAX);
+    assert_int_equal(d.samples[0].values[1], ((uint64_t)UINT32_MAX) << 31);
+    assert_int_equal(d.samples[0].values[2], 0);
+    free(data);
+    for (x.repeat = 2; x.repeat <= 3; x.repeat++) { /* past INT64_MAX; past UINT64_MAX */
+        assert_null(xt_export(PERCH_EXPORT_PPROF, &opt, &x, &len, &err));
+        assert_int_equal(err, PERCH_ELIMIT);
+    }
+    /* the review's capture: 5,000 samples of Count 2^32 - 1 at the default 1 ms */
+    x.repeat = 5000;
+    assert_null(xt_export(PERCH_EXPORT_PPROF, NULL, &x, &len, &err));
+    assert_int_equal(err, PERCH_ELIMIT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -514,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_go_tool_pprof),
         cmocka_unit_test(test_threads_same_bytes),
         cmocka_unit_test(test_function_names),
+        cmocka_unit_test(test_weight_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

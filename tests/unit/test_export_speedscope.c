@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "export_extreme.h"
 #include "export_fixture.h"
 #include "json_check.h"
 
@@ -113,12 +114,44 @@ static void test_profiles(void **state)
     free(text);
 }
 
+/* Weights (count x interval ns) and endValue past 64 bits fail the export with PERCH_ELIMIT
+ * instead of wrapping (2026-12-06). The interval 2^32 ns makes one sample of Count 2^32 - 1
+ * the last that fits: 2^64 - 2^32 ns. */
+static void test_weight_limit(void **state)
+{
+    static const struct xt_sample max = {10000000, UINT32_MAX};
+    struct xt_stream x = {10000000, 0, &max, 1, 1};
+    perch_export_options opt;
+    struct jdoc d;
+    size_t len;
+    int err;
+    char *text;
+    (void)state;
+    perch_export_options_init(&opt);
+    opt.sample_interval_ns = (uint64_t)1 << 32;
+    text = xt_export(PERCH_EXPORT_SPEEDSCOPE, &opt, &x, &len, &err);
+    assert_int_equal(err, 0);
+    assert_true(jparse(&d, text));
+    assert_non_null(strstr(text, "\"endValue\":18446744069414584320,"));
+    assert_non_null(strstr(text, "\"weights\":[18446744069414584320]"));
+    jfree(&d);
+    free(text);
+    x.repeat = 2;
+    assert_null(xt_export(PERCH_EXPORT_SPEEDSCOPE, &opt, &x, &len, &err));
+    assert_int_equal(err, PERCH_ELIMIT);
+    /* the review's capture: 5,000 samples of Count 2^32 - 1 at the default 1 ms */
+    x.repeat = 5000;
+    assert_null(xt_export(PERCH_EXPORT_SPEEDSCOPE, NULL, &x, &len, &err));
+    assert_int_equal(err, PERCH_ELIMIT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_checker_rejects),
         cmocka_unit_test(test_schema_fields),
         cmocka_unit_test(test_profiles),
+        cmocka_unit_test(test_weight_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

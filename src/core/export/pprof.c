@@ -273,12 +273,33 @@ static int labels_of(struct pprof *p, const perch__agg_row *r)
     return err;
 }
 
+/* The row's values: timer [n, n x interval, 0], PMC [0, 0, n]. PERCH_ELIMIT (values
+ * untouched) when one does not fit in profile.proto's int64: a count, or counts summed to
+ * more than 2^63 ns of CPU (a capture of absurd counts). */
+static int sample_values(const struct pprof *p, const perch__agg_row *r, uint64_t values[3])
+{
+    uint64_t ns;
+    if (r->count > INT64_MAX)
+        return PERCH_ELIMIT;
+    if (r->kind == PERCH_SAMPLE_PMC) {
+        values[2] = r->count;
+        return 0;
+    }
+    if (__builtin_mul_overflow(r->count, perch__interval_ns(&p->c->opt), &ns) || ns > INT64_MAX)
+        return PERCH_ELIMIT;
+    values[0] = r->count;
+    values[1] = ns;
+    return 0;
+}
+
 static int write_sample(struct pprof *p, const perch__agg_row *r)
 {
     uint32_t count;
     const uint64_t *frames = perch__agg_frames(&p->c->stacks, r, &count);
     uint64_t values[3] = {0, 0, 0}, pk = perch__row_process(&p->c->ents, r);
-    int err = 0;
+    int err = sample_values(p, r, values);
+    if (err)
+        return err;
     if (count > MAX_FRAMES)
         count = MAX_FRAMES;
     for (uint32_t i = 0; i < count && !err; i++) {
@@ -289,12 +310,6 @@ static int write_sample(struct pprof *p, const perch__agg_row *r)
         } else {
             err = stack_location(p, pk, frames[i], &p->ids[i]);
         }
-    }
-    if (r->kind == PERCH_SAMPLE_PMC) {
-        values[2] = r->count;
-    } else {
-        values[0] = r->count;
-        values[1] = r->count * perch__interval_ns(&p->c->opt);
     }
     p->sub.len = 0;
     perch__pb_packed(&p->sub, 1, p->ids, count); /* leaf first, as pprof expects */

@@ -43,9 +43,35 @@ static int write_stack(struct speedscope *s, const perch__agg_row *r)
     return err;
 }
 
-static uint64_t weight_of(const struct speedscope *s, const perch__agg_row *r)
+/* The weight of count samples of kind into *w: the count for PMC samples, count x interval
+ * ns for timer samples; PERCH_ELIMIT (*w untouched) past 64 bits (absurd counts). */
+static int weight_of(const struct speedscope *s, uint16_t kind, uint64_t count, uint64_t *w)
 {
-    return r->kind == PERCH_SAMPLE_PMC ? r->count : r->count * perch__interval_ns(&s->c->opt);
+    uint64_t ns;
+    if (kind == PERCH_SAMPLE_PMC) {
+        *w = count;
+        return 0;
+    }
+    if (__builtin_mul_overflow(count, perch__interval_ns(&s->c->opt), &ns))
+        return PERCH_ELIMIT;
+    *w = ns;
+    return 0;
+}
+
+/* The profile's weights; PERCH_ELIMIT when one does not fit in 64 bits. */
+static int write_weights(struct speedscope *s, const perch__group *g)
+{
+    uint64_t w;
+    int err = 0;
+    perch_json_key(s->w, "weights");
+    perch_json_begin_array(s->w);
+    for (size_t i = 0; i < g->row_count && !err; i++) {
+        err = weight_of(s, g->rows[i].kind, g->rows[i].count, &w);
+        if (!err)
+            perch_json_uint(s->w, w);
+    }
+    perch_json_end_array(s->w);
+    return err;
 }
 
 static int write_profile(struct speedscope *s, const perch__group *g)
@@ -55,7 +81,10 @@ static int write_profile(struct speedscope *s, const perch__group *g)
     char name[300];
     uint32_t tid = g->thread ? g->thread->tid : UINT32_MAX;
     size_t n = perch__thread_label(&s->c->ents, g->thread, tid, name, sizeof name - 40);
-    int err = 0;
+    uint64_t end;
+    int werr, err = weight_of(s, first->kind, g->count, &end); /* the total, before any text */
+    if (err)
+        return err;
     if (pmc)
         snprintf(name + n, sizeof name - n, " pmc source %u", (unsigned)first->profile_source);
     perch_json_begin_object(s->w);
@@ -68,19 +97,15 @@ static int write_profile(struct speedscope *s, const perch__group *g)
     perch_json_key(s->w, "startValue");
     perch_json_uint(s->w, 0);
     perch_json_key(s->w, "endValue");
-    perch_json_uint(s->w, pmc ? g->count : g->count * perch__interval_ns(&s->c->opt));
+    perch_json_uint(s->w, end);
     perch_json_key(s->w, "samples");
     perch_json_begin_array(s->w);
     for (size_t i = 0; i < g->row_count && !err; i++)
         err = write_stack(s, &g->rows[i]);
     perch_json_end_array(s->w);
-    perch_json_key(s->w, "weights");
-    perch_json_begin_array(s->w);
-    for (size_t i = 0; i < g->row_count; i++)
-        perch_json_uint(s->w, weight_of(s, &g->rows[i]));
-    perch_json_end_array(s->w);
+    werr = write_weights(s, g);
     perch_json_end_object(s->w);
-    return err;
+    return err ? err : werr;
 }
 
 /* One profile per group; remembers the index of the busiest thread's timer profile. */
