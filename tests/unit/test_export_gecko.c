@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "export_extreme.h"
 #include "export_fixture.h"
 #include "json_check.h"
 
@@ -292,6 +293,89 @@ static void test_marker_cap(void **state)
     free(text);
 }
 
+/* The gecko export of x, checked to be valid JSON; NULL (with *err) when it failed. */
+static char *xt_gecko(const struct xt_stream *x, const perch_export_options *opt, int *err)
+{
+    size_t len;
+    struct jdoc d;
+    char *text = xt_export(PERCH_EXPORT_GECKO, opt, x, &len, err);
+    if (text != NULL) {
+        assert_true(jparse(&d, text));
+        jfree(&d);
+    }
+    return text;
+}
+
+/* Sample times gecko cannot write exactly (more than INT64_MAX ticks or 64 bits of ns from
+ * the trace start, either way) fail the export with PERCH_ERANGE; they used to wrap, out of
+ * order, and the leading sample's time overflowed int64 (UB). 2026-12-06. */
+static void test_time_range(void **state)
+{
+    static const struct {
+        uint64_t start, ts;
+    } bad[] = {
+        {0, ((uint64_t)1 << 63) + 1}, /* the review's capture */
+        {0, (uint64_t)1 << 62},       /* fits int64, its ns (x 100) do not */
+        {UINT64_MAX, 0},              /* 2^64 - 1 ticks before the start */
+        {(uint64_t)1 << 63, 0},       /* 2^63 ticks before: its ns do not fit either */
+    };
+    static const struct xt_sample ok[] = {{10000000000000000ull, 1}}; /* 10^9 s, 31.7 years */
+    struct xt_stream x = {10000000, 0, ok, 1, 1};
+    int err;
+    char *text;
+    (void)state;
+    text = xt_gecko(&x, NULL, &err);
+    assert_int_equal(err, 0);
+    assert_non_null(strstr(text, "\"time\":[999999999999.000000,1000000000000.000000]"));
+    free(text);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct xt_sample one = {bad[i].ts, 1};
+        struct xt_stream y = {10000000, bad[i].start, &one, 1, 1};
+        assert_null(xt_gecko(&y, NULL, &err));
+        assert_int_equal(err, PERCH_ERANGE);
+    }
+}
+
+/* The empty sample one interval before a thread's first: interval x perf_freq no longer wraps
+ * with a fast clock (2^62 Hz: 1e6 x 2^62 is 0 mod 2^64, which put it at the first's time). */
+static void test_lead_fast_clock(void **state)
+{
+    static const struct xt_sample one[] = {{(uint64_t)1 << 62, 3}}; /* 1 s */
+    struct xt_stream x = {(uint64_t)1 << 62, 0, one, 1, 1};
+    int err;
+    char *text;
+    (void)state;
+    text = xt_gecko(&x, NULL, &err);
+    assert_int_equal(err, 0);
+    assert_non_null(strstr(text, "\"time\":[999.000000,1000.000000]"));
+    free(text);
+}
+
+/* Past gecko_max_samples a row's weight is its summed count, which may pass 32 bits (it was
+ * truncated to them); threadCPUDelta, count x interval us, past 64 bits fails the export with
+ * PERCH_ELIMIT (it wrapped). 2026-12-06. */
+static void test_weight_limit(void **state)
+{
+    static const struct xt_sample max[] = {{10000000, UINT32_MAX}, {20000000, UINT32_MAX}};
+    struct xt_stream x = {10000000, 0, max, 2, 1};
+    perch_export_options opt;
+    int err;
+    char *text;
+    (void)state;
+    perch_export_options_init(&opt);
+    opt.gecko_max_samples = 1;
+    text = xt_gecko(&x, &opt, &err);
+    assert_int_equal(err, 0);
+    assert_non_null(strstr(text, "\"weight\":[0,8589934590]"));
+    assert_non_null(strstr(text, "\"threadCPUDelta\":[0,8589934590000]"));
+    free(text);
+    perch_export_options_init(&opt);
+    opt.sample_interval_ns = ((uint64_t)1 << 42) * 1000; /* 2^42 us: x (2^32 - 1) > 2^64 */
+    x.n = 1;
+    assert_null(xt_gecko(&x, &opt, &err));
+    assert_int_equal(err, PERCH_ELIMIT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +385,9 @@ int main(void)
         cmocka_unit_test(test_stack_walk),
         cmocka_unit_test(test_markers),
         cmocka_unit_test(test_marker_cap),
+        cmocka_unit_test(test_time_range),
+        cmocka_unit_test(test_lead_fast_clock),
+        cmocka_unit_test(test_weight_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

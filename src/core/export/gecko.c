@@ -32,6 +32,8 @@
 #define SLOTS      8
 #define SLOT_AHEAD (1u << 16)
 #define SLOT_KEEP  (1u << 16)
+/* The whole seconds of a time whose nanoseconds (and a fraction) still fit in 64 bits. */
+#define MAX_SECONDS 18446744072ull
 enum { CAT_USER = 0, CAT_KERNEL = 1, CAT_OTHER = 2, CAT_IDLE = 3 };
 
 /* The exporter's state: the common base (first, so the base's callbacks get it as ctx) and
@@ -52,9 +54,10 @@ struct gslot {
     size_t n;  /* samples (or rows, one per distinct stack, past max_samples) */
     uint32_t *stack; /* per sample: its stack index */
     size_t stack_cap;
-    uint32_t *count; /* per sample: its count; unused when ones */
+    uint64_t *count; /* per sample: its count (a row's sum past max_samples); unused when ones */
     size_t count_cap;
     bool ones;      /* every count is 1 */
+    int64_t lead;   /* ticks from the trace start of the empty sample before the first */
     uint8_t *times; /* the samples' times as varints of their (non-negative) deltas */
     size_t times_len, times_cap;
     perch__interner strings;
@@ -229,6 +232,7 @@ static void reset_thread(struct gecko *g, struct gslot *s)
     s->stack_count = 0;
     s->res_count = 0;
     s->n = s->times_len = 0;
+    s->lead = 0;
     s->marks = (perch__mark_stream){NULL, 0, 0};
     s->mark_name = 0;
     g->path_len = 0;
@@ -492,8 +496,66 @@ static int set_count(struct gecko *g, struct gslot *s, size_t i, size_t n, uint6
     return 0;
 }
 
+/* Ticks of one sampling interval of ns nanoseconds, exactly: floor(ns x freq / 1e9), without
+ * the product wrapping; UINT64_MAX when the ticks themselves pass 64 bits. */
+static uint64_t interval_ticks(uint64_t ns, uint64_t freq)
+{
+    const uint64_t g = 1000000000u;
+    uint64_t p, a1 = ns / g, a0 = ns % g, b1 = freq / g, b0 = freq % g, t;
+    if (!__builtin_mul_overflow(ns, freq, &p))
+        return p / g;
+    /* (a1 g + a0)(b1 g + b0) / g = a1 b1 g + a1 b0 + a0 b1 + a0 b0 / g, a0 b0 < 10^18 */
+    if (__builtin_mul_overflow(a1, b1, &p) || __builtin_mul_overflow(p, g, &p) ||
+        __builtin_mul_overflow(a1, b0, &t) || __builtin_add_overflow(p, t, &p) ||
+        __builtin_mul_overflow(a0, b1, &t) || __builtin_add_overflow(p, t, &p) ||
+        __builtin_add_overflow(p, a0 * b0 / g, &p))
+        return UINT64_MAX;
+    return p;
+}
+
+/* ts - back as signed ticks from the trace start into *t; false (*t untouched) when that is
+ * not a time gecko writes exactly: past INT64_MAX ticks, or past 64 bits of nanoseconds
+ * (about 584 years), either way. Within them it is (int64_t)(ts - start_raw) - back. */
+static bool ticks_from_start(const perch_trace_info *info, uint64_t ts, uint64_t back, int64_t *t)
+{
+    uint64_t freq = info->perf_freq ? info->perf_freq : 1, m, span;
+    bool neg = ts < info->start_raw;
+    m = neg ? info->start_raw - ts : ts - info->start_raw;
+    if (neg) {
+        if (__builtin_add_overflow(m, back, &m))
+            return false;
+    } else if (m < back) {
+        neg = true;
+        m = back - m;
+    } else {
+        m -= back;
+    }
+    if (m > INT64_MAX || (!__builtin_mul_overflow(MAX_SECONDS + 1, freq, &span) && m >= span))
+        return false; /* (not m / freq > MAX_SECONDS: no division a sample) */
+    *t = neg ? -(int64_t)m : (int64_t)m;
+    return true;
+}
+
+/* Whether sample i of s (at ts, count k) can be written exactly: its time (and for the first,
+ * the empty sample's an interval before, into s->lead) within ticks_from_start's range
+ * (PERCH_ERANGE), its threadCPUDelta k x interval us within 64 bits (PERCH_ELIMIT). */
+static int check_sample(struct gecko *g, struct gslot *s, size_t i, uint64_t ts, uint64_t k)
+{
+    const perch_trace_info *info = &g->c->ents.info;
+    uint64_t ns = perch__interval_ns(&g->c->opt), cpu = 0;
+    int64_t t;
+    if (!ticks_from_start(info, ts, 0, &t))
+        return PERCH_ERANGE;
+    if (i == 0 && !ticks_from_start(info, ts, interval_ticks(ns, info->perf_freq), &s->lead))
+        return PERCH_ERANGE;
+    if (s->kind != PERCH_SAMPLE_PMC && !s->idle && __builtin_mul_overflow(k, ns / 1000, &cpu))
+        return PERCH_ELIMIT;
+    return 0;
+}
+
 /* The samples' stacks, counts and times into s: every sample at its own time (the log), or
- * past max_samples each row at its first time. */
+ * past max_samples each row at its first time. PERCH_ERANGE or PERCH_ELIMIT for a sample
+ * check_sample refuses. */
 static int prepare_samples(struct gecko *g, struct gslot *s, const perch__group *grp)
 {
     perch__budget *b = &g->c->budget;
@@ -507,7 +569,9 @@ static int prepare_samples(struct gecko *g, struct gslot *s, const perch__group 
         uint64_t ts = real ? v[i].ts : grp->rows[i].first_ts;
         uint64_t k = real ? v[i].count : grp->rows[i].count, d;
         s->stack[i] = g->sample_stack[real ? v[i].row : i];
-        err = perch__grow(b, (void **)&s->times, &s->times_cap, s->times_len + 10, 1);
+        err = check_sample(g, s, i, ts, k);
+        if (!err)
+            err = perch__grow(b, (void **)&s->times, &s->times_cap, s->times_len + 10, 1);
         if (err)
             break;
         d = perch__zigzag((int64_t)(ts - prev));
@@ -586,19 +650,18 @@ static int prepare_group(void *ctx, const perch__group *grp, size_t slot)
 
 /* The samples' times column: a leading empty sample (no stack, weight 0) one interval before
  * the first (the profiler reads threadCPUDelta[i] as the CPU used since sample i - 1, so the
- * first real sample's CPU time counts only with a sample before it), then each sample's. */
+ * first real sample's CPU time counts only with a sample before it), then each sample's
+ * (every time checked by check_sample). */
 static void times_json(struct gecko *g, const struct gslot *s)
 {
     const perch_trace_info *info = &g->c->ents.info;
     perch__run run = {g->w, 0, {0}};
-    size_t off = 0, peek = 0;
+    size_t off = 0;
     uint64_t ts = 0;
     perch__ms_text c = {0};
-    int64_t before = (int64_t)(perch__interval_ns(&g->c->opt) * info->perf_freq / 1000000000u);
-    uint64_t first = (uint64_t)perch__unzigzag(perch__vnext(s->times, s->times_len, &peek));
     perch_json_key(g->w, "time");
     perch_json_begin_array(g->w);
-    perch__gecko_time(&run, &c, (int64_t)(first - info->start_raw) - before, info->perf_freq);
+    perch__gecko_time(&run, &c, s->lead, info->perf_freq);
     for (size_t i = 0; i < s->n; i++) {
         ts += (uint64_t)perch__unzigzag(perch__vnext(s->times, s->times_len, &off));
         perch__gecko_time(&run, &c, (int64_t)(ts - info->start_raw), info->perf_freq);
