@@ -16,6 +16,8 @@
 #include "perch/io.h"
 #include "perch/records.h"
 
+#include "export_fixture.h"
+
 #define XT_APP 0x140000000ull
 
 struct xt_sample {
@@ -119,20 +121,7 @@ static inline char *xt_export(perch_export_format fmt, const perch_export_option
                               const struct xt_stream *x, size_t *len, int *err)
 {
     perch_record_source src = {(void *)x, xt_replay, NULL};
-    perch_memory_out mem;
-    perch_output out;
-    uint8_t *data;
-    perch_output_memory(&out, &mem, (size_t)16 << 20);
-    *err = perch_export_run(fmt, opt, &src, &out);
-    if (!*err)
-        *err = out.write(out.ctx, "", 1);
-    data = perch_output_memory_take(&mem, len);
-    if (*err) {
-        free(data);
-        return NULL;
-    }
-    *len -= 1;
-    return (char *)data;
+    return fx_export_from(fmt, opt, &src, (size_t)16 << 20, len, err);
 }
 
 #endif

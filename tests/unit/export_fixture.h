@@ -293,17 +293,17 @@ static inline int fx_replay(void *ctx, const perch_sink *s)
     return err ? err : fx_tail(s);
 }
 
-/* Exports the fixture stream as fmt into memory; returns the NUL-terminated bytes (malloc'd)
- * or NULL with *err set. */
-static inline char *fx_export(perch_export_format fmt, const perch_export_options *opt,
-                              size_t *len, int *err)
+/* Exports src's stream as fmt into memory (at most limit bytes); returns the NUL-terminated
+ * bytes (malloc'd, length in *len) or NULL with *err set. */
+static inline char *fx_export_from(perch_export_format fmt, const perch_export_options *opt,
+                                   const perch_record_source *src, size_t limit, size_t *len,
+                                   int *err)
 {
-    perch_record_source src = {NULL, fx_replay, NULL};
     perch_memory_out mem;
     perch_output out;
     uint8_t *data;
-    perch_output_memory(&out, &mem, (size_t)64 << 20);
-    *err = perch_export_run(fmt, opt, &src, &out);
+    perch_output_memory(&out, &mem, limit);
+    *err = perch_export_run(fmt, opt, src, &out);
     if (!*err)
         *err = out.write(out.ctx, "", 1); /* NUL terminator for the string helpers */
     data = perch_output_memory_take(&mem, len);
@@ -313,6 +313,14 @@ static inline char *fx_export(perch_export_format fmt, const perch_export_option
     }
     *len -= 1;
     return (char *)data;
+}
+
+/* The fixture stream, as fx_export_from. */
+static inline char *fx_export(perch_export_format fmt, const perch_export_options *opt, size_t *len,
+                              int *err)
+{
+    perch_record_source src = {NULL, fx_replay, NULL};
+    return fx_export_from(fmt, opt, &src, (size_t)64 << 20, len, err);
 }
 
 /* Counts non-overlapping occurrences of needle in hay. */

@@ -207,18 +207,27 @@ static void test_random_maps_name_as_m5(void **state)
         check_seed(seed * 0x9e3779b97f4a7c15u);
 }
 
+/* A report whose sink *s has seen wide.dll (64 KiB at 0x10000) and one stack of two frames in
+ * it, 0x14800 and 0x1c000; *tight is tight.dll (4 KiB at 0x14000, inside wide.dll), not added. */
+static perch_report *wide_report(perch_sink *s, struct mod *tight)
+{
+    perch_report *r = report_new(s);
+    struct mod wide = {20, 2, 0x10000, 0x10000, "wide.dll"};
+    static const uint64_t frames[] = {0x14800, 0x1c000};
+    *tight = (struct mod){21, 2, 0x14000, 0x1000, "tight.dll"};
+    add_module(s, &wide);
+    add_stack(s, frames, 2);
+    return r;
+}
+
 /* The index is built when the first frame is named; a module recorded after that is in the
  * next report written. */
 static void test_late_module(void **state)
 {
     perch_sink s;
+    struct mod tight;
     (void)state;
-    perch_report *r = report_new(&s);
-    struct mod wide = {20, 2, 0x10000, 0x10000, "wide.dll"};
-    struct mod tight = {21, 2, 0x14000, 0x1000, "tight.dll"};
-    uint64_t frames[] = {0x14800, 0x1c000};
-    add_module(&s, &wide);
-    add_stack(&s, frames, 2);
+    perch_report *r = wide_report(&s, &tight);
     char *text = text_of(r);
     assert_non_null(strstr(text, "      wide.dll!+0x4800\n      wide.dll!+0xc000\n"));
     free(text);
@@ -240,14 +249,10 @@ static void test_late_module(void **state)
 static void test_index_without_memory(void **state)
 {
     perch_sink s;
+    struct mod tight;
     uint64_t absorbed = 0;
     (void)state;
-    perch_report *r = report_new(&s);
-    struct mod wide = {20, 2, 0x10000, 0x10000, "wide.dll"};
-    struct mod tight = {21, 2, 0x14000, 0x1000, "tight.dll"};
-    uint64_t frames[] = {0x14800, 0x1c000};
-    add_module(&s, &wide);
-    add_stack(&s, frames, 2);
+    perch_report *r = wide_report(&s, &tight);
     for (uint64_t n = 1;; n++) {
         char *text;
         add_module(&s, &tight); /* the next write builds the index anew */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "export/export_internal.h"
+#include "model/module_order.h"
 #include "perch/error.h"
 
 size_t perch__module_base_name(const char *path, char *buf, size_t cap)
@@ -30,28 +31,9 @@ size_t perch__module_base_name(const char *path, char *buf, size_t cap)
     return n;
 }
 
-/* A sort record carrying what the comparison needs (qsort has no context argument). */
-struct sort_rec {
-    uint64_t process_key, base, size;
-    const char *name;
-    uint32_t index;
-};
-
-static int cmp_module(const void *a, const void *b)
-{
-    const struct sort_rec *x = a, *y = b;
-    if (x->process_key != y->process_key)
-        return x->process_key < y->process_key ? -1 : 1;
-    if (x->base != y->base)
-        return x->base < y->base ? -1 : 1;
-    if (x->size != y->size)
-        return x->size > y->size ? -1 : 1; /* a backward scan meets the smaller size first */
-    return -strcmp(x->name, y->name);
-}
-
 int perch__entities_seal(perch__entities *e)
 {
-    struct sort_rec *recs = NULL;
+    perch__module_sort *recs = NULL;
     size_t cap = 0;
     int err;
     if (e->sorted)
@@ -64,10 +46,10 @@ int perch__entities_seal(perch__entities *e)
         return err;
     for (size_t i = 0; i < e->module_count; i++) {
         const perch__module *m = &e->modules[i];
-        recs[i] = (struct sort_rec){m->process_key, m->base, m->size,
-                                    perch__str(&e->strings, m->name), (uint32_t)i};
+        recs[i] = (perch__module_sort){m->process_key, m->base, m->size,
+                                       perch__str(&e->strings, m->name), (uint32_t)i};
     }
-    qsort(recs, e->module_count, sizeof *recs, cmp_module);
+    qsort(recs, e->module_count, sizeof *recs, perch__module_sort_cmp);
     for (size_t i = 0; i < e->module_count; i++)
         e->order[i] = recs[i].index;
     perch__release(e->budget, (void **)&recs, &cap, sizeof *recs);

@@ -16,29 +16,16 @@
 #include <string.h>
 
 #include "model/mem.h"
+#include "model/module_order.h"
 #include "perch/error.h"
 #include "report/report_internal.h"
 
-/* What the sort compares (qsort has no context argument). */
-struct sort_rec {
-    uint64_t process_key, base, size;
-    const char *name;
-    uint32_t row;
-};
-
+/* M5, then the later row first among equals (rows are distinct). */
 static int cmp_rec(const void *a, const void *b)
 {
-    const struct sort_rec *x = a, *y = b;
-    if (x->process_key != y->process_key)
-        return x->process_key < y->process_key ? -1 : 1;
-    if (x->base != y->base)
-        return x->base < y->base ? -1 : 1;
-    if (x->size != y->size)
-        return x->size > y->size ? -1 : 1;
-    int c = strcmp(x->name, y->name);
-    if (c != 0)
-        return -c;
-    return x->row > y->row ? -1 : 1; /* rows are distinct */
+    const perch__module_sort *x = a, *y = b;
+    int c = perch__module_sort_cmp(a, b);
+    return c != 0 ? c : x->index > y->index ? -1 : 1;
 }
 
 void perch__rmodmap_free(rmodmap *m)
@@ -49,17 +36,17 @@ void perch__rmodmap_free(rmodmap *m)
 }
 
 /* The sort records of the known modules with a size into *out (perch__free), *n of them. */
-static int collect(const rtable *mods, struct sort_rec **out, uint32_t *n)
+static int collect(const rtable *mods, perch__module_sort **out, uint32_t *n)
 {
-    struct sort_rec *v = perch__alloc(sizeof *v * ((size_t)mods->count + 1));
+    perch__module_sort *v = perch__alloc(sizeof *v * ((size_t)mods->count + 1));
     if (v == NULL)
         return PERCH_ENOMEM;
     *n = 0;
     for (uint32_t i = 0; i < mods->count; i++) {
         const rmod *md = (const rmod *)mods->rows + i;
         if (md->known && md->size > 0)
-            v[(*n)++] =
-                (struct sort_rec){md->process_key, md->base, md->size, md->name ? md->name : "", i};
+            v[(*n)++] = (perch__module_sort){md->process_key, md->base, md->size,
+                                             md->name ? md->name : "", i};
     }
     qsort(v, *n, sizeof *v, cmp_rec);
     *out = v;
@@ -68,7 +55,7 @@ static int collect(const rtable *mods, struct sort_rec **out, uint32_t *n)
 
 int perch__rmodmap_build(rmodmap *m, const rtable *mods)
 {
-    struct sort_rec *v = NULL;
+    perch__module_sort *v = NULL;
     uint32_t n = 0, leaves = 1;
     int err = collect(mods, &v, &n);
     if (err)
@@ -85,7 +72,7 @@ int perch__rmodmap_build(rmodmap *m, const rtable *mods)
     }
     memset(last, 0, sizeof *last * 2 * (size_t)leaves);
     for (uint32_t i = 0; i < n; i++) {
-        order[i] = v[i].row;
+        order[i] = v[i].index;
         last[leaves + i] =
             v[i].size - 1 > UINT64_MAX - v[i].base ? UINT64_MAX : v[i].base + (v[i].size - 1);
     }

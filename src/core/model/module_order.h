@@ -1,0 +1,23 @@
+/*
+ * The order that decides which module an address is in when modules overlap (M5,
+ * docs/model.md): by process, then by base, the larger size first, then by name descending,
+ * so a scan backward from an address meets the highest base, then the smallest size, then the
+ * greatest name. The report (report_modmap.c) and the exports (export/frames.c) both sort their
+ * modules this way; one comparison keeps them naming frames alike.
+ */
+#ifndef PERCH_MODEL_MODULE_ORDER_H
+#define PERCH_MODEL_MODULE_ORDER_H
+
+#include <stdint.h>
+
+/* What the sort compares (qsort has no context argument); index is the caller's. */
+typedef struct perch__module_sort {
+    uint64_t process_key, base, size;
+    const char *name;
+    uint32_t index;
+} perch__module_sort;
+
+/* qsort comparison of two perch__module_sort in M5 order; 0 when all but index are equal. */
+int perch__module_sort_cmp(const void *a, const void *b);
+
+#endif
