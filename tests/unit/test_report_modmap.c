@@ -85,32 +85,34 @@ static void add_stack(perch_sink *s, const uint64_t *frames, uint32_t n)
     assert_int_equal(s->sample(s->ctx, &sm), 0);
 }
 
-/* Writes r's text form into *text (malloc'd; NULL when the write failed) and returns the
- * write's result. */
-static int try_text(perch_report *r, char **text)
+/* r's text form (malloc'd), or NULL when the write failed, with the write's result in *err.
+ * (Returned, not stored through a pointer to the caller's local: mingw's gcc 12 then saw a
+ * dangling pointer in every assertion on it.) */
+static char *try_text(perch_report *r, int *err)
 {
     /* A named file in the working directory: tmpfile() needs a writable drive root on Windows. */
     FILE *f = fopen("test_report_modmap.txt", "w+b");
+    char *text = NULL;
     assert_non_null(f);
-    int err = perch_report_write_text(r, f);
+    *err = perch_report_write_text(r, f);
     long n = ftell(f);
-    *text = NULL;
-    if (err == 0) {
-        *text = malloc((size_t)n + 1);
-        assert_non_null(*text);
+    if (*err == 0) {
+        text = malloc((size_t)n + 1);
+        assert_non_null(text);
         rewind(f);
-        assert_int_equal(fread(*text, 1, (size_t)n, f), (size_t)n);
-        (*text)[n] = '\0';
+        assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+        text[n] = '\0';
     }
     fclose(f);
     remove("test_report_modmap.txt");
-    return err;
+    return text;
 }
 
 static char *text_of(perch_report *r)
 {
-    char *text;
-    assert_int_equal(try_text(r, &text), 0);
+    int err;
+    char *text = try_text(r, &err);
+    assert_int_equal(err, 0);
     return text;
 }
 
@@ -254,10 +256,10 @@ static void test_index_without_memory(void **state)
     (void)state;
     perch_report *r = wide_report(&s, &tight);
     for (uint64_t n = 1;; n++) {
-        char *text;
+        int err;
         add_module(&s, &tight); /* the next write builds the index anew */
         perch_failalloc_begin(n, false);
-        int err = try_text(r, &text);
+        char *text = try_text(r, &err);
         perch_failalloc_counts c = perch_failalloc_end();
         if (err == 0)
             assert_non_null(strstr(text, "      tight.dll!+0x800\n      wide.dll!+0xc000\n"));
