@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "perch/io.h"
+#include "perch/json.h"
+#include "perch/report.h"
 #include "perch/synth.h"
 #include "testdata.h"
 
@@ -91,6 +93,15 @@ int perch_test_text_sink(void *ctx, const char *data, size_t n)
     t->len += n;
     t->data[t->len] = '\0';
     return 0;
+}
+
+char *perch_test_report_json(perch_report *r)
+{
+    perch_test_text out = {NULL, 0, 0};
+    perch_json w;
+    perch_json_init(&w, perch_test_text_sink, &out);
+    assert_int_equal(perch_report_write_json(r, &w), 0);
+    return out.data;
 }
 
 uint8_t *perch_test_synth_etl(uint64_t seed, uint64_t target_bytes, size_t *len)

@@ -1,6 +1,6 @@
 /*
  * Access to the real ETW traces in ../shared/data for tests, and a growable text buffer that
- * collects what a test writes (JSON reports).
+ * collects what a test writes (JSON reports, and a report's JSON through it).
  *
  * The traces are never copied into the repository; tests find them through PERCH_DATA_DIR
  * (set by ctest) or the path compiled in. When the folder is missing, a test is skipped on a
@@ -40,5 +40,10 @@ typedef struct perch_test_text {
 /* Appends n bytes to the perch_test_text at ctx (a perch_json sink); fails the test when out of
  * memory. Returns 0. */
 int perch_test_text_sink(void *ctx, const char *data, size_t n);
+
+struct perch_report;
+
+/* r's `report --json` text (malloc'd; free it); fails the test when the write fails. */
+char *perch_test_report_json(struct perch_report *r);
 
 #endif

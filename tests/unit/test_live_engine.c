@@ -103,15 +103,6 @@ static void trace_info_of(const struct trace *t, perch_trace_info *info)
     perch_etl_destroy(r);
 }
 
-static char *json_of(perch_report *r)
-{
-    text out = {NULL, 0, 0};
-    perch_json w;
-    perch_json_init(&w, perch_test_text_sink, &out);
-    assert_int_equal(perch_report_write_json(r, &w), 0);
-    return out.data;
-}
-
 static char *offline_json(const struct trace *t)
 {
     perch_input in;
@@ -121,7 +112,7 @@ static char *offline_json(const struct trace *t)
     assert_int_equal(perch_report_create(NULL, &r), 0);
     perch_report_sink(r, &sink);
     assert_int_equal(perch_pipeline_etl(&in, "etl:test", &sink, NULL, NULL), 0);
-    char *json = json_of(r);
+    char *json = perch_test_report_json(r);
     perch_report_destroy(r);
     return json;
 }
@@ -212,7 +203,7 @@ static void check_same_as_offline(struct trace *t, bool lazy)
     assert_int_equal(st.queue_dropped, 0);
     /* the reader's own losses (etl.*) are the pipeline's to add; these traces have none */
     assert_int_equal(perch_etl_stats_of(x.prod.reader)->skipped_records, 0);
-    char *live = json_of(x.report);
+    char *live = perch_test_report_json(x.report);
     assert_string_equal(live, offline);
     free(live);
     free(offline);
@@ -299,7 +290,7 @@ static void test_drops_losses_and_gaps_in_ledger(void **state)
     run_go(&x);
     run_wait(&x);
     perch_live_get_stats(x.live, &st);
-    char *json = json_of(x.report);
+    char *json = perch_test_report_json(x.report);
     assert_int_equal(st.queue_dropped, x.prod.refused);
     assert_int_equal(st.events, x.prod.pushed);
     assert_true(x.prod.refused > 0);
@@ -385,7 +376,7 @@ static void test_failing_sink_is_switched_off(void **state)
     assert_string_equal(name, "bad");
     assert_int_equal(error, PERCH_EIO);
     assert_int_equal(perch_live_sink_state(x.live, 2, name, &error), PERCH_ERANGE);
-    char *live = json_of(x.report);
+    char *live = perch_test_report_json(x.report);
     assert_string_equal(live, offline);
     free(live);
     free(offline);
@@ -670,7 +661,8 @@ static void test_late_sinks_count_their_own_window(void **state)
     perch_live_set_loss(x.live, "session.events_lost", 100);
     atomic_store(&x.prod.resume2, true);
     run_wait(&x);
-    char *all = json_of(x.report), *ja = json_of(a), *jb = json_of(b), *jc = json_of(c);
+    char *all = perch_test_report_json(x.report), *ja = perch_test_report_json(a),
+         *jb = perch_test_report_json(b), *jc = perch_test_report_json(c);
     assert_int_equal(ledger_count(all, "session.events_lost"), 100);
     assert_int_equal(ledger_count(ja, "session.events_lost"), 60);
     assert_int_equal(ledger_count(jb, "session.events_lost"), 7);
@@ -722,7 +714,7 @@ static void test_losses_before_the_first_record(void **state)
     perch_sleep_ms(50);
     assert_int_equal(perch_thread_start(produce, &x.prod, "producer", &x.thread), 0);
     run_wait(&x);
-    char *all = json_of(x.report), *jl = json_of(late);
+    char *all = perch_test_report_json(x.report), *jl = perch_test_report_json(late);
     assert_int_equal(ledger_count(all, "session.events_lost"), 100);
     assert_int_equal(ledger_count(all, "live.session_gap"), 1);
     assert_int_equal(ledger_count(all, "live.session_gap_ms"), 1000);

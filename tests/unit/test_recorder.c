@@ -83,15 +83,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static char *json_of(perch_report *r)
-{
-    perch_test_text out = {NULL, 0, 0};
-    perch_json w;
-    perch_json_init(&w, perch_test_text_sink, &out);
-    assert_int_equal(perch_report_write_json(r, &w), 0);
-    return out.data;
-}
-
 static char *report_capture(const uint8_t *data, size_t len)
 {
     perch_report *r = NULL;
@@ -100,7 +91,7 @@ static char *report_capture(const uint8_t *data, size_t len)
     assert_int_equal(perch_report_create(NULL, &r), 0);
     perch_report_sink(r, &sink);
     assert_int_equal(perch_capture_replay_memory(data, len, &sink, &st), 0);
-    char *j = json_of(r);
+    char *j = perch_test_report_json(r);
     perch_report_destroy(r);
     return j;
 }
@@ -259,7 +250,7 @@ static char *reference(double seconds)
             add_processes(&f);
         assert_int_equal(perch_capture_replay_memory(full, full_len, &sink, &st), 0);
     }
-    char *j = json_of(r);
+    char *j = perch_test_report_json(r);
     perch_report_destroy(r);
     for (int k = 0; k < 3; k++)
         perch__hmap_free(&f.used[k]);

@@ -56,16 +56,6 @@ static perch_slice_rec slice_of(uint64_t key, uint32_t tid, uint64_t start, uint
     return sl;
 }
 
-/* The report's JSON (free it). */
-static char *json_of(perch_report *r)
-{
-    perch_test_text out = {NULL, 0, 0};
-    perch_json w;
-    perch_json_init(&w, perch_test_text_sink, &out);
-    assert_int_equal(perch_report_write_json(r, &w), 0);
-    return out.data;
-}
-
 /* The report's text form (free it). */
 static char *text_of(perch_report *r)
 {
@@ -103,7 +93,7 @@ static void test_slice_end_before_start(void **state)
     assert_int_equal(s.slice(s.ctx, &a), 0);
     assert_int_equal(s.slice(s.ctx, &idle), 0);
     assert_int_equal(s.slice(s.ctx, &ok), 0);
-    char *json = json_of(r), *text = text_of(r);
+    char *json = perch_test_report_json(r), *text = text_of(r);
     assert_has(json, "\"slices\":{\"count\":3,\"run_ticks\":100000,\"idle_ticks\":0,");
     assert_has(json, "\"process\":\"game.exe\",\"run_ticks\":100000,");
     assert_has(text, "Slices: 3, run 10.000 ms, idle 0.000 ms,");
@@ -126,7 +116,7 @@ static void test_slice_ready_after_start(void **state)
     ok.ready_ts = 1999000;
     assert_int_equal(s.slice(s.ctx, &late), 0);
     assert_int_equal(s.slice(s.ctx, &ok), 0);
-    char *json = json_of(r);
+    char *json = perch_test_report_json(r);
     assert_has(json, "\"with_ready\":2,\"ready_latency_ticks\":1000,");
     free(json);
     perch_report_destroy(r);
@@ -151,7 +141,7 @@ static void test_slice_sums_do_not_wrap(void **state)
         assert_int_equal(s.slice(s.ctx, &idle), want);
         assert_int_equal(s.slice(s.ctx, &ready), want);
     }
-    char *json = json_of(r);
+    char *json = perch_test_report_json(r);
     assert_has(json, "\"slices\":{\"count\":3,\"run_ticks\":9223372036854775813,"
                      "\"idle_ticks\":9223372036854775813,");
     assert_has(json, "\"with_ready\":1,\"ready_latency_ticks\":9223372036854775813,");
@@ -214,7 +204,7 @@ static void test_rows_alloc_failure_is_enomem(void **state)
     assert_int_equal(s.sample(s.ctx, &sm), 0);
     assert_int_equal(s.process(s.ctx, &p), 0);
     assert_int_equal(s.module(s.ctx, &m), 0);
-    char *json = json_of(r);
+    char *json = perch_test_report_json(r);
     assert_has(json, "\"samples\":1,");
     free(json);
     perch_report_destroy(r);
@@ -232,7 +222,7 @@ static void test_unknown_thread_keeps_tid(void **state)
     perch_slice_rec sl = slice_of(998, 4343, 1000000, 1100000);
     assert_int_equal(s.sample(s.ctx, &sm), 0);
     assert_int_equal(s.slice(s.ctx, &sl), 0);
-    char *json = json_of(r), *text = text_of(r);
+    char *json = perch_test_report_json(r), *text = text_of(r);
     assert_has(json, "{\"name\":\"\",\"pid\":-1,\"process\":\"?\",\"run_ticks\":0,"
                      "\"samples\":1,\"tid\":4242}");
     assert_has(json, "{\"name\":\"\",\"pid\":-1,\"process\":\"?\",\"run_ticks\":100000,"
