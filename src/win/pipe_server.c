@@ -241,15 +241,22 @@ static void finalize(perch_pipe_server *s, pipe_client *c)
 
 /* ---- per-client state machine (under the lock) ------------------------------------------- */
 
+/* A read failed: the client hung up (ERROR_BROKEN_PIPE). After a fatal frame's ERROR that is
+ * what it should do, and the line says why perchd ended the connection, whether the read
+ * failed at once (the client was quicker) or later. */
+static void read_failed(pipe_client *c)
+{
+    c->read_pending = false;
+    perch__pipe_close(c, c->lingering && !c->refuse ? FATAL_FRAME : NULL);
+}
+
 static void start_read(perch_pipe_server *s, pipe_client *c)
 {
     memset(&c->op_read.ov, 0, sizeof c->op_read.ov);
     c->read_pending = true;
     if (!ReadFile(c->pipe, c->rbuf, PIPE_READ_BUF, NULL, &c->op_read.ov) &&
-        GetLastError() != ERROR_IO_PENDING) {
-        c->read_pending = false;
-        perch__pipe_close(c, NULL);
-    }
+        GetLastError() != ERROR_IO_PENDING)
+        read_failed(c);
     (void)s;
 }
 
@@ -397,8 +404,8 @@ static void on_io(perch_pipe_server *s, pipe_op *op, DWORD n, bool ok)
         on_connect(s, c, ok);
     } else if (op->kind == OP_READ) {
         c->read_pending = false;
-        if (!ok) { /* a hang-up fails the read (ERROR_BROKEN_PIPE) */
-            perch__pipe_close(c, c->lingering && !c->refuse ? FATAL_FRAME : NULL);
+        if (!ok) {
+            read_failed(c);
         } else if (n == 0) {
             /* a client's zero-byte write completes the read with nothing: step reads again.
              * Taken for a hang-up, it closed the handle without disconnecting, leaving the
