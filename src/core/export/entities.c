@@ -25,7 +25,9 @@ void perch__entities_free(perch__entities *e)
     perch__release(b, (void **)&e->threads, &e->thread_cap, sizeof *e->threads);
     perch__release(b, (void **)&e->processes, &e->process_cap, sizeof *e->processes);
     perch__release(b, (void **)&e->modules, &e->module_cap, sizeof *e->modules);
-    perch__release(b, (void **)&e->order, &e->order_cap, sizeof *e->order);
+    perch__module_index_free(&e->by_address);
+    perch__budget_give(b, e->by_address_bytes);
+    e->by_address_bytes = 0;
     perch__map_free(&e->thread_map, b);
     perch__map_free(&e->process_map, b);
     perch__map_free(&e->module_map, b);
@@ -149,8 +151,6 @@ int perch__entities_module(perch__entities *e, const perch_module_rec *rec)
         err = add_string(e, rec->path, &m->path);
     if (err)
         return err;
-    if (rec->size > e->max_size)
-        e->max_size = rec->size;
     e->module_count += !again;
     e->sorted = false;
     err = e->names ? 0 : perch_symnames_create(&e->names);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "model/module_index.h"
 #include "perch/export.h"
 #include "perch/json.h"
 #include "perch/scratch.h"
@@ -223,10 +224,9 @@ typedef struct perch__entities {
     perch__module *modules;
     size_t module_count, module_cap;
     perch__map thread_map, process_map, module_map; /* key -> index */
-    uint32_t *order; /* module indices sorted by (process_key, base, size desc, name desc) */
-    size_t order_cap;
-    uint64_t max_size; /* largest module size, bounds the backward scan */
-    bool sorted;
+    perch__module_index by_address; /* modules in M5 order, the one seen first last */
+    uint64_t by_address_bytes;      /* what by_address charged to the budget */
+    bool sorted;                    /* by_address holds every module */
     perch_symnames *names; /* the stream's symbol records (created with the first module) */
 } perch__entities;
 

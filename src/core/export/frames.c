@@ -3,7 +3,8 @@
  * report). Kernel addresses (>= 0xFFFF800000000000 with 8-byte pointers, >= 0x80000000 with
  * 4-byte pointers) are looked up in the kernel modules (process_key 0), other addresses in the
  * modules of the sample thread's process. When several ranges contain an address the highest
- * base wins, then the smallest size, then the smaller name. Until symbolization exists a frame
+ * base wins, then the smallest size, then the smaller name, then the module seen first
+ * (model/module_index.h finds it in O(log n)). Until symbolization exists a frame
  * is named `module!+0xoffset`, or `?!0xaddress` when no module contains it.
  */
 #include <ctype.h>
@@ -35,13 +36,13 @@ int perch__entities_seal(perch__entities *e)
 {
     perch__module_sort *recs = NULL;
     size_t cap = 0;
-    int err;
     if (e->sorted)
         return 0;
-    err = perch__grow(e->budget, (void **)&e->order, &e->order_cap, e->module_count + 1,
-                      sizeof *e->order);
-    if (!err)
-        err = perch__grow(e->budget, (void **)&recs, &cap, e->module_count + 1, sizeof *recs);
+    uint64_t bytes = perch__module_index_bytes(e->module_count);
+    perch__module_index_free(&e->by_address);
+    perch__budget_give(e->budget, e->by_address_bytes);
+    e->by_address_bytes = 0;
+    int err = perch__grow(e->budget, (void **)&recs, &cap, e->module_count + 1, sizeof *recs);
     if (err)
         return err;
     for (size_t i = 0; i < e->module_count; i++) {
@@ -49,12 +50,16 @@ int perch__entities_seal(perch__entities *e)
         recs[i] = (perch__module_sort){m->process_key, m->base, m->size,
                                        perch__str(&e->strings, m->name), (uint32_t)i};
     }
-    qsort(recs, e->module_count, sizeof *recs, perch__module_sort_cmp);
-    for (size_t i = 0; i < e->module_count; i++)
-        e->order[i] = recs[i].index;
+    qsort(recs, e->module_count, sizeof *recs, perch__module_sort_cmp_first);
+    if (!perch__budget_take(e->budget, bytes))
+        err = PERCH_ELIMIT;
+    else if ((err = perch__module_index_build(&e->by_address, recs, e->module_count)) != 0)
+        perch__budget_give(e->budget, bytes);
+    else
+        e->by_address_bytes = bytes;
     perch__release(e->budget, (void **)&recs, &cap, sizeof *recs);
-    e->sorted = true;
-    return 0;
+    e->sorted = err == 0;
+    return err;
 }
 
 bool perch__is_kernel_address(const perch__entities *e, uint64_t addr)
@@ -65,32 +70,10 @@ bool perch__is_kernel_address(const perch__entities *e, uint64_t addr)
     return perch_is_kernel_address(addr, e->info.pointer_size);
 }
 
-/* Index in order of the first module whose (process_key, base) is above (pk, addr). */
-static size_t upper_bound(const perch__entities *e, uint64_t pk, uint64_t addr)
-{
-    size_t lo = 0, hi = e->module_count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const perch__module *m = &e->modules[e->order[mid]];
-        if (m->process_key < pk || (m->process_key == pk && m->base <= addr))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static const perch__module *lookup(const perch__entities *e, uint64_t pk, uint64_t addr)
 {
-    size_t i = upper_bound(e, pk, addr);
-    while (i-- > 0) {
-        const perch__module *m = &e->modules[e->order[i]];
-        if (m->process_key != pk || addr - m->base >= e->max_size)
-            break;
-        if (addr - m->base < m->size)
-            return m;
-    }
-    return NULL;
+    uint32_t i = perch__module_index_find(&e->by_address, pk, addr);
+    return i != PERCH_MODULE_INDEX_NONE ? &e->modules[i] : NULL;
 }
 
 const perch__module *perch__resolve(const perch__entities *e, uint64_t process_key, uint64_t addr)

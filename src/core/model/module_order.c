@@ -14,5 +14,14 @@ int perch__module_sort_cmp(const void *a, const void *b)
         return x->base < y->base ? -1 : 1;
     if (x->size != y->size)
         return x->size > y->size ? -1 : 1; /* a backward scan meets the smaller size first */
-    return -strcmp(x->name, y->name);
+    return strcmp(y->name, x->name);
+}
+
+int perch__module_sort_cmp_first(const void *a, const void *b)
+{
+    const perch__module_sort *x = a, *y = b;
+    int c = perch__module_sort_cmp(a, b);
+    if (c != 0)
+        return c;
+    return x->index > y->index ? -1 : x->index < y->index;
 }

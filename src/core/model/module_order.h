@@ -1,9 +1,10 @@
 /*
  * The order that decides which module an address is in when modules overlap (M5,
  * docs/model.md): by process, then by base, the larger size first, then by name descending,
- * so a scan backward from an address meets the highest base, then the smallest size, then the
- * greatest name. The report (report_modmap.c) and the exports (export/frames.c) both sort their
- * modules this way; one comparison keeps them naming frames alike.
+ * so the last range in order that holds an address (what module_index.h answers) has the
+ * highest base, then the smallest size, then the smallest name. The report (report_modmap.c)
+ * and the exports (export/frames.c) both sort their modules this way; one comparison keeps
+ * them naming frames alike.
  */
 #ifndef PERCH_MODEL_MODULE_ORDER_H
 #define PERCH_MODEL_MODULE_ORDER_H
@@ -19,5 +20,10 @@ typedef struct perch__module_sort {
 
 /* qsort comparison of two perch__module_sort in M5 order; 0 when all but index are equal. */
 int perch__module_sort_cmp(const void *a, const void *b);
+
+/* M5, then the greater index first among equals: with distinct indices in the order the
+ * modules were seen, the module seen first is the last in order, and so the one a lookup
+ * (module_index.h) answers. */
+int perch__module_sort_cmp_first(const void *a, const void *b);
 
 #endif

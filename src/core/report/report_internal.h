@@ -7,6 +7,7 @@
 #define PERCH_REPORT_INTERNAL_H
 
 #include "model/hmap.h"
+#include "model/module_index.h"
 #include "perch/json.h"
 #include "perch/report.h"
 #include "perch/sym.h"
@@ -77,11 +78,8 @@ typedef struct rtable {
 /* The known modules by address (report_modmap.c), built at the first frame named after a
  * module record. */
 typedef struct rmodmap {
-    uint32_t *order; /* module rows by (process key, base, size desc, name desc, row desc) */
-    uint64_t *last;  /* max-tree over order: node k's children 2k and 2k + 1, leaf i at
-                      * leaves + i holding the last address of order[i]'s range */
-    uint32_t count, leaves;
-    bool built; /* false: build before the next lookup */
+    perch__module_index index; /* module rows in M5 order, the row seen first last */
+    bool built;                /* false: build before the next lookup */
 } rmodmap;
 
 typedef struct rnamed {

@@ -11,24 +11,22 @@
 #include <string.h>
 
 #include "model/mem.h"
+#include "model/module_index.h"
 #include "perch/error.h"
 #include "perch/sym.h"
 #include "sym/hits_internal.h"
 
-struct order {
-    uint64_t process_key, base, size;
-    uint32_t index;
-};
-
+/* The symbolizer's tie among equal ranges: the later module (the greater index) is the last in
+ * order, the one a lookup answers; its modules carry no name. */
 static int cmp_order(const void *a, const void *b)
 {
-    const struct order *x = a, *y = b;
+    const perch__module_sort *x = a, *y = b;
     if (x->process_key != y->process_key)
         return x->process_key < y->process_key ? -1 : 1;
     if (x->base != y->base)
         return x->base < y->base ? -1 : 1;
     if (x->size != y->size)
-        return x->size > y->size ? -1 : 1; /* a backward scan meets the smaller first */
+        return x->size > y->size ? -1 : 1;
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
@@ -38,50 +36,27 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-struct map {
-    struct order *v;
-    uint32_t n;
-    uint64_t max_size;
-};
-
-static int build_map(const perch_symhits *h, struct map *m)
+static int build_map(const perch_symhits *h, perch__module_index *m)
 {
-    m->v = perch__calloc(h->nmod + 1u, sizeof *m->v);
-    m->n = h->nmod;
-    m->max_size = 0;
-    if (m->v == NULL)
+    perch__module_sort *v = perch__calloc(h->nmod + 1u, sizeof *v);
+    if (v == NULL)
         return PERCH_ENOMEM;
     for (uint32_t i = 0; i < h->nmod; i++) {
         const struct perch__hit_module *md = &h->mods[i];
-        m->v[i] = (struct order){md->process_key, md->base, md->size, i};
-        m->max_size = md->size > m->max_size ? md->size : m->max_size;
+        v[i] = (perch__module_sort){md->process_key, md->base, md->size, "", i};
     }
-    if (m->n > 0)
-        qsort(m->v, m->n, sizeof *m->v, cmp_order);
-    return 0;
+    qsort(v, h->nmod, sizeof *v, cmp_order);
+    int err = perch__module_index_build(m, v, h->nmod);
+    perch__free(v);
+    return err;
 }
 
 /* The module of process pk holding addr, or NULL. */
-static const struct perch__hit_module *owner(const perch_symhits *h, const struct map *m,
+static const struct perch__hit_module *owner(const perch_symhits *h, const perch__module_index *m,
                                              uint64_t pk, uint64_t addr)
 {
-    uint32_t lo = 0, hi = m->n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        const struct order *o = &m->v[mid];
-        if (o->process_key < pk || (o->process_key == pk && o->base <= addr))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    while (lo-- > 0) {
-        const struct order *o = &m->v[lo];
-        if (o->process_key != pk || addr - o->base >= m->max_size)
-            break;
-        if (addr - o->base < o->size)
-            return &h->mods[o->index];
-    }
-    return NULL;
+    uint32_t i = perch__module_index_find(m, pk, addr);
+    return i != PERCH_MODULE_INDEX_NONE ? &h->mods[i] : NULL;
 }
 
 struct credit_ctx {
@@ -98,8 +73,8 @@ static int credit(const struct credit_ctx *cc, const struct perch__hit_module *m
 
 /* The frames of pairs [pair_from, npair) and the IPs [ip_from, nip), credited to their
  * module's identity through cc. */
-static int credit_range(perch_symhits *h, const struct map *m, uint32_t pair_from, uint32_t ip_from,
-                        const struct credit_ctx *cc)
+static int credit_range(perch_symhits *h, const perch__module_index *m, uint32_t pair_from,
+                        uint32_t ip_from, const struct credit_ctx *cc)
 {
     int err = 0;
     for (uint32_t i = pair_from; i < h->npair && !err; i++) {
@@ -127,12 +102,12 @@ static int credit_range(perch_symhits *h, const struct map *m, uint32_t pair_fro
 int perch__symhits_credit(perch_symhits *h, uint32_t pair_from, uint32_t ip_from,
                           int (*fn)(void *ctx, uint32_t ident, uint32_t rva), void *ctx)
 {
-    struct map m;
+    perch__module_index m = {0};
     struct credit_ctx cc = {fn, ctx};
     int err = build_map(h, &m);
     if (!err)
         err = credit_range(h, &m, pair_from, ip_from, &cc);
-    perch__free(m.v);
+    perch__module_index_free(&m);
     return err;
 }
 
