@@ -570,7 +570,152 @@ static void test_readers_see_staged_records(void **state)
     perch_live_query_destroy(q);
 }
 
+/* More stacks and frames than one hold of the lock copies (4096 stacks, 65536 frames): each
+ * sample still gets its own stack, whole, in first-use order. */
+static void test_many_stacks_in_batches(void **state)
+{
+    enum { EXTRA = 9000, FIRST = NSTACKS + 1 };
+    (void)state;
+    world w;
+    perch_sink sink, out;
+    kept k;
+    perch_live_records info;
+    perch_live_query *q = make_query(20000, 0);
+    uint64_t frames[64];
+    perch_live_query_sink(q, &sink);
+    feed_entities(&sink, &w);
+    for (uint32_t i = 0; i < EXTRA; i++) {
+        uint32_t n = 1 + (i * 7) % 40;
+        for (uint32_t f = 0; f < n; f++)
+            frames[f] = 0x7ff600000000ull + (uint64_t)i * 64 + f;
+        perch_stack_rec st = {FIRST + i, n, 0, frames};
+        assert_int_equal(sink.stack(sink.ctx, &st), 0);
+    }
+    for (uint32_t i = 0; i < EXTRA; i++) { /* used in reverse: renumbered */
+        perch_sample_rec sm = {
+            1, 2000, 0, 0, 0, 0, T0 + i * 100, 0x7ff600001000ull, 0, FIRST + EXTRA - 1 - i, 1};
+        assert_int_equal(sink.sample(sink.ctx, &sm), 0);
+    }
+    perch_live_query_flush(q);
+    kept_sink(&k, &out);
+    perch_proto_window win = {0, T0, T0 + FREQ};
+    assert_int_equal(perch_live_query_samples(q, 1000, &win, 0, &out, &info), 0);
+    assert_int_equal(k.nsamples, EXTRA);
+    assert_int_equal(k.nstacks, EXTRA);
+    assert_int_equal(k.order_errors, 0);
+    for (uint32_t i = 0; i < EXTRA; i++) {
+        const perch_sample_rec *sm = &k.samples[i];
+        uint32_t orig = FIRST + EXTRA - 1 - (uint32_t)((sm->ts - T0) / 100) - FIRST;
+        const perch_stack_rec *st = &k.stacks[sm->stack_id - 1];
+        assert_int_equal(st->id, sm->stack_id);
+        assert_int_equal(st->frame_count, 1 + (orig * 7) % 40);
+        for (uint32_t f = 0; f < st->frame_count; f++)
+            assert_int_equal(st->frames[f], 0x7ff600000000ull + (uint64_t)orig * 64 + f);
+    }
+    kept_free(&k);
+    perch_live_query_destroy(q);
+}
+
 /* ---- concurrency -------------------------------------------------------------------------- */
+
+/* A sink that passes records on to a kept one and, at the first stack, checks from another
+ * thread that the query's lock is free (a stats read takes it), waiting at most 5 s. */
+typedef struct lock_probe {
+    perch_sink inner;
+    perch_live_query *q;
+    perch_thread *t;
+    atomic_int got_stats;
+    int stacks, free_at_first;
+} lock_probe;
+
+static int read_stats(void *arg)
+{
+    lock_probe *p = arg;
+    perch_live_query_stats st;
+    perch_live_query_get_stats(p->q, &st);
+    atomic_store(&p->got_stats, 1);
+    return 0;
+}
+
+static int probe_stack(void *ctx, const perch_stack_rec *rec)
+{
+    lock_probe *p = ctx;
+    if (p->stacks++ == 0 && perch_thread_start(read_stats, p, "probe", &p->t) == 0) {
+        for (int ms = 0; ms < 5000 && !atomic_load(&p->got_stats); ms++)
+            perch_sleep_ms(1);
+        p->free_at_first = atomic_load(&p->got_stats);
+    }
+    return p->inner.stack(p->inner.ctx, rec);
+}
+
+#define PROBE_PASS(name, type)                                                                     \
+    static int probe_##name(void *ctx, const type *rec)                                            \
+    {                                                                                              \
+        lock_probe *p = ctx;                                                                       \
+        return p->inner.name ? p->inner.name(p->inner.ctx, rec) : 0;                               \
+    }
+PROBE_PASS(trace_info, perch_trace_info)
+PROBE_PASS(process, perch_process_rec)
+PROBE_PASS(thread, perch_thread_rec)
+PROBE_PASS(module, perch_module_rec)
+PROBE_PASS(sample, perch_sample_rec)
+
+static int probe_finish(void *ctx)
+{
+    lock_probe *p = ctx;
+    return p->inner.finish ? p->inner.finish(p->inner.ctx) : 0;
+}
+
+/* The samples query plays its stacks without the state's lock (a capture writer's sink
+ * encodes them, and the model thread waits for the lock), and they still arrive whole,
+ * renumbered, before the samples. */
+static void test_stacks_played_without_the_lock(void **state)
+{
+    (void)state;
+    world w;
+    perch_sink sink, out;
+    kept k;
+    perch_live_records info;
+    perch_live_query *q = make_query(20000, 0);
+    make_world(&w, 4.0, 6000);
+    perch_live_query_sink(q, &sink);
+    feed_entities(&sink, &w);
+    feed_world(&sink, &w);
+    perch_live_query_flush(q);
+    kept_sink(&k, &out);
+    lock_probe p = {out, q, NULL, 0, 0, 0};
+    perch_sink probe = {0};
+    probe.ctx = &p;
+    probe.trace_info = probe_trace_info;
+    probe.process = probe_process;
+    probe.thread = probe_thread;
+    probe.module = probe_module;
+    probe.stack = probe_stack;
+    probe.sample = probe_sample;
+    probe.finish = probe_finish;
+    perch_proto_window win = {0, T0, T0 + 4 * FREQ};
+    assert_int_equal(perch_live_query_samples(q, 1001, &win, 0, &probe, &info), 0);
+    assert_non_null(p.t);
+    assert_int_equal(perch_thread_join(p.t, NULL), 0);
+    assert_true(p.free_at_first);
+    assert_true(k.nstacks > 1);
+    assert_int_equal(p.stacks, k.nstacks);
+    assert_int_equal(k.order_errors, 0);
+    for (size_t i = 0; i < k.nsamples; i++) {
+        size_t j = 0;
+        while (!(w.samples[j].ts == k.samples[i].ts && w.samples[j].ip == k.samples[i].ip))
+            j++;
+        uint32_t orig = w.samples[j].stack_id, got = k.samples[i].stack_id;
+        assert_int_equal(orig == 0, got == 0);
+        if (got) {
+            assert_int_equal(k.stacks[got - 1].frame_count, 4);
+            assert_memory_equal(k.stacks[got - 1].frames, w.frames[orig], 4 * sizeof(uint64_t));
+        }
+    }
+    kept_free(&k);
+    perch_live_query_destroy(q);
+    world_free(&w);
+}
 
 typedef struct race {
     perch_live_query *q;
@@ -636,6 +781,8 @@ int main(void)
         cmocka_unit_test(test_sweep_drops_ended_entities),
         cmocka_unit_test(test_slices_and_samples_queries),
         cmocka_unit_test(test_readers_see_staged_records),
+        cmocka_unit_test(test_stacks_played_without_the_lock),
+        cmocka_unit_test(test_many_stacks_in_batches),
         cmocka_unit_test(test_readers_while_feeding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,9 @@
 
 #define DEFAULT_MAX 100000u
 #define HARD_MAX    (1u << 20)
+/* One hold of the lock copies at most this many stacks or frames (about 0.5 MiB). */
+#define STACKS_PER_HOLD 4096u
+#define FRAMES_PER_HOLD 65536u
 
 typedef struct recq {
     perch_live_span span;
@@ -170,37 +173,102 @@ static int emit_pid(const perch_live_query *q, uint32_t pid, const perch_sink *s
     return err;
 }
 
-/* Renumbers the samples' stacks 1..n in first-use order and plays those stacks. */
-static int emit_stacks(const perch_live_query *q, perch_sample_rec *s, uint32_t n,
-                       const perch_sink *sink)
+/* Renumbers the samples' stacks 1..n in first-use order; *ids gets the state's ids of
+ * stacks 1..n (perch__free). No lock: the samples are the query's own copy. */
+static int renumber_stacks(perch_sample_rec *s, uint32_t n, uint64_t **ids, uint32_t *count)
 {
-    perch__hmap ids = {0};
-    uint32_t next = 0;
+    perch__hmap seen = {0};
+    uint32_t cap = 0;
     int err = 0;
+    *ids = NULL;
+    *count = 0;
     for (uint32_t i = 0; i < n && err == 0; i++) {
         uint32_t id;
         if (s[i].stack_id == 0)
             continue;
-        if (perch__hmap_get(&ids, s[i].stack_id, &id)) {
+        if (perch__hmap_get(&seen, s[i].stack_id, &id)) {
             s[i].stack_id = id;
             continue;
         }
-        const qstack *st = perch__q_stack_row(q, s[i].stack_id);
-        perch_stack_rec rec = {next + 1, st ? st->count : 0, st ? st->kernel : 0,
-                               st ? st->frames : NULL};
-        err = perch__hmap_put(&ids, s[i].stack_id, ++next);
-        if (err == 0 && sink->stack)
-            err = sink->stack(sink->ctx, &rec);
-        s[i].stack_id = next;
+        err = perch__grow_array((void **)ids, sizeof **ids, &cap, *count + 1, HARD_MAX);
+        if (err == 0)
+            err = perch__hmap_put(&seen, s[i].stack_id, *count + 1);
+        if (err == 0) {
+            (*ids)[(*count)++] = s[i].stack_id;
+            s[i].stack_id = *count;
+        }
     }
-    perch__hmap_free(&ids);
+    perch__hmap_free(&seen);
+    return err;
+}
+
+/* Stacks copied out of the state under one hold of the lock, played after it. */
+typedef struct stack_batch {
+    perch_stack_rec *recs;
+    uint32_t *first; /* recs[i]'s frames start at frames + first[i] */
+    uint64_t *frames;
+    uint32_t n, cap, cap_first, nframes, cap_frames;
+} stack_batch;
+
+/* Copies stacks ids[*at..] (renumbered *at + 1..) into b under the lock, up to the batch's
+ * limits, and advances *at. A stack the state no longer holds is copied without frames. */
+static int copy_stacks(perch_live_query *q, const uint64_t *ids, uint32_t count, uint32_t *at,
+                       stack_batch *b)
+{
+    int err = 0;
+    b->n = b->nframes = 0;
+    perch_mutex_lock(q->lock);
+    while (*at < count && b->n < STACKS_PER_HOLD && b->nframes < FRAMES_PER_HOLD && err == 0) {
+        const qstack *st = perch__q_stack_row(q, ids[*at]);
+        uint32_t frames = st ? st->count : 0;
+        err = perch__grow_array((void **)&b->recs, sizeof *b->recs, &b->cap, b->n + 1,
+                                STACKS_PER_HOLD);
+        if (err == 0)
+            err = perch__grow_array((void **)&b->first, sizeof *b->first, &b->cap_first, b->n + 1,
+                                    STACKS_PER_HOLD);
+        if (err == 0 && frames > 0)
+            err = perch__grow_array((void **)&b->frames, sizeof *b->frames, &b->cap_frames,
+                                    b->nframes + frames, UINT32_MAX);
+        if (err != 0)
+            break;
+        if (frames > 0)
+            memcpy(b->frames + b->nframes, st->frames, sizeof *b->frames * frames);
+        b->recs[b->n] = (perch_stack_rec){*at + 1u, frames, st ? st->kernel : 0, NULL};
+        b->first[b->n++] = b->nframes;
+        b->nframes += frames;
+        ++*at;
+    }
+    perch_mutex_unlock(q->lock);
+    return err;
+}
+
+/* Plays the samples' stacks (renumbered 1..n in first-use order) into sink. The stacks are
+ * copied out a batch at a time and played without the lock: a capture writer's sink encodes
+ * them, which for a million samples held the lock, and so the model thread, 155 ms. */
+static int pid_stacks(perch_live_query *q, recq *r, const perch_sink *sink)
+{
+    uint64_t *ids = NULL;
+    uint32_t count = 0, at = 0;
+    stack_batch b = {0};
+    int err = renumber_stacks(r->rows, r->n, &ids, &count);
+    while (err == 0 && at < count) {
+        err = copy_stacks(q, ids, count, &at, &b);
+        for (uint32_t i = 0; i < b.n && err == 0 && sink->stack; i++) {
+            b.recs[i].frames = b.recs[i].frame_count ? b.frames + b.first[i] : NULL;
+            err = sink->stack(sink->ctx, &b.recs[i]);
+        }
+    }
+    perch__free(b.recs);
+    perch__free(b.first);
+    perch__free(b.frames);
+    perch__free(ids);
     return err;
 }
 
 static int pid_entities(const perch_live_query *q, recq *r, uint32_t pid, const perch_sink *s)
 {
-    int err = emit_pid(q, pid, s);
-    return err < 0 ? err : emit_stacks(q, r->rows, r->n, s);
+    (void)r;
+    return emit_pid(q, pid, s);
 }
 
 static int play_sample(const perch_sink *s, const void *rec)
@@ -215,16 +283,18 @@ typedef struct recq_kind {
     size_t elem;
     void (*copy)(perch_live_query *q, recq *r, const qbucket *b, uint32_t id);
     int (*entities)(const perch_live_query *q, recq *r, uint32_t id, const perch_sink *s);
+    int (*stacks)(perch_live_query *q, recq *r, const perch_sink *s); /* NULL: none */
     int (*play)(const perch_sink *s, const void *rec);
 } recq_kind;
 
-static const recq_kind slices_kind = {true, sizeof(perch_slice_rec), copy_slices, tid_entities,
-                                      play_slice};
-static const recq_kind samples_kind = {false, sizeof(perch_sample_rec), copy_samples, pid_entities,
-                                       play_sample};
+static const recq_kind slices_kind = {
+    true, sizeof(perch_slice_rec), copy_slices, tid_entities, NULL, play_slice};
+static const recq_kind samples_kind = {
+    false, sizeof(perch_sample_rec), copy_samples, pid_entities, pid_stacks, play_sample};
 
-/* Copies the matching records bucket by bucket, then plays trace_info, the entities and the
- * records into sink, then finish. */
+/* Copies the matching records bucket by bucket, then plays trace_info and the entities (under
+ * the lock: the query's process or thread, bounded by the entity cap), the stacks (a batch
+ * at a time) and the records into sink, then finish. */
 static int run(perch_live_query *q, const recq_kind *kind, uint32_t id, const perch_proto_window *w,
                uint32_t max, const perch_sink *sink, perch_live_records *info)
 {
@@ -245,6 +315,8 @@ static int run(perch_live_query *q, const recq_kind *kind, uint32_t id, const pe
         r.span.complete = r.span.complete && r.span.from_ts >= q->held_from_ts;
         perch_mutex_unlock(q->lock);
     }
+    if (err == 0 && kind->stacks)
+        err = kind->stacks(q, &r, sink);
     for (uint32_t i = 0; err == 0 && i < r.n; i++)
         err = kind->play(sink, (const char *)r.rows + (size_t)i * kind->elem);
     if (err == 0 && sink->finish)
