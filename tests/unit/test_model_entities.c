@@ -266,6 +266,78 @@ static void test_module_lookup_caches(void **state)
         module_cache_round(seed * 0x9E3779B97F4A7C15ull);
 }
 
+/* One module spanning 200 others (pairs of them at one base, and a smaller one at the big
+ * one's base), loads and unloads between the samples, samples in the small modules, in the
+ * gaps only the big one holds, and past it: more than MODMAP_SCAN_STEPS (64) modules lie
+ * between a gap and the big one's base, so the map's address index answers those, rebuilt
+ * after each change; every answer is the oracle's. */
+static void spanning_round(uint64_t seed)
+{
+    enum { NSMALL = 200, NMODS = NSMALL + 3, NSAMPLES = 240 };
+    static char paths[NMODS][24];
+    oracle_mod mods[NMODS];
+    const char *want[NSAMPLES];
+    uint64_t sample_ts[NSAMPLES];
+    recorder r;
+    perch_sink sink;
+    synth_ev s;
+    uint64_t x = seed, ts = 2;
+    int nsamples = 0, flips = 0;
+    for (int i = 0; i < NSMALL; i++) {
+        snprintf(paths[i], sizeof paths[i], "C:\\s%03d.dll", i);
+        mods[i] = (oracle_mod){300, 0x10100000 + (uint64_t)(i / 2 * 2) * 0x3000,
+                               0x1000 + (uint64_t)(i % 3) * 0x800, paths[i], true};
+    }
+    mods[NSMALL] = (oracle_mod){300, 0x10000000, 0x10000000, "C:\\big.dll", true};
+    mods[NSMALL + 1] = (oracle_mod){300, 0x10000000, 0x8000000, "C:\\half.dll", false};
+    mods[NSMALL + 2] = (oracle_mod){300, 0x30000000, 0x1000, "C:\\far.dll", true};
+    perch_model *m = new_model(&r, &sink);
+    feed(m, ev_process(&s, 3, 1, 300, 4, "a.exe", ""));
+    feed(m, ev_thread(&s, 3, 1, 300, 7, NULL));
+    for (int i = 0; i < NMODS; i++)
+        if (mods[i].loaded)
+            feed(m, ev_image(&s, 10, ts++, 300, mods[i].base, mods[i].size, mods[i].path));
+    while (nsamples < NSAMPLES) {
+        uint64_t r100 = next_rand(&x) % 100;
+        if (r100 < 8 && flips < 40) { /* flip one module (new keys: the recorder holds 256) */
+            oracle_mod *f = &mods[next_rand(&x) % NMODS];
+            f->loaded = !f->loaded;
+            flips++;
+            feed(m, ev_image(&s, f->loaded ? 10 : 2, ts++, 300, f->base, f->size, f->path));
+            continue;
+        }
+        uint64_t ip = r100 < 60   ? 0x10100000 + next_rand(&x) % (NSMALL * 0x3000 + 0x4000)
+                      : r100 < 90 ? 0x10000000 + next_rand(&x) % 0x10000000
+                                  : 0x2ff00000 + next_rand(&x) % 0x200000;
+        want[nsamples] = oracle_lookup(mods, NMODS, 300, ip);
+        sample_ts[nsamples++] = ts;
+        feed(m, ev_sample(&s, ts++, (uint16_t)(r100 & 3), ip, 7));
+    }
+    assert_int_equal(perch_model_finish(m), 0);
+    assert_int_equal(r.nsamples, nsamples);
+    for (int i = 0; i < r.nsamples; i++) {
+        int k = 0;
+        while (k < nsamples && sample_ts[k] != r.samples[i].ts)
+            k++;
+        assert_true(k < nsamples);
+        const rec_module *md = module_by_key(&r, r.samples[i].module_key);
+        bool same = want[k] == NULL ? r.samples[i].module_key == 0
+                                    : md != NULL && strcmp(md->path, want[k]) == 0;
+        if (!same)
+            fail_msg("seed %llx: sample %d at 0x%llx: %s, the oracle %s", (unsigned long long)seed,
+                     k, (unsigned long long)r.samples[i].ip, md ? md->path : "none",
+                     want[k] ? want[k] : "none");
+    }
+    perch_model_destroy(m);
+}
+
+static void test_module_spanning_many(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 10; seed++)
+        spanning_round(seed * 0x9E3779B97F4A7C15ull);
+}
+
 static void test_pdb_identity_before_image(void **state)
 {
     recorder r;
@@ -377,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_provisional_thread_completed_by_rundown),
         cmocka_unit_test(test_time_aware_modules),
         cmocka_unit_test(test_module_lookup_caches),
+        cmocka_unit_test(test_module_spanning_many),
         cmocka_unit_test(test_pdb_identity_before_image),
         cmocka_unit_test(test_ledger_and_stats),
         cmocka_unit_test(test_allocation_failures),

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "model/hmap.h"
+#include "model/module_index.h"
 #include "perch/decode.h"
 #include "perch/model.h"
 #include "perch/records.h"
@@ -154,6 +155,7 @@ typedef struct modhit {
 } modhit;
 
 #define MODMAP_HITS 4u
+#define MODMAP_SCAN_STEPS 64u
 typedef struct modmap {
     module *items; /* sorted by base */
     uint32_t count, cap;
@@ -162,6 +164,11 @@ typedef struct modmap {
      * and a process's samples come from a few modules at a time); filled round robin. */
     modhit hits[MODMAP_HITS];
     uint32_t hit_next;
+    /* For a lookup the scan cannot settle in MODMAP_SCAN_STEPS (a range spanning many others
+     * hides the gaps between them from the scan's bound): the items by address, built when
+     * such a lookup comes and the map has changed since. */
+    perch__module_index by_address;
+    bool by_address_fresh;
 } modmap;
 
 typedef struct ent_process {

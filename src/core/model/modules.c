@@ -11,10 +11,12 @@
  * opts.max_modules_per_map modules: a load into a full map is sent as a final record at once and
  * not mapped (module.map_full).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/mem.h"
 #include "model/model_internal.h"
+#include "model/module_order.h"
 #include "perch/error.h"
 
 enum { OP_UNLOAD = 2, OP_DCSTART = 3, OP_DCEND = 4, OP_LOAD = 10 };
@@ -54,12 +56,41 @@ static bool better(const module *a, const module *b)
     return strcmp(a->rec.path, b->rec.path) < 0;
 }
 
+/* The items in M5 order, the earlier item (lower index) first among equals: the last range in
+ * that order holding ip is the one the scan below finds (it meets the higher index first). */
+static int cmp_item(const void *a, const void *b)
+{
+    const perch__module_sort *x = a, *y = b;
+    int c = perch__module_sort_cmp(a, b);
+    return c != 0 ? c : x->index < y->index ? -1 : 1;
+}
+
+/* Builds mm's address index anew. 0 or PERCH_ENOMEM (the scan then goes on alone). */
+static int index_items(modmap *mm)
+{
+    perch__module_sort *v = perch__alloc(sizeof *v * ((size_t)mm->count + 1));
+    if (v == NULL)
+        return PERCH_ENOMEM;
+    for (uint32_t i = 0; i < mm->count; i++) {
+        const module *md = &mm->items[i];
+        v[i] = (perch__module_sort){0, md->rec.base, md->rec.size, md->rec.path, i};
+    }
+    qsort(v, mm->count, sizeof *v, cmp_item);
+    int err = perch__module_index_build(&mm->by_address, v, mm->count);
+    perch__free(v);
+    mm->by_address_fresh = err == 0;
+    return err;
+}
+
 /* Scans down from the highest base <= ip. The scan stops at the first lower base once a range
  * matched (highest base wins), or once ip - base reaches max_size: no range that far below ip
- * can contain it. Without that bound an IP in no module would scan every lower module. */
-static const module *map_lookup(const modmap *mm, uint64_t ip)
+ * can contain it. Without that bound an IP in no module would scan every lower module. One
+ * range spanning many others lifts the bound over all of them, and an IP in the gaps between
+ * them would scan every one: after MODMAP_SCAN_STEPS the address index answers instead. */
+static const module *map_lookup(modmap *mm, uint64_t ip)
 {
     const module *best = NULL;
+    uint32_t steps = 0;
     for (uint32_t i = upper_bound(mm, ip); i > 0; i--) {
         const module *md = &mm->items[i - 1];
         if (best != NULL && md->rec.base < best->rec.base)
@@ -68,6 +99,10 @@ static const module *map_lookup(const modmap *mm, uint64_t ip)
             break;
         if (ip - md->rec.base < md->rec.size && better(md, best))
             best = md;
+        if (++steps == MODMAP_SCAN_STEPS && (mm->by_address_fresh || index_items(mm) == 0)) {
+            uint32_t at = perch__module_index_find(&mm->by_address, 0, ip);
+            return at != PERCH_MODULE_INDEX_NONE ? &mm->items[at] : NULL;
+        }
     }
     return best;
 }
@@ -116,10 +151,11 @@ PERCH_NOINLINE static uint64_t map_lookup_miss(modmap *mm, uint64_t ip)
     return h->key;
 }
 
-/* Forgets every cached answer of mm. */
+/* Forgets every cached answer of mm (and the address index). */
 static void hits_drop(modmap *mm)
 {
     memset(mm->hits, 0, sizeof mm->hits);
+    mm->by_address_fresh = false;
 }
 
 /* The map's ranges changed: drop the cached lookups and recompute the scan bound. */
@@ -392,4 +428,5 @@ void perch__modmap_free(modmap *mm)
     mm->items = NULL;
     mm->count = mm->cap = 0;
     map_changed(mm);
+    perch__module_index_free(&mm->by_address);
 }
