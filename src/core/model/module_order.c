@@ -25,3 +25,12 @@ int perch__module_sort_cmp_first(const void *a, const void *b)
         return c;
     return x->index > y->index ? -1 : x->index < y->index;
 }
+
+int perch__module_sort_cmp_last(const void *a, const void *b)
+{
+    const perch__module_sort *x = a, *y = b;
+    int c = perch__module_sort_cmp(a, b);
+    if (c != 0)
+        return c;
+    return x->index < y->index ? -1 : x->index > y->index;
+}

@@ -2,9 +2,10 @@
  * The order that decides which module an address is in when modules overlap (M5,
  * docs/model.md): by process, then by base, the larger size first, then by name descending,
  * so the last range in order that holds an address (what module_index.h answers) has the
- * highest base, then the smallest size, then the smallest name. The report (report_modmap.c)
- * and the exports (export/frames.c) both sort their modules this way; one comparison keeps
- * them naming frames alike.
+ * highest base, then the smallest size, then the smallest name. The report (report_modmap.c),
+ * the exports (export/frames.c), the model's maps (modules.c, for their address index) and the
+ * symbolizer (sym/symbolize.c) all sort their modules this way; one comparison keeps them
+ * naming frames alike. They differ only in which of two equal modules wins.
  */
 #ifndef PERCH_MODEL_MODULE_ORDER_H
 #define PERCH_MODEL_MODULE_ORDER_H
@@ -25,5 +26,10 @@ int perch__module_sort_cmp(const void *a, const void *b);
  * modules were seen, the module seen first is the last in order, and so the one a lookup
  * (module_index.h) answers. */
 int perch__module_sort_cmp_first(const void *a, const void *b);
+
+/* M5, then the smaller index first among equals: the module with the greater index is the
+ * one a lookup answers (the model's maps, whose backward scan meets it first, and the
+ * symbolizer). */
+int perch__module_sort_cmp_last(const void *a, const void *b);
 
 #endif

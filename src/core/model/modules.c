@@ -56,15 +56,6 @@ static bool better(const module *a, const module *b)
     return strcmp(a->rec.path, b->rec.path) < 0;
 }
 
-/* The items in M5 order, the earlier item (lower index) first among equals: the last range in
- * that order holding ip is the one the scan below finds (it meets the higher index first). */
-static int cmp_item(const void *a, const void *b)
-{
-    const perch__module_sort *x = a, *y = b;
-    int c = perch__module_sort_cmp(a, b);
-    return c != 0 ? c : x->index < y->index ? -1 : 1;
-}
-
 /* Builds mm's address index anew. 0 or PERCH_ENOMEM (the scan then goes on alone). */
 static int index_items(modmap *mm)
 {
@@ -75,7 +66,7 @@ static int index_items(modmap *mm)
         const module *md = &mm->items[i];
         v[i] = (perch__module_sort){0, md->rec.base, md->rec.size, md->rec.path, i};
     }
-    qsort(v, mm->count, sizeof *v, cmp_item);
+    qsort(v, mm->count, sizeof *v, perch__module_sort_cmp_last); /* the scan's answer */
     int err = perch__module_index_build(&mm->by_address, v, mm->count);
     perch__free(v);
     mm->by_address_fresh = err == 0;

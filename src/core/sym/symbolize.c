@@ -12,23 +12,10 @@
 
 #include "model/mem.h"
 #include "model/module_index.h"
+#include "model/module_order.h"
 #include "perch/error.h"
 #include "perch/sym.h"
 #include "sym/hits_internal.h"
-
-/* The symbolizer's tie among equal ranges: the later module (the greater index) is the last in
- * order, the one a lookup answers; its modules carry no name. */
-static int cmp_order(const void *a, const void *b)
-{
-    const perch__module_sort *x = a, *y = b;
-    if (x->process_key != y->process_key)
-        return x->process_key < y->process_key ? -1 : 1;
-    if (x->base != y->base)
-        return x->base < y->base ? -1 : 1;
-    if (x->size != y->size)
-        return x->size > y->size ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
-}
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -45,7 +32,7 @@ static int build_map(const perch_symhits *h, perch__module_index *m)
         const struct perch__hit_module *md = &h->mods[i];
         v[i] = (perch__module_sort){md->process_key, md->base, md->size, "", i};
     }
-    qsort(v, h->nmod, sizeof *v, cmp_order);
+    qsort(v, h->nmod, sizeof *v, perch__module_sort_cmp_last); /* nameless: the later wins */
     int err = perch__module_index_build(m, v, h->nmod);
     perch__free(v);
     return err;
