@@ -61,9 +61,34 @@ foreach(pct 20 45 70 95)
     expect_partial("partial capture" info ${c})
 endforeach()
 
+# Two captures joined (cat a b > ab): the reader stops at the first one's end chunk; the
+# commands use it, say the rest was not read (and that it is a capture), and exit 3; symbolize
+# refuses to rewrite the file, which would drop the second capture.
+execute_process(COMMAND ${CMAKE_COMMAND} -E cat ${DIR}/p.perch ${DIR}/p.perch
+                OUTPUT_FILE ${DIR}/joined.perch RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "cannot join two captures (cmake -E cat: ${rc})")
+endif()
+set(joined_warning
+    "bytes after the capture's end \\(at byte ${cap_size}\\) were not read: another capture starts")
+expect_partial("${joined_warning}" report ${DIR}/joined.perch)
+expect_partial("${joined_warning}" report --json ${DIR}/joined.perch)
+expect_partial("${joined_warning}" export --format folded ${DIR}/joined.perch -o ${DIR}/j.folded)
+expect_partial("${joined_warning}" export --format chrome ${DIR}/joined.perch -o ${DIR}/j.json)
+file(SHA256 ${DIR}/joined.perch before)
+execute_process(COMMAND ${perch} symbolize ${DIR}/joined.perch RESULT_VARIABLE rc
+                OUTPUT_QUIET ERROR_VARIABLE err)
+file(SHA256 ${DIR}/joined.perch after)
+if(rc EQUAL 0 OR NOT err MATCHES "another capture \\(files joined\\?\\); not rewritten"
+   OR NOT before STREQUAL after)
+    message(FATAL_ERROR "symbolize of two joined captures: exit ${rc}, file changed: "
+                        "${before} -> ${after}:\n${err}")
+endif()
+
 math(EXPR n "${etl_size} * 60 / 100")
 must_run(${cut} --cut ${DIR}/p.etl ${DIR}/cut60.etl ${n})
 expect_partial("damaged .etl, skipped .* at byte [0-9]+" report ${DIR}/cut60.etl)
 expect_partial("damaged .etl" export --format folded ${DIR}/cut60.etl -o ${DIR}/cut60.folded)
 expect_partial("damaged .etl" import ${DIR}/cut60.etl -o ${DIR}/cut60.perch)
-message("partial input ok: 4 capture cuts x 5 commands, one .etl cut x 3 commands")
+message("partial input ok: 4 capture cuts x 5 commands, two joined captures x 5 commands, "
+        "one .etl cut x 3 commands")

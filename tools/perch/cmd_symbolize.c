@@ -206,11 +206,21 @@ static int replay(const char *path, const perch_sink *sink)
                 path);
         return PERCH_EFORMAT;
     }
+    bool joined;
     err = perch_capture_replay(&in, sink, &st);
+    bool trailing = err == 0 && perch_cli_capture_trailing(&in, &st, &joined);
     perch_input_close(&in);
     if (err)
         fprintf(stderr, "perch symbolize: %s: %s at byte %" PRIu64 "\n", path, st.reason,
                 st.offset);
+    if (trailing) { /* a rewrite would keep the first capture and drop the rest */
+        fprintf(stderr,
+                "perch symbolize: %s: %" PRIu64 " bytes after the capture's end (at byte %" PRIu64
+                ") %s; not rewritten, since they would be lost\n",
+                path, st.trailing_bytes, st.offset,
+                joined ? "are another capture (files joined?)" : "are not part of the capture");
+        return PERCH_EFORMAT;
+    }
     return err;
 }
 

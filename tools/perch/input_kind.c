@@ -13,12 +13,26 @@
 #include "perch/error.h"
 #include "perch/platform.h"
 
-bool perch_cli_is_capture(const perch_input *in)
+/* True when the capture magic is at off. */
+static bool magic_at(const perch_input *in, uint64_t off)
 {
     static const uint8_t magic[8] = {0x89, 'P', 'E', 'R', 'C', 'H', '\r', '\n'};
     uint8_t head[8];
-    return in->size >= sizeof head && perch_input_read_exact(in, 0, head, sizeof head) == 0 &&
+    return in->size >= sizeof head && off <= in->size - sizeof head &&
+           perch_input_read_exact(in, off, head, sizeof head) == 0 &&
            memcmp(head, magic, sizeof magic) == 0;
+}
+
+bool perch_cli_is_capture(const perch_input *in)
+{
+    return magic_at(in, 0);
+}
+
+bool perch_cli_capture_trailing(const perch_input *in, const perch_capture_status *st, bool *joined)
+{
+    bool trailing = st->stop == PERCH_CAPTURE_STOP_END && st->trailing_bytes > 0;
+    *joined = trailing && magic_at(in, st->offset);
+    return trailing;
 }
 
 void perch_cli_etl_source(const char *path, char *buf, size_t len)
@@ -122,8 +136,15 @@ static int run_capture(const char *cmd, perch_input *in, const char *path, const
 {
     perch_capture_status st;
     uint64_t size = in->size;
+    bool joined;
     int err = perch_capture_replay(in, sink, &st);
+    bool trailing = err == 0 && perch_cli_capture_trailing(in, &st, &joined);
     perch_input_close(in);
+    if (trailing) { /* every record of the capture played, and the rest of the file not read */
+        if (warn)
+            perch_cli_warn_trailing(cmd, path, &st, joined);
+        return PERCH_CLI_PARTIAL;
+    }
     if (err < 0 && perch_cli_capture_partial(&st)) {
         if (warn)
             perch_cli_warn_capture(cmd, path, &st, size);

@@ -9,12 +9,19 @@
 
 #include <stdbool.h>
 
+#include "perch/capture.h"
 #include "perch/io.h"
 #include "perch/pipeline.h"
 #include "perch/records.h"
 
 /* True when in starts with the capture magic. */
 bool perch_cli_is_capture(const perch_input *in);
+
+/* After a replay of in that ended at its end chunk: true when bytes follow it (st's
+ * trailing_bytes), *joined true when another capture's magic starts there (files joined with
+ * cat: the reader stops at the first capture's end). */
+bool perch_cli_capture_trailing(const perch_input *in, const perch_capture_status *st,
+                                bool *joined);
 
 /* "etl:<file name>" for the trace info of an .etl read from path. */
 void perch_cli_etl_source(const char *path, char *buf, size_t len);

@@ -1,6 +1,7 @@
 /*
  * The partial-input warnings of the perch commands (partial.h): one line each, for a capture
- * that stops before its end chunk and for an .etl whose reader skipped damaged parts.
+ * that stops before its end chunk, for bytes after a capture's end chunk and for an .etl
+ * whose reader skipped damaged parts.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,6 +33,17 @@ void perch_cli_warn_capture(const char *cmd, const char *path, const perch_captu
             " bytes (%.1f %%)\n",
             cmd, path, perch_capture_stop_name(st->stop), st->offset, st->reason, st->good_bytes,
             file_size, lost, pct);
+}
+
+void perch_cli_warn_trailing(const char *cmd, const char *path, const perch_capture_status *st,
+                             bool joined)
+{
+    fprintf(stderr,
+            "perch %s: warning: %s: %" PRIu64 " bytes after the capture's end (at byte %" PRIu64
+            ") were not read: %s\n",
+            cmd, path, st->trailing_bytes, st->offset,
+            joined ? "another capture starts there (files joined?); give each capture on its own"
+                   : "they are not part of the capture");
 }
 
 bool perch_cli_warn_etl(const char *cmd, const char *path, const perch_etl_stats *st)

@@ -23,6 +23,11 @@ bool perch_cli_capture_partial(const perch_capture_status *st);
 void perch_cli_warn_capture(const char *cmd, const char *path, const perch_capture_status *st,
                             uint64_t file_size);
 
+/* "perch <cmd>: warning: <path>: N bytes after the capture's end (at byte X) were not read:
+ * ..." (one line on stderr), saying whether another capture starts there (joined). */
+void perch_cli_warn_trailing(const char *cmd, const char *path, const perch_capture_status *st,
+                             bool joined);
+
 /* When the .etl reader met damage (any perch_etl_reason counted in st), prints one line
  * "perch <cmd>: warning: <path>: damaged .etl: <reason> at byte N (k skipped), ..." and
  * returns true. */
