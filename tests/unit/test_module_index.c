@@ -4,9 +4,11 @@
  * empty and huge ranges, the kernel's process key 0 beside others) answer every address as a
  * brute-force M5 written out here does: the highest base, then the smallest size, then the
  * smallest name, then the module seen first. A map of 200,000 modules under one that spans
- * them all answers each small module's addresses with it and the gaps with the huge one. Empty
- * ranges hold nothing, a range that would wrap past 2^64 holds nothing below its base, an
- * empty index answers nothing, and a build that runs out of memory leaves the old index whole.
+ * them all answers each small module's addresses with it and the gaps with the huge one. One
+ * index rebuilt over maps larger and smaller than the last answers each as its own. Empty
+ * ranges hold nothing, past 2^31 ranges nothing is built, a range that would wrap past 2^64 holds
+ * nothing below its base, an empty index answers nothing, and a build that runs out of memory
+ * leaves the old index whole.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +23,7 @@
 #include "failalloc.h"
 #include "model/module_index.h"
 #include "model/module_order.h"
+#include "perch/error.h"
 
 /* Sorts recs (the caller's copy) in M5 order, seen first last, and builds ix over them. */
 static int build_m5(perch__module_index *ix, perch__module_sort *recs, size_t n)
@@ -57,14 +60,14 @@ static uint64_t next(uint64_t *x)
     return *x;
 }
 
-static void check_seed(uint64_t seed)
+/* Random maps of up to 400 modules, built on ix (anew, or over what it held). */
+static void check_seed_on(perch__module_index *ix, uint64_t seed)
 {
     enum { NMOD = 400, NADDR = 4000 };
     static const char *names[] = {"a.dll", "b.dll", "c.dll", "d.dll"};
     static const uint64_t sizes[] = {0,      1,      0x800,   0x1000,
                                      0x1000, 0x3000, 0x10000, UINT64_C(1) << 40};
     perch__module_sort *m = calloc(NMOD, sizeof *m), *sorted = calloc(NMOD, sizeof *m);
-    perch__module_index ix = {0};
     uint64_t x = seed;
     assert_non_null(m);
     assert_non_null(sorted);
@@ -77,18 +80,24 @@ static void check_seed(uint64_t seed)
         m[i].index = (uint32_t)i;
     }
     memcpy(sorted, m, n * sizeof *m);
-    assert_int_equal(build_m5(&ix, sorted, n), 0);
+    assert_int_equal(build_m5(ix, sorted, n), 0);
     for (int i = 0; i < NADDR; i++) {
         uint64_t pk = next(&x) % 4, addr = 0xf000 + next(&x) % (70 * 0x800);
-        uint32_t want = oracle(m, n, pk, addr), got = perch__module_index_find(&ix, pk, addr);
+        uint32_t want = oracle(m, n, pk, addr), got = perch__module_index_find(ix, pk, addr);
         if (want != got)
             fail_msg("seed %llu, %zu modules: process %llu address 0x%llx: index %u, M5 %u",
                      (unsigned long long)seed, n, (unsigned long long)pk, (unsigned long long)addr,
                      got, want);
     }
-    perch__module_index_free(&ix);
     free(sorted);
     free(m);
+}
+
+static void check_seed(uint64_t seed)
+{
+    perch__module_index ix = {0};
+    check_seed_on(&ix, seed);
+    perch__module_index_free(&ix);
 }
 
 static void test_random_maps_answer_as_m5(void **state)
@@ -96,6 +105,28 @@ static void test_random_maps_answer_as_m5(void **state)
     (void)state;
     for (uint64_t seed = 1; seed <= 60; seed++)
         check_seed(seed * 0x9e3779b97f4a7c15u);
+}
+
+/* One index rebuilt over maps of every size, larger and smaller than the last (a rebuild that
+ * fits uses the arrays again): each answers as its own map does. */
+static void test_rebuilt_over_and_over(void **state)
+{
+    perch__module_index ix = {0};
+    (void)state;
+    for (uint64_t seed = 1; seed <= 40; seed++)
+        check_seed_on(&ix, seed * 0x2545f4914f6cdd1du);
+    perch__module_index_free(&ix);
+}
+
+/* Past 2^31 ranges: no budget takes the bytes, and a build refuses before reading a record. */
+static void test_too_many_ranges(void **state)
+{
+    perch__module_index ix = {0};
+    (void)state;
+    assert_true(perch__module_index_bytes((size_t)1 << 31) < UINT64_MAX);
+    assert_int_equal(perch__module_index_bytes(((size_t)1 << 31) + 1), UINT64_MAX);
+    assert_int_equal(perch__module_index_build(&ix, NULL, ((size_t)1 << 31) + 1), PERCH_ELIMIT);
+    assert_null(ix.pk);
 }
 
 static void test_one_module_spanning_many(void **state)
@@ -173,6 +204,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_maps_answer_as_m5),
+        cmocka_unit_test(test_rebuilt_over_and_over),
+        cmocka_unit_test(test_too_many_ranges),
         cmocka_unit_test(test_one_module_spanning_many),
         cmocka_unit_test(test_empty_and_wrapping_ranges),
         cmocka_unit_test(test_failed_build_keeps_the_index),

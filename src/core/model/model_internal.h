@@ -156,6 +156,7 @@ typedef struct modhit {
 
 #define MODMAP_HITS 4u
 #define MODMAP_SCAN_STEPS 64u
+#define MODMAP_INDEX_AFTER 8u
 typedef struct modmap {
     module *items; /* sorted by base */
     uint32_t count, cap;
@@ -165,9 +166,13 @@ typedef struct modmap {
     modhit hits[MODMAP_HITS];
     uint32_t hit_next;
     /* For a lookup the scan cannot settle in MODMAP_SCAN_STEPS (a range spanning many others
-     * hides the gaps between them from the scan's bound): the items by address, built when
-     * such a lookup comes and the map has changed since. */
+     * hides the gaps between them from the scan's bound): the items by address. Built once
+     * such scans have taken MODMAP_INDEX_AFTER steps per item since the map last changed, so
+     * a map that changes between lookups is scanned as before, never rebuilt each time. */
     perch__module_index by_address;
+    perch__module_sort *sorted; /* the build's records, kept for the next build */
+    uint32_t sorted_cap;
+    uint64_t scan_spent; /* steps past MODMAP_SCAN_STEPS since the last change */
     bool by_address_fresh;
 } modmap;
 

@@ -9,9 +9,13 @@
 #include "perch/error.h"
 #include "util/mem.h"
 
-static uint32_t leaves_for(size_t n)
+/* Positions are uint32_t, and leaves (a power of two) must fit one too. */
+#define MAX_RANGES ((size_t)1 << 31)
+
+/* The power of two at or above n (n at most MAX_RANGES). */
+static uint64_t leaves_for(uint64_t n)
 {
-    uint32_t leaves = 1;
+    uint64_t leaves = 1;
     while (leaves < n)
         leaves *= 2;
     return leaves;
@@ -19,8 +23,11 @@ static uint32_t leaves_for(size_t n)
 
 uint64_t perch__module_index_bytes(size_t n)
 {
-    return (uint64_t)(n + 1) * (2 * sizeof(uint64_t) + sizeof(uint32_t)) +
-           (uint64_t)2 * leaves_for(n) * sizeof(uint64_t);
+    if (n > MAX_RANGES)
+        return UINT64_MAX; /* no budget holds it; build refuses it */
+    uint64_t leaves = leaves_for(n);
+    return (leaves + 1) * (2 * sizeof(uint64_t) + sizeof(uint32_t)) +
+           2 * leaves * sizeof(uint64_t);
 }
 
 void perch__module_index_free(perch__module_index *ix)
@@ -37,21 +44,38 @@ static uint64_t last_address(uint64_t base, uint64_t size)
     return size - 1 > UINT64_MAX - base ? UINT64_MAX : base + (size - 1);
 }
 
-int perch__module_index_build(perch__module_index *ix, const perch__module_sort *recs, size_t n)
+/* Arrays for `leaves` positions into *next; 0 or PERCH_ENOMEM (nothing allocated then). */
+static int alloc_arrays(perch__module_index *next, uint32_t leaves)
 {
-    if (n > (size_t)1 << 31)
-        return PERCH_ELIMIT;
-    uint32_t leaves = leaves_for(n);
-    perch__module_index next = {perch__alloc(sizeof *next.pk * (n + 1)),
-                                perch__alloc(sizeof *next.base * (n + 1)),
-                                perch__calloc(2 * (size_t)leaves, sizeof *next.last),
-                                perch__alloc(sizeof *next.index * (n + 1)),
-                                0,
-                                leaves};
-    if (next.pk == NULL || next.base == NULL || next.last == NULL || next.index == NULL) {
-        perch__module_index_free(&next);
+    size_t n = (size_t)leaves + 1;
+    *next = (perch__module_index){perch__alloc(sizeof *next->pk * n),
+                                  perch__alloc(sizeof *next->base * n),
+                                  perch__alloc(sizeof *next->last * 2 * (size_t)leaves),
+                                  perch__alloc(sizeof *next->index * n),
+                                  0,
+                                  leaves,
+                                  leaves};
+    if (next->pk == NULL || next->base == NULL || next->last == NULL || next->index == NULL) {
+        perch__module_index_free(next);
         return PERCH_ENOMEM;
     }
+    return 0;
+}
+
+int perch__module_index_build(perch__module_index *ix, const perch__module_sort *recs, size_t n)
+{
+    if (n > MAX_RANGES)
+        return PERCH_ELIMIT;
+    uint32_t leaves = (uint32_t)leaves_for(n);
+    perch__module_index next = *ix;
+    if (ix->pk == NULL || leaves > ix->cap_leaves) { /* else the arrays are used again */
+        if (alloc_arrays(&next, leaves) != 0)
+            return PERCH_ENOMEM; /* ix untouched */
+        perch__module_index_free(ix);
+    }
+    next.count = 0;
+    next.leaves = leaves;
+    memset(next.last, 0, sizeof *next.last * 2 * (size_t)leaves);
     for (size_t i = 0; i < n; i++) {
         if (recs[i].size == 0)
             continue;
@@ -64,7 +88,6 @@ int perch__module_index_build(perch__module_index *ix, const perch__module_sort 
     for (uint32_t k = leaves - 1; k > 0; k--)
         next.last[k] =
             next.last[2 * k] > next.last[2 * k + 1] ? next.last[2 * k] : next.last[2 * k + 1];
-    perch__module_index_free(ix);
     *ix = next;
     return 0;
 }

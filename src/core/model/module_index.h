@@ -25,13 +25,17 @@ typedef struct perch__module_index {
                           * holding position i's last address */
     uint32_t *index;     /* position -> the caller's index */
     uint32_t count, leaves;
+    uint32_t cap_leaves; /* the arrays hold this many positions: a build that fits reuses them */
 } perch__module_index;
 
-/* The bytes an index of n ranges takes, at most (for callers that budget their memory). */
+/* The bytes an index of n ranges takes when built anew (for callers that budget their memory:
+ * they free the index before each build). UINT64_MAX past 2^31 ranges. */
 uint64_t perch__module_index_bytes(size_t n);
 
 /* Builds *ix (replacing what it held) over recs[0..n), already in the caller's order; ranges of
- * size 0 hold no address and are left out. 0, PERCH_ENOMEM or PERCH_ELIMIT (n past 2^31). */
+ * size 0 hold no address and are left out. The arrays are used again when they are large
+ * enough (a map rebuilt after each change touches no fresh memory). 0, PERCH_ENOMEM (ix
+ * unchanged) or PERCH_ELIMIT (n past 2^31). */
 int perch__module_index_build(perch__module_index *ix, const perch__module_sort *recs, size_t n);
 
 /* The caller's index of the last range in order, among those of process_key, that holds addr;

@@ -56,28 +56,54 @@ static bool better(const module *a, const module *b)
     return strcmp(a->rec.path, b->rec.path) < 0;
 }
 
-/* Builds mm's address index anew. 0 or PERCH_ENOMEM (the scan then goes on alone). */
+/* Builds mm's address index anew. The items are sorted by base already: only modules at one
+ * base need sorting into the M5 order, the greater index last (the scan's answer). 0 or
+ * PERCH_ENOMEM (the scan then goes on alone). */
 static int index_items(modmap *mm)
 {
-    perch__module_sort *v = perch__alloc(sizeof *v * ((size_t)mm->count + 1));
-    if (v == NULL)
-        return PERCH_ENOMEM;
+    int err = perch__grow_array((void **)&mm->sorted, sizeof *mm->sorted, &mm->sorted_cap,
+                                mm->count + 1, MAX_MODULES_PER_MAP + 1);
+    if (err < 0)
+        return err;
+    perch__module_sort *v = mm->sorted;
     for (uint32_t i = 0; i < mm->count; i++) {
         const module *md = &mm->items[i];
         v[i] = (perch__module_sort){0, md->rec.base, md->rec.size, md->rec.path, i};
     }
-    qsort(v, mm->count, sizeof *v, perch__module_sort_cmp_last); /* the scan's answer */
-    int err = perch__module_index_build(&mm->by_address, v, mm->count);
-    perch__free(v);
+    for (uint32_t i = 0, j; i < mm->count; i = j) {
+        for (j = i + 1; j < mm->count && v[j].base == v[i].base;)
+            j++;
+        if (j - i > 1)
+            qsort(v + i, j - i, sizeof *v, perch__module_sort_cmp_last);
+    }
+    err = perch__module_index_build(&mm->by_address, v, mm->count);
     mm->by_address_fresh = err == 0;
     return err;
+}
+
+/* Frees mm's address index and the records it was built from. */
+static void index_free(modmap *mm)
+{
+    perch__module_index_free(&mm->by_address);
+    perch__free(mm->sorted);
+    mm->sorted = NULL;
+    mm->sorted_cap = 0;
+}
+
+/* True when mm's address index may answer: fresh, or built now that the scans since the
+ * last change have cost more than a build. */
+static bool index_ready(modmap *mm)
+{
+    return mm->by_address_fresh ||
+           (mm->scan_spent >= (uint64_t)MODMAP_INDEX_AFTER * mm->count && index_items(mm) == 0);
 }
 
 /* Scans down from the highest base <= ip. The scan stops at the first lower base once a range
  * matched (highest base wins), or once ip - base reaches max_size: no range that far below ip
  * can contain it. Without that bound an IP in no module would scan every lower module. One
  * range spanning many others lifts the bound over all of them, and an IP in the gaps between
- * them would scan every one: after MODMAP_SCAN_STEPS the address index answers instead. */
+ * them would scan every one: past MODMAP_SCAN_STEPS the address index answers instead, once
+ * it is worth building (index_ready). */
 static const module *map_lookup(modmap *mm, uint64_t ip)
 {
     const module *best = NULL;
@@ -90,11 +116,13 @@ static const module *map_lookup(modmap *mm, uint64_t ip)
             break;
         if (ip - md->rec.base < md->rec.size && better(md, best))
             best = md;
-        if (++steps == MODMAP_SCAN_STEPS && (mm->by_address_fresh || index_items(mm) == 0)) {
+        if (++steps == MODMAP_SCAN_STEPS && index_ready(mm)) {
             uint32_t at = perch__module_index_find(&mm->by_address, 0, ip);
             return at != PERCH_MODULE_INDEX_NONE ? &mm->items[at] : NULL;
         }
     }
+    if (steps > MODMAP_SCAN_STEPS)
+        mm->scan_spent += steps - MODMAP_SCAN_STEPS;
     return best;
 }
 
@@ -147,6 +175,7 @@ static void hits_drop(modmap *mm)
 {
     memset(mm->hits, 0, sizeof mm->hits);
     mm->by_address_fresh = false;
+    mm->scan_spent = 0;
 }
 
 /* The map's ranges changed: drop the cached lookups and recompute the scan bound. */
@@ -406,6 +435,7 @@ int perch__modmap_emit_all(perch_model *m, modmap *mm, uint64_t unload_ts)
     }
     mm->count = 0;
     map_changed(mm);
+    index_free(mm);
     return err;
 }
 
@@ -419,5 +449,5 @@ void perch__modmap_free(modmap *mm)
     mm->items = NULL;
     mm->count = mm->cap = 0;
     map_changed(mm);
-    perch__module_index_free(&mm->by_address);
+    index_free(mm);
 }

@@ -33,12 +33,14 @@ static void lower_copy(char *out, size_t cap, const char *s)
 
 size_t perch_sym_module_identity(const perch_sym_module *m, char *buf, size_t cap)
 {
+    static const perch_guid no_guid; /* all zero (a compound literal in the if below would
+                                      * end with the if's substatement, before g is read) */
     char img[256], pdb[256];
     const perch_guid *g = &m->pdb_guid;
     lower_copy(img, sizeof img, m->path ? perch__sym_basename(m->path) : "");
     lower_copy(pdb, sizeof pdb, m->has_pdb && m->pdb_name ? perch__sym_basename(m->pdb_name) : "");
     if (!m->has_pdb)
-        g = &(perch_guid){0, 0, 0, {0}};
+        g = &no_guid;
     int n = snprintf(buf, cap,
                      "%s|%08" PRIx32 "%04x%04x%02x%02x%02x%02x%02x%02x%02x%02x|%" PRIu32
                      "|%s|%08" PRIx32 "|%" PRIx32,
