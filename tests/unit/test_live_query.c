@@ -291,17 +291,24 @@ static perch_live_query *make_query(uint32_t span_ms, size_t cap)
     return q;
 }
 
+/* A query of 20 s over a random world of seconds and nsamples samples, fed and published. */
+static perch_live_query *fed_query(world *w, double seconds, size_t nsamples)
+{
+    perch_sink sink;
+    perch_live_query *q = make_query(20000, 0);
+    make_world(w, seconds, nsamples);
+    perch_live_query_sink(q, &sink);
+    feed_entities(&sink, w);
+    feed_world(&sink, w);
+    perch_live_query_flush(q);
+    return q;
+}
+
 static void test_top_matches_reference(void **state)
 {
     (void)state;
     world w;
-    perch_sink sink;
-    perch_live_query *q = make_query(20000, 0);
-    make_world(&w, 6.0, 20000);
-    perch_live_query_sink(q, &sink);
-    feed_entities(&sink, &w);
-    feed_world(&sink, &w);
-    perch_live_query_flush(q);
+    perch_live_query *q = fed_query(&w, 6.0, 20000);
     uint64_t end = T0 + 7 * FREQ;
     for (int i = 0; i < 150; i++) {
         perch_proto_window win = {0, 0, 0};
@@ -458,6 +465,22 @@ static void test_sweep_drops_ended_entities(void **state)
     perch_live_query_destroy(q);
 }
 
+/* Every sample k got carries the stack its world sample had (renumbered): all 4 frames. */
+static void check_sample_stacks(const kept *k, const world *w)
+{
+    for (size_t i = 0; i < k->nsamples; i++) {
+        size_t j = 0;
+        while (!(w->samples[j].ts == k->samples[i].ts && w->samples[j].ip == k->samples[i].ip))
+            j++;
+        uint32_t orig = w->samples[j].stack_id, got = k->samples[i].stack_id;
+        assert_int_equal(orig == 0, got == 0);
+        if (got) {
+            assert_int_equal(k->stacks[got - 1].frame_count, 4);
+            assert_memory_equal(k->stacks[got - 1].frames, w->frames[orig], 4 * sizeof(uint64_t));
+        }
+    }
+}
+
 static void test_slices_and_samples_queries(void **state)
 {
     (void)state;
@@ -530,15 +553,7 @@ static void test_slices_and_samples_queries(void **state)
     assert_int_equal(k.nmods, 1); /* the kernel's; app1 has none */
     for (size_t i = 0; i < k.nstacks; i++)
         assert_int_equal(k.stacks[i].id, i + 1); /* dense, first-use order */
-    for (size_t i = 0; i < k.nsamples; i++) {
-        size_t j = 0;
-        while (!(w.samples[j].ts == k.samples[i].ts && w.samples[j].ip == k.samples[i].ip))
-            j++;
-        uint32_t orig = w.samples[j].stack_id, got = k.samples[i].stack_id;
-        assert_int_equal(orig == 0, got == 0);
-        if (got)
-            assert_memory_equal(k.stacks[got - 1].frames, w.frames[orig], 4 * sizeof(uint64_t));
-    }
+    check_sample_stacks(&k, &w);
     kept_free(&k);
     perch_live_query_destroy(q);
     world_free(&w);
@@ -673,15 +688,10 @@ static void test_stacks_played_without_the_lock(void **state)
 {
     (void)state;
     world w;
-    perch_sink sink, out;
+    perch_sink out;
     kept k;
     perch_live_records info;
-    perch_live_query *q = make_query(20000, 0);
-    make_world(&w, 4.0, 6000);
-    perch_live_query_sink(q, &sink);
-    feed_entities(&sink, &w);
-    feed_world(&sink, &w);
-    perch_live_query_flush(q);
+    perch_live_query *q = fed_query(&w, 4.0, 6000);
     kept_sink(&k, &out);
     lock_probe p = {out, q, NULL, 0, 0, 0};
     perch_sink probe = {0};
@@ -701,17 +711,7 @@ static void test_stacks_played_without_the_lock(void **state)
     assert_true(k.nstacks > 1);
     assert_int_equal(p.stacks, k.nstacks);
     assert_int_equal(k.order_errors, 0);
-    for (size_t i = 0; i < k.nsamples; i++) {
-        size_t j = 0;
-        while (!(w.samples[j].ts == k.samples[i].ts && w.samples[j].ip == k.samples[i].ip))
-            j++;
-        uint32_t orig = w.samples[j].stack_id, got = k.samples[i].stack_id;
-        assert_int_equal(orig == 0, got == 0);
-        if (got) {
-            assert_int_equal(k.stacks[got - 1].frame_count, 4);
-            assert_memory_equal(k.stacks[got - 1].frames, w.frames[orig], 4 * sizeof(uint64_t));
-        }
-    }
+    check_sample_stacks(&k, &w);
     kept_free(&k);
     perch_live_query_destroy(q);
     world_free(&w);

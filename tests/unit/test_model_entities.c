@@ -191,6 +191,27 @@ static uint64_t next_rand(uint64_t *x)
     return *x;
 }
 
+/* Each recorded sample (found by its timestamp in sample_ts) names the module the oracle
+ * named for it (want: its path, NULL for none). */
+static void check_sample_modules(const recorder *r, uint64_t seed, const char *const *want,
+                                 const uint64_t *sample_ts, int nsamples)
+{
+    assert_int_equal(r->nsamples, nsamples);
+    for (int i = 0; i < r->nsamples; i++) {
+        int k = 0;
+        while (k < nsamples && sample_ts[k] != r->samples[i].ts)
+            k++;
+        assert_true(k < nsamples);
+        const rec_module *md = module_by_key(r, r->samples[i].module_key);
+        bool same = want[k] == NULL ? r->samples[i].module_key == 0
+                                    : md != NULL && strcmp(md->path, want[k]) == 0;
+        if (!same)
+            fail_msg("seed %llx: sample %d at 0x%llx: %s, the oracle %s", (unsigned long long)seed,
+                     k, (unsigned long long)r->samples[i].ip, md ? md->path : "none",
+                     want[k] ? want[k] : "none");
+    }
+}
+
 /* One model fed samples of two processes' threads and kernel addresses, near and between
  * modules (some nested, two at one base), with loads and unloads between them; every sample's
  * module is the oracle's at its time. Pids 300 and 364 share a slot of the pid cache. */
@@ -242,20 +263,7 @@ static void module_cache_round(uint64_t seed)
         feed(m, ev_sample(&s, ts++, (uint16_t)(r100 & 3), ip, pid == 300 ? 7 : 11));
     }
     assert_int_equal(perch_model_finish(m), 0);
-    assert_int_equal(r.nsamples, nsamples);
-    for (int i = 0; i < r.nsamples; i++) {
-        int k = 0;
-        while (k < nsamples && sample_ts[k] != r.samples[i].ts)
-            k++;
-        assert_true(k < nsamples);
-        const rec_module *md = module_by_key(&r, r.samples[i].module_key);
-        if (want[k] == NULL) {
-            assert_int_equal(r.samples[i].module_key, 0);
-        } else {
-            assert_non_null(md);
-            assert_string_equal(md->path, want[k]);
-        }
-    }
+    check_sample_modules(&r, seed, want, sample_ts, nsamples);
     perch_model_destroy(m);
 }
 
@@ -314,20 +322,7 @@ static void spanning_round(uint64_t seed)
         feed(m, ev_sample(&s, ts++, (uint16_t)(r100 & 3), ip, 7));
     }
     assert_int_equal(perch_model_finish(m), 0);
-    assert_int_equal(r.nsamples, nsamples);
-    for (int i = 0; i < r.nsamples; i++) {
-        int k = 0;
-        while (k < nsamples && sample_ts[k] != r.samples[i].ts)
-            k++;
-        assert_true(k < nsamples);
-        const rec_module *md = module_by_key(&r, r.samples[i].module_key);
-        bool same = want[k] == NULL ? r.samples[i].module_key == 0
-                                    : md != NULL && strcmp(md->path, want[k]) == 0;
-        if (!same)
-            fail_msg("seed %llx: sample %d at 0x%llx: %s, the oracle %s", (unsigned long long)seed,
-                     k, (unsigned long long)r.samples[i].ip, md ? md->path : "none",
-                     want[k] ? want[k] : "none");
-    }
+    check_sample_modules(&r, seed, want, sample_ts, nsamples);
     perch_model_destroy(m);
 }
 
