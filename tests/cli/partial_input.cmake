@@ -63,7 +63,8 @@ endforeach()
 
 # Two captures joined (cat a b > ab): the reader stops at the first one's end chunk; the
 # commands use it, say the rest was not read (and that it is a capture), and exit 3; symbolize
-# refuses to rewrite the file, which would drop the second capture.
+# -o writes the first capture named, and refuses to rewrite the file in place, which would
+# drop the second capture.
 execute_process(COMMAND ${CMAKE_COMMAND} -E cat ${DIR}/p.perch ${DIR}/p.perch
                 OUTPUT_FILE ${DIR}/joined.perch RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -75,6 +76,9 @@ expect_partial("${joined_warning}" report ${DIR}/joined.perch)
 expect_partial("${joined_warning}" report --json ${DIR}/joined.perch)
 expect_partial("${joined_warning}" export --format folded ${DIR}/joined.perch -o ${DIR}/j.folded)
 expect_partial("${joined_warning}" export --format chrome ${DIR}/joined.perch -o ${DIR}/j.json)
+expect_partial("${joined_warning}" info ${DIR}/joined.perch)
+expect_partial("${joined_warning}" symbolize ${DIR}/joined.perch -o ${DIR}/j.sym.perch)
+must_run(${perch} report ${DIR}/j.sym.perch) # the first capture alone, whole
 file(SHA256 ${DIR}/joined.perch before)
 execute_process(COMMAND ${perch} symbolize ${DIR}/joined.perch RESULT_VARIABLE rc
                 OUTPUT_QUIET ERROR_VARIABLE err)
@@ -90,5 +94,5 @@ must_run(${cut} --cut ${DIR}/p.etl ${DIR}/cut60.etl ${n})
 expect_partial("damaged .etl, skipped .* at byte [0-9]+" report ${DIR}/cut60.etl)
 expect_partial("damaged .etl" export --format folded ${DIR}/cut60.etl -o ${DIR}/cut60.folded)
 expect_partial("damaged .etl" import ${DIR}/cut60.etl -o ${DIR}/cut60.perch)
-message("partial input ok: 4 capture cuts x 5 commands, two joined captures x 5 commands, "
+message("partial input ok: 4 capture cuts x 5 commands, two joined captures x 7 commands, "
         "one .etl cut x 3 commands")

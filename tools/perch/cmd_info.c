@@ -391,6 +391,7 @@ static int describe(struct info *in, bool json, bool list_chunks)
     sink.trace_info = on_trace_info;
     sink.counters = on_counters;
     perch_capture_replay_ex(&input, &sink, &opts, &in->status);
+    bool joined, trailing = perch_cli_capture_trailing(&input, &in->status, &joined);
     perch_input_close(&input);
     if (in->status.stop == PERCH_CAPTURE_STOP_BAD_HEADER ||
         in->status.stop == PERCH_CAPTURE_STOP_IO) {
@@ -407,6 +408,10 @@ static int describe(struct info *in, bool json, bool list_chunks)
         return perch_cli_error("standard output", perch_cli_stdio_error());
     if (perch_cli_capture_partial(&in->status)) {
         perch_cli_warn_capture("info", in->path, &in->status, in->size);
+        return PERCH_EXIT_PARTIAL;
+    }
+    if (trailing) { /* described above; as report and export say it */
+        perch_cli_warn_trailing("info", in->path, &in->status, joined);
         return PERCH_EXIT_PARTIAL;
     }
     if (in->status.stop != PERCH_CAPTURE_STOP_END) {

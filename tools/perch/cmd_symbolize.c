@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "input_kind.h"
+#include "partial.h"
 #include "perch/capture.h"
 #include "perch/error.h"
 #include "perch/sym.h"
@@ -190,8 +191,10 @@ static void tee_sink(struct tee *t, perch_sink *s)
                       tee_finish, tee_symbol,     NULL};
 }
 
-/* Replays the capture at path into sink; prints what stopped it. */
-static int replay(const char *path, const perch_sink *sink)
+/* Replays the capture at path into sink; prints what stopped it. Bytes after the capture's
+ * end: refused when the capture is to be rewritten in place (they would be lost), else one
+ * warning (when warn) and *partial set. */
+static int replay(const char *path, const perch_sink *sink, bool in_place, bool warn, bool *partial)
 {
     perch_input in;
     perch_capture_status st;
@@ -213,20 +216,24 @@ static int replay(const char *path, const perch_sink *sink)
     if (err)
         fprintf(stderr, "perch symbolize: %s: %s at byte %" PRIu64 "\n", path, st.reason,
                 st.offset);
-    if (trailing) { /* a rewrite would keep the first capture and drop the rest */
+    if (trailing && in_place) { /* a rewrite would keep the first capture and drop the rest */
         fprintf(stderr,
                 "perch symbolize: %s: %" PRIu64 " bytes after the capture's end (at byte %" PRIu64
-                ") %s; not rewritten, since they would be lost\n",
+                ") %s; not rewritten, since they would be lost (-o writes elsewhere)\n",
                 path, st.trailing_bytes, st.offset,
                 joined ? "are another capture (files joined?)" : "are not part of the capture");
         return PERCH_EFORMAT;
     }
+    if (trailing && warn)
+        perch_cli_warn_trailing("symbolize", path, &st, joined);
+    *partial |= trailing;
     return err;
 }
 
 /* Writes the input again with the held records into out_path. */
 static int write_named(const char *in_path, const char *out_path, const struct held *h)
 {
+    bool partial = false; /* said by resolve_all's replay */
     perch_output out;
     perch_capture_writer_opts opts;
     perch_capture_writer *w = NULL;
@@ -244,7 +251,7 @@ static int write_named(const char *in_path, const char *out_path, const struct h
         t.h = h;
         t.written = false;
         tee_sink(&t, &sink);
-        err = replay(in_path, &sink);
+        err = replay(in_path, &sink, false, false, &partial);
     }
     perch_capture_writer_destroy(w);
     int cerr = out.close ? out.close(out.ctx) : 0;
@@ -255,7 +262,7 @@ static int write_named(const char *in_path, const char *out_path, const struct h
     return err;
 }
 
-static int resolve_all(const struct sym_args *a, struct held *h)
+static int resolve_all(const struct sym_args *a, struct held *h, bool *partial)
 {
     perch_symhits *hits = NULL;
     perch_sympath *sp = NULL;
@@ -265,7 +272,7 @@ static int resolve_all(const struct sym_args *a, struct held *h)
     int err = perch_symhits_create(&hits);
     if (!err) {
         perch_symhits_sink(hits, &sink);
-        err = replay(a->in, &sink);
+        err = replay(a->in, &sink, a->out == NULL, true, partial);
     }
     if (!err)
         err = perch_cli_sympath("symbolize", a->symbols, &sp);
@@ -289,7 +296,8 @@ int perch_cmd_symbolize(int argc, char **argv)
     if (rc >= 0)
         return rc;
     h.verbose = a.verbose;
-    int err = resolve_all(&a, &h);
+    bool partial = false;
+    int err = resolve_all(&a, &h, &partial);
     const char *target = a.out ? a.out : a.in;
     snprintf(tmp, sizeof tmp, "%s.symbolize-tmp", target);
     if (!err)
@@ -310,5 +318,5 @@ int perch_cmd_symbolize(int argc, char **argv)
     for (size_t i = 0; i < h.n; i++)
         free((char *)h.v[i].name);
     free(h.v);
-    return err ? 1 : 0;
+    return err ? 1 : partial ? PERCH_EXIT_PARTIAL : 0;
 }
