@@ -4,7 +4,8 @@
  * loaded now, sorted by base; an Unload emits and removes its module, so a lookup at a sample's
  * time sees exactly the ranges live then. A lookup picks, among ranges containing the address,
  * the highest base, then the smallest size, then the path; the scan is bounded by the map's
- * largest size, and each map caches its last answer until it changes. DbgID_RSDS records
+ * largest size (past MODMAP_SCAN_STEPS an address index answers, model/module_index.h), and
+ * each map caches its last answers until it changes. DbgID_RSDS records
  * attach the PDB identity (GUID, age, PDB name) to the live module at their (process, base).
  * A module's record is sent when it is mapped, again when its PDB identity arrives, and a last
  * time (counted in modules.total) when it is unloaded or its process ends. A map holds at most

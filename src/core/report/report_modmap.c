@@ -6,7 +6,6 @@
  * times 160,000 frames took a crafted capture's report a minute).
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "model/mem.h"
 #include "model/module_order.h"
