@@ -23,15 +23,16 @@
 #include "report/report_internal.h"
 #include "testdata.h"
 
-/* A report with the trace info, process 1234 (key 100) and its thread 5678 "main" (key 200). */
-static perch_report *report_new(perch_sink *s)
+/* A report with the trace info (a clock of perf_freq ticks a second), process 1234 (key 100)
+ * and its thread 5678 "main" (key 200). */
+static perch_report *report_at(perch_sink *s, uint64_t perf_freq)
 {
     perch_report *r = NULL;
     perch_trace_info info;
     memset(&info, 0, sizeof info);
     info.source = "hostile";
     info.pointer_size = 8;
-    info.perf_freq = 10000000;
+    info.perf_freq = perf_freq;
     assert_int_equal(perch_report_create(NULL, &r), 0);
     perch_report_sink(r, s);
     assert_int_equal(s->trace_info(s->ctx, &info), 0);
@@ -40,6 +41,11 @@ static perch_report *report_new(perch_sink *s)
     assert_int_equal(s->process(s->ctx, &p), 0);
     assert_int_equal(s->thread(s->ctx, &t), 0);
     return r;
+}
+
+static perch_report *report_new(perch_sink *s)
+{
+    return report_at(s, 10000000);
 }
 
 static perch_slice_rec slice_of(uint64_t key, uint32_t tid, uint64_t start, uint64_t end)
@@ -100,6 +106,23 @@ static void test_slice_end_before_start(void **state)
     assert_has(json, "\"process\":\"game.exe\",\"run_ticks\":100000,");
     assert_has(text, "Slices: 3, run 10.000 ms, idle 0.000 ms,");
     free(json);
+    free(text);
+    perch_report_destroy(r);
+}
+
+/* A trace without a clock rate (perf_freq 0) reads its times at 10 MHz, as the model, the
+ * exports and the HTML chart do, and says so (before: every time in the text was 0 ms). */
+static void test_no_clock_rate_reads_100ns_ticks(void **state)
+{
+    perch_sink s;
+    (void)state;
+    perch_report *r = report_at(&s, 0);
+    perch_slice_rec a = slice_of(200, 5678, 1000000, 1250000);
+    assert_int_equal(s.slice(s.ctx, &a), 0);
+    char *text = text_of(r);
+    assert_has(text, "clock type 0, 10000000 ticks/s\n");
+    assert_has(text, "the trace gives no clock rate: its times are read as 10000000 ticks/s");
+    assert_has(text, "Slices: 1, run 25.000 ms, idle 0.000 ms,");
     free(text);
     perch_report_destroy(r);
 }
@@ -241,6 +264,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slice_end_before_start),
         cmocka_unit_test(test_slice_ready_after_start),
+        cmocka_unit_test(test_no_clock_rate_reads_100ns_ticks),
         cmocka_unit_test(test_slice_sums_do_not_wrap),
         cmocka_unit_test(test_rows_cap_is_a_limit),
         cmocka_unit_test(test_rows_alloc_failure_is_enomem),

@@ -177,7 +177,7 @@ size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uin
 size_t perch__fmt_time(char *out, int64_t ticks, uint64_t freq, bool ms)
 {
     uint64_t ns = perch__ticks_to_ns(ticks < 0 ? (uint64_t)0 - (uint64_t)ticks : (uint64_t)ticks,
-                                     freq ? freq : 1);
+                                     perch__clock_hz(freq));
     uint64_t unit = ms ? 1000000u : 1000u;
     size_t n = 0, digits = ms ? 6 : 3;
     if (ticks < 0)

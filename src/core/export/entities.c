@@ -47,8 +47,7 @@ int perch__entities_info(perch__entities *e, const perch_trace_info *info)
     e->info.session_config = NULL;
     if (e->info.pointer_size != 4)
         e->info.pointer_size = 8;
-    if (e->info.perf_freq == 0)
-        e->info.perf_freq = 10000000;
+    e->info.perf_freq = perch__clock_hz(e->info.perf_freq);
     return 0;
 }
 

@@ -518,7 +518,7 @@ static uint64_t interval_ticks(uint64_t ns, uint64_t freq)
  * (about 584 years), either way. Within them it is (int64_t)(ts - start_raw) - back. */
 static bool ticks_from_start(const perch_trace_info *info, uint64_t ts, uint64_t back, int64_t *t)
 {
-    uint64_t freq = info->perf_freq ? info->perf_freq : 1, m, span;
+    uint64_t freq = perch__clock_hz(info->perf_freq), m, span;
     bool neg = ts < info->start_raw;
     m = neg ? info->start_raw - ts : ts - info->start_raw;
     if (neg) {

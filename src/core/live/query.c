@@ -11,8 +11,8 @@
 #include "model/mem.h"
 #include "perch/error.h"
 #include "util/mem.h"
+#include "util/ticks.h"
 
-#define DEFAULT_FREQ 10000000ull /* before trace_info: the usual QPC rate */
 #define MAX_BUCKETS  (1u << 20)
 
 void perch_live_query_opts_default(perch_live_query_opts *opts)
@@ -37,7 +37,7 @@ static bool opts_valid(const perch_live_query_opts *o)
 
 static void set_bucket_ticks(perch_live_query *q, uint64_t freq)
 {
-    uint64_t t = (freq ? freq : DEFAULT_FREQ) / 1000 * q->o.bucket_ms;
+    uint64_t t = perch__clock_hz(freq) / 1000 * q->o.bucket_ms; /* 0: before trace_info */
     q->bucket_ticks = t ? t : 1;
 }
 

@@ -10,13 +10,14 @@
 #include "live/query_internal.h"
 #include "perch/error.h"
 #include "util/mem.h"
+#include "util/ticks.h"
 
 #define DEFAULT_ROWS 10u
 
 int perch__q_window(perch_live_query *q, const perch_proto_window *w, bool snap,
                     perch_live_span *span)
 {
-    uint64_t freq = q->have_info && q->info.perf_freq ? q->info.perf_freq : 10000000ull;
+    uint64_t freq = perch__clock_hz(q->have_info ? q->info.perf_freq : 0);
     uint64_t from, to;
     memset(span, 0, sizeof *span);
     span->perf_freq = freq;

@@ -10,6 +10,7 @@
 #include "model/mem.h"
 #include "model/model_internal.h"
 #include "perch/error.h"
+#include "util/ticks.h"
 
 typedef int (*handler_fn)(perch_model *m, const perch_event *ev, const perch_decoded *d);
 
@@ -64,7 +65,7 @@ int perch_model_create(const perch_sink *sink, const perch_trace_info *info,
     if (m->opts.max_modules_per_map == 0 || m->opts.max_modules_per_map > MAX_MODULES_PER_MAP)
         m->opts.max_modules_per_map =
             m->opts.max_modules_per_map ? MAX_MODULES_PER_MAP : DEFAULT_MAX_MODULES_PER_MAP;
-    uint64_t freq = info->perf_freq ? info->perf_freq : 10000000u;
+    uint64_t freq = perch__clock_hz(info->perf_freq);
     m->wait_ticks = (uint64_t)(m->opts.stack_wait_seconds * (double)freq);
     m->kernel_wait_ticks = (uint64_t)(m->opts.kernel_wait_seconds * (double)freq);
     m->queues[0].wait = m->wait_ticks;

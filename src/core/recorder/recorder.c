@@ -12,6 +12,7 @@
 #include "perch/error.h"
 #include "recorder/recorder_internal.h"
 #include "util/mem.h"
+#include "util/ticks.h"
 
 void perch_recorder_opts_default(perch_recorder_opts *o)
 {
@@ -40,7 +41,7 @@ rec_segment *perch__rec_unref(rec_segment *s)
 
 static uint64_t ticks_per_ms(const perch_recorder *r)
 {
-    uint64_t f = r->store.has_info && r->store.info.perf_freq ? r->store.info.perf_freq : 10000000u;
+    uint64_t f = perch__clock_hz(r->store.has_info ? r->store.info.perf_freq : 0);
     return f / 1000 ? f / 1000 : 1;
 }
 

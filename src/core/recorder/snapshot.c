@@ -12,6 +12,7 @@
 #include "perch/platform.h"
 #include "recorder/recorder_internal.h"
 #include "util/mem.h"
+#include "util/ticks.h"
 
 typedef struct snap {
     perch_recorder *r;
@@ -38,7 +39,7 @@ static void unlock(void *ctx)
 /* The oldest time in the range: newest minus last_seconds (0: everything held). */
 static uint64_t cutoff_of(const perch_recorder *r, double last_seconds)
 {
-    uint64_t freq = r->store.info.perf_freq ? r->store.info.perf_freq : 10000000u;
+    uint64_t freq = perch__clock_hz(r->store.info.perf_freq);
     if (!(last_seconds > 0) || last_seconds * 1000.0 >= (double)r->opts.window_ms)
         return 0;
     double span = last_seconds * (double)freq;

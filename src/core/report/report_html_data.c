@@ -15,6 +15,7 @@
 #include "perch/error.h"
 #include "report/report_html.h"
 #include "util/mem.h"
+#include "util/ticks.h"
 
 static int widen(perch__html *h)
 {
@@ -84,7 +85,7 @@ static int tee_info(void *ctx, const perch_trace_info *info)
     uint64_t dur = info->end_filetime > info->start_filetime
                        ? info->end_filetime - info->start_filetime
                        : 0; /* 100 ns units */
-    uint64_t freq = info->perf_freq ? info->perf_freq : 10000000u;
+    uint64_t freq = perch__clock_hz(info->perf_freq);
     if (!err)
         err = perch__entities_info(&h->c.ents, info);
     /* The chart starts at the trace's start when the trace says where it ends (an .etl, an

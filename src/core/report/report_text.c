@@ -11,6 +11,7 @@
 #include "model/mem.h"
 #include "perch/error.h"
 #include "report/report_internal.h"
+#include "util/ticks.h"
 
 /* Windows' default timer profile interval, 1 ms in 100 ns units, for traces that never
  * logged a SetInterval / CollectionStart event. */
@@ -18,7 +19,7 @@
 
 static double ms(const perch_report *r, uint64_t ticks)
 {
-    return r->info.perf_freq ? (double)ticks * 1000.0 / (double)r->info.perf_freq : 0.0;
+    return (double)ticks * 1000.0 / (double)perch__clock_hz(r->info.perf_freq);
 }
 
 static const rnamed *stat_named(const perch_report *r, const char *name)
@@ -170,7 +171,10 @@ static void print_summary(perch_report *r, FILE *f)
             "Trace %s\n  OS build %u, %u CPUs, pointer size %u, clock type %u, %" PRIu64
             " ticks/s\n  events lost %" PRIu64 ", buffers lost %" PRIu64 "\n",
             h->source ? h->source : "", h->os_build, h->cpu_count, h->pointer_size, h->clock_type,
-            h->perf_freq, h->events_lost, h->buffers_lost);
+            perch__clock_hz(h->perf_freq), h->events_lost, h->buffers_lost);
+    if (h->perf_freq == 0)
+        fprintf(f, "  the trace gives no clock rate: its times are read as %u ticks/s (100 ns)\n",
+                PERCH_DEFAULT_CLOCK_HZ);
     if (stat_named(r, "records.total") != NULL)
         fprintf(f,
                 "  %" PRIu64 " records; %" PRIu64 " processes, %" PRIu64 " threads, %" PRIu64

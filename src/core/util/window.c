@@ -15,7 +15,7 @@ static uint64_t raw_of(const perch_trace_info *info, uint64_t ns)
     if (ns == PERCH_WINDOW_END)
         return UINT64_MAX;
     const uint64_t giga = 1000000000u;
-    uint64_t f = info->perf_freq ? info->perf_freq : 10000000u, s = ns / giga, frac = ns % giga;
+    uint64_t f = perch__clock_hz(info->perf_freq), s = ns / giga, frac = ns % giga;
     if (s > UINT64_MAX / f)
         return UINT64_MAX;
     /* the fraction of a second: exact while frac * f fits (any real clock), else per GHz */
@@ -48,7 +48,7 @@ static int on_info(void *ctx, const perch_trace_info *info)
     w->from_raw = raw_of(info, w->from_ns);
     w->to_raw = raw_of(info, w->to_ns);
     w->start_raw = info->start_raw;
-    w->perf_freq = info->perf_freq ? info->perf_freq : 10000000u;
+    w->perf_freq = perch__clock_hz(info->perf_freq);
     w->placed = true;
     return w->next->trace_info ? w->next->trace_info(w->next->ctx, info) : 0;
 }
