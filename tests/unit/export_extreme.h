@@ -2,7 +2,8 @@
  * A tiny record stream for the exporters' tests of extreme numbers (sample counts whose
  * weights pass 64 bits, times far from the trace start, clocks of absurd rates): one process,
  * one thread, one module, one stack, and the samples a test lists as (time, count) pairs, all
- * timer samples of that thread with that stack. Header-only, like export_fixture.h.
+ * timer samples of that thread with that stack; and for the far-time tests one slice of that
+ * thread 2^63 + 1 ticks after the start. Header-only, like export_fixture.h.
  */
 #ifndef PERCH_TEST_EXPORT_EXTREME_H
 #define PERCH_TEST_EXPORT_EXTREME_H
@@ -112,6 +113,28 @@ static inline int xt_replay(void *ctx, const perch_sink *k)
     for (size_t i = 0; !err && i < x->n; i++)
         for (size_t r = 0; !err && r < (x->repeat ? x->repeat : 1); r++)
             err = xt_sample_out(k, &x->samples[i]);
+    return err ? err : xt_tail(k);
+}
+
+/* The perch_record_source.replay of x's head, its samples (each once), one slice 2^63 + 1
+ * ticks after the start and ready at the start, and x's tail. */
+static inline int xt_far_slice_replay(void *ctx, const perch_sink *k)
+{
+    perch_slice_rec r;
+    int err = xt_head(ctx, k);
+    memset(&r, 0, sizeof r);
+    r.thread_key = 11;
+    r.tid = 1001;
+    r.flags = PERCH_SLICE_HAS_READY;
+    r.start_ts = ((uint64_t)1 << 63) + 1;
+    r.end_ts = r.start_ts + 10000; /* 1 ms */
+    r.ready_ts = 0;
+    r.priority = 8;
+    r.wait_reason = r.wait_mode = r.state = -1;
+    for (size_t i = 0; !err && i < ((const struct xt_stream *)ctx)->n; i++)
+        err = xt_sample_out(k, &((const struct xt_stream *)ctx)->samples[i]);
+    if (!err && k->slice)
+        err = k->slice(k->ctx, &r);
     return err ? err : xt_tail(k);
 }
 

@@ -5,7 +5,8 @@
  * nodes, samples, time deltas, gap samples, a span for sample-only threads), PMC samples as
  * instants, slice complete events whose ts/dur are exact microseconds from raw ticks and
  * perf_freq, args with PMC deltas under the counter names, the optional per-CPU tracks in CPU
- * order. Also the exact tick -> time conversion and the profile's reordering of late samples.
+ * order. Also the exact tick -> time conversion and the profile's reordering of late samples,
+ * and times 2^63 ticks or more from the trace start (or from the ready time) written exactly.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "export/chrome_profile.h"
+#include "export_extreme.h"
 #include "export_fixture.h"
 #include "json_check.h"
 
@@ -360,6 +362,24 @@ static void test_slices(void **state)
     free(text);
 }
 
+/* A slice's time and ready latency 2^63 + 1 ticks from their origins: the exact positive
+ * microseconds (before: the unsigned difference cast to int64_t, "-922337203685477580.700"). */
+static void test_far_times(void **state)
+{
+    struct xt_stream x = {10000000, 0, NULL, 0, 0};
+    perch_record_source src = {&x, xt_far_slice_replay, NULL};
+    size_t len;
+    int err;
+    (void)state;
+    char *text = fx_export_from(PERCH_EXPORT_CHROME, NULL, &src, (size_t)16 << 20, &len, &err);
+    assert_int_equal(err, 0);
+    assert_non_null(strstr(text, "\"ts\":922337203685477580.900,"));
+    assert_non_null(strstr(text, "\"dur\":1000.000,"));
+    assert_non_null(strstr(text, "\"ready_latency_us\":922337203685477580.900"));
+    assert_null(strstr(text, "-922"));
+    free(text);
+}
+
 static void test_cpu_tracks(void **state)
 {
     struct jdoc d;
@@ -414,11 +434,11 @@ static void test_tick_conversion(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_document),    cmocka_unit_test(test_samples),
-        cmocka_unit_test(test_sample_gaps), cmocka_unit_test(test_profile_order),
-        cmocka_unit_test(test_slices),      cmocka_unit_test(test_cpu_tracks),
-        cmocka_unit_test(test_idle_tracks), cmocka_unit_test(test_tick_conversion),
-        cmocka_unit_test(test_profile_held),
+        cmocka_unit_test(test_document),        cmocka_unit_test(test_samples),
+        cmocka_unit_test(test_sample_gaps),     cmocka_unit_test(test_profile_order),
+        cmocka_unit_test(test_slices),          cmocka_unit_test(test_far_times),
+        cmocka_unit_test(test_cpu_tracks),      cmocka_unit_test(test_idle_tracks),
+        cmocka_unit_test(test_tick_conversion), cmocka_unit_test(test_profile_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

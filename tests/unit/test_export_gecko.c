@@ -336,6 +336,26 @@ static void test_time_range(void **state)
     }
 }
 
+/* A slice 2^63 + 1 ticks after the start, ready at the start: its marker's times and ready
+ * latency are the exact positive milliseconds (before: the unsigned differences cast to
+ * int64_t, negative). */
+static void test_far_marker(void **state)
+{
+    static const struct xt_sample one[] = {{10000, 1}}; /* gecko shows threads with samples */
+    struct xt_stream x = {10000000, 0, one, 1, 1};
+    perch_record_source src = {&x, xt_far_slice_replay, NULL};
+    size_t len;
+    int err;
+    (void)state;
+    char *text = fx_export_from(PERCH_EXPORT_GECKO, NULL, &src, (size_t)16 << 20, &len, &err);
+    assert_int_equal(err, 0);
+    assert_non_null(strstr(text, "\"readyLatency\":922337203685477.580900"));
+    assert_non_null(strstr(text, "\"startTime\":[922337203685477.580900]"));
+    assert_non_null(strstr(text, "\"endTime\":[922337203685478.580900]"));
+    assert_null(strstr(text, "-922"));
+    free(text);
+}
+
 /* The empty sample one interval before a thread's first: interval x perf_freq no longer wraps
  * with a fast clock (2^62 Hz: 1e6 x 2^62 is 0 mod 2^64, which put it at the first's time). */
 static void test_lead_fast_clock(void **state)
@@ -387,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_marker_cap),
         cmocka_unit_test(test_time_range),
         cmocka_unit_test(test_lead_fast_clock),
+        cmocka_unit_test(test_far_marker),
         cmocka_unit_test(test_weight_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

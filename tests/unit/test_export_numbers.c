@@ -1,10 +1,14 @@
 /*
  * The exporters' number formatting (export_util.c): perch__put_uint against printf's %llu at
  * every digit-count boundary (10^k - 1, 10^k, 10^k + 1), every power of two and its
- * neighbours, and pseudo-random values of every bit length; perch__put_digits' zero padding.
+ * neighbours, and pseudo-random values of every bit length; perch__put_digits' zero padding;
+ * and the time text (perch__fmt_time, perch__fmt_time_since: ticks as us or ms) against an
+ * oracle in 128-bit arithmetic, for every tick count and every pair of raw times, including
+ * those whose nanoseconds pass 64 bits and pairs 2^63 ticks apart or more.
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,12 +72,97 @@ static void test_put_digits(void **state)
     assert_memory_equal(got, "456", 3);
 }
 
+typedef unsigned __int128 u128;
+
+/* v in decimal (the 128-bit oracle's own printing: two halves of at most 19 digits). */
+static void put_u128(char *out, u128 v)
+{
+    const uint64_t e19 = 10000000000000000000ull;
+    if (v >= e19)
+        sprintf(out, "%llu%019llu", (unsigned long long)(v / e19), (unsigned long long)(v % e19));
+    else
+        sprintf(out, "%llu", (unsigned long long)v);
+}
+
+/* The text of m ticks (neg: negative) of a freq Hz clock: whole seconds in nanoseconds plus
+ * the rest's nanoseconds truncated, in us with 3 decimals or ms with 6, all in 128 bits. */
+static void oracle(char *out, bool neg, uint64_t m, uint64_t freq, bool ms)
+{
+    u128 ns = (u128)(m / freq) * 1000000000u + (u128)(m % freq) * 1000000000u / freq;
+    unsigned unit = ms ? 1000000u : 1000u;
+    char whole[48];
+    put_u128(whole, ns / unit);
+    sprintf(out, "%s%s.%0*u", neg ? "-" : "", whole, ms ? 6 : 3, (unsigned)(ns % unit));
+}
+
+static void check_since(uint64_t t, uint64_t from, uint64_t freq, bool ms)
+{
+    char want[64], got[PERCH_TIME_TEXT_MAX + 1];
+    oracle(want, t < from, t < from ? from - t : t - from, freq, ms);
+    size_t n = perch__fmt_time_since(got, t, from, freq, ms);
+    got[n] = '\0';
+    assert_string_equal(got, want);
+    if ((t >= from ? t - from : from - t) <= (uint64_t)INT64_MAX) {
+        int64_t d = t >= from ? (int64_t)(t - from) : -(int64_t)(from - t);
+        n = perch__fmt_time(got, d, freq, ms); /* the signed form of the same difference */
+        got[n] = '\0';
+        assert_string_equal(got, want);
+    }
+}
+
+/* Clocks below 18 GHz, where the rest's nanoseconds are computed in integers. */
+static const uint64_t freqs[] = {10000000u, 1u, 7u, 3000000u, 1000000000u, 3700000000ull};
+
+static void test_time_text_extremes(void **state)
+{
+    static const uint64_t m[] = {0,
+                                 1,
+                                 9999999,
+                                 (uint64_t)INT64_MAX,
+                                 (uint64_t)INT64_MAX + 1,
+                                 (uint64_t)INT64_MAX + 2,
+                                 UINT64_MAX / 100u,
+                                 UINT64_MAX / 100u + 1,
+                                 UINT64_MAX - 1,
+                                 UINT64_MAX};
+    (void)state;
+    for (size_t f = 0; f < sizeof freqs / sizeof freqs[0]; f++)
+        for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+            for (int ms = 0; ms < 2; ms++) {
+                check_since(m[i], 0, freqs[f], ms);          /* m ticks after */
+                check_since(0, m[i], freqs[f], ms);          /* m ticks before */
+                check_since(UINT64_MAX, m[i], freqs[f], ms); /* from the far end */
+            }
+    /* the review's case: 2^63 + 1 ticks after the start is not 2^63 - 1 ticks before it */
+    char got[PERCH_TIME_TEXT_MAX + 1];
+    size_t n = perch__fmt_time_since(got, ((uint64_t)1 << 63) + 1, 0, 10000000u, false);
+    got[n] = '\0';
+    assert_string_equal(got, "922337203685477580.900");
+    /* a clock rate of 0 reads as 10 MHz (perch__clock_hz) */
+    n = perch__fmt_time_since(got, 0, 25, 0, false);
+    got[n] = '\0';
+    assert_string_equal(got, "-2.500");
+}
+
+static void test_time_text_random(void **state)
+{
+    (void)state;
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint64_t t = x >> (i % 64), from = (x * 0x9e3779b97f4a7c15ull) >> ((i / 64) % 64);
+        check_since(t, from, freqs[i % (sizeof freqs / sizeof freqs[0])], i & 1);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_put_uint_boundaries),
-        cmocka_unit_test(test_put_uint_random),
-        cmocka_unit_test(test_put_digits),
+        cmocka_unit_test(test_put_uint_boundaries), cmocka_unit_test(test_put_uint_random),
+        cmocka_unit_test(test_put_digits),          cmocka_unit_test(test_time_text_extremes),
+        cmocka_unit_test(test_time_text_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,6 +77,12 @@ static void put_i(char *buf, size_t *len, int64_t v)
     *len += perch__put_uint(buf + *len, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
 }
 
+/* A slice's end for its duration: an end before the start is a run of 0. */
+static uint64_t end_of(const perch_slice_rec *r)
+{
+    return r->end_ts >= r->start_ts ? r->end_ts : r->start_ts;
+}
+
 /* {"name":name,"cat":"cpu","ph":"X","ts":ts,"pid":pid,"tid":tid (the object left open). */
 static void event_head(perch__chrome_fmt *f, const char *name, uint64_t ts, uint32_t pid,
                        uint32_t tid)
@@ -88,7 +94,7 @@ static void event_head(perch__chrome_fmt *f, const char *name, uint64_t ts, uint
     perch_json_key(f->w, "name");
     perch_json_string(f->w, name);
     PUT_LIT(buf, len, "\"cat\":\"cpu\",\"ph\":\"X\",\"ts\":");
-    len += perch__fmt_time(buf + len, (int64_t)(ts - info->start_raw), info->perf_freq, false);
+    len += perch__fmt_time_since(buf + len, ts, info->start_raw, info->perf_freq, false);
     PUT_LIT(buf, len, ",\"pid\":");
     len += perch__put_uint(buf + len, pid);
     PUT_LIT(buf, len, ",\"tid\":");
@@ -155,8 +161,7 @@ static void slice_args(perch__chrome_fmt *f, const perch_slice_rec *r)
     char buf[160 + 2 * PERCH_TIME_TEXT_MAX + PERCH_MAX_PMC * 96];
     size_t len = 0;
     put_lit(buf, &len, "\"dur\":");
-    len += perch__fmt_time(
-        buf + len, r->end_ts >= r->start_ts ? (int64_t)(r->end_ts - r->start_ts) : 0, freq, false);
+    len += perch__fmt_time_since(buf + len, end_of(r), r->start_ts, freq, false);
     perch_json_raw_members(f->w, buf, len);
     perch_json_key(f->w, "args");
     perch_json_begin_object(f->w);
@@ -171,7 +176,7 @@ static void slice_args(perch__chrome_fmt *f, const perch_slice_rec *r)
     }
     if ((r->flags & PERCH_SLICE_HAS_READY) && r->ready_ts <= r->start_ts) {
         put_lit(buf, &len, ",\"ready_latency_us\":");
-        len += perch__fmt_time(buf + len, (int64_t)(r->start_ts - r->ready_ts), freq, false);
+        len += perch__fmt_time_since(buf + len, r->start_ts, r->ready_ts, freq, false);
     }
     for (uint32_t i = 0; i < r->pmc_count && i < PERCH_MAX_PMC; i++) {
         const struct perch__chrome_pmc_key *k = pmc_key(f, i);
@@ -208,7 +213,7 @@ static void slice_args_rest(perch__chrome_fmt *f, const perch_slice_rec *r, char
     }
     if ((r->flags & PERCH_SLICE_HAS_READY) && r->ready_ts <= r->start_ts) {
         PUT_LIT(buf, n, ",\"ready_latency_us\":");
-        n += perch__fmt_time(buf + n, (int64_t)(r->start_ts - r->ready_ts), freq, false);
+        n += perch__fmt_time_since(buf + n, r->start_ts, r->ready_ts, freq, false);
     }
     for (uint32_t i = 0; i < r->pmc_count && i < PERCH_MAX_PMC; i++) {
         const struct perch__chrome_pmc_key *k = &f->pmc_keys[i];
@@ -240,16 +245,13 @@ static bool slice_fast(perch__chrome_fmt *f, const perch_slice_rec *r, uint32_t 
         PUT_LIT(buf, len, "{\"name\":\"idle\",\"cat\":\"cpu\",\"ph\":\"X\",\"ts\":");
     else
         PUT_LIT(buf, len, "{\"name\":\"running\",\"cat\":\"cpu\",\"ph\":\"X\",\"ts\":");
-    len += perch__fmt_time(buf + len, (int64_t)(r->start_ts - info->start_raw), info->perf_freq,
-                           false);
+    len += perch__fmt_time_since(buf + len, r->start_ts, info->start_raw, info->perf_freq, false);
     PUT_LIT(buf, len, ",\"pid\":");
     len += perch__put_uint(buf + len, pid);
     PUT_LIT(buf, len, ",\"tid\":");
     len += perch__put_uint(buf + len, tid);
     PUT_LIT(buf, len, ",\"dur\":");
-    len += perch__fmt_time(
-        buf + len, r->end_ts >= r->start_ts ? (int64_t)(r->end_ts - r->start_ts) : 0,
-        info->perf_freq, false);
+    len += perch__fmt_time_since(buf + len, end_of(r), r->start_ts, info->perf_freq, false);
     PUT_LIT(buf, len, ",\"args\":{\"cpu\":");
     len += perch__put_uint(buf + len, r->cpu);
     PUT_LIT(buf, len, ",\"priority\":");
@@ -345,7 +347,7 @@ int perch__chrome_pmc(perch__chrome_fmt *f, const perch__chrome_pmc_ev *e)
     memcpy(text + len, e->name, e->name_len);
     len += e->name_len;
     PUT_LIT(text, len, ",\"cat\":\"pmc_sample\",\"ph\":\"i\",\"ts\":");
-    len += perch__fmt_time(text + len, (int64_t)(r->ts - info->start_raw), info->perf_freq, false);
+    len += perch__fmt_time_since(text + len, r->ts, info->start_raw, info->perf_freq, false);
     PUT_LIT(text, len, ",\"pid\":");
     len += perch__put_uint(text + len, e->pid);
     PUT_LIT(text, len, ",\"tid\":");

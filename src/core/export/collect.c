@@ -174,18 +174,49 @@ size_t perch__thread_label(const perch__entities *e, const perch__thread *t, uin
     return n + perch__thread_short_name(e, t, tid, buf + n, cap - n);
 }
 
+/* m ticks as microseconds (3 decimals) or milliseconds (ms: 6), exactly for any 64-bit m:
+ * whole seconds and the nanoseconds of the rest, as perch__ticks_to_ns splits them, so the
+ * text is that of its nanoseconds while they fit in 64 bits (about 584 years), and the
+ * seconds' digits followed by the rest's past that instead of a wrapped value. */
+static size_t fmt_ticks(char *out, uint64_t m, uint64_t freq, bool ms)
+{
+    const uint64_t giga = 1000000000u;
+    uint64_t f = perch__clock_hz(freq), unit = ms ? 1000000u : 1000u, per_sec = giga / unit;
+    size_t n = 0, digits = ms ? 6 : 3;
+    if (f == 10000000u && m <= UINT64_MAX / 100u) { /* the usual clock: ns = m * 100 */
+        n = perch__put_uint(out, m * 100u / unit);
+        out[n++] = '.';
+        perch__put_digits(out + n, m * 100u % unit, digits);
+        return n + digits;
+    }
+    uint64_t secs = m / f, frac = perch__ticks_to_ns(m % f, f); /* frac < 10^9 */
+    if (secs <= (UINT64_MAX - per_sec) / per_sec) {
+        n += perch__put_uint(out, secs * per_sec + frac / unit);
+    } else {
+        n += perch__put_uint(out, secs);
+        perch__put_digits(out + n, frac / unit, ms ? 3 : 6); /* the units within a second */
+        n += ms ? 3 : 6;
+    }
+    out[n++] = '.';
+    perch__put_digits(out + n, frac % unit, digits); /* the fraction, zero-padded */
+    return n + digits;
+}
+
 size_t perch__fmt_time(char *out, int64_t ticks, uint64_t freq, bool ms)
 {
-    uint64_t ns = perch__ticks_to_ns(ticks < 0 ? (uint64_t)0 - (uint64_t)ticks : (uint64_t)ticks,
-                                     perch__clock_hz(freq));
-    uint64_t unit = ms ? 1000000u : 1000u;
-    size_t n = 0, digits = ms ? 6 : 3;
+    size_t n = 0;
     if (ticks < 0)
         out[n++] = '-';
-    n += perch__put_uint(out + n, ns / unit);
-    out[n++] = '.';
-    perch__put_digits(out + n, ns % unit, digits); /* the fraction, zero-padded */
-    return n + digits;
+    return n + fmt_ticks(out + n, ticks < 0 ? (uint64_t)0 - (uint64_t)ticks : (uint64_t)ticks, freq,
+                         ms);
+}
+
+size_t perch__fmt_time_since(char *out, uint64_t t, uint64_t from, uint64_t freq, bool ms)
+{
+    size_t n = 0;
+    if (t < from)
+        out[n++] = '-';
+    return n + fmt_ticks(out + n, t < from ? from - t : t - from, freq, ms);
 }
 
 void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms)

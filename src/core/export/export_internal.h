@@ -643,6 +643,10 @@ void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms);
 /* The same text into out (at least PERCH_TIME_TEXT_MAX bytes, no NUL); returns its length. */
 #define PERCH_TIME_TEXT_MAX 48
 size_t perch__fmt_time(char *out, int64_t ticks, uint64_t freq, bool ms);
+/* The same text for t - from, the difference of two raw times taken as a signed number of
+ * any size (a cast of the unsigned difference to int64_t would turn one more than 2^63 ticks
+ * apart into the wrong sign). Exact for every pair, as perch__fmt_time is for every tick count. */
+size_t perch__fmt_time_since(char *out, uint64_t t, uint64_t from, uint64_t freq, bool ms);
 
 /* A run of values of one JSON array, formatted into a local buffer and handed to the writer
  * a few KiB at a time (perch_json_raw_n), so each value costs a few stores instead of a
@@ -663,6 +667,7 @@ void perch__run_int(perch__run *r, int64_t v);
 /* n bytes of raw JSON value text (a number, null, true ...). */
 void perch__run_raw(perch__run *r, const char *text, size_t n);
 void perch__run_time(perch__run *r, int64_t ticks, uint64_t freq, bool ms);
+void perch__run_time_since(perch__run *r, uint64_t t, uint64_t from, uint64_t freq, bool ms);
 void perch__run_flush(perch__run *r);
 /* Appends v (a comma first unless it is the run's first value); inline, as every column of
  * a profile's tables is a run of these. */

@@ -202,6 +202,15 @@ void perch__run_time(perch__run *r, int64_t ticks, uint64_t freq, bool ms)
     r->len += perch__fmt_time(r->buf + r->len, ticks, freq, ms);
 }
 
+void perch__run_time_since(perch__run *r, uint64_t t, uint64_t from, uint64_t freq, bool ms)
+{
+    if (r->len + PERCH_TIME_TEXT_MAX + 1 > sizeof r->buf)
+        perch__run_flush(r);
+    if (r->len)
+        r->buf[r->len++] = ',';
+    r->len += perch__fmt_time_since(r->buf + r->len, t, from, freq, ms);
+}
+
 /* "00" .. "99" */
 static const char two_digits[201] = "00010203040506070809101112131415161718192021222324"
                                     "25262728293031323334353637383940414243444546474849"

@@ -57,6 +57,9 @@ typedef struct perch__ms_text {
 } perch__ms_text;
 size_t perch__gecko_ms(char *out, int64_t ticks, uint64_t freq);
 void perch__gecko_time(perch__run *r, perch__ms_text *c, int64_t ticks, uint64_t freq);
+/* perch__gecko_time of t - from as a signed difference of any size (perch__fmt_time_since). */
+void perch__gecko_time_since(perch__run *r, perch__ms_text *c, uint64_t t, uint64_t from,
+                             uint64_t freq);
 /* A thread's marks as varints of the log's encoding, by start (ties in arrival order). */
 typedef struct perch__mark_stream {
     const uint8_t *data;

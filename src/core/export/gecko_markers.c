@@ -283,6 +283,17 @@ void perch__gecko_time(perch__run *r, perch__ms_text *c, int64_t ticks, uint64_t
     r->len += put_ms_frac(r->buf + r->len, c->text, c->len, (uint64_t)ticks);
 }
 
+void perch__gecko_time_since(perch__run *r, perch__ms_text *c, uint64_t t, uint64_t from,
+                             uint64_t freq)
+{
+    if (t >= from && t - from <= (uint64_t)INT64_MAX)
+        perch__gecko_time(r, c, (int64_t)(t - from), freq);
+    else if (t < from && from - t <= (uint64_t)INT64_MAX)
+        perch__gecko_time(r, c, -(int64_t)(from - t), freq);
+    else
+        perch__run_time_since(r, t, from, freq, true); /* apart by 2^63 ticks or more */
+}
+
 static void put_text(char *buf, size_t *len, const char *s, size_t n)
 {
     memcpy(buf + *len, s, n);
@@ -313,7 +324,9 @@ static void mark_data(perch__run *r, const perch__slice_log *l, const perch__mar
     }
     if (m->ready != UINT64_MAX) {
         PUT_LIT(buf, &len, ",\"readyLatency\":");
-        len += perch__gecko_ms(buf + len, (int64_t)m->ready, freq);
+        len += m->ready <= (uint64_t)INT64_MAX
+                   ? perch__gecko_ms(buf + len, (int64_t)m->ready, freq)
+                   : perch__fmt_time_since(buf + len, m->ready, 0, freq, true);
     }
     for (uint32_t i = 0; i < m->pmc_count && i < l->pmc_name_count; i++) {
         PUT_LIT(buf, &len, ",\"pmc");
@@ -331,7 +344,7 @@ static void times(perch__run *r, const uint64_t *t, size_t n, const perch_trace_
     perch__ms_text c = {0};
     perch_json_begin_array(r->w);
     for (size_t i = 0; i < n; i++)
-        perch__gecko_time(r, &c, (int64_t)(t[2 * i] - info->start_raw), info->perf_freq);
+        perch__gecko_time_since(r, &c, t[2 * i], info->start_raw, info->perf_freq);
     perch__run_flush(r);
     perch_json_end_array(r->w);
 }
