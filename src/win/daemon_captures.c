@@ -80,6 +80,7 @@ static void rotate_opts_of(perch_daemon *d, const perch_config *c, const char *s
     o->max_total_bytes = (uint64_t)c->disk_cap_mb << 20;
     o->writer.now_ns = writer_clock;
     o->wall_ms = perch_fs_wall_ms;
+    o->open = perch__daemon_open_recording_file;
 }
 
 /* Model thread (or no model thread running): the rotation's figures into what status shows. */
