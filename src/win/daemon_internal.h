@@ -122,9 +122,11 @@ void perch__daemon_session_status(perch_daemon *d, perch_daemon_status *st);
 void perch__daemon_record_status(perch_daemon *d, perch_daemon_status *st);
 
 /* Starts a recording before the engine starts (RecordOnStart) or while it runs. Caller holds
- * ctl. */
+ * ctl. A start that failed after its first file was created deletes that file (only it), and
+ * why (may be NULL) gets a sentence saying what failed; it is left alone for the other
+ * errors. */
 int perch__daemon_record_start_locked(perch_daemon *d, const perch_config *c, const char *stem,
-                                      char *file, size_t len);
+                                      char *file, size_t len, char *why, size_t why_len);
 
 /* daemon_record_opts.c: the configuration and name stem ("" when none) of one recording, from
  * the daemon's configuration and o (may be NULL). 0, or an error with a sentence in why. */

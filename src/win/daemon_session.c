@@ -272,7 +272,7 @@ void perch__daemon_session_start(perch_daemon *d)
     InitializeSRWLock(&v->etw_lock);
     int err = create_engine(d);
     if (err == 0 && d->o.config.record_on_start)
-        perch__daemon_record_start_locked(d, &d->o.config, "", NULL, 0);
+        perch__daemon_record_start_locked(d, &d->o.config, "", NULL, 0, NULL, 0);
     err = err ? err : perch_live_start(v->engine, NULL);
     if (err < 0) {
         perch_log(PERCH_LOG_ERROR, "The live engine could not start: %s.", perch_strerror(err));
