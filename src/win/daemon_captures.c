@@ -329,6 +329,25 @@ void perch__daemon_record_close(perch_daemon *d)
     log_end(d, err == PERCH_ESTATE ? 0 : err);
 }
 
+void perch__daemon_record_leave(perch_daemon *d)
+{
+    struct perch_daemon_live *v = &d->live;
+    char name[sizeof v->rec_name], path[sizeof v->rec_path];
+    if (!v->recording)
+        return;
+    v->rotate = NULL; /* the model thread may be inside it */
+    memset(&v->rec_sink, 0, sizeof v->rec_sink);
+    set_recording(d, false);
+    AcquireSRWLockShared(&d->lock);
+    snprintf(name, sizeof name, "%s", v->rec_name);
+    snprintf(path, sizeof path, "%s", v->rec_path);
+    ReleaseSRWLockShared(&d->lock);
+    perch_log(PERCH_LOG_ERROR,
+              "The recording %s is left as it was: its files hold what was written up to their "
+              "last complete chunk, and the last one, %s, has no end.",
+              name, path);
+}
+
 void perch__daemon_record_status(perch_daemon *d, perch_daemon_status *st)
 {
     const struct perch_daemon_live *v = &d->live;

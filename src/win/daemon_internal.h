@@ -20,7 +20,9 @@
  * (daemon_captures.c). */
 struct perch_daemon_live {
     perch_event_queue *queue;
-    bool queue_kept; /* a consumer was left running: the queue is never freed */
+    bool queue_kept;   /* a consumer was left running: the queue is never freed */
+    bool left_running; /* the stop left the model thread running: nothing it uses is freed,
+                        * the daemon included (daemon_drain.c) */
     perch_live *engine;
     struct perch_live_query *query;  /* the pipe's live window, a sink of the engine */
     struct perch_recorder *recorder; /* the flight recorder, a sink of the engine; NULL: off */
@@ -108,8 +110,19 @@ void perch__daemon_session_start(perch_daemon *d);
 void perch__daemon_pipe_start(perch_daemon *d);
 void perch__daemon_pipe_stop(perch_daemon *d);
 
-/* Stops the session first, then drains the consumer and the engine. */
+/* Stops the session first, then drains the consumer and the engine. PERCH_ETIMEDOUT when the
+ * model thread did not end and was left running (perch__daemon_leave_running). */
 int perch__daemon_session_stop(perch_daemon *d);
+
+/* daemon_drain.c: waits for the model thread once the queue is closed, reporting progress:
+ * StopDrainSeconds at most, then the events still queued are dropped and it waits 5 s more.
+ * 0 when it ended, PERCH_ETIMEDOUT when it did not, or perch_live_stop's error. */
+int perch__daemon_drain(perch_daemon *d);
+
+/* After perch__daemon_drain's PERCH_ETIMEDOUT: logs it and forgets (never frees) the engine,
+ * its queue, its sinks and the recording, which the running thread may still use; sets
+ * left_running, so that perch_daemon_destroy does not free the daemon either. */
+void perch__daemon_leave_running(perch_daemon *d);
 
 /* The supervisor's second: polls the session (losses, outside stops, restarts) or retries a
  * failed start, and hands losses and gaps to the engine. */
@@ -139,6 +152,11 @@ int perch__daemon_open_recording_file(perch_output *out, const char *path);
 
 /* Closes the recording's file after the engine finished it (at stop). Caller holds ctl. */
 void perch__daemon_record_close(perch_daemon *d);
+
+/* Ends the recording without touching its rotation, which a model thread that never ended
+ * may still be writing (perch__daemon_leave_running): never freed, and logged. Caller holds
+ * ctl. */
+void perch__daemon_record_leave(perch_daemon *d);
 
 /* daemon_symbols.c: the symbol worker as a sink of the engine (before it starts); on failure
  * it logs and the daemon records without names. */
