@@ -68,6 +68,9 @@ typedef struct perch_capture_rotate_opts {
      * it cannot delete (open in another program without delete sharing) is kept, counted in
      * deletes_failed and tried again at the next rotation; newer files go in its place. */
     int (*remove)(const char *path);
+    /* Opens each file for writing (0 or the error): NULL is perch_output_open_file. perchd's
+     * tests put a disk that fills or hangs on demand here. */
+    int (*open)(perch_output *out, const char *path);
 } perch_capture_rotate_opts;
 
 /* Fills the defaults (dir NULL, wall_ms NULL: the caller sets both). */
@@ -103,6 +106,16 @@ int perch_capture_rotate_finish(perch_capture_rotate *r);
 /* Frees r. A file still open is closed as it is (no end chunk: a reader sees every complete
  * chunk and reports it as not finished). Accepts NULL. */
 void perch_capture_rotate_destroy(perch_capture_rotate *r);
+
+/* Frees r as perch_capture_rotate_destroy does, then deletes the file r created, for a
+ * recording that could not start: that file holds no record anyone asked for, and left behind
+ * it would make a retry with the same name fail (PERCH_EEXIST). Only a file r created itself
+ * is deleted (one that was there before never is: create refuses a first_name that exists, and
+ * every other name is new), even one whose header could not be written. A rotation that
+ * created more than one file is past its start: nothing is deleted, PERCH_ESTATE. path (len
+ * bytes, may be NULL) receives the path of the one file r created, deleted or not, else "".
+ * Returns 0 (deleted, or no file) or the delete's error (the file stays). Accepts NULL. */
+int perch_capture_rotate_discard(perch_capture_rotate *r, char *path, size_t len);
 
 typedef struct perch_capture_rotate_stats {
     uint64_t files_created;

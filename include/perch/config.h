@@ -65,6 +65,7 @@ typedef struct perch_config {
     uint32_t buffer_size_kb;                       /* BufferSizeKb */
     uint32_t buffer_count;                         /* BufferCount */
     uint32_t queue_mb;                             /* QueueMb */
+    uint32_t stop_drain_seconds;                   /* StopDrainSeconds */
     uint32_t recorder_seconds;                     /* FlightRecorderSeconds (0: off) */
     uint32_t recorder_mb;                          /* FlightRecorderMb */
     uint32_t record_on_start;                      /* RecordOnStart: 0 or 1 */

@@ -73,6 +73,9 @@ typedef struct perch_live_stats {
     /* Samples the model holds back for their stack parts (perch_model_samples_waiting), as of
      * the model thread's last idle call or tick; 0 once the model finished. */
     uint64_t samples_waiting;
+    /* Records perch_live_drop_queued left in the queue (live.stop_dropped in the ledger); 0
+     * until the model thread ended after such a drop. */
+    uint64_t stop_dropped;
     uint32_t sinks;        /* sinks attached */
     uint32_t failed_sinks; /* of which switched off after an error */
     int error;             /* the model's error (the engine then only drains), else 0 */
@@ -150,6 +153,15 @@ int perch_live_call(perch_live *l, int (*fn)(void *ctx), void *ctx, uint32_t tim
  * error, if any, is in the stats), PERCH_ETIMEDOUT (call again) or PERCH_ESTATE when never
  * started. */
 int perch_live_stop(perch_live *l, uint32_t timeout_ms);
+
+/* Gives up on the records still queued, for a stop that may not wait for all of them (the
+ * model is far behind, or a sink's write does not return): the model thread stops popping once
+ * the record it is feeding is done, counts the records left in the queue (live.stop_dropped in
+ * the model's ledger, so every sink's ledger says so; perch_live_stats.stop_dropped), then
+ * finishes the model as at the queue's end (every sink gets its ledger, statistics and
+ * finish). Call it after the producer closed the queue, then perch_live_stop as before. Does
+ * not wait; the queue is cancelled (include/perch/event_queue.h). Accepts NULL. */
+void perch_live_drop_queued(perch_live *l);
 
 /* A snapshot of the counters. */
 void perch_live_get_stats(const perch_live *l, perch_live_stats *st);

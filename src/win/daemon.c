@@ -259,6 +259,8 @@ void perch_daemon_destroy(perch_daemon *d)
     if (d == NULL)
         return;
     perch_daemon_stop(d);
+    if (d->live.left_running)
+        return; /* a model thread still runs and may touch d (daemon_drain.c) */
     CloseHandle(d->wake);
     perch__free(d);
 }

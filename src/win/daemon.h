@@ -120,11 +120,15 @@ int perch_daemon_create(const perch_daemon_options *o, perch_daemon **out);
 int perch_daemon_start(perch_daemon *d);
 
 /* Stops everything it started: the session first (always, so no kernel session outlives the
- * daemon), then the consumer, the engine's drain, the sinks. Idempotent. Returns 0 or the
- * first error met while draining (everything is stopped anyway). */
+ * daemon), then the consumer, the engine's drain, the sinks. The drain is bounded
+ * (StopDrainSeconds, then the events still queued are dropped; docs/service.md, "Stopping").
+ * Idempotent. Returns 0 or the first error met while draining (everything is stopped anyway);
+ * PERCH_ETIMEDOUT when the model thread did not end even then: it is left running, and what
+ * it may still use (the daemon included) is never freed, so the process should exit. */
 int perch_daemon_stop(perch_daemon *d);
 
-/* Frees the daemon, stopping it first if needed. Accepts NULL. */
+/* Frees the daemon, stopping it first if needed (but for a daemon whose stop left its model
+ * thread running: perch_daemon_stop). Accepts NULL. */
 void perch_daemon_destroy(perch_daemon *d);
 
 /* True once the daemon failed for good (the engine or a required sink), so the runner should

@@ -5,7 +5,9 @@
  * and brought up to date first, so the file names every entity and stack its records use.
  * A snapshot is snapshot-YYYYMMDD-HHMMSS.perch there, written from the flight recorder
  * (include/perch/recorder.h), a sink of the engine. (The rotating writer of
- * include/perch/capture_rotate.h replaces the single recording file when it lands.)
+ * include/perch/capture_rotate.h replaces the single recording file when it lands.) A recording
+ * that fails to start after its first file was created (a full disk) deletes that file, and
+ * only it, and says what failed: left there, it made a retry with the same name a clash.
  */
 #include <windows.h>
 #include <stdio.h>
@@ -80,6 +82,7 @@ static void rotate_opts_of(perch_daemon *d, const perch_config *c, const char *s
     o->max_total_bytes = (uint64_t)c->disk_cap_mb << 20;
     o->writer.now_ns = writer_clock;
     o->wall_ms = perch_fs_wall_ms;
+    o->open = perch__daemon_open_recording_file;
 }
 
 /* Model thread (or no model thread running): the rotation's figures into what status shows. */
@@ -152,6 +155,34 @@ static void close_recording(perch_daemon *d)
     memset(&v->rec_sink, 0, sizeof v->rec_sink);
 }
 
+/* A recording whose attach failed (its first file could not be written, say: a full disk):
+ * the rotation goes with the one file it created, so a retry with the same name is not a
+ * clash; why gets what failed. Only that file: never one that was there before. */
+static void discard_recording(perch_daemon *d, int err, char *why, size_t why_len)
+{
+    struct perch_daemon_live *v = &d->live;
+    char path[PERCH_CONFIG_PATH_MAX];
+    int gone = perch_capture_rotate_discard(v->rotate, path, sizeof path);
+    v->rotate = NULL;
+    memset(&v->rec_sink, 0, sizeof v->rec_sink);
+    for (char *c = path; *c; c++)
+        if (*c == '/')
+            *c = '\\'; /* perch_fs_join's separator; Windows shows '\' */
+    if (path[0] == '\0')
+        snprintf(why, why_len, "bringing it up to date with the live model failed (%s)",
+                 perch_strerror(err));
+    else if (gone == 0)
+        snprintf(why, why_len,
+                 "writing its first file %s failed (%s); perchd deleted that file, so the "
+                 "same name can be used again",
+                 path, perch_strerror(err));
+    else
+        snprintf(why, why_len,
+                 "writing its first file %s failed (%s), and perchd could not delete it (%s): "
+                 "delete it before using that name again",
+                 path, perch_strerror(err), perch_strerror(gone));
+}
+
 static void set_recording(perch_daemon *d, bool on)
 {
     struct perch_daemon_live *v = &d->live;
@@ -172,9 +203,10 @@ static void set_recording(perch_daemon *d, bool on)
 }
 
 int perch__daemon_record_start_locked(perch_daemon *d, const perch_config *c, const char *stem,
-                                      char *file, size_t len)
+                                      char *file, size_t len, char *why, size_t why_len)
 {
     struct perch_daemon_live *v = &d->live;
+    char said[PERCH_DAEMON_TEXT] = "";
     if (v->recording || v->engine == NULL)
         return PERCH_ESTATE;
     set_recording(d, true); /* before the attach: the model thread publishes at once */
@@ -182,14 +214,16 @@ int perch__daemon_record_start_locked(perch_daemon *d, const perch_config *c, co
     if (err == 0) {
         err = perch_live_attach_idle(v->engine, "recording", &v->rec_sink, publish_idle, d);
         if (err < 0)
-            close_recording(d);
+            discard_recording(d, err, said, sizeof said);
     }
     if (err < 0) {
         set_recording(d, false);
         perch_log(err == PERCH_EEXIST ? PERCH_LOG_WARNING : PERCH_LOG_ERROR,
                   "The recording%s%s could not start in %s: %s.", stem[0] ? " " : "", stem,
                   d->capture_dir[0] ? d->capture_dir : "(no capture directory)",
-                  perch_strerror(err));
+                  said[0] ? said : perch_strerror(err));
+        if (why != NULL && said[0] != '\0')
+            snprintf(why, why_len, "the recording could not start: %s", said);
         return err;
     }
     perch_live_call(v->engine, publish_call, d, UINT32_MAX); /* its first file, if open */
@@ -220,11 +254,12 @@ int perch_daemon_record_start_with(perch_daemon *d, const perch_daemon_record_op
     AcquireSRWLockExclusive(&d->ctl);
     if (err == 0)
         err = perch__daemon_state(d) == PERCH_DAEMON_RUNNING
-                  ? perch__daemon_record_start_locked(d, &c, stem, file, len)
+                  ? perch__daemon_record_start_locked(d, &c, stem, file, len, sentence,
+                                                      sizeof sentence)
                   : PERCH_ESTATE;
     bool recording = d->live.recording; /* ctl guards it */
     ReleaseSRWLockExclusive(&d->ctl);
-    if (err == PERCH_EEXIST)
+    if (err == PERCH_EEXIST && sentence[0] == '\0')
         snprintf(sentence, sizeof sentence,
                  "a capture called %s.perch (or %s-...) is already in %s: choose another name, "
                  "or delete it",
@@ -292,6 +327,25 @@ void perch__daemon_record_close(perch_daemon *d)
     close_recording(d);
     set_recording(d, false);
     log_end(d, err == PERCH_ESTATE ? 0 : err);
+}
+
+void perch__daemon_record_leave(perch_daemon *d)
+{
+    struct perch_daemon_live *v = &d->live;
+    char name[sizeof v->rec_name], path[sizeof v->rec_path];
+    if (!v->recording)
+        return;
+    v->rotate = NULL; /* the model thread may be inside it */
+    memset(&v->rec_sink, 0, sizeof v->rec_sink);
+    set_recording(d, false);
+    AcquireSRWLockShared(&d->lock);
+    snprintf(name, sizeof name, "%s", v->rec_name);
+    snprintf(path, sizeof path, "%s", v->rec_path);
+    ReleaseSRWLockShared(&d->lock);
+    perch_log(PERCH_LOG_ERROR,
+              "The recording %s is left as it was: its files hold what was written up to their "
+              "last complete chunk, and the last one, %s, has no end.",
+              name, path);
 }
 
 void perch__daemon_record_status(perch_daemon *d, perch_daemon_status *st)

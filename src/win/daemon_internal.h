@@ -20,7 +20,9 @@
  * (daemon_captures.c). */
 struct perch_daemon_live {
     perch_event_queue *queue;
-    bool queue_kept; /* a consumer was left running: the queue is never freed */
+    bool queue_kept;   /* a consumer was left running: the queue is never freed */
+    bool left_running; /* the stop left the model thread running: nothing it uses is freed,
+                        * the daemon included (daemon_drain.c) */
     perch_live *engine;
     struct perch_live_query *query;  /* the pipe's live window, a sink of the engine */
     struct perch_recorder *recorder; /* the flight recorder, a sink of the engine; NULL: off */
@@ -108,8 +110,19 @@ void perch__daemon_session_start(perch_daemon *d);
 void perch__daemon_pipe_start(perch_daemon *d);
 void perch__daemon_pipe_stop(perch_daemon *d);
 
-/* Stops the session first, then drains the consumer and the engine. */
+/* Stops the session first, then drains the consumer and the engine. PERCH_ETIMEDOUT when the
+ * model thread did not end and was left running (perch__daemon_leave_running). */
 int perch__daemon_session_stop(perch_daemon *d);
+
+/* daemon_drain.c: waits for the model thread once the queue is closed, reporting progress:
+ * StopDrainSeconds at most, then the events still queued are dropped and it waits 5 s more.
+ * 0 when it ended, PERCH_ETIMEDOUT when it did not, or perch_live_stop's error. */
+int perch__daemon_drain(perch_daemon *d);
+
+/* After perch__daemon_drain's PERCH_ETIMEDOUT: logs it and forgets (never frees) the engine,
+ * its queue, its sinks and the recording, which the running thread may still use; sets
+ * left_running, so that perch_daemon_destroy does not free the daemon either. */
+void perch__daemon_leave_running(perch_daemon *d);
 
 /* The supervisor's second: polls the session (losses, outside stops, restarts) or retries a
  * failed start, and hands losses and gaps to the engine. */
@@ -122,17 +135,28 @@ void perch__daemon_session_status(perch_daemon *d, perch_daemon_status *st);
 void perch__daemon_record_status(perch_daemon *d, perch_daemon_status *st);
 
 /* Starts a recording before the engine starts (RecordOnStart) or while it runs. Caller holds
- * ctl. */
+ * ctl. A start that failed after its first file was created deletes that file (only it), and
+ * why (may be NULL) gets a sentence saying what failed; it is left alone for the other
+ * errors. */
 int perch__daemon_record_start_locked(perch_daemon *d, const perch_config *c, const char *stem,
-                                      char *file, size_t len);
+                                      char *file, size_t len, char *why, size_t why_len);
 
 /* daemon_record_opts.c: the configuration and name stem ("" when none) of one recording, from
  * the daemon's configuration and o (may be NULL). 0, or an error with a sentence in why. */
 int perch__daemon_record_config(perch_daemon *d, const perch_daemon_record_opts *o, perch_config *c,
                                 char *stem, size_t len, char *why, size_t why_len);
 
+/* daemon_recording_file.c: opens a file of a recording for writing (perch_output_open_file;
+ * the tests' perchd_fake links its own, a disk that fills or hangs on demand). */
+int perch__daemon_open_recording_file(perch_output *out, const char *path);
+
 /* Closes the recording's file after the engine finished it (at stop). Caller holds ctl. */
 void perch__daemon_record_close(perch_daemon *d);
+
+/* Ends the recording without touching its rotation, which a model thread that never ended
+ * may still be writing (perch__daemon_leave_running): never freed, and logged. Caller holds
+ * ctl. */
+void perch__daemon_record_leave(perch_daemon *d);
 
 /* daemon_symbols.c: the symbol worker as a sink of the engine (before it starts); on failure
  * it logs and the daemon records without names. */

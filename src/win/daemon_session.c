@@ -26,7 +26,6 @@
 #define RETRY_FIRST_MS 1000u
 #define RETRY_MAX_MS   60000u
 #define QUIET_MS       5000u /* a session with no event for this long gets a sentence */
-#define DRAIN_STEP_MS  500u
 #define SEAL_WAIT_MS   2000u /* a snapshot waits this long at most for the model thread */
 
 static bool running_under_wine(void)
@@ -272,7 +271,7 @@ void perch__daemon_session_start(perch_daemon *d)
     InitializeSRWLock(&v->etw_lock);
     int err = create_engine(d);
     if (err == 0 && d->o.config.record_on_start)
-        perch__daemon_record_start_locked(d, &d->o.config, "", NULL, 0);
+        perch__daemon_record_start_locked(d, &d->o.config, "", NULL, 0, NULL, 0);
     err = err ? err : perch_live_start(v->engine, NULL);
     if (err < 0) {
         perch_log(PERCH_LOG_ERROR, "The live engine could not start: %s.", perch_strerror(err));
@@ -352,16 +351,22 @@ int perch__daemon_session_stop(perch_daemon *d)
     }
     ReleaseSRWLockExclusive(&v->etw_lock);
     perch_event_queue_close(v->queue, 0);
-    int err;
-    while ((err = perch_live_stop(v->engine, DRAIN_STEP_MS)) == PERCH_ETIMEDOUT)
-        perch__daemon_progress(d, DRAIN_STEP_MS * 4); /* still draining: a new checkpoint */
+    int err = perch__daemon_drain(d); /* bounded: daemon_drain.c */
+    if (err == PERCH_ETIMEDOUT) {
+        perch__daemon_leave_running(d);
+        return err;
+    }
     perch_live_get_stats(v->engine, &st);
     perch__daemon_record_close(d);
+    char dropped[96] = "";
+    if (st.stop_dropped > 0)
+        snprintf(dropped, sizeof dropped, "; %llu still queued when StopDrainSeconds ran out",
+                 (unsigned long long)st.stop_dropped);
     perch_log(st.error < 0 ? PERCH_LOG_ERROR : PERCH_LOG_INFO,
               "The live engine stopped after %llu events (%llu dropped because the queue was "
-              "full, %llu lost by the session)%s%s.",
+              "full, %llu lost by the session%s)%s%s.",
               (unsigned long long)st.events, (unsigned long long)st.queue_dropped,
-              (unsigned long long)st.losses, st.error < 0 ? "; the model failed: " : "",
+              (unsigned long long)st.losses, dropped, st.error < 0 ? "; the model failed: " : "",
               st.error < 0 ? perch_strerror(st.error) : "");
     perch_live *engine = v->engine;
     AcquireSRWLockExclusive(&d->lock);

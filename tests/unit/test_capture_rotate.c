@@ -4,7 +4,8 @@
  * from 1), the files together hold every sample, the disk cap deletes the oldest files, the
  * age cap rotates by the clock, the sequence continues after files already there, a file
  * left open by a crash (or cut anywhere) still reports with names, and a named rotation starts
- * with <prefix>.perch and refuses to start over files of its name.
+ * with <prefix>.perch and refuses to start over files of its name; a rotation that failed at
+ * its start (a full disk) is discarded with the one file it created, and nothing else.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -437,6 +438,149 @@ static void test_first_name(void **state)
     perch_free(p);
 }
 
+/* ---- a disk that fills: discard ---------------------------------------------------------- */
+
+/* Outputs over real files whose writes fail (no space left) once full_at bytes went into
+ * them all (full_written). */
+static uint64_t full_at, full_written;
+
+struct full_file {
+    perch_output real;
+};
+
+static int full_write(void *ctx, const void *buf, size_t len)
+{
+    struct full_file *f = ctx;
+    if (full_written + len > full_at)
+        return PERCH_ENOSPC;
+    full_written += len;
+    return f->real.write(f->real.ctx, buf, len);
+}
+
+static int full_close(void *ctx)
+{
+    struct full_file *f = ctx;
+    int err = f->real.close(f->real.ctx);
+    free(f);
+    return err;
+}
+
+static int open_full(perch_output *out, const char *path)
+{
+    struct full_file *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    int err = perch_output_open_file(&f->real, path);
+    if (err < 0) {
+        free(f);
+        return err;
+    }
+    out->write = full_write;
+    out->sync = NULL;
+    out->close = full_close;
+    out->ctx = f;
+    return 0;
+}
+
+static bool present(const char *dir, const char *name)
+{
+    uint64_t size;
+    char *p = perch_fs_join(dir, name);
+    int err = perch_fs_size(p, &size);
+    perch_free(p);
+    return err == 0;
+}
+
+/* A file of a few bytes in dir (not one the rotation made). */
+static void put_file(const char *dir, const char *name)
+{
+    perch_output out;
+    char *p = perch_fs_join(dir, name);
+    assert_int_equal(perch_output_open_file(&out, p), 0);
+    assert_int_equal(out.write(out.ctx, "not ours", 8), 0);
+    assert_int_equal(out.close(out.ctx), 0);
+    perch_free(p);
+}
+
+/* Feeds the synthetic trace into a new named rotation "t" until its sink fails; returns r. */
+static perch_capture_rotate *fill(perch_capture_rotate_opts *o, int want)
+{
+    perch_capture_rotate *r = NULL;
+    perch_sink sink;
+    perch_input in;
+    full_written = 0;
+    assert_int_equal(perch_capture_rotate_create(o, &r), 0);
+    perch_capture_rotate_sink(r, &sink);
+    perch_input_memory(&in, etl, etl_len);
+    assert_int_equal(perch_pipeline_etl(&in, "synth", &sink, NULL, NULL), want);
+    return r;
+}
+
+/* The number of the prefix's files in dir (the named first file too). */
+static size_t count_t(const char *dir)
+{
+    perch_fs_entry *e = NULL;
+    size_t n = 0;
+    assert_int_equal(perch_fs_list(dir, 10000, &e, &n), 0);
+    n = perch__rotate_keep_named("t", "t.perch", e, n);
+    perch_fs_list_free(e, n);
+    return n;
+}
+
+/* A recording that fails at its start (the disk full at the file's header, or at its first
+ * chunks) is discarded: the file it created goes, so the same name can be used again, and no
+ * other file is touched (one of its own prefix from before included); a rotation past its
+ * first file deletes nothing. Before discard the file stayed, and a second start with the same
+ * name was refused (PERCH_EEXIST). */
+static void test_discard_deletes_only_its_own_file(void **state)
+{
+    const char *dir = "rotate_discard";
+    perch_capture_rotate_opts o;
+    perch_capture_rotate *r = NULL;
+    char path[600];
+    clock c = {1764547200000ull, 1};
+    const uint64_t full[] = {0, 100, 6000}; /* at the header; at the first chunks */
+    (void)state;
+    for (int named = 0; named < 2; named++) {
+        fx_empty_dir(dir);
+        opts_for(&o, dir, &c);
+        o.first_name = named ? "t.perch" : NULL;
+        o.open = open_full;
+        put_file(dir, "other.perch");
+        if (!named) /* an earlier recording's: this one's file is -000002 */
+            put_file(dir, "t-20251130-000000-000001.perch");
+        for (size_t i = 0; i < sizeof full / sizeof full[0]; i++) {
+            full_at = full[i];
+            r = fill(&o, PERCH_ENOSPC);
+            assert_int_equal(count_t(dir), named ? 1u : 2u);
+            assert_int_equal(perch_capture_rotate_discard(r, path, sizeof path), 0);
+            assert_non_null(strstr(path, named ? "t.perch" : "-000002.perch"));
+            assert_int_equal(count_t(dir), named ? 0u : 1u);
+        }
+        assert_true(present(dir, "other.perch"));
+        assert_true(named || present(dir, "t-20251130-000000-000001.perch"));
+    }
+    /* the name is free again: a start with room goes through */
+    perch_capture_rotate_stats st;
+    o.open = NULL;
+    run(dir, &o, true, &st);
+    assert_true(st.files_created >= 2);
+    assert_true(present(dir, "t.perch"));
+    /* past its first file: nothing deleted */
+    fx_empty_dir(dir);
+    o.open = open_full;
+    full_at = 200u << 10; /* three files of 64 KiB go in whole */
+    r = fill(&o, PERCH_ENOSPC);
+    assert_int_equal(perch_capture_rotate_discard(r, path, sizeof path), PERCH_ESTATE);
+    assert_string_equal(path, "");
+    assert_true(count_t(dir) >= 3);
+    /* none created: nothing to do */
+    fx_empty_dir(dir);
+    assert_int_equal(perch_capture_rotate_create(&o, &r), 0);
+    assert_int_equal(perch_capture_rotate_discard(r, path, sizeof path), 0);
+    assert_string_equal(path, "");
+    assert_int_equal(perch_capture_rotate_discard(NULL, NULL, 0), 0);
+}
+
 static void test_names(void **state)
 {
     char name[96];
@@ -577,6 +721,7 @@ int main(void)
         cmocka_unit_test(test_age_between_records),
         cmocka_unit_test(test_crash_leaves_readable_files),
         cmocka_unit_test(test_first_name),
+        cmocka_unit_test(test_discard_deletes_only_its_own_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

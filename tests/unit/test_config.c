@@ -66,6 +66,8 @@ static void test_documented_defaults(void **state)
     assert_int_equal(c.buffer_size_kb, 64);
     assert_int_equal(key("BufferSizeKb")->max, 1024);
     assert_int_equal(c.buffer_count, 0);
+    assert_int_equal(c.stop_drain_seconds, 10);
+    assert_int_equal(key("StopDrainSeconds")->min, 1);
 }
 
 static void test_find_is_case_insensitive(void **state)

@@ -4,7 +4,8 @@
  * real kernel trace and on two synthetic seeds; queue drops, session losses (across a counter
  * restart) and gaps land in the ledger; a failing sink is switched off while the others get
  * everything; calls run on the model thread, at once when it is idle; the rate follows the clock;
- * destroy does not hang when the producer never closes the queue; a sink's state read while sinks
+ * destroy does not hang when the producer never closes the queue; a stop that drops what is
+ * still queued ends with what was fed and counts the rest; a sink's state read while sinks
  * come and go is always a whole name.
  */
 #include <setjmp.h>
@@ -500,6 +501,110 @@ static void test_destroy_while_running(void **state)
     free_trace(&t);
 }
 
+/* A sink whose first sample does not return until released (a capture write on a hung
+ * disk), and which keeps what its ledger and finish said. */
+struct stuck {
+    atomic_bool blocked, release, finished;
+    _Atomic uint64_t samples, stop_dropped;
+};
+
+static int stuck_sample(void *ctx, const perch_sample_rec *rec)
+{
+    struct stuck *k = ctx;
+    (void)rec;
+    if (atomic_fetch_add(&k->samples, 1) == 0) {
+        atomic_store(&k->blocked, true);
+        while (!atomic_load(&k->release))
+            perch_sleep_ms(1);
+    }
+    return 0;
+}
+
+static int stuck_ledger(void *ctx, const perch_ledger_rec *rec)
+{
+    struct stuck *k = ctx;
+    if (strcmp(rec->reason, "live.stop_dropped") == 0)
+        atomic_store(&k->stop_dropped, rec->count);
+    return 0;
+}
+
+static int stuck_finish(void *ctx)
+{
+    atomic_store(&((struct stuck *)ctx)->finished, true);
+    return 0;
+}
+
+/* perch_live_drop_queued: a model thread held up by a sink does not drain the queue once the
+ * sink lets go; it counts what was left (stats and every sink's ledger: live.stop_dropped),
+ * finishes the model with what it fed, and ends. Fed and dropped add up to what was pushed. */
+static void test_drop_queued_ends_a_stop_early(void **state)
+{
+    struct trace t;
+    struct run x;
+    perch_live_stats st;
+    perch_sink k;
+    static struct stuck stuck; /* the model thread reads it until the engine is destroyed */
+    memset(&stuck, 0, sizeof stuck);
+    load_synth(1, &t);
+    run_start(&x, &t, 64u << 20, NULL); /* holds the whole trace: the producer never waits */
+    memset(&k, 0, sizeof k);
+    k.ctx = &stuck;
+    k.sample = stuck_sample;
+    k.ledger = stuck_ledger;
+    k.finish = stuck_finish;
+    assert_int_equal(perch_live_add_sink(x.live, "stuck", &k, NULL), 0);
+    run_go(&x);
+    assert_int_equal(perch_thread_join(x.thread, NULL), 0); /* all pushed, the queue closed */
+    for (int ms = 0; ms < 10000 && !atomic_load(&stuck.blocked); ms++)
+        perch_sleep_ms(1);
+    assert_true(atomic_load(&stuck.blocked));
+    assert_int_equal(perch_live_stop(x.live, 50), PERCH_ETIMEDOUT);
+    perch_live_drop_queued(x.live);
+    assert_int_equal(perch_live_stop(x.live, 50), PERCH_ETIMEDOUT); /* still inside the sink */
+    atomic_store(&stuck.release, true);
+    int err;
+    for (int i = 0; (err = perch_live_stop(x.live, 100)) == PERCH_ETIMEDOUT && i < 100; i++)
+        ;
+    assert_int_equal(err, 0);
+    perch_live_get_stats(x.live, &st);
+    printf("fed %llu of %llu records, %llu dropped at the stop\n", (unsigned long long)st.events,
+           (unsigned long long)x.prod.pushed, (unsigned long long)st.stop_dropped);
+    assert_true(st.stop_dropped > 1000); /* the sink held it up at its first sample */
+    assert_int_equal(st.events + st.stop_dropped, x.prod.pushed);
+    assert_int_equal(st.error, 0);
+    assert_true(st.finished);
+    assert_true(atomic_load(&stuck.finished));
+    assert_int_equal(atomic_load(&stuck.stop_dropped), st.stop_dropped);
+    char *json = perch_test_report_json(x.report);
+    assert_int_equal(ledger_count(json, "live.stop_dropped"), (long long)st.stop_dropped);
+    free(json);
+    run_free(&x);
+    free_trace(&t);
+}
+
+/* A stop that drains the queue drops nothing and says nothing of it. */
+static void test_full_drain_drops_nothing(void **state)
+{
+    struct trace t;
+    struct run x;
+    perch_live_stats st;
+    load_synth(1, &t);
+    run_start(&x, &t, 4u << 20, NULL);
+    run_go(&x);
+    run_wait(&x);
+    perch_live_get_stats(x.live, &st);
+    assert_int_equal(st.stop_dropped, 0);
+    assert_int_equal(st.events, x.prod.pushed);
+    char *json = perch_test_report_json(x.report);
+    assert_int_equal(ledger_count(json, "live.stop_dropped"), -1);
+    free(json);
+    perch_live_drop_queued(x.live); /* after the end: nothing changes */
+    perch_live_get_stats(x.live, &st);
+    assert_int_equal(st.stop_dropped, 0);
+    run_free(&x);
+    free_trace(&t);
+}
+
 /* ---- late sinks ---------------------------------------------------------------------------- */
 
 /* A sink that only counts what it gets. */
@@ -855,6 +960,8 @@ int main(void)
         cmocka_unit_test(test_detach_reports_the_sink_error),
         cmocka_unit_test(test_calls_rate_and_idle),
         cmocka_unit_test(test_destroy_while_running),
+        cmocka_unit_test(test_drop_queued_ends_a_stop_early),
+        cmocka_unit_test(test_full_drain_drops_nothing),
         cmocka_unit_test(test_attach_needs_attachable),
         cmocka_unit_test(test_call_wakes_idle_engine),
         cmocka_unit_test(test_late_sinks_count_their_own_window),

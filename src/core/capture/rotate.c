@@ -33,6 +33,8 @@ struct perch_capture_rotate {
     void *names; /* the names wrapper's state of the open file (opts.names), or NULL */
     bool open, finished;
     int error;
+    char made[512];      /* the last file created (even one whose header failed), for discard */
+    uint64_t made_count; /* files created, those that failed after the create included */
     uint64_t opened_ms;
     uint32_t seq, since_clock;
     perch_capture_rotate_stats stats;
@@ -121,7 +123,11 @@ static int open_file(perch_capture_rotate *r)
         perch__free(path);
         return path ? PERCH_ERANGE : PERCH_ENOMEM;
     }
-    int err = perch_output_open_file(&r->out, path);
+    int err = r->opts.open ? r->opts.open(&r->out, path) : perch_output_open_file(&r->out, path);
+    if (err == 0) {
+        snprintf(r->made, sizeof r->made, "%s", path); /* fits: checked above */
+        r->made_count++;
+    }
     if (err == 0 && (err = perch_capture_writer_create(&r->out, &r->opts.writer, &r->w)) != 0)
         r->out.close(r->out.ctx);
     if (err == 0) {
@@ -410,6 +416,25 @@ void perch_capture_rotate_destroy(perch_capture_rotate *r)
     perch__free(r->prefix);
     perch__free(r->first);
     perch__free(r);
+}
+
+int perch_capture_rotate_discard(perch_capture_rotate *r, char *path, size_t len)
+{
+    char made[sizeof r->made];
+    if (path != NULL && len > 0)
+        path[0] = '\0';
+    if (!r)
+        return 0;
+    uint64_t count = r->made_count;
+    int (*remove)(const char *) = r->opts.remove ? r->opts.remove : perch_fs_remove;
+    snprintf(made, sizeof made, "%s", r->made);
+    perch_capture_rotate_destroy(r); /* closes the file first: Windows deletes no open file */
+    if (count != 1)
+        return count == 0 ? 0 : PERCH_ESTATE;
+    if (path != NULL && len > 0)
+        snprintf(path, len, "%s", made); /* deleted or not: the caller says which */
+    int err = remove(made);
+    return err == PERCH_ENOENT ? 0 : err; /* gone already: nothing of it is left */
 }
 
 void perch_capture_rotate_get_stats(const perch_capture_rotate *r,

@@ -58,6 +58,9 @@ static const perch_config_key keys[] = {
     U32("QueueMb", queue_mb, 1, 1024, "64", "MiB",
         "queue between the event callback and the model; events beyond it are dropped and "
         "counted"),
+    U32("StopDrainSeconds", stop_drain_seconds, 1, 600, "10", "seconds",
+        "at perchd's stop, how long the model may take for the events still queued; then the "
+        "rest are dropped and counted"),
     U32("FlightRecorderSeconds", recorder_seconds, 0, 3600, "60", "seconds",
         "how much recent history the flight recorder keeps (0 turns it off)"),
     U32("FlightRecorderMb", recorder_mb, 16, 16384, "256", "MiB",

@@ -8,7 +8,8 @@
  * functions, the calls other threads queued. A queued call does not wait for the tick: it
  * wakes an idle model thread, and a busy one looks for calls every 1024 records. After a
  * model error it keeps popping (and discarding) so the producer never sees a stuck queue,
- * until the queue ends.
+ * until the queue ends. A stop that cannot wait for the whole queue cancels it
+ * (perch_live_drop_queued): the thread counts what was left and finishes the model at once.
  */
 #include <stdio.h>
 #include <string.h>
@@ -138,12 +139,14 @@ static void housekeeping(perch_live *l, uint64_t now)
     perch__live_run_calls(l);
 }
 
-/* Pops and feeds until the queue ends (EOF), is cancelled, or destroy asks to quit. */
-static void pump(perch_live *l)
+/* Pops and feeds until the queue ends (EOF), is cancelled, or destroy asks to quit; returns
+ * the pop's last answer (PERCH_EOF, PERCH_ECANCELED, or 0 when asked to quit). */
+static int pump(perch_live *l)
 {
     uint64_t tick_ns = (uint64_t)l->o.tick_ms * 1000000u, next = perch__live_now(l) + tick_ns;
     uint32_t since_clock = 0;
     perch_event ev;
+    int err = 0;
     while (!atomic_load_explicit(&l->quit, memory_order_relaxed)) {
         uint64_t now = 0;
         if (++since_clock >= CLOCK_EVERY_EVENTS) {
@@ -155,7 +158,7 @@ static void pump(perch_live *l)
                 perch__live_run_calls(l); /* a caller waits: not until the tick */
             }
         }
-        int err = perch_event_queue_pop(l->queue, &ev, 0);
+        err = perch_event_queue_pop(l->queue, &ev, 0);
         if (err == PERCH_ETIMEDOUT) {
             perch__live_idle(l);
             now = perch__live_now(l);
@@ -176,14 +179,32 @@ static void pump(perch_live *l)
             break; /* PERCH_EOF, PERCH_ECANCELED */
     }
     perch_event_queue_release(l->queue);
+    return err;
+}
+
+/* After perch_live_drop_queued: what the queue still held (it is closed and cancelled, so no
+ * record comes in or goes out any more) goes into the ledger before the model's finish. */
+static void count_dropped(perch_live *l)
+{
+    perch_event_queue_stats qs;
+    perch_event_queue_get_stats(l->queue, &qs);
+    uint64_t n = qs.pushed - qs.popped;
+    atomic_store(&l->stop_dropped, n);
+    if (n > 0 && l->model != NULL && atomic_load(&l->error) == 0) {
+        int err = perch_model_ledger_add(l->model, "live.stop_dropped", n);
+        if (err < 0)
+            atomic_store(&l->error, err);
+    }
 }
 
 static int model_main(void *arg)
 {
     perch_live *l = arg;
-    pump(l);
+    int end = pump(l);
     if (l->model == NULL && !atomic_load(&l->quit))
         ensure_model(l); /* no record came: the sinks still get the info and the end */
+    if (end == PERCH_ECANCELED && !atomic_load(&l->quit))
+        count_dropped(l);
     housekeeping(l, perch__live_now(l));
     if (atomic_load(&l->error) == 0 && !atomic_load(&l->quit)) {
         int err = perch_model_finish(l->model);
@@ -251,6 +272,12 @@ int perch_live_stop(perch_live *l, uint32_t timeout_ms)
     return 0;
 }
 
+void perch_live_drop_queued(perch_live *l)
+{
+    if (l != NULL)
+        perch_event_queue_cancel(l->queue); /* the model thread's next pop says so */
+}
+
 void perch_live_get_stats(const perch_live *l, perch_live_stats *st)
 {
     perch_event_queue_stats qs;
@@ -265,6 +292,7 @@ void perch_live_get_stats(const perch_live *l, perch_live_stats *st)
     st->queue_capacity = qs.capacity;
     st->last_timestamp = atomic_load(&l->last_timestamp);
     st->samples_waiting = atomic_load(&l->samples_waiting);
+    st->stop_dropped = atomic_load(&l->stop_dropped);
     st->failed_sinks = atomic_load(&l->failed_sinks);
     st->error = atomic_load(&l->error);
     st->running = atomic_load(&l->running);

@@ -104,6 +104,7 @@ struct perch_live {
     _Atomic uint64_t events;
     _Atomic uint64_t last_timestamp;
     _Atomic uint64_t samples_waiting; /* the model's, as of the last idle call */
+    _Atomic uint64_t stop_dropped;    /* left in the queue by perch_live_drop_queued */
     _Atomic uint32_t failed_sinks;
     _Atomic int error;    /* the model's error */
     _Atomic bool started; /* perch_live_start succeeded */

@@ -1,0 +1,282 @@
+/*
+ * perchd on a disk that fills or hangs, under Wine: perchd_fake.exe (perchd's objects with the
+ * fake ETW replaying a `perch synth` trace at its own pace) opens its recordings' files through
+ * tests/win/perchd_fake_disk.c, whose writes fail as on a full disk or do not return while the
+ * fake's scenario says so (DiskFull, DiskHang: a file name prefix).
+ *
+ * A recording that fails at its start, its first file created but not writable, deletes that
+ * file and only it (an earlier recording's file stays), the client's error says what failed,
+ * and a retry with the same name records. (Before, the file stayed and the retry was refused:
+ * "a capture called hitch.perch ... is already in".)
+ *
+ * perchd's stop is bounded: with StopDrainSeconds 1 and a recording whose writes hang, the
+ * events still queued are dropped once the second is over; when the disk comes back within 5
+ * s the model finishes with what it took, and the capture's ledger counts the rest
+ * (live.stop_dropped) as the log does; when it never comes back, perchd logs that it leaves
+ * the model thread running and exits, with its session stopped. (Before, that stop waited for
+ * ever.) A stop with nothing left over says nothing of it.
+ */
+#include "etw_fake.h"
+#include "perch_cli_harness.h"
+#include "perchd_harness.h"
+
+static char dir[MAX_PATH], etl[MAX_PATH * 2], pipe_name[96];
+static char out[HARNESS_OUT_MAX]; /* perchd's output, once it ended */
+static perch_cli_result r;
+static struct harness_child child; /* perchd_fake */
+
+static void cli(const char *args, DWORD want)
+{
+    perch_cli_run(args, &r);
+    if (r.code != want)
+        fail_msg("perch %s: exit %lu, not %lu\n%s%s", args, (unsigned long)r.code,
+                 (unsigned long)want, r.out, r.err);
+}
+
+/* The number after key (the first one) in text. */
+static unsigned long long count_of(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    if (p == NULL)
+        fail_msg("no %s in %s", key, text);
+    return strtoull(p + strlen(key), NULL, 10);
+}
+
+/* A synth trace of about 16 MB: 7 s of events at its own pace (once, for every test). */
+static int make_trace(void **state)
+{
+    char args[MAX_PATH * 3], src[MAX_PATH];
+    static char said[HARNESS_OUT_MAX]; /* not out: perchd's output once it ends */
+    harness_fresh_dir("live_disk_src", src, sizeof src);
+    snprintf(etl, sizeof etl, "%s\\seed5.etl", src);
+    snprintf(args, sizeof args, "synth -o \"%s\" --seed 5 --size 16M", etl);
+    (void)state;
+    return harness_run_with("PERCH_EXE", args, said, sizeof said, 120000) == 0 ? 0 : -1;
+}
+
+/* perchd_fake run replaying the trace at its own pace, with extra options, until it has taken
+ * some events (so a recording's first file is made at its start). */
+static void start_perchd(const char *name, const char *extra)
+{
+    char args[MAX_PATH * 4];
+    assert_int_equal(perch_fake_etw_reset(), 0);
+    assert_int_equal(perch_fake_etw_set_string("Replay", etl), 0);
+    assert_int_equal(perch_fake_etw_set_dword("Pace", 1), 0);
+    assert_int_equal(perch_fake_etw_set_dword("RealTimeLagMs", 600000), 0); /* none lost */
+    snprintf(pipe_name, sizeof pipe_name, "\\\\.\\pipe\\perchd-disk-%lu",
+             (unsigned long)GetCurrentProcessId());
+    SetEnvironmentVariableA("PERCH_PIPE", pipe_name); /* perchd_fake and perch inherit it */
+    harness_fresh_dir(name, dir, sizeof dir);
+    snprintf(args, sizeof args,
+             "run --defaults --data-dir \"%s\" --capture-dir \"%s\\cap\" --duration 600 %s", dir,
+             dir, extra);
+    harness_spawn_with("PERCHD_FAKE_EXE", args, CREATE_NEW_CONSOLE, &child); /* drained */
+    if (!harness_wait_status(dir, "state: running", 30000)) {
+        TerminateProcess(child.pi.hProcess, 1);
+        fail_msg("perchd_fake run did not report running");
+    }
+    for (ULONGLONG t0 = GetTickCount64(); GetTickCount64() - t0 < 30000; Sleep(100)) {
+        char *st = harness_read_in(dir, "status.txt");
+        const char *e = strstr(st, "events: ");
+        unsigned long long got = e ? strtoull(e + 8, NULL, 10) : 0;
+        free(st);
+        if (got > 1000)
+            return;
+    }
+    fail_msg("perchd_fake took no events in 30 s");
+}
+
+static bool exists(const char *name)
+{
+    char path[MAX_PATH * 2];
+    snprintf(path, sizeof path, "%s\\cap\\%s", dir, name);
+    return GetFileAttributesA(path) != INVALID_FILE_ATTRIBUTES;
+}
+
+/* The number of files of dir\cap matching pattern. */
+static size_t files_like(const char *pattern)
+{
+    char find[MAX_PATH * 2];
+    WIN32_FIND_DATAA fd;
+    size_t n = 0;
+    snprintf(find, sizeof find, "%s\\cap\\%s", dir, pattern);
+    HANDLE h = FindFirstFileA(find, &fd);
+    if (h == INVALID_HANDLE_VALUE)
+        return 0;
+    do
+        n++;
+    while (FindNextFileA(h, &fd));
+    FindClose(h);
+    return n;
+}
+
+/* A file of dir\cap with some bytes in it (not a capture perchd made). */
+static void put_file(const char *name)
+{
+    char path[MAX_PATH * 2];
+    snprintf(path, sizeof path, "%s\\cap\\%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("not perchd's", f);
+    fclose(f);
+}
+
+/* Waits until the fake's ledger holds needle (a write of the fake disk began to hang). */
+static void wait_ledger(const char *needle, DWORD timeout_ms)
+{
+    static char ledger[1 << 20];
+    for (ULONGLONG t0 = GetTickCount64(); GetTickCount64() - t0 < timeout_ms; Sleep(50)) {
+        perch_fake_etw_ledger(ledger, sizeof ledger);
+        if (strstr(ledger, needle) != NULL)
+            return;
+    }
+    fail_msg("the fake's ledger never said \"%s\"", needle);
+}
+
+/* Waits until perchd's log holds needle; false after timeout_ms. */
+static bool wait_log(const char *needle, DWORD timeout_ms)
+{
+    for (ULONGLONG t0 = GetTickCount64(); GetTickCount64() - t0 < timeout_ms; Sleep(20)) {
+        char *log = harness_read_in(dir, "perchd.log");
+        bool found = strstr(log, needle) != NULL;
+        free(log);
+        if (found)
+            return true;
+    }
+    return false;
+}
+
+static void stop_perchd(DWORD want)
+{
+    harness_send_ctrl(&child, CTRL_C_EVENT);
+    DWORD code = harness_finish(&child, out, sizeof out, 120000);
+    if (code != want)
+        fail_msg("perchd exited with %lu, not %lu:\n%s", (unsigned long)code, (unsigned long)want,
+                 out);
+    assert_int_equal(perch_fake_etw_count("Perch"), 0); /* the session went first, always */
+}
+
+/* A failed start deletes the file it made, only it, and says why; the same name then works. */
+static void test_failed_start_deletes_its_file(void **state)
+{
+    char args[MAX_PATH * 3];
+    (void)state;
+    start_perchd("live_disk_full", "");
+    put_file("perch-20200101-000000-000001.perch"); /* an earlier recording's, unnamed */
+
+    assert_int_equal(perch_fake_etw_set_string("DiskFull", "hitch"), 0);
+    cli("record --name hitch", 1);
+    printf("%s", r.err);
+    assert_false(exists("hitch.perch"));
+    assert_contains(r.err, "the recording could not start: writing its first file ");
+    assert_contains(r.err, "\\cap\\hitch.perch failed (no space left on device); perchd deleted "
+                           "that file, so the same name can be used again");
+    assert_int_equal(perch_fake_etw_set_string("DiskFull", "perch-"), 0);
+    cli("record", 1);
+    assert_int_equal(files_like("perch-*.perch"), 1);
+    assert_true(exists("perch-20200101-000000-000001.perch")); /* not this start's */
+    assert_contains(r.err, "-000002.perch failed (no space left on device); perchd deleted");
+    char *log = harness_read_in(dir, "perchd.log");
+    assert_contains(log, "The recording hitch could not start in ");
+    free(log);
+
+    /* the disk has room again: the same name records */
+    assert_int_equal(perch_fake_etw_set_string("DiskFull", NULL), 0);
+    cli("record --name hitch --json", 0);
+    assert_contains(r.out, "\"name\":\"hitch.perch\"");
+    Sleep(1000);
+    cli("stop --json", 0);
+    snprintf(args, sizeof args, "report --json \"%s\\cap\\hitch.perch\"", dir);
+    cli(args, 0);
+    assert_true(count_of(r.out, ",\"samples\":") > 0);
+    stop_perchd(0);
+    log = harness_read_in(dir, "perchd.log");
+    assert_lacks(log, "StopDrainSeconds"); /* a stop that drained says nothing of the bound */
+    free(log);
+}
+
+/* Starts perchd_fake with StopDrainSeconds 1, a recording named name whose writes then hang,
+ * and lets events pile up in the queue behind the stuck model thread. */
+static void record_onto_a_hung_disk(const char *run_dir, const char *name)
+{
+    char args[128], hang[128];
+    start_perchd(run_dir, "--set StopDrainSeconds=1");
+    snprintf(args, sizeof args, "record --name %s --json", name);
+    cli(args, 0);
+    assert_int_equal(perch_fake_etw_set_string("DiskHang", name), 0);
+    snprintf(hang, sizeof hang, "disk hang %s.perch", name);
+    wait_ledger(hang, 20000); /* the writer flushes every 2 s */
+    Sleep(1000);              /* the fake goes on delivering into the queue */
+}
+
+/* The disk comes back after the drop: the model finishes with what it took, and the capture's
+ * ledger counts what was dropped, as the log does. */
+static void test_stop_drops_what_is_still_queued(void **state)
+{
+    char args[MAX_PATH * 3];
+    (void)state;
+    record_onto_a_hung_disk("live_disk_slow", "slow");
+    harness_send_ctrl(&child, CTRL_C_EVENT);
+    if (!wait_log("the rest are dropped and counted (ledger live.stop_dropped)", 20000))
+        fail_msg("perchd did not drop the queue 1 s after the stop");
+    assert_int_equal(perch_fake_etw_set_string("DiskHang", NULL), 0); /* within its 5 s */
+    DWORD code = harness_finish(&child, out, sizeof out, 60000);
+    if (code != 0)
+        fail_msg("perchd exited with %lu:\n%s", (unsigned long)code, out);
+    char *log = harness_read_in(dir, "perchd.log");
+    unsigned long long dropped = count_of(log, "lost by the session; ");
+    printf("%llu events dropped at the stop\n", dropped);
+    assert_true(dropped > 0);
+    assert_contains(log, " still queued when StopDrainSeconds ran out)");
+    assert_contains(log, "The recording slow.perch is complete");
+    assert_lacks(log, "has not ended");
+    free(log);
+    snprintf(args, sizeof args, "report --json \"%s\\cap\\slow.perch\"", dir);
+    cli(args, 0);
+    assert_int_equal(count_of(r.out, "\"live.stop_dropped\":"), dropped);
+    assert_true(count_of(r.out, ",\"samples\":") > 0);
+}
+
+/* The disk never comes back: perchd gives up on the model thread 5 s after the drop, says so,
+ * and exits (with an error) instead of staying in its stop for ever. */
+static void test_stop_leaves_a_stuck_model_thread(void **state)
+{
+    (void)state;
+    record_onto_a_hung_disk("live_disk_hang", "stuck");
+    ULONGLONG t0 = GetTickCount64();
+    stop_perchd(1);
+    ULONGLONG took = GetTickCount64() - t0;
+    printf("perchd stopped in %.1f s with the disk hung\n", (double)took / 1000.0);
+    assert_true(took < 40000); /* 1 s, then 5 s, and Wine's own pace */
+    char *log = harness_read_in(dir, "perchd.log");
+    assert_contains(log, "the rest are dropped and counted (ledger live.stop_dropped)");
+    assert_contains(log, "The model thread has not ended 5 s after the events still queued were "
+                         "dropped");
+    assert_contains(log, "The recording stuck.perch is left as it was");
+    assert_contains(log, "perchd stopped: timed out.");
+    assert_lacks(log, "The live engine stopped after");
+    free(log);
+    assert_int_equal(perch_fake_etw_set_string("DiskHang", NULL), 0);
+}
+
+/* A failed check leaves perchd_fake running (and maybe the disk hung): end it. */
+static int end_perchd(void **state)
+{
+    (void)state;
+    perch_fake_etw_set_string("DiskHang", NULL);
+    perch_fake_etw_set_string("DiskFull", NULL);
+    harness_end(&child);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (harness_is_helper(argc, argv))
+        return harness_helper(argv);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_failed_start_deletes_its_file, end_perchd),
+        cmocka_unit_test_teardown(test_stop_drops_what_is_still_queued, end_perchd),
+        cmocka_unit_test_teardown(test_stop_leaves_a_stuck_model_thread, end_perchd),
+    };
+    return cmocka_run_group_tests(tests, make_trace, NULL);
+}
