@@ -199,7 +199,10 @@ typedef struct perch_capture_read_opts {
  * it says where and why reading stopped, and the sink has received every record of every
  * complete chunk before that point. `in` is borrowed (not closed). With a sink that has a
  * touch callback (records.h) in->read_at is also called from a second thread, at the same
- * time (the file and memory inputs of io.h allow that). */
+ * time (the file and memory inputs of io.h allow that). Besides each record's own fields the
+ * reader checks what the sink contract promises across records, so no sink has to: one
+ * trace_info record. A capture that breaks one stops as a malformed chunk (STOP_BAD_CHUNK,
+ * PERCH_EFORMAT) at that record. */
 int perch_capture_replay(const perch_input *in, const perch_sink *sink,
                          perch_capture_status *status);
 

@@ -5,10 +5,26 @@
  * handing the record to the sink. A value out of range or a string id not in the table makes the
  * chunk malformed (PERCH_EFORMAT at that byte); nothing is ever read outside the chunk's payload.
  */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "capture/reader.h"
 #include "perch/error.h"
+
+int perch__cap_broke(perch__cap_reader *r, perch__cap_cursor *c, size_t at, const char *fmt, ...)
+{
+    va_list ap;
+    if (c->error)
+        return c->error;
+    va_start(ap, fmt);
+    vsnprintf(r->rule, sizeof r->rule, fmt, ap);
+    va_end(ap);
+    c->pos = at;
+    cap_fail(c, PERCH_EFORMAT);
+    return c->error;
+}
 
 static const char *get_str(perch__cap_reader *r, perch__cap_cursor *c)
 {
@@ -34,10 +50,18 @@ static const char *get_str(perch__cap_reader *r, perch__cap_cursor *c)
         return 0;                                                                                  \
     } while (0)
 
+/* One trace_info record per capture: no producer sends a second one (the model sends it
+ * when it starts, a scope once per capture it writes), so a second is damage, and which of
+ * the two describes the trace is unknown. */
 static int dec_trace_info(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     perch_trace_info t;
     (void)st;
+    if (r->info_off)
+        return perch__cap_broke(r, c, c->pos,
+                                "a second trace_info record (the first is in the chunk at "
+                                "offset %" PRIu64 ")",
+                                r->info_off);
     t.source = get_str(r, c);
     t.os_build = (uint32_t)cap_get_bounded(c, UINT32_MAX);
     t.cpu_count = (uint32_t)cap_get_bounded(c, UINT32_MAX);
@@ -50,6 +74,8 @@ static int dec_trace_info(perch__cap_reader *r, perch__cap_cursor *c, perch__cap
     t.events_lost = cap_get_varint(c);
     t.buffers_lost = cap_get_varint(c);
     t.session_config = get_str(r, c);
+    if (!c->error)
+        r->info_off = r->chunk_off;
     DELIVER(r, c, trace_info, &t);
 }
 

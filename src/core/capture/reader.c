@@ -156,9 +156,12 @@ static int decode_failed(perch__cap_reader *r, const perch_capture_chunk_info *c
         return STOP(s, err == PERCH_ELIMIT ? PERCH_CAPTURE_STOP_LIMIT : PERCH_CAPTURE_STOP_IO, err,
                     at, "%s chunk at offset %" PRIu64 ": %s (string table or record buffer)", name,
                     ci->offset, perch_strerror(err));
+    const char *what = r->rule[0]            ? r->rule
+                       : err == PERCH_ETRUNC ? "a record runs past the chunk"
+                                             : "bad value";
     return STOP(s, PERCH_CAPTURE_STOP_BAD_CHUNK, PERCH_EFORMAT, at,
                 "malformed %s chunk at offset %" PRIu64 ": %s at byte %" PRIu64, name, ci->offset,
-                err == PERCH_ETRUNC ? "a record runs past the chunk" : "bad value", at);
+                what, at);
 }
 
 /* Hands one checked chunk to the sink. */
@@ -179,6 +182,8 @@ static int deliver(perch__cap_reader *r, perch_capture_chunk_info *ci, const per
     }
     cap_cursor_init(&c, buf->data, ci->payload_len);
     r->sink_error = r->limit_error = 0;
+    r->chunk_off = ci->offset;
+    r->rule[0] = '\0';
     err = perch__cap_decode_chunk(r, ci->type, &c);
     ci->records = r->records;
     r->status->types[ci->type].records += r->records;
