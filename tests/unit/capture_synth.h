@@ -692,7 +692,7 @@ static inline void synth_extremes(synth_rec *r)
     s.ledger(r, &lg3);
     perch_stat_rec sr1 = {"records.total", 123456789};
     perch_stat_rec sr2 = {"kind.SampledProfile", 0};
-    perch_stat_rec sr3 = {"records.total", UINT64_MAX};
+    perch_stat_rec sr3 = {"stack.orphan_user", UINT64_MAX}; /* a ledger reason's string */
     s.stat(r, &sr1);
     s.stat(r, &sr2);
     s.stat(r, &sr3);

@@ -1,11 +1,12 @@
 /*
  * The capture reader on crafted captures that break a rule across records, which no sink
  * should have to check on its own (a review of hostile .perch files): a second trace_info
- * record. Each is refused as a malformed chunk at the offending record, with a reason that
- * says what and where, after every record before it was delivered (and finish called, so a
- * report of what was read can still be made). The captures are written by the capture writer,
- * which writes whatever its sink is given (the producers never give it these), or by hand
- * where the writer cannot lay the bytes out.
+ * record; a ledger or stat name given twice (or not UTF-8, or past the reader's cap of names),
+ * which became a JSON key given twice in `perch report --json`. Each is refused as a malformed
+ * chunk at the offending record, with a reason that says what and where, after every record before
+ * it was delivered (and finish called, so a report of what was read can still be made). The
+ * captures are written by the capture writer, which writes whatever its sink is given (the
+ * producers never give it these), or by hand where the writer cannot lay the bytes out.
  */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -23,6 +24,8 @@
 #include "capture_synth.h"
 #include "perch/capture.h"
 #include "perch/error.h"
+#include "perch/report.h"
+#include "testdata.h"
 
 /* ---- writing and reading --------------------------------------------------------------- */
 
@@ -197,11 +200,224 @@ static void test_second_trace_info_record(void **state)
     synth_free(&out);
 }
 
+/* ---- ledger and stat names, each once ------------------------------------------------- */
+
+/* A capture whose trace info and one process precede ledger entries `reasons` (count i + 1
+ * each) and stats `names` (value 100 + i). */
+static uint8_t *named_capture(const char *const *reasons, size_t nr, const char *const *names,
+                              size_t ns, size_t *len)
+{
+    cap c;
+    perch_trace_info t;
+    perch_process_rec p = {100, 1234, 4, 1, 0, 0, 0, 0, "game.exe", ""};
+    info_of(&t, "named", 10000000);
+    cap_open(&c);
+    assert_int_equal(c.s.trace_info(c.s.ctx, &t), 0);
+    assert_int_equal(c.s.process(c.s.ctx, &p), 0);
+    for (size_t i = 0; i < nr; i++) {
+        perch_ledger_rec l = {reasons[i], i + 1};
+        assert_int_equal(c.s.ledger(c.s.ctx, &l), 0);
+    }
+    for (size_t i = 0; i < ns; i++) {
+        perch_stat_rec st = {names[i], 100 + i};
+        assert_int_equal(c.s.stat(c.s.ctx, &st), 0);
+    }
+    return cap_take(&c, len);
+}
+
+/* The byte where record `index` of the only chunk of `type` starts, each record being two
+ * one-byte varints (small string ids and values) after a one-byte count. */
+static uint64_t record_at(const uint8_t *data, size_t len, unsigned type, unsigned index)
+{
+    return chunk_at(data, len, type, 0) + 12 + 1 + 2 * (uint64_t)index;
+}
+
+/* A ledger reason given twice is refused at its second record; the entries before it (and the
+ * rest of the capture before the chunk) are delivered, no stat after it. Before: the report's
+ * JSON had the key twice ("ledger":{"stack.orphan_user":1,...,"stack.orphan_user":3}). */
+static void test_ledger_name_twice(void **state)
+{
+    const char *reasons[] = {"stack.orphan_user", "decode.short_payload", "stack.orphan_user"};
+    const char *names[] = {"records.total"};
+    synth_rec out = {0};
+    perch_capture_status st;
+    char want[160];
+    size_t len;
+    (void)state;
+    uint8_t *data = named_capture(reasons, 3, names, 1, &len);
+    uint64_t ledger = chunk_at(data, len, PERCH_CHUNK_LEDGER, 0);
+    uint64_t at = record_at(data, len, PERCH_CHUNK_LEDGER, 2);
+    assert_int_equal(replay(data, len, &out, &st), PERCH_EFORMAT);
+    assert_int_equal(st.stop, PERCH_CAPTURE_STOP_BAD_CHUNK);
+    assert_int_equal(st.offset, at);
+    snprintf(want, sizeof want,
+             "malformed ledger chunk at offset %" PRIu64
+             ": ledger name \"stack.orphan_user\" given twice at byte %" PRIu64,
+             ledger, at);
+    assert_reason(&st, want);
+    assert_int_equal(count_type(&out, PERCH_CHUNK_LEDGER), 2);
+    assert_int_equal(count_type(&out, PERCH_CHUNK_PROCESS), 1);
+    assert_int_equal(count_type(&out, PERCH_CHUNK_STAT), 0);
+    assert_int_equal(count_type(&out, PERCH_CHUNK_END), 1);
+    synth_free(&out);
+    free(data);
+}
+
+/* The same for a stat name; a name may be both a ledger reason and a stat (two lists). */
+static void test_stat_name_twice(void **state)
+{
+    const char *reasons[] = {"records.total"};
+    const char *names[] = {"records.total", "kind.SampledProfile", "kind.CSwitch",
+                           "kind.SampledProfile"};
+    synth_rec out = {0};
+    perch_capture_status st;
+    char want[160];
+    size_t len;
+    (void)state;
+    uint8_t *data = named_capture(reasons, 1, names, 4, &len);
+    uint64_t stat = chunk_at(data, len, PERCH_CHUNK_STAT, 0);
+    uint64_t at = record_at(data, len, PERCH_CHUNK_STAT, 3);
+    assert_int_equal(replay(data, len, &out, &st), PERCH_EFORMAT);
+    assert_int_equal(st.stop, PERCH_CAPTURE_STOP_BAD_CHUNK);
+    assert_int_equal(st.offset, at);
+    snprintf(want, sizeof want,
+             "malformed stat chunk at offset %" PRIu64
+             ": stat name \"kind.SampledProfile\" given twice at byte %" PRIu64,
+             stat, at);
+    assert_reason(&st, want);
+    assert_int_equal(count_type(&out, PERCH_CHUNK_LEDGER), 1);
+    assert_int_equal(count_type(&out, PERCH_CHUNK_STAT), 3);
+    synth_free(&out);
+    free(data);
+}
+
+/* Names that differ on disk but not as a consumer sees them are the same name: a NULL name
+ * and "" (both print as ""), and strings that differ only after a NUL byte (the strings chunk
+ * may hold one; the sink sees the C string). Crafted by hand: the writer writes C strings. */
+static void test_names_equal_as_printed(void **state)
+{
+    static const uint8_t strings[] = {0, 1, 3, 3, 'a', 0, 'x', 3, 'a', 0, 'y', 0};
+    static const uint8_t ledger[] = {4, 1, 1, 2, 2, 0, 3, 3, 4}; /* ids 1, 2 (same), 0 */
+    uint8_t data[256];
+    synth_rec out = {0};
+    perch_capture_status st;
+    size_t hlen, n = 64;
+    (void)state;
+    cap c;
+    cap_open(&c);
+    uint8_t *head = cap_take(&c, &hlen);
+    memcpy(data, head, 64);
+    free(head);
+    n += put_chunk(data + n, PERCH_CHUNK_STRINGS, strings, sizeof strings);
+    uint64_t chunk = n;
+    n += put_chunk(data + n, PERCH_CHUNK_LEDGER, ledger, sizeof ledger);
+    assert_int_equal(replay(data, n, &out, &st), PERCH_EFORMAT);
+    assert_int_equal(st.offset, chunk + 12 + 3); /* "a\0y" after "a\0x" */
+    assert_non_null(strstr(st.reason, ": ledger name \"a\" given twice at byte"));
+    synth_free(&out);
+
+    /* the NULL name after "" */
+    static const uint8_t empty[] = {0, 1, 1, 0};
+    static const uint8_t ledger2[] = {2, 1, 1, 0, 2};
+    n = 64;
+    n += put_chunk(data + n, PERCH_CHUNK_STRINGS, empty, sizeof empty);
+    chunk = n;
+    n += put_chunk(data + n, PERCH_CHUNK_LEDGER, ledger2, sizeof ledger2);
+    assert_int_equal(replay(data, n, &out, &st), PERCH_EFORMAT);
+    assert_int_equal(st.offset, chunk + 12 + 3);
+    assert_non_null(strstr(st.reason, ": ledger name \"\" given twice at byte"));
+    synth_free(&out);
+}
+
+/* A name that is not UTF-8 is refused: its bytes would print as \u00XX escapes, and "\xe9"
+ * then reads back in JSON as the same key as the UTF-8 "\xc3\xa9" (both U+00E9). */
+static void test_name_not_utf8(void **state)
+{
+    const char *names[] = {"cpu.\xc3\xa9t\xc3\xa9", "cpu.\xe9t\xe9"};
+    synth_rec out = {0};
+    perch_capture_status st;
+    size_t len;
+    (void)state;
+    uint8_t *data = named_capture(NULL, 0, names, 2, &len);
+    assert_int_equal(replay(data, len, &out, &st), PERCH_EFORMAT);
+    assert_int_equal(st.offset, record_at(data, len, PERCH_CHUNK_STAT, 1));
+    assert_non_null(strstr(st.reason, ": stat name \"cpu.?t?\" is not UTF-8 at byte"));
+    assert_int_equal(count_type(&out, PERCH_CHUNK_STAT), 1);
+    synth_free(&out);
+    free(data);
+}
+
+/* The names a reader holds are capped: the 4097th distinct ledger name stops reading with
+ * stop reason `limit`. */
+static void test_name_cap(void **state)
+{
+    char(*buf)[16] = malloc((PERCH_CAPTURE_MAX_NAMES + 1) * sizeof *buf);
+    const char **reasons = malloc((PERCH_CAPTURE_MAX_NAMES + 1) * sizeof *reasons);
+    synth_rec out = {0};
+    perch_capture_status st;
+    size_t len;
+    (void)state;
+    assert_non_null(buf);
+    assert_non_null(reasons);
+    for (unsigned i = 0; i <= PERCH_CAPTURE_MAX_NAMES; i++) {
+        snprintf(buf[i], sizeof buf[i], "reason.%u", i);
+        reasons[i] = buf[i];
+    }
+    uint8_t *data = named_capture(reasons, PERCH_CAPTURE_MAX_NAMES, NULL, 0, &len);
+    assert_int_equal(replay(data, len, &out, &st), 0); /* 4096 names: fine */
+    synth_free(&out);
+    free(data);
+    data = named_capture(reasons, PERCH_CAPTURE_MAX_NAMES + 1, NULL, 0, &len);
+    assert_int_equal(replay(data, len, &out, &st), PERCH_ELIMIT);
+    assert_int_equal(st.stop, PERCH_CAPTURE_STOP_LIMIT);
+    assert_non_null(strstr(st.reason, ": more than 4096 ledger names or 1048576 bytes of them"));
+    assert_int_equal(count_type(&out, PERCH_CHUNK_LEDGER), PERCH_CAPTURE_MAX_NAMES);
+    synth_free(&out);
+    free(data);
+    free(reasons);
+    free(buf);
+}
+
+/* What `perch report --json` makes of a capture with a ledger reason twice: each key once
+ * (the entries read before the repeat), where before the key came twice. */
+static void test_report_keys_once(void **state)
+{
+    const char *reasons[] = {"stack.orphan_user", "decode.short_payload", "stack.orphan_user"};
+    perch_report *r = NULL;
+    perch_sink s;
+    perch_capture_status st;
+    size_t len;
+    (void)state;
+    uint8_t *data = named_capture(reasons, 3, NULL, 0, &len);
+    assert_int_equal(perch_report_create(NULL, &r), 0);
+    perch_report_sink(r, &s);
+    int err = perch_capture_replay_memory(data, len, &s, &st);
+    char *json = perch_test_report_json(r);
+    const char *ledger = strstr(json, "\"ledger\":{");
+    assert_non_null(ledger);
+    const char *first = strstr(ledger, "\"stack.orphan_user\":");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "\"stack.orphan_user\":"));
+    assert_non_null(
+        strstr(ledger, "\"ledger\":{\"stack.orphan_user\":1,\"decode.short_payload\":2}"));
+    assert_int_equal(err, PERCH_EFORMAT);
+    assert_int_equal(st.stop, PERCH_CAPTURE_STOP_BAD_CHUNK);
+    free(json);
+    perch_report_destroy(r);
+    free(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_trace_info_chunk),
         cmocka_unit_test(test_second_trace_info_record),
+        cmocka_unit_test(test_ledger_name_twice),
+        cmocka_unit_test(test_stat_name_twice),
+        cmocka_unit_test(test_names_equal_as_printed),
+        cmocka_unit_test(test_name_not_utf8),
+        cmocka_unit_test(test_name_cap),
+        cmocka_unit_test(test_report_keys_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

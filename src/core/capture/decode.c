@@ -4,6 +4,8 @@
  * record through the bounds-checked cursor, checking every value against its field's range, and
  * handing the record to the sink. A value out of range or a string id not in the table makes the
  * chunk malformed (PERCH_EFORMAT at that byte); nothing is ever read outside the chunk's payload.
+ * So does a record that breaks a rule across records (docs/capture-format.md 2, "Rules across
+ * records"), at its first byte, with the rule in r->rule (perch__cap_broke).
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -12,6 +14,7 @@
 
 #include "capture/reader.h"
 #include "perch/error.h"
+#include "perch/utf16.h"
 
 int perch__cap_broke(perch__cap_reader *r, perch__cap_cursor *c, size_t at, const char *fmt, ...)
 {
@@ -318,21 +321,83 @@ int perch__cap_dec_lbr(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_st
     DELIVER(r, c, lbr, &l);
 }
 
+/* Whether s (len bytes) is valid UTF-8. */
+static bool utf8_text(const char *s, size_t len)
+{
+    const uint8_t *p = (const uint8_t *)s;
+    for (size_t i = 0; i < len;) {
+        size_t k = p[i] < 0x80 ? 1 : perch_utf8_seq_len(p + i, len - i);
+        if (k == 0)
+            return false;
+        i += k;
+    }
+    return true;
+}
+
+/* At most 40 bytes of name for a reason, anything but printable ASCII as '?'. */
+static void show(const char *name, char out[48])
+{
+    size_t n = 0;
+    for (; name[n] && n < 40; n++)
+        out[n] = name[n] >= 0x20 && name[n] < 0x7f && name[n] != '"' ? name[n] : '?';
+    memcpy(out + n, name[n] ? "..." : "", name[n] ? 4 : 1);
+}
+
+/* Ledger (which 0) and stat (1) names are keys: a consumer lists them by name (the report's
+ * JSON object keys), and no producer gives one twice (the model sums a reason given again),
+ * so a name already seen in the capture, or one that is not UTF-8 (two invalid bytes may print
+ * alike), is refused; at most PERCH_CAPTURE_MAX_NAMES names of PERCH_CAPTURE_MAX_NAME_BYTES
+ * are held per type. A NULL name is "" (as consumers print it). */
+static int check_name(perch__cap_reader *r, perch__cap_cursor *c, size_t at, unsigned which,
+                      const char *name)
+{
+    static const char *const kind[2] = {"ledger", "stat"};
+    perch__strtab *t = &r->named[which];
+    const char *s = name ? name : "";
+    size_t len = strlen(s);
+    uint32_t id;
+    char shown[48];
+    if (c->error)
+        return c->error;
+    show(s, shown);
+    if (!utf8_text(s, len))
+        return perch__cap_broke(r, c, at, "%s name \"%s\" is not UTF-8", kind[which], shown);
+    if (perch__strtab_find(t, s, len))
+        return perch__cap_broke(r, c, at, "%s name \"%s\" given twice", kind[which], shown);
+    if (t->count == PERCH_CAPTURE_MAX_NAMES ||
+        len + 1 > PERCH_CAPTURE_MAX_NAME_BYTES - t->arena_len) {
+        snprintf(r->rule, sizeof r->rule, "more than %u %s names or %u bytes of them",
+                 PERCH_CAPTURE_MAX_NAMES, kind[which], PERCH_CAPTURE_MAX_NAME_BYTES);
+        c->pos = at;
+        return r->limit_error = PERCH_ELIMIT;
+    }
+    int err = perch__strtab_add(t, s, len, true, &id);
+    return err ? (r->limit_error = err) : 0;
+}
+
 static int dec_ledger(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     perch_ledger_rec l;
+    size_t at = c->pos;
     (void)st;
     l.reason = get_str(r, c);
     l.count = cap_get_varint(c);
+    int err = check_name(r, c, at, 0, l.reason);
+    if (err)
+        return err;
     DELIVER(r, c, ledger, &l);
 }
 
 static int dec_stat(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     perch_stat_rec s;
+    size_t at = c->pos;
     (void)st;
     s.name = get_str(r, c);
     s.value = cap_get_varint(c);
+    int err = check_name(r, c, at, 1, s.name);
+    if (err)
+        return err;
     DELIVER(r, c, stat, &s);
 }
 

@@ -152,6 +152,10 @@ static int decode_failed(perch__cap_reader *r, const perch_capture_chunk_info *c
     if (r->sink_error)
         return STOP(s, PERCH_CAPTURE_STOP_SINK, err, at, "the sink refused a %s record: %s", name,
                     perch_strerror(err));
+    if (r->limit_error && r->rule[0])
+        return STOP(s, PERCH_CAPTURE_STOP_LIMIT, err, at,
+                    "%s chunk at offset %" PRIu64 ": %s at byte %" PRIu64, name, ci->offset,
+                    r->rule, at);
     if (r->limit_error)
         return STOP(s, err == PERCH_ELIMIT ? PERCH_CAPTURE_STOP_LIMIT : PERCH_CAPTURE_STOP_IO, err,
                     at, "%s chunk at offset %" PRIu64 ": %s (string table or record buffer)", name,
@@ -280,6 +284,8 @@ static void reader_free(perch__cap_reader *r)
     perch__free(r->from);
     perch__free(r->to);
     perch__strtab_free(&r->strings);
+    perch__strtab_free(&r->named[0]);
+    perch__strtab_free(&r->named[1]);
     perch__cap_ents_free(&r->ents);
 }
 

@@ -16,7 +16,8 @@ typedef struct perch__cap_reader {
     const perch_sink *sink;
     perch_capture_status *status;
     perch__strtab strings;
-    perch__cap_ents ents; /* current state of every entity (version 2) */
+    perch__strtab named[2]; /* the ledger [0] and stat [1] names so far, each once */
+    perch__cap_ents ents;   /* current state of every entity (version 2) */
     perch__cap_state state;
     uint64_t *frames;    /* frame_cap entries, grown up to PERCH_CAPTURE_MAX_FRAMES */
     uint64_t *from, *to; /* branch_cap entries each, up to PERCH_CAPTURE_MAX_BRANCHES */
