@@ -192,6 +192,10 @@ typedef struct perch_capture_read_opts {
     /* Call sink->finish when the capture stopped early (default true: a report of what was
      * read can still be made). At STOP_END finish is always called, from the end chunk. */
     bool finish_on_error;
+    /* The samples' stack ids name stacks kept outside this capture (the flight recorder's
+     * segments, whose stacks stay in its store): the reader does not check that stack ids are
+     * dense from 1 and each defined before a sample names it. Default false: it checks. */
+    bool stacks_elsewhere;
 } perch_capture_read_opts;
 
 /* Replays the capture in `in` into sink (any callback may be NULL), one chunk at a time.
@@ -203,8 +207,9 @@ typedef struct perch_capture_read_opts {
  * touch callback (records.h) in->read_at is also called from a second thread, at the same
  * time (the file and memory inputs of io.h allow that). Besides each record's own fields the
  * reader checks what the sink contract promises across records, so no sink has to: one
- * trace_info record; no ledger or stat name twice (each valid UTF-8). A capture that breaks one
- * stops as a malformed chunk (STOP_BAD_CHUNK, PERCH_EFORMAT) at that record. */
+ * trace_info record; stack ids dense from 1, each defined before a sample names it (unless
+ * opts->stacks_elsewhere); no ledger or stat name twice (each valid UTF-8). A capture that breaks
+ * one stops as a malformed chunk (STOP_BAD_CHUNK, PERCH_EFORMAT) at that record. */
 int perch_capture_replay(const perch_input *in, const perch_sink *sink,
                          perch_capture_status *status);
 

@@ -2,7 +2,9 @@
  * The capture reader on crafted captures that break a rule across records, which no sink
  * should have to check on its own (a review of hostile .perch files): a second trace_info
  * record; a ledger or stat name given twice (or not UTF-8, or past the reader's cap of names),
- * which became a JSON key given twice in `perch report --json`. Each is refused as a malformed
+ * which became a JSON key given twice in `perch report --json`; stack ids that are not dense
+ * from 1, and a sample naming a stack not defined before it, which the report refused as its
+ * own error and the exports took silently. Each is refused as a malformed
  * chunk at the offending record, with a reason that says what and where, after every record before
  * it was delivered (and finish called, so a report of what was read can still be made). The
  * captures are written by the capture writer, which writes whatever its sink is given (the
@@ -23,9 +25,12 @@
 #include "capture/writer.h"
 #include "capture_synth.h"
 #include "perch/capture.h"
+#include "capture/reader.h"
 #include "perch/error.h"
+#include "perch/export.h"
 #include "perch/report.h"
 #include "testdata.h"
+#include "touch_replay.h"
 
 /* ---- writing and reading --------------------------------------------------------------- */
 
@@ -68,8 +73,9 @@ static int replay(const uint8_t *data, size_t len, synth_rec *out, perch_capture
     return perch_capture_replay_memory(data, len, &rec, st);
 }
 
-/* The offset of the n-th chunk (0 first) of type `type`, walking the chunk headers. */
-static uint64_t chunk_at(const uint8_t *data, size_t len, unsigned type, unsigned n)
+/* The offset of the n-th chunk (0 first) of type `type`, walking the chunk headers; 0 when
+ * there is none. */
+static uint64_t chunk_at_or_0(const uint8_t *data, size_t len, unsigned type, unsigned n)
 {
     for (size_t off = PERCH_CAPTURE_HEADER_SIZE; off + 12 <= len;) {
         unsigned t = data[off] | (unsigned)data[off + 1] << 8;
@@ -79,8 +85,16 @@ static uint64_t chunk_at(const uint8_t *data, size_t len, unsigned type, unsigne
             return off;
         off += 12 + (size_t)plen;
     }
-    fail_msg("no chunk of type %u", type);
     return 0;
+}
+
+/* The same, failing the test when there is none. */
+static uint64_t chunk_at(const uint8_t *data, size_t len, unsigned type, unsigned n)
+{
+    uint64_t off = chunk_at_or_0(data, len, type, n);
+    if (off == 0)
+        fail_msg("no chunk %u of type %u", n, type);
+    return off;
 }
 
 static size_t count_type(const synth_rec *r, int type)
@@ -407,6 +421,200 @@ static void test_report_keys_once(void **state)
     free(data);
 }
 
+/* ---- stack ids dense from 1, defined before a sample names them ------------------------- */
+
+/* A capture of steps: 's' a stack of id `id`, 'p' a timer sample naming stack `id` (0: none),
+ * 'f' every open chunk flushed (so the next record starts a chunk), after the trace info, a
+ * process and its thread. The writer flushes a stack chunk before a sample chunk, so a sample
+ * comes before its stack only when a flush put it there. */
+typedef struct step {
+    char what;
+    uint32_t id;
+} step;
+
+static uint8_t *stack_capture(const step *steps, size_t n, size_t *len)
+{
+    static const uint64_t frames[3] = {0xfffff80000001000ull, 0x7ff700001000ull, 0x7ff700002000ull};
+    cap c;
+    perch_trace_info t;
+    perch_process_rec p = {100, 1234, 4, 1, 0, 0, 0, 0, "game.exe", ""};
+    perch_thread_rec th = {200, 100, 5678, 1234, 0, 0, 0, "main"};
+    info_of(&t, "stacks", 10000000);
+    cap_open(&c);
+    assert_int_equal(c.s.trace_info(c.s.ctx, &t), 0);
+    assert_int_equal(c.s.process(c.s.ctx, &p), 0);
+    assert_int_equal(c.s.thread(c.s.ctx, &th), 0);
+    for (size_t i = 0; i < n; i++) {
+        perch_stack_rec st = {steps[i].id, 3, 1, frames};
+        perch_sample_rec sa = {
+            200, 5678, 1, PERCH_SAMPLE_TIMER, 0, 0, 1000 + i, 0x7ff700001234ull, 0, steps[i].id, 1};
+        if (steps[i].what == 's')
+            assert_int_equal(c.s.stack(c.s.ctx, &st), 0);
+        else if (steps[i].what == 'p')
+            assert_int_equal(c.s.sample(c.s.ctx, &sa), 0);
+        else
+            assert_int_equal(perch__cap_flush_all(c.w), 0);
+    }
+    return cap_take(&c, len);
+}
+
+/* Replays data through the fast loops, the checked decoders alone and both walks of chrome's
+ * first pass (the split walk decodes stack and sample chunks ahead, where the stacks before
+ * them are unknown): all must stop at `at` with `err` and the same reason, which contains
+ * `why`; returns the records the first replay delivered. */
+static synth_rec expect_stop(const uint8_t *data, size_t len, int err, uint64_t at, const char *why)
+{
+    synth_rec out = {0}, checked = {0};
+    perch_capture_status st, cs;
+    perch_sink rec;
+    perch_input in;
+    touch_replay one, two;
+    assert_int_equal(replay(data, len, &out, &st), err);
+    assert_int_equal(st.stop, PERCH_CAPTURE_STOP_BAD_CHUNK);
+    assert_int_equal(st.offset, at);
+    if (strstr(st.reason, why) == NULL)
+        fail_msg("\"%s\" not in the reason \"%s\"", why, st.reason);
+    synth_recorder(&checked, &rec);
+    perch_input_memory(&in, data, len);
+    assert_int_equal(perch__cap_replay_checked(&in, &rec, NULL, &cs), err);
+    perch_input_close(&in);
+    assert_int_equal(cs.offset, at);
+    assert_string_equal(cs.reason, st.reason);
+    assert_int_equal(checked.count, out.count);
+    synth_free(&checked);
+    touch_replay_run(data, len, false, 0, &one);
+    touch_replay_run(data, len, true, 0, &two);
+    assert_null(touch_replay_diff(&one, &two));
+    assert_int_equal(one.err, err);
+    assert_int_equal(one.st.offset, at);
+    assert_int_equal(two.st.offset, at);
+    assert_string_equal(one.st.reason, st.reason);
+    assert_string_equal(two.st.reason, st.reason);
+    touch_replay_free(&one);
+    touch_replay_free(&two);
+    return out;
+}
+
+/* A sample naming a stack that was never defined is refused at the sample; the sample before
+ * it is delivered. Before: the report refused it as its own sink error and the exports took
+ * the sample's ip for its stack, a silent wrong answer. */
+static void test_sample_stack_undefined(void **state)
+{
+    const step steps[] = {{'s', 1}, {'s', 2}, {'p', 2}, {'f', 0}, {'p', 3}, {'p', 1}};
+    size_t len;
+    (void)state;
+    uint8_t *data = stack_capture(steps, 6, &len);
+    uint64_t chunk = chunk_at(data, len, PERCH_CHUNK_SAMPLE, 1);
+    synth_rec out = expect_stop(data, len, PERCH_EFORMAT, chunk + 13,
+                                ": a sample names stack id 3 before it is defined (2 stacks so "
+                                "far) at byte");
+    assert_int_equal(count_type(&out, PERCH_CHUNK_STACK), 2);
+    assert_int_equal(count_type(&out, PERCH_CHUNK_SAMPLE), 1);
+    assert_int_equal(count_type(&out, PERCH_CHUNK_END), 1);
+    synth_free(&out);
+    free(data);
+}
+
+/* A sample before the stack it names (in file order) is refused too: a streaming consumer
+ * (the report) cannot know the stack yet. */
+static void test_sample_before_its_stack(void **state)
+{
+    const step steps[] = {{'p', 1}, {'f', 0}, {'s', 1}, {'p', 1}};
+    size_t len;
+    (void)state;
+    uint8_t *data = stack_capture(steps, 4, &len);
+    uint64_t chunk = chunk_at(data, len, PERCH_CHUNK_SAMPLE, 0);
+    assert_true(chunk < chunk_at(data, len, PERCH_CHUNK_STACK, 0));
+    synth_rec out = expect_stop(data, len, PERCH_EFORMAT, chunk + 13,
+                                ": a sample names stack id 1 before it is defined (0 stacks so "
+                                "far) at byte");
+    assert_int_equal(count_type(&out, PERCH_CHUNK_SAMPLE), 0);
+    synth_free(&out);
+
+    /* the flight recorder's segments: stacks elsewhere, so not checked */
+    perch_capture_read_opts opts = {sizeof opts, NULL, NULL, true, true};
+    perch_capture_status st;
+    perch_input in;
+    perch_input_memory(&in, data, len);
+    assert_int_equal(perch_capture_replay_ex(&in, NULL, &opts, &st), 0);
+    perch_input_close(&in);
+    free(data);
+}
+
+/* Stack ids must be the next one, from 1: not 2 first, not 3 after 1, not 1 again. */
+static void test_stack_ids_dense(void **state)
+{
+    static const struct {
+        step steps[4];
+        const char *why;
+    } cases[] = {
+        {{{'s', 2}}, ": stack id 2 out of order: the next is 1 (ids are dense from 1) at byte"},
+        {{{'s', 1}, {'f', 0}, {'s', 3}},
+         ": stack id 3 out of order: the next is 2 (ids are dense from 1) at byte"},
+        {{{'s', 1}, {'s', 2}, {'f', 0}, {'s', 1}}, ": stack id 1 given twice at byte"},
+        {{{'s', 1}, {'f', 0}, {'s', UINT32_MAX}},
+         ": stack id 4294967295 out of order: the next is 2 (ids are dense from 1) at byte"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = 0, len;
+        while (n < 4 && cases[i].steps[n].what)
+            n++;
+        uint8_t *data = stack_capture(cases[i].steps, n, &len);
+        unsigned last = 0;
+        while (chunk_at_or_0(data, len, PERCH_CHUNK_STACK, last + 1))
+            last++;
+        uint64_t chunk = chunk_at(data, len, PERCH_CHUNK_STACK, last);
+        synth_rec out = expect_stop(data, len, PERCH_EFORMAT, chunk + 13, cases[i].why);
+        assert_int_equal(count_type(&out, PERCH_CHUNK_STACK), n == 1 ? 0 : n - 2);
+        synth_free(&out);
+        free(data);
+    }
+}
+
+/* A record source over a capture in memory: ctx is {start, end}. */
+static int replay_mem(void *ctx, const perch_sink *sink)
+{
+    const uint8_t *const *d = ctx;
+    perch_capture_status st;
+    return perch_capture_replay_memory(d[0], (size_t)(d[1] - d[0]), sink, &st);
+}
+
+/* What the report and the exports make of a capture whose sample names an undefined stack:
+ * the reader's stop for each (for the report a partial capture, with what was read). Before:
+ * the report stopped with its own refusal (stop `sink`, "the sink refused a sample record")
+ * and all five exports succeeded, the sample drawn at its ip. */
+static void test_consumers_get_the_reader_stop(void **state)
+{
+    const step steps[] = {{'s', 1}, {'p', 1}, {'f', 0}, {'p', 2}};
+    perch_report *r = NULL;
+    perch_sink s;
+    perch_capture_status st;
+    size_t len;
+    (void)state;
+    uint8_t *data = stack_capture(steps, 4, &len);
+    assert_int_equal(perch_report_create(NULL, &r), 0);
+    perch_report_sink(r, &s);
+    assert_int_equal(perch_capture_replay_memory(data, len, &s, &st), PERCH_EFORMAT);
+    assert_int_equal(st.stop, PERCH_CAPTURE_STOP_BAD_CHUNK); /* not the report's own refusal */
+    char *json = perch_test_report_json(r);
+    assert_non_null(strstr(json, "\"samples\":1,\"samples_with_stack\":1,"));
+    free(json);
+    perch_report_destroy(r);
+    const uint8_t *ends[2] = {data, data + len};
+    perch_record_source src = {(void *)ends, replay_mem, NULL};
+    for (int fmt = 0; fmt < PERCH_EXPORT_FORMAT_COUNT; fmt++) {
+        perch_output out;
+        perch_memory_out mem;
+        size_t olen;
+        perch_output_memory(&out, &mem, 16 << 20);
+        assert_int_equal(perch_export_run((perch_export_format)fmt, NULL, &src, &out),
+                         PERCH_EFORMAT);
+        free(perch_output_memory_take(&mem, &olen));
+    }
+    free(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +626,10 @@ int main(void)
         cmocka_unit_test(test_name_not_utf8),
         cmocka_unit_test(test_name_cap),
         cmocka_unit_test(test_report_keys_once),
+        cmocka_unit_test(test_sample_stack_undefined),
+        cmocka_unit_test(test_sample_before_its_stack),
+        cmocka_unit_test(test_stack_ids_dense),
+        cmocka_unit_test(test_consumers_get_the_reader_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

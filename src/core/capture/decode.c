@@ -162,11 +162,27 @@ static int dec_counters(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_s
     DELIVER(r, c, counters, &k);
 }
 
+/* A stack's id must be the next one (ids dense from 1: records.h), so that a sample's id names
+ * one stack, known before the sample. */
+static void check_stack_id(perch__cap_reader *r, perch__cap_cursor *c, size_t at, uint64_t id)
+{
+    if (r->stacks_elsewhere || id == r->stacks + 1)
+        return;
+    if (id <= r->stacks)
+        perch__cap_broke(r, c, at, "stack id %" PRIu64 " given twice", id);
+    else
+        perch__cap_broke(r, c, at,
+                         "stack id %" PRIu64 " out of order: the next is %" PRIu64
+                         " (ids are dense from 1)",
+                         id, r->stacks + 1);
+}
+
 int perch__cap_dec_stack(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     perch_stack_rec s;
     uint32_t shared = 0, ref_len = 0;
     const uint64_t *ref_frames = NULL;
+    size_t at = c->pos;
     uint64_t id = cap_get_delta(c, st->id + 1);
     s.id = (uint32_t)id;
     st->id = id;
@@ -179,8 +195,10 @@ int perch__cap_dec_stack(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_
     }
     if (id > UINT32_MAX)
         cap_fail(c, PERCH_EFORMAT);
+    check_stack_id(r, c, at, id);
     if (c->error)
         return c->error;
+    r->stacks = id;
     int err = perch__cap_reader_frames(r, s.frame_count);
     if (err)
         return r->limit_error = err;
@@ -226,6 +244,7 @@ static void get_sample_attrs(perch__cap_cursor *c, perch__cap_state *st, uint8_t
 int perch__cap_dec_sample(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     perch_sample_rec s;
+    size_t at = c->pos;
     uint8_t mask = cap_get_u8(c);
     /* A new thread's slot starts from the previous cpu, so read the cpu before inserting. */
     unsigned idx = mask & M_THREAD;
@@ -249,6 +268,11 @@ int perch__cap_dec_sample(perch__cap_reader *r, perch__cap_cursor *c, perch__cap
     uint64_t stack = mask & S_STACK_SAME ? t->stack_id : cap_get_delta(c, t->stack_id);
     if (stack > UINT32_MAX)
         cap_fail(c, PERCH_EFORMAT);
+    else if (stack > perch__cap_stack_limit(r))
+        perch__cap_broke(r, c, at,
+                         "a sample names stack id %" PRIu64 " before it is defined (%" PRIu64
+                         " stacks so far)",
+                         stack, r->stacks);
     s.stack_id = t->stack_id = (uint32_t)stack;
     t->cpu = st->cpu = s.cpu;
     st->ts = s.ts;

@@ -307,6 +307,7 @@ static int replay(const perch_input *in, const perch_sink *sink,
     r->sink = sink ? sink : &none;
     r->status = status;
     r->checked_only = checked;
+    r->stacks_elsewhere = opts && opts->stacks_elsewhere;
     if (read_header(r) == 0) {
         status->good_bytes = status->header_size;
         walk_chunks(r, opts);

@@ -26,10 +26,12 @@ typedef struct perch__cap_reader {
     uint64_t records;   /* records of the current chunk delivered so far */
     uint64_t chunk_off; /* offset of the chunk being decoded */
     uint64_t info_off;  /* offset of the chunk with the trace_info record, 0 before it */
+    uint64_t stacks;    /* stacks defined so far: ids 1..stacks (dense from 1) */
     int sink_error;     /* set when a sink callback failed */
     int limit_error;    /* set when the string table hit its cap */
     bool checked_only;  /* every record through decode.c's checked decoders (tests, fuzzing) */
-    char rule[80];      /* the rule across records a record broke, for the stop's reason */
+    bool stacks_elsewhere; /* stack ids not checked (the read option; the split decoders) */
+    char rule[96];         /* the rule across records a record broke, for the stop's reason */
     /* Large members last: perch_capture_replay_ex zeroes only what comes before `ring`. */
     perch__cap_stack_ring ring;
     const char *names[PERCH_CAPTURE_MAX_COUNTERS];
@@ -40,6 +42,13 @@ int perch__cap_reader_frames(perch__cap_reader *r, uint32_t n);
 
 /* Makes r->from and r->to hold n branches (n <= PERCH_CAPTURE_MAX_BRANCHES). PERCH_ENOMEM. */
 int perch__cap_reader_branches(perch__cap_reader *r, uint32_t n);
+
+/* The highest stack id a sample may name now: the last stack defined (ids are dense from 1,
+ * each defined before a sample names it), or any 32-bit id when the stacks are elsewhere. */
+static inline uint64_t perch__cap_stack_limit(const perch__cap_reader *r)
+{
+    return r->stacks_elsewhere ? UINT32_MAX : r->stacks;
+}
 
 /* Makes the chunk malformed (PERCH_EFORMAT) at payload byte `at`, the start of a record that
  * broke a rule across records (one trace_info, dense stack ids, ...), with what it broke in
