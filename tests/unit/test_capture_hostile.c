@@ -4,11 +4,11 @@
  * record; a ledger or stat name given twice (or not UTF-8, or past the reader's cap of names),
  * which became a JSON key given twice in `perch report --json`; stack ids that are not dense
  * from 1, and a sample naming a stack not defined before it, which the report refused as its
- * own error and the exports took silently. Each is refused as a malformed
- * chunk at the offending record, with a reason that says what and where, after every record before
- * it was delivered (and finish called, so a report of what was read can still be made). The
- * captures are written by the capture writer, which writes whatever its sink is given (the
- * producers never give it these), or by hand where the writer cannot lay the bytes out.
+ * own error and the exports took silently. Each is refused as a malformed chunk at the
+ * offending record, with a reason that says what and where, after every record before it was
+ * delivered (and finish called, so a report of what was read can still be made). The captures
+ * are written by the capture writer, which writes whatever its sink is given (the producers
+ * never give it these), or by hand where the writer cannot lay the bytes out.
  */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -22,10 +22,10 @@
 #include <cmocka.h>
 
 #include "capture/crc32c.h"
+#include "capture/reader.h"
 #include "capture/writer.h"
 #include "capture_synth.h"
 #include "perch/capture.h"
-#include "capture/reader.h"
 #include "perch/error.h"
 #include "perch/export.h"
 #include "perch/report.h"
@@ -54,6 +54,17 @@ static uint8_t *cap_take(cap *c, size_t *len)
     assert_int_equal(perch_capture_writer_finish(c->w), 0);
     perch_capture_writer_destroy(c->w);
     return perch_output_memory_take(&c->mem, len);
+}
+
+/* The 64-byte file header of this writer into out (for captures crafted by hand). */
+static void header_into(uint8_t *out)
+{
+    cap c;
+    size_t len;
+    cap_open(&c);
+    uint8_t *data = cap_take(&c, &len);
+    memcpy(out, data, PERCH_CAPTURE_HEADER_SIZE);
+    free(data);
 }
 
 static void info_of(perch_trace_info *t, const char *source, uint64_t freq)
@@ -187,12 +198,7 @@ static void test_second_trace_info_record(void **state)
     perch_capture_status st;
     char want[160];
     (void)state;
-    cap c;
-    cap_open(&c);
-    size_t hlen;
-    uint8_t *head = cap_take(&c, &hlen); /* a header and an end chunk */
-    memcpy(data, head, 64);
-    free(head);
+    header_into(data);
     payload[len++] = 2; /* count */
     for (int rec = 0; rec < 2; rec++) {
         payload[len++] = 0;          /* source: NULL */
@@ -315,13 +321,9 @@ static void test_names_equal_as_printed(void **state)
     uint8_t data[256];
     synth_rec out = {0};
     perch_capture_status st;
-    size_t hlen, n = 64;
+    size_t n = 64;
     (void)state;
-    cap c;
-    cap_open(&c);
-    uint8_t *head = cap_take(&c, &hlen);
-    memcpy(data, head, 64);
-    free(head);
+    header_into(data);
     n += put_chunk(data + n, PERCH_CHUNK_STRINGS, strings, sizeof strings);
     uint64_t chunk = n;
     n += put_chunk(data + n, PERCH_CHUNK_LEDGER, ledger, sizeof ledger);
