@@ -369,9 +369,10 @@ static void show(const char *name, char out[48])
 
 /* Ledger (which 0) and stat (1) names are keys: a consumer lists them by name (the report's
  * JSON object keys), and no producer gives one twice (the model sums a reason given again),
- * so a name already seen in the capture, or one that is not UTF-8 (two invalid bytes may print
- * alike), is refused; at most PERCH_CAPTURE_MAX_NAMES names of PERCH_CAPTURE_MAX_NAME_BYTES
- * are held per type. A NULL name is "" (as consumers print it). */
+ * so a name already seen in the capture, or one that is not UTF-8 (an invalid byte prints as
+ * the \u00XX escape that the UTF-8 of another name reads back as), is refused; at most
+ * PERCH_CAPTURE_MAX_NAMES names of PERCH_CAPTURE_MAX_NAME_BYTES are held per type. A NULL name is
+ * "" (as consumers print it). */
 static int check_name(perch__cap_reader *r, perch__cap_cursor *c, size_t at, unsigned which,
                       const char *name)
 {
