@@ -53,6 +53,8 @@ extern "C" {
 #define PERCH_CAPTURE_MAX_FRAMES       16384u       /* frames of one stack */
 #define PERCH_CAPTURE_MAX_BRANCHES     4096u        /* branches of one LBR record */
 #define PERCH_CAPTURE_MAX_COUNTERS     256u         /* names in one counters record */
+#define PERCH_CAPTURE_MAX_NAMES        4096u        /* distinct ledger (or stat) names */
+#define PERCH_CAPTURE_MAX_NAME_BYTES   (1u << 20)   /* bytes of those names, per type */
 /* Entities of one type (process, thread, module) whose state a version 2 writer or reader
  * keeps for coding updates; past it new keys are coded in full (both sides alike). */
 #define PERCH_CAPTURE_MAX_ENTITIES     (1u << 20)
@@ -142,7 +144,7 @@ typedef enum perch_capture_stop {
     PERCH_CAPTURE_STOP_CRC,        /* a chunk's CRC-32C does not match */
     PERCH_CAPTURE_STOP_BAD_HEADER, /* not a capture, or a version/feature this build refuses */
     PERCH_CAPTURE_STOP_BAD_CHUNK,  /* a chunk over the size cap or with a malformed payload */
-    PERCH_CAPTURE_STOP_LIMIT,      /* the string table outgrew the reader's cap */
+    PERCH_CAPTURE_STOP_LIMIT,      /* the string table or the ledger/stat names outgrew a cap */
     PERCH_CAPTURE_STOP_SINK,       /* the sink returned an error */
     PERCH_CAPTURE_STOP_IO,         /* the input failed */
 } perch_capture_stop;
@@ -190,6 +192,10 @@ typedef struct perch_capture_read_opts {
     /* Call sink->finish when the capture stopped early (default true: a report of what was
      * read can still be made). At STOP_END finish is always called, from the end chunk. */
     bool finish_on_error;
+    /* The samples' stack ids name stacks kept outside this capture (the flight recorder's
+     * segments, whose stacks stay in its store): the reader does not check that stack ids are
+     * dense from 1 and each defined before a sample names it. Default false: it checks. */
+    bool stacks_elsewhere;
 } perch_capture_read_opts;
 
 /* Replays the capture in `in` into sink (any callback may be NULL), one chunk at a time.
@@ -199,7 +205,11 @@ typedef struct perch_capture_read_opts {
  * it says where and why reading stopped, and the sink has received every record of every
  * complete chunk before that point. `in` is borrowed (not closed). With a sink that has a
  * touch callback (records.h) in->read_at is also called from a second thread, at the same
- * time (the file and memory inputs of io.h allow that). */
+ * time (the file and memory inputs of io.h allow that). Besides each record's own fields the
+ * reader checks what the sink contract promises across records, so no sink has to: one
+ * trace_info record; stack ids dense from 1, each defined before a sample names it (unless
+ * opts->stacks_elsewhere); no ledger or stat name twice (each valid UTF-8). A capture that breaks
+ * one stops as a malformed chunk (STOP_BAD_CHUNK, PERCH_EFORMAT) at that record. */
 int perch_capture_replay(const perch_input *in, const perch_sink *sink,
                          perch_capture_status *status);
 

@@ -2,7 +2,9 @@
  * Fuzz target for the capture reader (versions 1 and 2, entity updates included: the seeds hold
  * both): replays arbitrary bytes from memory into a sink that
  * reads every field of every record (every string byte, every frame and branch), checks the
- * ranges the format promises (kernel_frames <= frame_count, pmc_count <= 8, caps), and hashes
+ * ranges the format promises (kernel_frames <= frame_count, pmc_count <= 8, caps) and the
+ * rules across records the reader enforces (one trace_info, stack ids 1, 2, ... each defined
+ * before a sample names it: docs/capture-format.md 2), and hashes
  * each record type's stream. When the input replays to a clean end, the stream is written
  * again with the capture writer and replayed once more: the per-type hashes must match, so a
  * record the reader accepts is a record the writer reproduces exactly.
@@ -29,6 +31,8 @@
 struct fz {
     uint64_t h[PERCH_CHUNK_TYPE_LIMIT];
     const perch_sink *next; /* records are forwarded here too (the writer), may be NULL */
+    unsigned infos;         /* trace_info records so far: the reader lets one through */
+    uint64_t stacks;        /* stacks so far: ids 1, 2, ... and no sample names one past */
 };
 
 static void mix(struct fz *f, int type, uint64_t v)
@@ -59,6 +63,8 @@ static int fz_info(void *ctx, const perch_trace_info *r)
 {
     struct fz *f = ctx;
     int t = PERCH_CHUNK_TRACE_INFO;
+    if (f->infos++)
+        abort();
     mix_str(f, t, r->source);
     mix_str(f, t, r->session_config);
     mix(f, t, r->os_build ^ (uint64_t)r->cpu_count << 32);
@@ -117,8 +123,10 @@ static int fz_counters(void *ctx, const perch_counters_rec *r)
 static int fz_stack(void *ctx, const perch_stack_rec *r)
 {
     struct fz *f = ctx;
-    if (r->kernel_frames > r->frame_count || r->frame_count > PERCH_CAPTURE_MAX_FRAMES)
+    if (r->kernel_frames > r->frame_count || r->frame_count > PERCH_CAPTURE_MAX_FRAMES ||
+        r->id != f->stacks + 1)
         abort();
+    f->stacks = r->id;
     mix(f, PERCH_CHUNK_STACK, r->id ^ (uint64_t)r->frame_count << 32 ^ r->kernel_frames);
     mix_u64s(f, PERCH_CHUNK_STACK, r->frames, r->frame_count);
     return NEXT(f, stack, r);
@@ -144,6 +152,8 @@ static int fz_sample(void *ctx, const perch_sample_rec *r)
 {
     struct fz *f = ctx;
     int t = PERCH_CHUNK_SAMPLE;
+    if (r->stack_id > f->stacks)
+        abort();
     mix(f, t, r->thread_key ^ r->tid ^ (uint64_t)r->cpu << 32 ^ (uint64_t)r->kind << 48);
     mix(f, t, r->flags ^ (uint64_t)r->profile_source << 8 ^ r->ts);
     mix(f, t, r->ip ^ r->module_key ^ r->stack_id ^ (uint64_t)r->count << 32);
@@ -222,7 +232,7 @@ static void rewrite(const uint8_t *data, size_t size, const struct fz *first)
     perch_capture_writer *w;
     perch_sink writer, tee, again;
     perch_capture_status st;
-    struct fz f1 = {{0}, &writer}, f2 = {{0}, NULL};
+    struct fz f1 = {{0}, &writer, 0, 0}, f2 = {{0}, NULL, 0, 0};
     size_t len;
     perch_output_memory(&out, &mem, (size_t)64 << 20);
     if (perch_capture_writer_create(&out, NULL, &w) != 0)
@@ -289,7 +299,7 @@ static bool same_stop(const perch_capture_status *a, const perch_capture_status 
 static void against_checked(const uint8_t *data, size_t size, const struct fz *fast,
                             const perch_capture_status *st, int err)
 {
-    struct fz f = {{0}, NULL};
+    struct fz f = {{0}, NULL, 0, 0};
     perch_sink sink;
     perch_input in;
     perch_capture_status cs;
@@ -319,7 +329,7 @@ static void against_split(const uint8_t *data, size_t size)
 
 static void run(const uint8_t *data, size_t size)
 {
-    struct fz f = {{0}, NULL};
+    struct fz f = {{0}, NULL, 0, 0};
     perch_sink sink;
     perch_capture_status st;
     fz_sink(&f, &sink);

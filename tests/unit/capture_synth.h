@@ -624,7 +624,7 @@ static inline void synth_extremes(synth_rec *r)
     perch_stack_rec st1 = {2, 1000, 10, big};
     perch_stack_rec st2 = {3, 4, 4, edge};
     perch_stack_rec st3 = {4, 990, 0, big + 10}; /* shares all its frames with stack 2 */
-    perch_stack_rec st4 = {UINT32_MAX, 1, 1, edge + 1};
+    perch_stack_rec st4 = {5, 1, 1, edge + 1};   /* ids are dense from 1: 5 is the largest */
     s.stack(r, &st0);
     s.stack(r, &st1);
     s.stack(r, &st2);
@@ -655,7 +655,7 @@ static inline void synth_extremes(synth_rec *r)
     perch_sample_rec sa1 = {0, 0, 0, PERCH_SAMPLE_TIMER, 0, 0, 0, 0, 0, 0, 0};
     perch_sample_rec sa2 = {UINT64_MAX, UINT32_MAX, UINT16_MAX, PERCH_SAMPLE_PMC,
                             0xff,       UINT16_MAX, UINT64_MAX, UINT64_MAX,
-                            UINT64_MAX, UINT32_MAX, UINT32_MAX};
+                            UINT64_MAX, 5,          UINT32_MAX}; /* the last stack defined */
     perch_sample_rec sa3 = {5, 1234, 3, PERCH_SAMPLE_TIMER, 0x40, 0, 5000, 0x00007ff700001234ull,
                             9, 2,    1};
     s.sample(r, &sa1);
@@ -692,7 +692,7 @@ static inline void synth_extremes(synth_rec *r)
     s.ledger(r, &lg3);
     perch_stat_rec sr1 = {"records.total", 123456789};
     perch_stat_rec sr2 = {"kind.SampledProfile", 0};
-    perch_stat_rec sr3 = {"records.total", UINT64_MAX};
+    perch_stat_rec sr3 = {"stack.orphan_user", UINT64_MAX}; /* a ledger reason's string */
     s.stat(r, &sr1);
     s.stat(r, &sr2);
     s.stat(r, &sr3);

@@ -242,7 +242,7 @@ static void full_replay(const uint8_t *data, size_t len, synth_rec *out, struct 
 {
     perch_sink rec;
     perch_capture_status st;
-    perch_capture_read_opts opts = {sizeof opts, note_chunk, ends, true};
+    perch_capture_read_opts opts = {sizeof opts, note_chunk, ends, true, false};
     perch_input in;
     synth_recorder(out, &rec);
     perch_input_memory(&in, data, len);

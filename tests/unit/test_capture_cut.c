@@ -177,7 +177,7 @@ static void test_cut_at_every_byte(void **state)
     static chunks c;
     perch_capture_status st;
     perch_input in;
-    perch_capture_read_opts ro = {sizeof ro, on_chunk, &c, true};
+    perch_capture_read_opts ro = {sizeof ro, on_chunk, &c, true, false};
     (void)state;
     uint8_t *data = small_capture(&len);
     perch_input_memory(&in, data, len);

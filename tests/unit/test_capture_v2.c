@@ -191,7 +191,7 @@ static void test_prefixes_name_everything(void **state)
     size_t etl_len, len;
     static bounds b;
     perch_capture_status st;
-    perch_capture_read_opts ro = {sizeof ro, on_chunk, &b, true};
+    perch_capture_read_opts ro = {sizeof ro, on_chunk, &b, true, false};
     perch_input in;
     uint64_t checked = 0;
     (void)state;

@@ -379,7 +379,7 @@ static int describe(struct info *in, bool json, bool list_chunks)
 {
     perch_input input;
     perch_sink sink = {0};
-    perch_capture_read_opts opts = {sizeof opts, on_chunk, in, false};
+    perch_capture_read_opts opts = {sizeof opts, on_chunk, in, false, false};
     char what[1100];
     int err = perch_input_open_file(&input, in->path);
     snprintf(what, sizeof what, "info: %s", in->path);

@@ -4,11 +4,30 @@
  * record through the bounds-checked cursor, checking every value against its field's range, and
  * handing the record to the sink. A value out of range or a string id not in the table makes the
  * chunk malformed (PERCH_EFORMAT at that byte); nothing is ever read outside the chunk's payload.
+ * So does a record that breaks a rule across records (docs/capture-format.md 2, "Rules across
+ * records"), at its first byte, with the rule in r->rule (perch__cap_broke).
  */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "capture/reader.h"
 #include "perch/error.h"
+#include "perch/utf16.h"
+
+int perch__cap_broke(perch__cap_reader *r, perch__cap_cursor *c, size_t at, const char *fmt, ...)
+{
+    va_list ap;
+    if (c->error)
+        return c->error;
+    va_start(ap, fmt);
+    vsnprintf(r->rule, sizeof r->rule, fmt, ap);
+    va_end(ap);
+    c->pos = at;
+    cap_fail(c, PERCH_EFORMAT);
+    return c->error;
+}
 
 static const char *get_str(perch__cap_reader *r, perch__cap_cursor *c)
 {
@@ -34,10 +53,18 @@ static const char *get_str(perch__cap_reader *r, perch__cap_cursor *c)
         return 0;                                                                                  \
     } while (0)
 
+/* One trace_info record per capture: no producer sends a second one (the model sends it
+ * when it starts, a scope once per capture it writes), so a second is damage, and which of
+ * the two describes the trace is unknown. */
 static int dec_trace_info(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     perch_trace_info t;
     (void)st;
+    if (r->info_off)
+        return perch__cap_broke(r, c, c->pos,
+                                "a second trace_info record (the first is in the chunk at "
+                                "offset %" PRIu64 ")",
+                                r->info_off);
     t.source = get_str(r, c);
     t.os_build = (uint32_t)cap_get_bounded(c, UINT32_MAX);
     t.cpu_count = (uint32_t)cap_get_bounded(c, UINT32_MAX);
@@ -50,6 +77,8 @@ static int dec_trace_info(perch__cap_reader *r, perch__cap_cursor *c, perch__cap
     t.events_lost = cap_get_varint(c);
     t.buffers_lost = cap_get_varint(c);
     t.session_config = get_str(r, c);
+    if (!c->error)
+        r->info_off = r->chunk_off;
     DELIVER(r, c, trace_info, &t);
 }
 
@@ -133,11 +162,27 @@ static int dec_counters(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_s
     DELIVER(r, c, counters, &k);
 }
 
+/* A stack's id must be the next one (ids dense from 1: records.h), so that a sample's id names
+ * one stack, known before the sample. */
+static void check_stack_id(perch__cap_reader *r, perch__cap_cursor *c, size_t at, uint64_t id)
+{
+    if (r->stacks_elsewhere || id == r->stacks + 1)
+        return;
+    if (id <= r->stacks)
+        perch__cap_broke(r, c, at, "stack id %" PRIu64 " given twice", id);
+    else
+        perch__cap_broke(r, c, at,
+                         "stack id %" PRIu64 " out of order: the next is %" PRIu64
+                         " (ids are dense from 1)",
+                         id, r->stacks + 1);
+}
+
 int perch__cap_dec_stack(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     perch_stack_rec s;
     uint32_t shared = 0, ref_len = 0;
     const uint64_t *ref_frames = NULL;
+    size_t at = c->pos;
     uint64_t id = cap_get_delta(c, st->id + 1);
     s.id = (uint32_t)id;
     st->id = id;
@@ -150,8 +195,10 @@ int perch__cap_dec_stack(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_
     }
     if (id > UINT32_MAX)
         cap_fail(c, PERCH_EFORMAT);
+    check_stack_id(r, c, at, id);
     if (c->error)
         return c->error;
+    r->stacks = id;
     int err = perch__cap_reader_frames(r, s.frame_count);
     if (err)
         return r->limit_error = err;
@@ -197,6 +244,7 @@ static void get_sample_attrs(perch__cap_cursor *c, perch__cap_state *st, uint8_t
 int perch__cap_dec_sample(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     perch_sample_rec s;
+    size_t at = c->pos;
     uint8_t mask = cap_get_u8(c);
     /* A new thread's slot starts from the previous cpu, so read the cpu before inserting. */
     unsigned idx = mask & M_THREAD;
@@ -220,6 +268,11 @@ int perch__cap_dec_sample(perch__cap_reader *r, perch__cap_cursor *c, perch__cap
     uint64_t stack = mask & S_STACK_SAME ? t->stack_id : cap_get_delta(c, t->stack_id);
     if (stack > UINT32_MAX)
         cap_fail(c, PERCH_EFORMAT);
+    else if (stack > perch__cap_stack_limit(r))
+        perch__cap_broke(r, c, at,
+                         "a sample names stack id %" PRIu64 " before it is defined (%" PRIu64
+                         " stacks so far)",
+                         stack, r->stacks);
     s.stack_id = t->stack_id = (uint32_t)stack;
     t->cpu = st->cpu = s.cpu;
     st->ts = s.ts;
@@ -292,21 +345,84 @@ int perch__cap_dec_lbr(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_st
     DELIVER(r, c, lbr, &l);
 }
 
+/* Whether s (len bytes) is valid UTF-8. */
+static bool utf8_text(const char *s, size_t len)
+{
+    const uint8_t *p = (const uint8_t *)s;
+    for (size_t i = 0; i < len;) {
+        size_t k = p[i] < 0x80 ? 1 : perch_utf8_seq_len(p + i, len - i);
+        if (k == 0)
+            return false;
+        i += k;
+    }
+    return true;
+}
+
+/* At most 40 bytes of name for a reason, anything but printable ASCII as '?'. */
+static void show(const char *name, char out[48])
+{
+    size_t n = 0;
+    for (; name[n] && n < 40; n++)
+        out[n] = name[n] >= 0x20 && name[n] < 0x7f && name[n] != '"' ? name[n] : '?';
+    memcpy(out + n, name[n] ? "..." : "", name[n] ? 4 : 1);
+}
+
+/* Ledger (which 0) and stat (1) names are keys: a consumer lists them by name (the report's
+ * JSON object keys), and no producer gives one twice (the model sums a reason given again),
+ * so a name already seen in the capture, or one that is not UTF-8 (an invalid byte prints as
+ * the \u00XX escape that the UTF-8 of another name reads back as), is refused; at most
+ * PERCH_CAPTURE_MAX_NAMES names of PERCH_CAPTURE_MAX_NAME_BYTES are held per type. A NULL name is
+ * "" (as consumers print it). */
+static int check_name(perch__cap_reader *r, perch__cap_cursor *c, size_t at, unsigned which,
+                      const char *name)
+{
+    static const char *const kind[2] = {"ledger", "stat"};
+    perch__strtab *t = &r->named[which];
+    const char *s = name ? name : "";
+    size_t len = strlen(s);
+    uint32_t id;
+    char shown[48];
+    if (c->error)
+        return c->error;
+    show(s, shown);
+    if (!utf8_text(s, len))
+        return perch__cap_broke(r, c, at, "%s name \"%s\" is not UTF-8", kind[which], shown);
+    if (perch__strtab_find(t, s, len))
+        return perch__cap_broke(r, c, at, "%s name \"%s\" given twice", kind[which], shown);
+    if (t->count == PERCH_CAPTURE_MAX_NAMES ||
+        len + 1 > PERCH_CAPTURE_MAX_NAME_BYTES - t->arena_len) {
+        snprintf(r->rule, sizeof r->rule, "more than %u %s names or %u bytes of them",
+                 PERCH_CAPTURE_MAX_NAMES, kind[which], PERCH_CAPTURE_MAX_NAME_BYTES);
+        c->pos = at;
+        return r->limit_error = PERCH_ELIMIT;
+    }
+    int err = perch__strtab_add(t, s, len, true, &id);
+    return err ? (r->limit_error = err) : 0;
+}
+
 static int dec_ledger(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     perch_ledger_rec l;
+    size_t at = c->pos;
     (void)st;
     l.reason = get_str(r, c);
     l.count = cap_get_varint(c);
+    int err = check_name(r, c, at, 0, l.reason);
+    if (err)
+        return err;
     DELIVER(r, c, ledger, &l);
 }
 
 static int dec_stat(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     perch_stat_rec s;
+    size_t at = c->pos;
     (void)st;
     s.name = get_str(r, c);
     s.value = cap_get_varint(c);
+    int err = check_name(r, c, at, 1, s.name);
+    if (err)
+        return err;
     DELIVER(r, c, stat, &s);
 }
 

@@ -143,9 +143,10 @@ static inline perch__cap_thread_slot *take_thread(hot *h, perch__cap_thread_slot
 }
 
 /* One sample record at p (SAMPLE_MAX bytes readable) into *s and the state; the end of the
- * record, or NULL (nothing changed) when the checked decoder must take it. */
+ * record, or NULL (nothing changed) when the checked decoder must take it (also for a stack id
+ * past `stacks`, perch__cap_stack_limit). */
 static inline const uint8_t *fast_sample(const uint8_t *p, hot *h, perch__cap_thread_slot *slots,
-                                         perch_sample_rec *s)
+                                         perch_sample_rec *s, uint64_t stacks)
 {
     unsigned bad = 0, mask = *p++, idx = mask & M_THREAD;
     perch__cap_thread_slot fresh, *t;
@@ -169,7 +170,7 @@ static inline const uint8_t *fast_sample(const uint8_t *p, hot *h, perch__cap_th
     uint64_t ip = fv_delta(&p, t->ip, &bad);
     uint64_t module = mask & S_MODULE_SAME ? t->module_key : fv_delta(&p, t->module_key, &bad);
     uint64_t stack = mask & S_STACK_SAME ? t->stack_id : fv_delta(&p, t->stack_id, &bad);
-    if (bad | (stack > UINT32_MAX))
+    if (bad | (stack > stacks))
         return NULL;
     t = take_thread(h, slots, idx, t);
     s->thread_key = t->key;
@@ -261,8 +262,8 @@ static inline const uint8_t *fast_stack(perch__cap_reader *r, const perch__cap_c
         shared = (uint32_t)fv_max(&p, ref_len < n ? ref_len : n, &bad);
     }
     uint32_t lead = (uint32_t)n - shared;
-    if (bad || id > UINT32_MAX || n > r->frame_cap || !r->frames ||
-        left(c, p) < (size_t)lead * CAP_VARINT_MAX)
+    if (bad || id > UINT32_MAX || (id != r->stacks + 1 && !r->stacks_elsewhere) ||
+        n > r->frame_cap || !r->frames || left(c, p) < (size_t)lead * CAP_VARINT_MAX)
         return NULL;
     uint64_t *f = r->frames, prev = st->addr;
     for (uint32_t i = 0; i < lead; i++)
@@ -273,7 +274,7 @@ static inline const uint8_t *fast_stack(perch__cap_reader *r, const perch__cap_c
         memcpy(f + lead, ref_frames + ref_len - shared, shared * sizeof *f);
     if (n)
         st->addr = f[0];
-    st->id = id;
+    st->id = r->stacks = id;
     perch__cap_ring_push(&r->ring, f, (uint32_t)n);
     s->id = (uint32_t)id;
     s->frame_count = (uint32_t)n;
@@ -386,8 +387,9 @@ static inline const uint8_t *fast_lbr(perch__cap_reader *r, const perch__cap_cur
 int perch__cap_fast_samples(perch__cap_reader *r, perch__cap_cursor *c, uint64_t count)
 {
     int (*cb)(void *, const perch_sample_rec *) = r->sink->sample;
+    const uint64_t stacks = perch__cap_stack_limit(r); /* no stack record in a sample chunk */
     perch_sample_rec s;
-#define FAST(p, h, slots) fast_sample(p, h, slots, &s)
+#define FAST(p, h, slots) fast_sample(p, h, slots, &s, stacks)
     HOT_LOOP(r, c, count, SAMPLE_MAX, FAST, s, cb, perch__cap_dec_sample);
 #undef FAST
 }

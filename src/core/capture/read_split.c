@@ -10,12 +10,13 @@
  * one-thread walk in the same order, less repeats that change nothing.
  *
  * Anything out of the ordinary in a chunk decoded ahead -- a read error, a CRC mismatch, a
- * malformed record, more distinct touches than a list holds, no memory -- sends that chunk
- * back to the walk's ordinary path (reader.c), which reads, checks and decodes it again and
- * stops exactly as the one-thread walk does. A touch the sink refuses is reported by playing
- * the chunk again into a sink that refuses the same record with the same error, so the stop,
- * its offset and its reason are the ordinary path's too. Memory: SLOTS lists of TOUCH_MAX
- * touches and, per decoding thread, a payload buffer and a dedup table.
+ * malformed record, more distinct touches than a list holds, no memory, stack ids that do not
+ * follow the walk's (checked when the walk plays the chunk: only it knows the stacks before)
+ * -- sends that chunk back to the walk's ordinary path (reader.c), which reads, checks and
+ * decodes it again and stops exactly as the one-thread walk does. A touch the sink refuses is
+ * reported by playing the chunk again into a sink that refuses the same record with the same error,
+ * so the stop, its offset and its reason are the ordinary path's too. Memory: SLOTS lists of
+ * TOUCH_MAX touches and, per decoding thread, a payload buffer and a dedup table.
  */
 #include <string.h>
 
@@ -36,7 +37,12 @@ struct slot {
     uint32_t type, flags, len;
     int state;        /* FREE, BUSY (a thread decodes it), DONE or REDO (the ordinary path) */
     uint64_t records; /* DONE: the chunk's records */
-    uint32_t n;       /* touches in t */
+    /* DONE: the chunk's stack ids, checked against the walk's stacks when it is played:
+     * the first and how many (stack chunks; gap when they do not count up by one) and the
+     * highest a sample names */
+    uint64_t stack_first, stack_count, stack_top;
+    bool stack_gap;
+    uint32_t n; /* touches in t */
     perch_touch_rec *t;
     uint64_t *at; /* the record of each touch's first occurrence in the chunk */
 };
@@ -133,6 +139,39 @@ static int collect_slice(void *ctx, const perch_slice_rec *rec)
     return collect(ctx, &t);
 }
 
+/* The decoders ahead cannot check stack ids (the stacks before the chunk are the walk's), so
+ * they note what the walk checks when it plays the chunk (stacks_fit). */
+static int collect_sample_ids(void *ctx, const perch_sample_rec *rec)
+{
+    struct dec *d = ctx;
+    if (rec->stack_id > d->cur->stack_top)
+        d->cur->stack_top = rec->stack_id;
+    return collect_sample(ctx, rec);
+}
+
+static int collect_stack(void *ctx, const perch_stack_rec *rec)
+{
+    struct slot *s = ((struct dec *)ctx)->cur;
+    if (s->stack_count == 0)
+        s->stack_first = rec->id;
+    else if (rec->id != s->stack_first + s->stack_count)
+        s->stack_gap = true;
+    s->stack_count++;
+    return 0;
+}
+
+/* Whether a chunk decoded ahead keeps the walk's stack ids dense from 1 and defined before a
+ * sample names them: its stacks are the next ids, its samples name none past the last. If not,
+ * the ordinary path decodes it again and stops at the record that breaks the rule. */
+static bool stacks_fit(const perch__cap_reader *r, const struct slot *s)
+{
+    if (r->stacks_elsewhere)
+        return true;
+    if (s->stack_count)
+        return !s->stack_gap && s->stack_first == r->stacks + 1;
+    return s->stack_top <= r->stacks;
+}
+
 /* Reads, checks and decodes slot s's chunk; DONE, or REDO when anything is not ordinary. */
 static int decode_slot(struct dec *d, struct slot *s)
 {
@@ -149,6 +188,8 @@ static int decode_slot(struct dec *d, struct slot *s)
         return REDO;
     d->cur = s;
     d->seen = 0;
+    s->stack_first = s->stack_count = s->stack_top = 0;
+    s->stack_gap = false;
     if (++d->gen == 0) {
         memset(d->table, 0, sizeof d->table);
         d->gen = 1;
@@ -310,6 +351,7 @@ static int play_touches(struct perch__cap_split *sp, struct slot *s, perch_captu
     ci->payload_len = s->len;
     ci->records = s->records;
     r->status->types[s->type].records += s->records;
+    r->stacks += s->stack_count;
     return 0;
 }
 
@@ -319,8 +361,8 @@ int perch__cap_split_play(struct perch__cap_split *sp, uint64_t off, perch_captu
     struct slot *s = slot_at(sp, off);
     if (!s)
         return fallback(sp->r, buf, off, ci, NULL);
-    int err = s->state == DONE ? play_touches(sp, s, ci, buf, fallback)
-                               : fallback(sp->r, buf, off, ci, NULL);
+    int err = s->state == DONE && stacks_fit(sp->r, s) ? play_touches(sp, s, ci, buf, fallback)
+                                                       : fallback(sp->r, buf, off, ci, NULL);
     release(sp);
     return err;
 }
@@ -352,9 +394,11 @@ static struct dec *dec_new(const perch__cap_reader *walk)
     d->st.version = walk->status->version;
     d->r->status = &d->st;
     d->r->checked_only = walk->checked_only;
+    d->r->stacks_elsewhere = true; /* noted in the slot, checked by the walk */
     d->sink.ctx = d;
-    d->sink.sample = collect_sample;
+    d->sink.sample = collect_sample_ids;
     d->sink.slice = collect_slice;
+    d->sink.stack = collect_stack;
     d->r->sink = &d->sink;
     return d;
 }

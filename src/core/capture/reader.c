@@ -152,13 +152,20 @@ static int decode_failed(perch__cap_reader *r, const perch_capture_chunk_info *c
     if (r->sink_error)
         return STOP(s, PERCH_CAPTURE_STOP_SINK, err, at, "the sink refused a %s record: %s", name,
                     perch_strerror(err));
+    if (r->limit_error && r->rule[0])
+        return STOP(s, PERCH_CAPTURE_STOP_LIMIT, err, at,
+                    "%s chunk at offset %" PRIu64 ": %s at byte %" PRIu64, name, ci->offset,
+                    r->rule, at);
     if (r->limit_error)
         return STOP(s, err == PERCH_ELIMIT ? PERCH_CAPTURE_STOP_LIMIT : PERCH_CAPTURE_STOP_IO, err,
                     at, "%s chunk at offset %" PRIu64 ": %s (string table or record buffer)", name,
                     ci->offset, perch_strerror(err));
+    const char *what = r->rule[0]            ? r->rule
+                       : err == PERCH_ETRUNC ? "a record runs past the chunk"
+                                             : "bad value";
     return STOP(s, PERCH_CAPTURE_STOP_BAD_CHUNK, PERCH_EFORMAT, at,
                 "malformed %s chunk at offset %" PRIu64 ": %s at byte %" PRIu64, name, ci->offset,
-                err == PERCH_ETRUNC ? "a record runs past the chunk" : "bad value", at);
+                what, at);
 }
 
 /* Hands one checked chunk to the sink. */
@@ -179,6 +186,8 @@ static int deliver(perch__cap_reader *r, perch_capture_chunk_info *ci, const per
     }
     cap_cursor_init(&c, buf->data, ci->payload_len);
     r->sink_error = r->limit_error = 0;
+    r->chunk_off = ci->offset;
+    r->rule[0] = '\0';
     err = perch__cap_decode_chunk(r, ci->type, &c);
     ci->records = r->records;
     r->status->types[ci->type].records += r->records;
@@ -275,6 +284,8 @@ static void reader_free(perch__cap_reader *r)
     perch__free(r->from);
     perch__free(r->to);
     perch__strtab_free(&r->strings);
+    perch__strtab_free(&r->named[0]);
+    perch__strtab_free(&r->named[1]);
     perch__cap_ents_free(&r->ents);
 }
 
@@ -296,6 +307,7 @@ static int replay(const perch_input *in, const perch_sink *sink,
     r->sink = sink ? sink : &none;
     r->status = status;
     r->checked_only = checked;
+    r->stacks_elsewhere = opts && opts->stacks_elsewhere;
     if (read_header(r) == 0) {
         status->good_bytes = status->header_size;
         walk_chunks(r, opts);

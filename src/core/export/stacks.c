@@ -37,7 +37,8 @@ int perch__stacks_add(perch__stacks *s, perch__budget *b, const perch_stack_rec 
     if (rec->id == 0 || (n && !rec->frames))
         return PERCH_EINVAL;
     if (rec->id < s->count && (s->index[rec->id] & DEFINED))
-        return PERCH_EFORMAT; /* an id given twice: which stack a sample meant is unknown */
+        return PERCH_EFORMAT; /* an id given twice: which stack a sample meant is unknown (the
+                               * capture reader refuses it; other producers never send it) */
     if (n > MAX_FRAMES_PER_STACK)
         n = MAX_FRAMES_PER_STACK;
     err = perch__grow_zeroed(b, (void **)&s->index, &s->cap, (size_t)rec->id + 1,

@@ -144,17 +144,21 @@ static int f_lbr(void *ctx, const perch_lbr_rec *rec)
 }
 
 /* Replays one segment through the filter; a segment cut at its last whole chunk (the open
- * one) is expected. */
+ * one) is expected. Its samples name the model's stack ids, whose stacks are in the store. */
 static int play(snap *s, const uint8_t *data, size_t len)
 {
+    perch_capture_read_opts opts = {sizeof opts, NULL, NULL, true, true};
     perch_capture_status st;
+    perch_input in;
     perch_sink f;
     memset(&f, 0, sizeof f);
     f.ctx = s;
     f.sample = f_sample;
     f.slice = f_slice;
     f.lbr = f_lbr;
-    int err = perch_capture_replay_memory(data, len, &f, &st);
+    perch_input_memory(&in, data, len);
+    int err = perch_capture_replay_ex(&in, &f, &opts, &st);
+    perch_input_close(&in);
     if (st.stop == PERCH_CAPTURE_STOP_END || st.stop == PERCH_CAPTURE_STOP_NO_END)
         return 0;
     return err ? err : PERCH_EFORMAT;

@@ -195,7 +195,7 @@ static int on_sample(void *ctx, const perch_sample_rec *rec)
     if (rec->stack_id == 0)
         return 0;
     rstack *s = perch__rstacks_get(&r->stacks, rec->stack_id);
-    if (s == NULL)
+    if (s == NULL) /* not defined before it: a capture's reader refuses that first */
         return r->stacks.meta.error ? r->stacks.meta.error : PERCH_EFORMAT;
     if (s->samples++ == 0)
         s->thread_key = rec->thread_key;

@@ -128,7 +128,9 @@ struct perch_report {
  * for frames in memory, half for the stack hash's sort); open NULL: never spill. */
 void perch__rstacks_init(rstacks *s, uint64_t memory, perch_scratch_open_fn open, void *open_ctx);
 void perch__rstacks_free(rstacks *s);
-/* Adds the next stack (ids dense from 1: PERCH_EFORMAT otherwise). */
+/* Adds the next stack (ids dense from 1: PERCH_EFORMAT otherwise). The capture reader refuses
+ * a capture that breaks this (docs/capture-format.md 2); the check keeps the array by id
+ * bounded whatever another producer sends. */
 int perch__rstacks_add(rstacks *s, const perch_stack_rec *rec);
 /* The entry of id (writable), valid until the next call; NULL for an unknown id or on error
  * (then s->meta.error is set). */
