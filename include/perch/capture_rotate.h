@@ -68,8 +68,9 @@ typedef struct perch_capture_rotate_opts {
      * it cannot delete (open in another program without delete sharing) is kept, counted in
      * deletes_failed and tried again at the next rotation; newer files go in its place. */
     int (*remove)(const char *path);
-    /* Opens each file for writing (0 or the error): NULL is perch_output_open_file. perchd's
-     * tests put a disk that fills or hangs on demand here. */
+    /* Creates each file (0 or the error; a file already there must be refused, PERCH_EEXIST,
+     * so that discard deletes only a file this rotation made): NULL is
+     * perch_output_create_file. perchd's tests put a disk that fills or hangs on demand here. */
     int (*open)(perch_output *out, const char *path);
 } perch_capture_rotate_opts;
 

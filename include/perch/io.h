@@ -68,6 +68,9 @@ int perch_input_open_file(perch_input *in, const char *path);
 
 /* Creates or truncates a file for appending (UTF-8 path). Implemented per platform. */
 int perch_output_open_file(perch_output *out, const char *path);
+/* Creates a new file for appending: PERCH_EEXIST when the path exists (never truncated), so
+ * the caller knows the file is its own (a capture rotation, which may delete it again). */
+int perch_output_create_file(perch_output *out, const char *path);
 
 /* Like perch_output_open_file, for an output written by a thread of its own (perch export's):
  * an existing file keeps its bytes until the first write (an empty one too) or the close,

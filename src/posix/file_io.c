@@ -113,10 +113,10 @@ static int file_out_close(void *ctx)
     return err;
 }
 
-int perch_output_open_file(perch_output *out, const char *path)
+static int open_output(perch_output *out, const char *path, int how)
 {
     struct file_ctx *f;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | how, 0644);
     if (fd < 0)
         return perch__posix_error(errno);
     f = perch__alloc(sizeof *f);
@@ -130,6 +130,16 @@ int perch_output_open_file(perch_output *out, const char *path)
     out->close = file_out_close;
     out->ctx = f;
     return 0;
+}
+
+int perch_output_open_file(perch_output *out, const char *path)
+{
+    return open_output(out, path, O_TRUNC);
+}
+
+int perch_output_create_file(perch_output *out, const char *path)
+{
+    return open_output(out, path, O_EXCL);
 }
 
 /* A file opened by perch_output_open_file_deferred: truncated at its first write or close, its

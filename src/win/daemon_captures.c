@@ -171,16 +171,16 @@ static void discard_recording(perch_daemon *d, int err, char *why, size_t why_le
     if (path[0] == '\0')
         snprintf(why, why_len, "bringing it up to date with the live model failed (%s)",
                  perch_strerror(err));
-    else if (gone == 0)
+    else if (gone == 0) /* the path last: a long one cuts only itself, not what to do */
         snprintf(why, why_len,
-                 "writing its first file %s failed (%s); perchd deleted that file, so the "
-                 "same name can be used again",
-                 path, perch_strerror(err));
+                 "writing its first file failed (%s); perchd deleted that file, so the same "
+                 "name can be used again: %s",
+                 perch_strerror(err), path);
     else
         snprintf(why, why_len,
-                 "writing its first file %s failed (%s), and perchd could not delete it (%s): "
-                 "delete it before using that name again",
-                 path, perch_strerror(err), perch_strerror(gone));
+                 "writing its first file failed (%s), and perchd could not delete it (%s): "
+                 "delete it before using that name again: %s",
+                 perch_strerror(err), perch_strerror(gone), path);
 }
 
 static void set_recording(perch_daemon *d, bool on)
@@ -335,7 +335,8 @@ void perch__daemon_record_leave(perch_daemon *d)
     char name[sizeof v->rec_name], path[sizeof v->rec_path];
     if (!v->recording)
         return;
-    v->rotate = NULL; /* the model thread may be inside it */
+    /* v->rotate stays: the model thread may be inside it, and if its call returns before the
+     * process ends, publish_idle still reads it through d (neither is ever freed now) */
     memset(&v->rec_sink, 0, sizeof v->rec_sink);
     set_recording(d, false);
     AcquireSRWLockShared(&d->lock);

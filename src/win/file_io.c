@@ -141,11 +141,11 @@ static int file_out_close(void *ctx)
     return err;
 }
 
-int perch_output_open_file(perch_output *out, const char *path)
+static int open_output(perch_output *out, const char *path, DWORD disposition)
 {
     struct file_ctx *f;
     HANDLE h = INVALID_HANDLE_VALUE;
-    int err = open_handle(path, GENERIC_WRITE, CREATE_ALWAYS, &h);
+    int err = open_handle(path, GENERIC_WRITE, disposition, &h);
     if (err < 0)
         return err;
     if ((f = wrap_handle(h)) == NULL)
@@ -155,6 +155,16 @@ int perch_output_open_file(perch_output *out, const char *path)
     out->close = file_out_close;
     out->ctx = f;
     return 0;
+}
+
+int perch_output_open_file(perch_output *out, const char *path)
+{
+    return open_output(out, path, CREATE_ALWAYS);
+}
+
+int perch_output_create_file(perch_output *out, const char *path)
+{
+    return open_output(out, path, CREATE_NEW);
 }
 
 /* A file opened by perch_output_open_file_deferred: opened without truncation, truncated at

@@ -581,6 +581,37 @@ static void test_discard_deletes_only_its_own_file(void **state)
     assert_int_equal(perch_capture_rotate_discard(NULL, NULL, 0), 0);
 }
 
+/* A file that appears under the first file's name after the rotation checked for a clash (a
+ * program that made it in between) is neither truncated nor deleted: the rotation's create
+ * refuses it (PERCH_EEXIST), so discard has no file of its own to delete. */
+static void test_discard_spares_a_file_made_in_between(void **state)
+{
+    const char *dir = "rotate_between";
+    perch_capture_rotate_opts o;
+    perch_capture_rotate *r = NULL;
+    perch_sink sink;
+    perch_input in;
+    perch_fs_entry *e = NULL;
+    size_t n = 0;
+    char path[600];
+    clock c = {1764547200000ull, 1};
+    (void)state;
+    fx_empty_dir(dir);
+    opts_for(&o, dir, &c);
+    o.first_name = "t.perch";
+    assert_int_equal(perch_capture_rotate_create(&o, &r), 0); /* no clash yet */
+    put_file(dir, "t.perch");
+    perch_capture_rotate_sink(r, &sink);
+    perch_input_memory(&in, etl, etl_len);
+    assert_int_equal(perch_pipeline_etl(&in, "synth", &sink, NULL, NULL), PERCH_EEXIST);
+    assert_int_equal(perch_capture_rotate_discard(r, path, sizeof path), 0);
+    assert_string_equal(path, ""); /* none of its own */
+    assert_int_equal(perch_fs_list(dir, 10, &e, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(e[0].size, 8); /* "not ours", whole */
+    perch_fs_list_free(e, n);
+}
+
 static void test_names(void **state)
 {
     char name[96];
@@ -722,6 +753,7 @@ int main(void)
         cmocka_unit_test(test_crash_leaves_readable_files),
         cmocka_unit_test(test_first_name),
         cmocka_unit_test(test_discard_deletes_only_its_own_file),
+        cmocka_unit_test(test_discard_spares_a_file_made_in_between),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -70,7 +70,7 @@ int perch__daemon_open_recording_file(perch_output *out, const char *path)
     struct disk_file *f = calloc(1, sizeof *f);
     if (f == NULL)
         return PERCH_ENOMEM;
-    int err = perch_output_open_file(&f->real, path);
+    int err = perch_output_create_file(&f->real, path);
     if (err < 0) {
         free(f);
         return err;

@@ -168,14 +168,16 @@ static void test_failed_start_deletes_its_file(void **state)
     cli("record --name hitch", 1);
     printf("%s", r.err);
     assert_false(exists("hitch.perch"));
-    assert_contains(r.err, "the recording could not start: writing its first file ");
-    assert_contains(r.err, "\\cap\\hitch.perch failed (no space left on device); perchd deleted "
-                           "that file, so the same name can be used again");
+    assert_contains(r.err, "the recording could not start: writing its first file failed (no "
+                           "space left on device); perchd deleted that file, so the same name "
+                           "can be used again: ");
+    assert_contains(r.err, "\\cap\\hitch.perch");
     assert_int_equal(perch_fake_etw_set_string("DiskFull", "perch-"), 0);
     cli("record", 1);
     assert_int_equal(files_like("perch-*.perch"), 1);
     assert_true(exists("perch-20200101-000000-000001.perch")); /* not this start's */
-    assert_contains(r.err, "-000002.perch failed (no space left on device); perchd deleted");
+    assert_contains(r.err, "(no space left on device); perchd deleted that file");
+    assert_contains(r.err, "-000002.perch");
     char *log = harness_read_in(dir, "perchd.log");
     assert_contains(log, "The recording hitch could not start in ");
     free(log);

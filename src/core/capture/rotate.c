@@ -123,7 +123,7 @@ static int open_file(perch_capture_rotate *r)
         perch__free(path);
         return path ? PERCH_ERANGE : PERCH_ENOMEM;
     }
-    int err = r->opts.open ? r->opts.open(&r->out, path) : perch_output_open_file(&r->out, path);
+    int err = r->opts.open ? r->opts.open(&r->out, path) : perch_output_create_file(&r->out, path);
     if (err == 0) {
         snprintf(r->made, sizeof r->made, "%s", path); /* fits: checked above */
         r->made_count++;
