@@ -209,7 +209,8 @@ typedef struct perch_capture_read_opts {
  * reader checks what the sink contract promises across records, so no sink has to: one
  * trace_info record; stack ids dense from 1, each defined before a sample names it (unless
  * opts->stacks_elsewhere); no ledger or stat name twice (each valid UTF-8). A capture that breaks
- * one stops as a malformed chunk (STOP_BAD_CHUNK, PERCH_EFORMAT) at that record. */
+ * one stops as a malformed chunk (STOP_BAD_CHUNK, PERCH_EFORMAT) at that record; past 4096
+ * names or 1 MiB of them per type reading stops at the limit (STOP_LIMIT, PERCH_ELIMIT). */
 int perch_capture_replay(const perch_input *in, const perch_sink *sink,
                          perch_capture_status *status);
 

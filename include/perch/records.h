@@ -206,9 +206,11 @@ typedef struct perch_touch_rec {
 
 /* The receiver of model output. Every callback may be NULL (ignored). Each returns 0 or a
  * negative PERCH_E*; the first error stops the producer, which returns it. Pointers in the
- * records are borrowed for the duration of the call. Order guarantees: trace_info first;
- * an entity's first record before any record naming its key (above); a stack before the
- * first sample that uses it; ledger and stat entries, then finish, last. Replaying a version
+ * records are borrowed for the duration of the call. Order guarantees: trace_info first, and
+ * once; an entity's first record before any record naming its key (above); a stack before the
+ * first sample that uses it, stack ids dense from 1 (a sink attached to the live engine late
+ * gets the model's ids instead: perch_live_attach); ledger and stat entries, each name once
+ * and valid UTF-8, then finish, last. Replaying a version
  * 1 capture keeps only the order within each record type (entities then arrive before the
  * data chunks written after them, not necessarily before every reference). */
 typedef struct perch_sink {

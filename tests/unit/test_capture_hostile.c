@@ -543,7 +543,7 @@ static void test_sample_before_its_stack(void **state)
     free(data);
 }
 
-/* Stack ids must be the next one, from 1: not 2 first, not 3 after 1, not 1 again. */
+/* Stack ids must be the next one, from 1: not 2 first, not 3 after 1, not 1 again, not 0. */
 static void test_stack_ids_dense(void **state)
 {
     static const struct {
@@ -556,6 +556,8 @@ static void test_stack_ids_dense(void **state)
         {{{'s', 1}, {'s', 2}, {'f', 0}, {'s', 1}}, ": stack id 1 given twice at byte"},
         {{{'s', 1}, {'f', 0}, {'s', UINT32_MAX}},
          ": stack id 4294967295 out of order: the next is 2 (ids are dense from 1) at byte"},
+        {{{'s', 1}, {'f', 0}, {'s', 0}},
+         ": stack id 0 (ids are dense from 1; 0 means no stack) at byte"},
     };
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -168,7 +168,9 @@ static void check_stack_id(perch__cap_reader *r, perch__cap_cursor *c, size_t at
 {
     if (r->stacks_elsewhere || id == r->stacks + 1)
         return;
-    if (id <= r->stacks)
+    if (id == 0)
+        perch__cap_broke(r, c, at, "stack id 0 (ids are dense from 1; 0 means no stack)");
+    else if (id <= r->stacks)
         perch__cap_broke(r, c, at, "stack id %" PRIu64 " given twice", id);
     else
         perch__cap_broke(r, c, at,
