@@ -1,7 +1,8 @@
 /*
  * Running the perch command line from a Windows test: perch.exe (its path in PERCH_CLI, set by
  * ctest) with a command-line tail, its stdout and stderr captured through files, its exit
- * status and pid kept. It inherits this process's environment (PERCH_PIPE). Header-only.
+ * status and pid kept, and the checks the perchd tests make of it (the exit status, a count
+ * in its output). It inherits this process's environment (PERCH_PIPE). Header-only.
  */
 #ifndef PERCH_TEST_PERCH_CLI_HARNESS_H
 #define PERCH_TEST_PERCH_CLI_HARNESS_H
@@ -64,6 +65,24 @@ static inline void perch_cli_run(const char *args, perch_cli_result *r)
     perch_cli_slurp(err_path, r->err, sizeof r->err);
     DeleteFileA(out_path);
     DeleteFileA(err_path);
+}
+
+/* perch_cli_run, failing the test (with perch's output) unless perch exits with want. */
+static inline void perch_cli_expect(const char *args, DWORD want, perch_cli_result *r)
+{
+    perch_cli_run(args, r);
+    if (r->code != want)
+        fail_msg("perch %s: exit %lu, not %lu\n%s%s", args, (unsigned long)r->code,
+                 (unsigned long)want, r->out, r->err);
+}
+
+/* The number after key (its first occurrence) in text; fails the test when key is not there. */
+static inline unsigned long long perch_cli_count_of(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    if (p == NULL)
+        fail_msg("no %s in %s", key, text);
+    return strtoull(p + strlen(key), NULL, 10);
 }
 
 #endif

@@ -27,19 +27,7 @@ static struct harness_child child; /* perchd_fake */
 
 static void cli(const char *args, DWORD want)
 {
-    perch_cli_run(args, &r);
-    if (r.code != want)
-        fail_msg("perch %s: exit %lu, not %lu\n%s%s", args, (unsigned long)r.code,
-                 (unsigned long)want, r.out, r.err);
-}
-
-/* The number after key (the first one) in text. */
-static unsigned long long count_of(const char *text, const char *key)
-{
-    const char *p = strstr(text, key);
-    if (p == NULL)
-        fail_msg("no %s in %s", key, text);
-    return strtoull(p + strlen(key), NULL, 10);
+    perch_cli_expect(args, want, &r);
 }
 
 /* A synth trace of about 16 MB: 7 s of events at its own pace (once, for every test). */
@@ -190,7 +178,7 @@ static void test_failed_start_deletes_its_file(void **state)
     cli("stop --json", 0);
     snprintf(args, sizeof args, "report --json \"%s\\cap\\hitch.perch\"", dir);
     cli(args, 0);
-    assert_true(count_of(r.out, ",\"samples\":") > 0);
+    assert_true(perch_cli_count_of(r.out, ",\"samples\":") > 0);
     stop_perchd(0);
     log = harness_read_in(dir, "perchd.log");
     assert_lacks(log, "StopDrainSeconds"); /* a stop that drained says nothing of the bound */
@@ -226,7 +214,7 @@ static void test_stop_drops_what_is_still_queued(void **state)
     if (code != 0)
         fail_msg("perchd exited with %lu:\n%s", (unsigned long)code, out);
     char *log = harness_read_in(dir, "perchd.log");
-    unsigned long long dropped = count_of(log, "lost by the session; ");
+    unsigned long long dropped = perch_cli_count_of(log, "lost by the session; ");
     printf("%llu events dropped at the stop\n", dropped);
     assert_true(dropped > 0);
     assert_contains(log, " still queued when StopDrainSeconds ran out)");
@@ -235,8 +223,8 @@ static void test_stop_drops_what_is_still_queued(void **state)
     free(log);
     snprintf(args, sizeof args, "report --json \"%s\\cap\\slow.perch\"", dir);
     cli(args, 0);
-    assert_int_equal(count_of(r.out, "\"live.stop_dropped\":"), dropped);
-    assert_true(count_of(r.out, ",\"samples\":") > 0);
+    assert_int_equal(perch_cli_count_of(r.out, "\"live.stop_dropped\":"), dropped);
+    assert_true(perch_cli_count_of(r.out, ",\"samples\":") > 0);
 }
 
 /* The disk never comes back: perchd gives up on the model thread 5 s after the drop, says so,

@@ -119,10 +119,7 @@ static void status_of(perch_proto_client *c, uint64_t *events, uint64_t *losses,
 
 static void cli(const char *args, DWORD want)
 {
-    perch_cli_run(args, &r);
-    if (r.code != want)
-        fail_msg("perch %s: exit %lu, not %lu\n%s%s", args, (unsigned long)r.code,
-                 (unsigned long)want, r.out, r.err);
+    perch_cli_expect(args, want, &r);
 }
 
 /* perch report --json over [0.5 s, 1.5 s) of file, parsed (the nodes point into the text

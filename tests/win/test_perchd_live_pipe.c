@@ -308,10 +308,7 @@ static void check_recording_times(perch_proto_client *c, uint64_t planned_ms)
 
 static void cli(const char *args, DWORD want)
 {
-    perch_cli_run(args, &r);
-    if (r.code != want)
-        fail_msg("perch %s: exit %lu, not %lu\n%s%s", args, (unsigned long)r.code,
-                 (unsigned long)want, r.out, r.err);
+    perch_cli_expect(args, want, &r);
 }
 
 /* Runs perch with args (its --json output names a capture in perchd's directory) and checks

@@ -29,19 +29,7 @@ static struct harness_child child; /* perchd_fake */
 
 static void cli(const char *args, DWORD want)
 {
-    perch_cli_run(args, &r);
-    if (r.code != want)
-        fail_msg("perch %s: exit %lu, not %lu\n%s%s", args, (unsigned long)r.code,
-                 (unsigned long)want, r.out, r.err);
-}
-
-/* The number after key (the first one) in text. */
-static unsigned long long count_of(const char *text, const char *key)
-{
-    const char *p = strstr(text, key);
-    if (p == NULL)
-        fail_msg("no %s in %s", key, text);
-    return strtoull(p + strlen(key), NULL, 10);
+    perch_cli_expect(args, want, &r);
 }
 
 static size_t occurrences(const char *text, const char *needle)
@@ -62,9 +50,9 @@ static void add_report(const char *file, totals *t)
     char args[MAX_PATH * 3];
     snprintf(args, sizeof args, "report --json \"%s\"", file);
     cli(args, 0);
-    t->samples += count_of(r.out, ",\"samples\":");
-    t->with_stack += count_of(r.out, "\"samples_with_stack\":");
-    t->slices += count_of(r.out, "\"slices\":{\"count\":");
+    t->samples += perch_cli_count_of(r.out, ",\"samples\":");
+    t->with_stack += perch_cli_count_of(r.out, "\"samples_with_stack\":");
+    t->slices += perch_cli_count_of(r.out, "\"slices\":{\"count\":");
 }
 
 static void make_trace_of(const char *size)
