@@ -19,6 +19,7 @@
 #include "etw_fake.h"
 #include "perch_cli_harness.h"
 #include "perchd_harness.h"
+#include "perchd_replay.h"
 
 static char dir[MAX_PATH], etl[MAX_PATH * 2], pipe_name[96];
 static char out[HARNESS_OUT_MAX]; /* perchd's output, once it ended */
@@ -46,23 +47,8 @@ static int make_trace(void **state)
  * some events (so a recording's first file is made at its start). */
 static void start_perchd(const char *name, const char *extra)
 {
-    char args[MAX_PATH * 4];
-    assert_int_equal(perch_fake_etw_reset(), 0);
-    assert_int_equal(perch_fake_etw_set_string("Replay", etl), 0);
-    assert_int_equal(perch_fake_etw_set_dword("Pace", 1), 0);
-    assert_int_equal(perch_fake_etw_set_dword("RealTimeLagMs", 600000), 0); /* none lost */
-    snprintf(pipe_name, sizeof pipe_name, "\\\\.\\pipe\\perchd-disk-%lu",
-             (unsigned long)GetCurrentProcessId());
-    SetEnvironmentVariableA("PERCH_PIPE", pipe_name); /* perchd_fake and perch inherit it */
-    harness_fresh_dir(name, dir, sizeof dir);
-    snprintf(args, sizeof args,
-             "run --defaults --data-dir \"%s\" --capture-dir \"%s\\cap\" --duration 600 %s", dir,
-             dir, extra);
-    harness_spawn_with("PERCHD_FAKE_EXE", args, CREATE_NEW_CONSOLE, &child); /* drained */
-    if (!harness_wait_status(dir, "state: running", 30000)) {
-        TerminateProcess(child.pi.hProcess, 1);
-        fail_msg("perchd_fake run did not report running");
-    }
+    harness_start_replay("disk", name, etl, 1, extra, dir, sizeof dir, pipe_name, sizeof pipe_name,
+                         &child);
     for (ULONGLONG t0 = GetTickCount64(); GetTickCount64() - t0 < 30000; Sleep(100)) {
         char *st = harness_read_in(dir, "status.txt");
         const char *e = strstr(st, "events: ");

@@ -19,6 +19,7 @@
 #include "etw_fake.h"
 #include "perch_cli_harness.h"
 #include "perchd_harness.h"
+#include "perchd_replay.h"
 
 #define SESSION "Perch Kernel Session"
 
@@ -74,23 +75,8 @@ static void make_trace(void)
 /* perchd_fake run replaying the trace (pace 0: at full speed, N: N times its own speed). */
 static void start_perchd(const char *name, const char *extra, uint32_t pace)
 {
-    char args[MAX_PATH * 4];
-    assert_int_equal(perch_fake_etw_reset(), 0);
-    assert_int_equal(perch_fake_etw_set_string("Replay", etl), 0);
-    assert_int_equal(perch_fake_etw_set_dword("Pace", pace), 0);
-    assert_int_equal(perch_fake_etw_set_dword("RealTimeLagMs", 600000), 0); /* none lost */
-    snprintf(pipe_name, sizeof pipe_name, "\\\\.\\pipe\\perchd-rotate-%lu",
-             (unsigned long)GetCurrentProcessId());
-    SetEnvironmentVariableA("PERCH_PIPE", pipe_name); /* perchd_fake and perch inherit it */
-    harness_fresh_dir(name, dir, sizeof dir);
-    snprintf(args, sizeof args,
-             "run --defaults --data-dir \"%s\" --capture-dir \"%s\\cap\" --duration 600 %s", dir,
-             dir, extra);
-    harness_spawn_with("PERCHD_FAKE_EXE", args, CREATE_NEW_CONSOLE, &child); /* drained */
-    if (!harness_wait_status(dir, "state: running", 30000)) {
-        TerminateProcess(child.pi.hProcess, 1);
-        fail_msg("perchd_fake run did not report running");
-    }
+    harness_start_replay("rotate", name, etl, pace, extra, dir, sizeof dir, pipe_name,
+                         sizeof pipe_name, &child);
 }
 
 /* Waits until the status file counts every event the fake delivered. */
