@@ -72,6 +72,11 @@ typedef struct perch_capture_rotate_opts {
      * so that discard deletes only a file this rotation made): NULL is
      * perch_output_create_file. perchd's tests put a disk that fills or hangs on demand here. */
     int (*open)(perch_output *out, const char *path);
+    /* Told, on the thread that feeds the sink, of a file whose header could not be written
+     * (err, the write's error), after its delete (remove_err: 0, or the delete's error and the
+     * file stays); may be NULL. perchd logs it. */
+    void (*headless)(void *ctx, const char *path, int err, int remove_err);
+    void *headless_ctx;
 } perch_capture_rotate_opts;
 
 /* Fills the defaults (dir NULL, wall_ms NULL: the caller sets both). */
@@ -86,8 +91,10 @@ int perch_capture_rotate_create(const perch_capture_rotate_opts *opts, perch_cap
 
 /* Fills *sink with callbacks writing into the rotation (ctx is r). Each returns 0 or the
  * first error, which is sticky (a file that cannot be created or written stops the rotation;
- * the files already closed stay valid). finish finishes the current file (end chunk) and
- * applies the total-size cap once more. */
+ * the files already closed stay valid). A file whose header cannot be written, the first or
+ * a later one, is deleted at once (through opts.remove): it holds nothing a reader could take;
+ * one whose header went in stays, readable up to its last complete chunk. finish finishes the
+ * current file (end chunk) and applies the total-size cap once more. */
 void perch_capture_rotate_sink(perch_capture_rotate *r, perch_sink *sink);
 
 /* Finishes the current file now and starts the next one at the next record (e.g. on request
@@ -112,7 +119,8 @@ void perch_capture_rotate_destroy(perch_capture_rotate *r);
  * recording that could not start: that file holds no record anyone asked for, and left behind
  * it would make a retry with the same name fail (PERCH_EEXIST). Only a file r created itself
  * is deleted (one that was there before never is: create refuses a first_name that exists, and
- * every other name is new), even one whose header could not be written. A rotation that
+ * every other name is new); one whose header could not be written is gone already (the sink
+ * deleted it), and its path is still given. A rotation that
  * created more than one file is past its start: nothing is deleted, PERCH_ESTATE. path (len
  * bytes, may be NULL) receives the path of the one file r created, deleted or not, else "".
  * Returns 0 (deleted, or no file) or the delete's error (the file stays). Accepts NULL. */
@@ -122,6 +130,8 @@ typedef struct perch_capture_rotate_stats {
     uint64_t files_created;
     uint64_t files_deleted;    /* by the total-size cap */
     uint64_t deletes_failed;   /* the cap's deletes refused (the file kept) */
+    uint64_t headless_removed; /* files deleted because their header could not be written */
+    uint64_t headless_kept;    /* such files whose delete failed too (they stay) */
     uint64_t bytes_written;    /* all files, headers included */
     uint64_t current_bytes;    /* of the file being written (0 when none is open) */
     uint64_t stacks_forgotten; /* records written without their stack (store cap) */

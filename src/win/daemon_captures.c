@@ -65,6 +65,34 @@ static const char *base_of(const char *path)
     return b;
 }
 
+/* perch_fs_join's separator '/' as the '\' Windows shows. */
+static void windows_separators(char *path)
+{
+    for (char *c = path; *c; c++)
+        if (*c == '/')
+            *c = '\\';
+}
+
+/* Model thread: a file of the recording whose header the disk refused, deleted or not (the
+ * rotation's error then switches the recording off; the files before it are complete). */
+static void log_headless(void *ctx, const char *path, int err, int remove_err)
+{
+    char shown[PERCH_CONFIG_PATH_MAX];
+    (void)ctx;
+    snprintf(shown, sizeof shown, "%s", path);
+    windows_separators(shown);
+    if (remove_err == 0)
+        perch_log(PERCH_LOG_ERROR,
+                  "The recording could not write the header of its file (%s), so perchd deleted "
+                  "that empty file; the files before it are complete: %s",
+                  perch_strerror(err), shown);
+    else
+        perch_log(PERCH_LOG_ERROR,
+                  "The recording could not write the header of its file (%s), and perchd could "
+                  "not delete that empty file (%s): delete it by hand: %s",
+                  perch_strerror(err), perch_strerror(remove_err), shown);
+}
+
 /* The rotation's options from the configuration: RotateSizeMb, RotateAgeMinutes, DiskCapMb;
  * chunks flushed by time too, so every file is readable while written. */
 static void rotate_opts_of(perch_daemon *d, const perch_config *c, const char *stem, char *first,
@@ -83,6 +111,7 @@ static void rotate_opts_of(perch_daemon *d, const perch_config *c, const char *s
     o->writer.now_ns = writer_clock;
     o->wall_ms = perch_fs_wall_ms;
     o->open = perch__daemon_open_recording_file;
+    o->headless = log_headless;
 }
 
 /* Model thread (or no model thread running): the rotation's figures into what status shows. */
@@ -91,9 +120,7 @@ static void publish(perch_daemon *d)
     struct perch_daemon_live *v = &d->live;
     perch_capture_rotate_stats rs;
     perch_capture_rotate_get_stats(v->rotate, &rs);
-    for (char *c = rs.current_path; *c; c++)
-        if (*c == '/')
-            *c = '\\'; /* perch_fs_join's separator; Windows shows '\' */
+    windows_separators(rs.current_path);
     AcquireSRWLockExclusive(&d->lock);
     if (rs.current_path[0] != '\0') {
         snprintf(v->rec_path, sizeof v->rec_path, "%s", rs.current_path);
@@ -165,9 +192,7 @@ static void discard_recording(perch_daemon *d, int err, char *why, size_t why_le
     int gone = perch_capture_rotate_discard(v->rotate, path, sizeof path);
     v->rotate = NULL;
     memset(&v->rec_sink, 0, sizeof v->rec_sink);
-    for (char *c = path; *c; c++)
-        if (*c == '/')
-            *c = '\\'; /* perch_fs_join's separator; Windows shows '\' */
+    windows_separators(path);
     if (path[0] == '\0')
         snprintf(why, why_len, "bringing it up to date with the live model failed (%s)",
                  perch_strerror(err));

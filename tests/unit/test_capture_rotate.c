@@ -441,17 +441,20 @@ static void test_first_name(void **state)
 /* ---- a disk that fills: discard ---------------------------------------------------------- */
 
 /* Outputs over real files whose writes fail (no space left) once full_at bytes went into
- * them all (full_written). */
+ * them all (full_written), or, with full_from_open n > 0, every write to the n-th file opened
+ * (full_opens counts them) and to every later one. */
 static uint64_t full_at, full_written;
+static unsigned full_from_open, full_opens;
 
 struct full_file {
     perch_output real;
+    bool full;
 };
 
 static int full_write(void *ctx, const void *buf, size_t len)
 {
     struct full_file *f = ctx;
-    if (full_written + len > full_at)
+    if (f->full || full_written + len > full_at)
         return PERCH_ENOSPC;
     full_written += len;
     return f->real.write(f->real.ctx, buf, len);
@@ -474,6 +477,7 @@ static int open_full(perch_output *out, const char *path)
         free(f);
         return err;
     }
+    f->full = full_from_open > 0 && ++full_opens >= full_from_open;
     out->write = full_write;
     out->sync = NULL;
     out->close = full_close;
@@ -551,7 +555,8 @@ static void test_discard_deletes_only_its_own_file(void **state)
         for (size_t i = 0; i < sizeof full / sizeof full[0]; i++) {
             full_at = full[i];
             r = fill(&o, PERCH_ENOSPC);
-            assert_int_equal(count_t(dir), named ? 1u : 2u);
+            /* a file whose header failed is gone already; discard still names it */
+            assert_int_equal(count_t(dir), (named ? 1u : 2u) - (full[i] == 0));
             assert_int_equal(perch_capture_rotate_discard(r, path, sizeof path), 0);
             assert_non_null(strstr(path, named ? "t.perch" : "-000002.perch"));
             assert_int_equal(count_t(dir), named ? 0u : 1u);
@@ -579,6 +584,79 @@ static void test_discard_deletes_only_its_own_file(void **state)
     assert_int_equal(perch_capture_rotate_discard(r, path, sizeof path), 0);
     assert_string_equal(path, "");
     assert_int_equal(perch_capture_rotate_discard(NULL, NULL, 0), 0);
+}
+
+static int refuse_every_delete(const char *path)
+{
+    (void)path;
+    return PERCH_EBUSY;
+}
+
+/* What the rotation told of files whose header could not be written. */
+static struct {
+    unsigned calls;
+    int err, remove_err;
+    char path[600];
+} told;
+
+static void tell_headless(void *ctx, const char *path, int err, int remove_err)
+{
+    (void)ctx;
+    told.calls++;
+    told.err = err;
+    told.remove_err = remove_err;
+    snprintf(told.path, sizeof told.path, "%s", path);
+}
+
+/* A later file whose header cannot be written (the disk filled as the rotation began it) is
+ * deleted at once, as the first file's is: it holds nothing a reader could take. The files
+ * before it stay whole and readable; a delete that fails too is counted and the file stays.
+ * Before, the empty file stayed behind after every rotation that failed this way. */
+static void test_later_file_without_header_is_deleted(void **state)
+{
+    const char *dir = "rotate_headless";
+    perch_capture_rotate_opts o;
+    perch_capture_rotate_stats st;
+    perch_capture_rotate *r;
+    clock c = {1764547200000ull, 1};
+    check k;
+    size_t n;
+    (void)state;
+    for (int refuse = 0; refuse < 2; refuse++) {
+        fx_empty_dir(dir);
+        opts_for(&o, dir, &c);
+        o.open = open_full;
+        o.remove = refuse ? refuse_every_delete : NULL;
+        o.headless = tell_headless;
+        memset(&told, 0, sizeof told);
+        full_at = UINT64_MAX;
+        full_opens = 0;
+        full_from_open = 3;
+        r = fill(&o, PERCH_ENOSPC);
+        perch_capture_rotate_get_stats(r, &st);
+        perch_capture_rotate_destroy(r);
+        full_from_open = 0;
+        assert_int_equal(full_opens, 3);
+        assert_int_equal(st.files_created, 2);
+        assert_int_equal(st.headless_removed, refuse ? 0u : 1u);
+        assert_int_equal(st.headless_kept, refuse ? 1u : 0u);
+        assert_int_equal(st.deletes_failed, 0);
+        assert_int_equal(told.calls, 1);
+        assert_int_equal(told.err, PERCH_ENOSPC);
+        assert_int_equal(told.remove_err, refuse ? PERCH_EBUSY : 0);
+        assert_non_null(strstr(told.path, "-000003.perch"));
+        perch_fs_entry *e = files_of(dir, "t", &n);
+        assert_int_equal(n, refuse ? 3u : 2u);
+        for (size_t i = 0; i < 2; i++) { /* the two before: finished, whole */
+            char *p = perch_fs_join(dir, e[i].name);
+            assert_int_equal(check_file(p, &k, 0), PERCH_CAPTURE_STOP_END);
+            assert_int_equal(k.bad_stack, 0);
+            perch_free(p);
+        }
+        if (refuse)
+            assert_int_equal(e[2].size, 0);
+        perch_fs_list_free(e, n);
+    }
 }
 
 /* A file that appears under the first file's name after the rotation checked for a clash (a
@@ -754,6 +832,7 @@ int main(void)
         cmocka_unit_test(test_first_name),
         cmocka_unit_test(test_discard_deletes_only_its_own_file),
         cmocka_unit_test(test_discard_spares_a_file_made_in_between),
+        cmocka_unit_test(test_later_file_without_header_is_deleted),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -7,7 +7,8 @@
  * A recording that fails at its start, its first file created but not writable, deletes that
  * file and only it (an earlier recording's file stays), the client's error says what failed,
  * and a retry with the same name records. (Before, the file stayed and the retry was refused:
- * "a capture called hitch.perch ... is already in".)
+ * "a capture called hitch.perch ... is already in".) A later file whose header the disk
+ * refuses is deleted too, and the files before it stay complete.
  *
  * perchd's stop is bounded: with StopDrainSeconds 1 and a recording whose writes hang, the
  * events still queued are dropped once the second is over; when the disk comes back within 5
@@ -171,6 +172,36 @@ static void test_failed_start_deletes_its_file(void **state)
     free(log);
 }
 
+/* A later file whose header the full disk refuses is deleted at once; the files before it
+ * stay complete, the log says so, and the recording is switched off with the disk's error.
+ * (Before, the empty later file stayed in the capture directory.) */
+static void test_later_file_without_header_is_deleted(void **state)
+{
+    char args[MAX_PATH * 3];
+    (void)state;
+    start_perchd("live_disk_later", "");
+    assert_int_equal(perch_fake_etw_set_string("DiskFull", "hitch-"), 0); /* files 2, 3, ... */
+    cli("record --name hitch --set RotateSizeMb=1 --json", 0);
+    if (!harness_wait_status(dir, "switched off after an error, the rest going on: recording (",
+                             60000)) {
+        char *st = harness_read_in(dir, "status.txt");
+        fail_msg("the recording did not fail at its second file:\n%s", st);
+    }
+    assert_true(wait_log("The recording could not write the header of its file (no space left "
+                         "on device), so perchd deleted that empty file; the files before it "
+                         "are complete: ",
+                         10000));
+    assert_true(exists("hitch.perch"));
+    assert_int_equal(files_like("hitch-*.perch"), 0);
+    cli("stop", 1);
+    assert_contains(r.err, "is stopped, but writing it had failed: ");
+    snprintf(args, sizeof args, "report --json \"%s\\cap\\hitch.perch\"", dir);
+    cli(args, 0); /* the first file, finished at the rotation */
+    assert_true(perch_cli_count_of(r.out, ",\"samples\":") > 0);
+    assert_int_equal(perch_fake_etw_set_string("DiskFull", NULL), 0);
+    stop_perchd(0);
+}
+
 /* Starts perchd_fake with StopDrainSeconds 1, a recording named name whose writes then hang,
  * and lets events pile up in the queue behind the stuck model thread. */
 static void record_onto_a_hung_disk(const char *run_dir, const char *name)
@@ -251,6 +282,7 @@ int main(int argc, char **argv)
         return harness_helper(argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_failed_start_deletes_its_file, end_perchd),
+        cmocka_unit_test_teardown(test_later_file_without_header_is_deleted, end_perchd),
         cmocka_unit_test_teardown(test_stop_drops_what_is_still_queued, end_perchd),
         cmocka_unit_test_teardown(test_stop_leaves_a_stuck_model_thread, end_perchd),
     };

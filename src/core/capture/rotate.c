@@ -110,6 +110,19 @@ static void unwrap_names(perch_capture_rotate *r)
     r->names = NULL;
 }
 
+/* Deletes the file just created whose header could not be written (a full disk, say): a
+ * reader takes nothing from it, and left behind it would look like a capture. A delete that
+ * fails is counted in headless_kept and the file stays; the header's error stands either way. */
+static void remove_headless(perch_capture_rotate *r, const char *path, int why)
+{
+    int err = r->opts.remove ? r->opts.remove(path) : perch_fs_remove(path);
+    r->stats.headless_removed += err == 0;
+    err = err == PERCH_ENOENT ? 0 : err; /* gone already */
+    r->stats.headless_kept += err != 0;
+    if (r->opts.headless != NULL)
+        r->opts.headless(r->opts.headless_ctx, path, why, err);
+}
+
 static int open_file(perch_capture_rotate *r)
 {
     char name[96];
@@ -128,8 +141,10 @@ static int open_file(perch_capture_rotate *r)
         snprintf(r->made, sizeof r->made, "%s", path); /* fits: checked above */
         r->made_count++;
     }
-    if (err == 0 && (err = perch_capture_writer_create(&r->out, &r->opts.writer, &r->w)) != 0)
+    if (err == 0 && (err = perch_capture_writer_create(&r->out, &r->opts.writer, &r->w)) != 0) {
         r->out.close(r->out.ctx);
+        remove_headless(r, path, err);
+    }
     if (err == 0) {
         snprintf(r->stats.current_path, sizeof r->stats.current_path, "%s", path);
         perch_capture_writer_sink(r->w, &r->wsink);
