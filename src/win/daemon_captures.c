@@ -110,7 +110,7 @@ static void rotate_opts_of(perch_daemon *d, const perch_config *c, const char *s
     o->max_total_bytes = (uint64_t)c->disk_cap_mb << 20;
     o->writer.now_ns = writer_clock;
     o->wall_ms = perch_fs_wall_ms;
-    o->open = perch__daemon_open_recording_file;
+    o->open = perch__daemon_create_capture_file;
     o->headless = log_headless;
 }
 
@@ -395,9 +395,9 @@ static int write_snapshot(perch_daemon *d, uint32_t last_seconds, const char *pa
     perch_output out;
     perch_live_stats ls;
     perch_recorder_snap_counts n = {0, 0, 0};
-    int err = perch_output_open_file(&out, path);
+    int err = perch__daemon_create_capture_file(&out, path);
     if (err < 0)
-        return err;
+        return err; /* nothing made: a file already there is not ours to delete */
     perch_live_get_stats(d->live.engine, &ls); /* the engine lives as long as ctl is held */
     err = perch_recorder_snapshot_counted(d->live.recorder, last_seconds, ls.samples_waiting, &out,
                                           &n);
@@ -434,9 +434,12 @@ int perch_daemon_snapshot(perch_daemon *d, uint32_t last_seconds, char *path, si
     if (err == 0)
         err = perch__snapshot_cap_check(d->capture_dir, d->o.config.snapshot_cap_mb,
                                         PERCH_SNAPSHOT_MAX_FILES, sentence, sizeof sentence);
-    if (err == 0) {
+    for (int tries = 1; err == 0; tries++) {
         new_path(d, "snapshot", file, sizeof file);
         err = write_snapshot(d, last_seconds, file);
+        if (err != PERCH_EEXIST || tries == 3)
+            break;
+        err = 0; /* a file came under that name since new_path looked: the next name */
     }
     ReleaseSRWLockExclusive(&d->ctl);
     if (err == 0 && path != NULL)

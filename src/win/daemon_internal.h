@@ -146,9 +146,10 @@ int perch__daemon_record_start_locked(perch_daemon *d, const perch_config *c, co
 int perch__daemon_record_config(perch_daemon *d, const perch_daemon_record_opts *o, perch_config *c,
                                 char *stem, size_t len, char *why, size_t why_len);
 
-/* daemon_recording_file.c: opens a file of a recording for writing (perch_output_open_file;
- * the tests' perchd_fake links its own, a disk that fills or hangs on demand). */
-int perch__daemon_open_recording_file(perch_output *out, const char *path);
+/* daemon_capture_file.c: creates a capture file (a recording's, a snapshot's) for writing,
+ * PERCH_EEXIST when one is there (perch_output_create_file; the tests' perchd_fake links its
+ * own, a disk that fills or hangs on demand). */
+int perch__daemon_create_capture_file(perch_output *out, const char *path);
 
 /* Closes the recording's file after the engine finished it (at stop). Caller holds ctl. */
 void perch__daemon_record_close(perch_daemon *d);

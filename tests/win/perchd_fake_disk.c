@@ -1,15 +1,14 @@
 /*
  * A disk that fills or hangs on demand, for perchd_fake.exe only (tests/CMakeLists.txt). It
- * defines perch__daemon_open_recording_file in place of src/win/daemon_recording_file.c (see
- * there for why that file is linked only when this one is not): each file of a recording is
- * opened as perchd opens it, and its writes first look at two scenario values of the fake ETW
- * (tests/win/etw_fake/etw_fake.h, set with perch_fake_etw_set_string), read at every write so
- * that a test turns them on and off while perchd runs:
- *   DiskFull (REG_SZ)  a file name prefix: a write to a file whose name starts with it fails as
- *                      on a full disk (ERROR_DISK_FULL: "no space left on device");
- *   DiskHang (REG_SZ)  a file name prefix: a write to such a file does not return while the
- *                      value stays (a hung disk or share); the fake's ledger says "disk hang
- *                      NAME" when one starts waiting and "disk free NAME" when it goes on.
+ * defines perch__daemon_create_capture_file in place of src/win/daemon_capture_file.c (see
+ * there for why that file is linked only when this one is not): each file of a recording, and
+ * each snapshot's, is created as perchd creates it, and its writes first look at two scenario
+ * values of the fake ETW (tests/win/etw_fake/etw_fake.h, set with perch_fake_etw_set_string), read
+ * at every write so that a test turns them on and off while perchd runs: DiskFull (REG_SZ)  a file
+ * name prefix: a write to a file whose name starts with it fails as on a full disk
+ * (ERROR_DISK_FULL: "no space left on device"); DiskHang (REG_SZ)  a file name prefix: a write to
+ * such a file does not return while the value stays (a hung disk or share); the fake's ledger says
+ * "disk hang NAME" when one starts waiting and "disk free NAME" when it goes on.
  */
 #include <windows.h>
 #include <stdbool.h>
@@ -65,7 +64,7 @@ static int disk_close(void *ctx)
     return err;
 }
 
-int perch__daemon_open_recording_file(perch_output *out, const char *path)
+int perch__daemon_create_capture_file(perch_output *out, const char *path)
 {
     struct disk_file *f = calloc(1, sizeof *f);
     if (f == NULL)

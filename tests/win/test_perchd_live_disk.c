@@ -202,6 +202,27 @@ static void test_later_file_without_header_is_deleted(void **state)
     stop_perchd(0);
 }
 
+/* A snapshot on a full disk fails with the disk's error and leaves no file; with room again
+ * the next one is written. (Before, snapshots did not go through the disk perchd's tests
+ * fill, and a file made under the snapshot's name in between was truncated.) */
+static void test_snapshot_on_a_full_disk(void **state)
+{
+    char args[MAX_PATH * 3];
+    (void)state;
+    start_perchd("live_disk_snap", "");
+    assert_int_equal(perch_fake_etw_set_string("DiskFull", "snapshot-"), 0);
+    snprintf(args, sizeof args, "snapshot -o \"%s\\got.perch\"", dir);
+    cli(args, 1);
+    printf("%s", r.err);
+    assert_contains(r.err, "no space left on device");
+    assert_int_equal(files_like("snapshot-*.perch"), 0);
+    assert_true(wait_log("The snapshot could not be written (", 5000));
+    assert_int_equal(perch_fake_etw_set_string("DiskFull", NULL), 0);
+    cli(args, 0);
+    assert_int_equal(files_like("snapshot-*.perch"), 1);
+    stop_perchd(0);
+}
+
 /* Starts perchd_fake with StopDrainSeconds 1, a recording named name whose writes then hang,
  * and lets events pile up in the queue behind the stuck model thread. */
 static void record_onto_a_hung_disk(const char *run_dir, const char *name)
@@ -283,6 +304,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_failed_start_deletes_its_file, end_perchd),
         cmocka_unit_test_teardown(test_later_file_without_header_is_deleted, end_perchd),
+        cmocka_unit_test_teardown(test_snapshot_on_a_full_disk, end_perchd),
         cmocka_unit_test_teardown(test_stop_drops_what_is_still_queued, end_perchd),
         cmocka_unit_test_teardown(test_stop_leaves_a_stuck_model_thread, end_perchd),
     };
