@@ -9,7 +9,12 @@
  *         client-side reader, as a well-formed reply frame;
  *   odd:  the second byte names a message type, the third its direction, the rest is its
  *         payload: when it decodes, encoding the result and decoding again must give the
- *         same bytes (the codec has one canonical form).
+ *         same bytes (the codec has one canonical form);
+ *   even with bit 2 set: the client against a hostile server. The second byte picks what the
+ *         client asks after its HELLO (STATUS, a FETCH stream, SUBSCRIBE and its updates, TOP),
+ *         the rest is the server's byte stream, read in pieces sized by the first byte. Every
+ *         error must be a negative code with a terminated sentence, and a stream must never
+ *         write more than the size its reply announced.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +23,7 @@
 #include "live/query.h"
 #include "perch/error.h"
 #include "perch/proto.h"
+#include "proto/client.h"
 #include "proto/proto_internal.h"
 #include "proto/session.h"
 
@@ -190,6 +196,133 @@ static void message_mode(const uint8_t *data, size_t size)
     perch_free(enc2);
 }
 
+/* The server's byte stream, handed out in pieces of 1 to 97 bytes; what the client writes is
+ * dropped. */
+typedef struct server_bytes {
+    const uint8_t *p;
+    size_t len, off;
+    uint32_t rng;
+} server_bytes;
+
+static int sb_write(void *ctx, const void *data, size_t len, uint32_t timeout_ms)
+{
+    (void)ctx, (void)data, (void)len, (void)timeout_ms;
+    return 0;
+}
+
+static int sb_read(void *ctx, void *buf, size_t cap, size_t *got, uint32_t timeout_ms)
+{
+    server_bytes *s = ctx;
+    (void)timeout_ms;
+    if (s->off == s->len)
+        return PERCH_EPIPE;
+    s->rng = s->rng * 1103515245u + 12345u;
+    size_t n = 1 + (s->rng >> 8) % 97;
+    n = n > s->len - s->off ? s->len - s->off : n;
+    n = n > cap ? cap : n;
+    memcpy(buf, s->p + s->off, n);
+    s->off += n;
+    *got = n;
+    return 0;
+}
+
+static void sb_close(void *ctx)
+{
+    (void)ctx;
+}
+
+/* A call's result: 0, or a negative code with a terminated sentence. */
+static void check_result(int err, const char *why, size_t why_len)
+{
+    if (err > 0 || (err < 0 && memchr(why, 0, why_len) == NULL))
+        abort(); /* a sentence is written only with an error (why starts filled with 'x') */
+}
+
+static void client_fetch(perch_proto_client *c, char *why, size_t why_len)
+{
+    perch_proto_fetch_req req = {"a.perch", 0};
+    perch_proto_stream_rep hdr = {NULL, 0};
+    perch_memory_out mem;
+    perch_output out;
+    void *hmem = NULL;
+    size_t written = 0;
+    perch_output_memory(&out, &mem, 4u << 20);
+    int err = perch_proto_client_stream(c, PERCH_MSG_FETCH, &req, &hdr, &hmem, &out, NULL, NULL,
+                                        1000, why, why_len);
+    check_result(err, why, why_len);
+    perch_free(perch_output_memory_take(&mem, &written));
+    if (hdr.size != 0 && (written > hdr.size || (err == 0 && written != hdr.size)))
+        abort(); /* more than announced, or short of it without an error */
+    perch_free(hmem);
+}
+
+static void client_subscribe(perch_proto_client *c, char *why, size_t why_len)
+{
+    perch_proto_subscribe_req req = {100, 5, 0};
+    perch_proto_subscribe_rep rep;
+    int err = perch_proto_client_call(c, PERCH_MSG_SUBSCRIBE, &req, &rep, sizeof rep, NULL, 1000,
+                                      why, why_len);
+    check_result(err, why, why_len);
+    for (int i = 0; i < 64 && err == 0; i++) {
+        perch_proto_update u;
+        perch_proto_top_rep top;
+        void *mem = NULL, *tmem = NULL;
+        err = perch_proto_client_update(c, &u, &mem, 1000, why, why_len);
+        check_result(err, why, why_len);
+        if (err == 0 && u.top_len > 0) /* as `perch top --follow` reads it */
+            (void)perch_proto_decode(PERCH_MSG_TOP, true, u.top, u.top_len, &top, sizeof top, &tmem,
+                                     NULL, 0);
+        perch_free(tmem);
+        perch_free(mem);
+    }
+}
+
+static void client_mode(const uint8_t *data, size_t size, uint8_t seed)
+{
+    server_bytes sb = {data + 1, size > 0 ? size - 1 : 0, 0, seed | 1u};
+    perch_proto_transport t = {&sb, sb_write, sb_read, sb_close};
+    perch_proto_client *c = NULL;
+    char why[256];
+    if (size < 1)
+        return;
+    memset(why, 'x', sizeof why);
+    int err = perch_proto_client_open(&t, "fuzz", 1, 1000, &c, why, sizeof why);
+    check_result(err, why, sizeof why);
+    if (err < 0)
+        return;
+    if (perch_proto_client_hello(c)->server == NULL)
+        abort();
+    memset(why, 'x', sizeof why);
+    switch (data[0] % 4) {
+    case 0: {
+        perch_proto_status st;
+        void *mem = NULL;
+        check_result(perch_proto_client_call(c, PERCH_MSG_STATUS, NULL, &st, sizeof st, &mem, 1000,
+                                             why, sizeof why),
+                     why, sizeof why);
+        perch_free(mem);
+        break;
+    }
+    case 1:
+        client_fetch(c, why, sizeof why);
+        break;
+    case 2:
+        client_subscribe(c, why, sizeof why);
+        break;
+    default: {
+        perch_proto_top_req req = {0, 0, 10, false, 0, {1000, 0, 0}};
+        perch_proto_top_rep rep;
+        void *mem = NULL;
+        check_result(perch_proto_client_call(c, PERCH_MSG_TOP, &req, &rep, sizeof rep, &mem, 1000,
+                                             why, sizeof why),
+                     why, sizeof why);
+        perch_free(mem);
+        break;
+    }
+    }
+    perch_proto_client_close(c);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -200,6 +333,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     if (data[0] & 1)
         message_mode(data + 1, size - 1);
+    else if (data[0] & 4)
+        client_mode(data + 1, size - 1, data[0]);
     else
         stream_mode(data + 1, size - 1, data[0]);
     return 0;

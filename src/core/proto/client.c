@@ -160,6 +160,11 @@ int perch_proto_client_stream(perch_proto_client *c, unsigned type, const void *
         if (err < 0)
             break;
         more = (ev.header.flags & PERCH_PROTO_FLAG_MORE) != 0;
+        if (hdr->size != 0 && ev.len > hdr->size - done) { /* none of it written */
+            say(why, why_len, "", "the server sent more bytes than the size it announced");
+            err = PERCH_EFORMAT;
+            break;
+        }
         if (ev.len && (err = out->write(out->ctx, ev.payload, ev.len)) < 0) {
             say(why, why_len, "", "writing the received bytes failed");
             break;
