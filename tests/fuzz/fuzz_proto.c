@@ -251,7 +251,7 @@ static void client_fetch(perch_proto_client *c, char *why, size_t why_len)
                                         1000, why, why_len);
     check_result(err, why, why_len);
     perch_free(perch_output_memory_take(&mem, &written));
-    if (hdr.size != 0 && (written > hdr.size || (err == 0 && written != hdr.size)))
+    if (written > hdr.size || (err == 0 && written != hdr.size))
         abort(); /* more than announced, or short of it without an error */
     perch_free(hmem);
 }

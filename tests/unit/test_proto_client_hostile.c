@@ -129,7 +129,7 @@ static void test_stream_past_its_size_stops(void **state)
     assert_int_equal(written, 8);
 }
 
-static void test_stream_of_its_size_or_unknown(void **state)
+static void test_stream_of_its_size(void **state)
 {
     char why[256] = "";
     size_t written = 0;
@@ -137,9 +137,16 @@ static void test_stream_of_its_size_or_unknown(void **state)
     script s = two_frames_after(16);
     assert_int_equal(fetch(&s, &written, why, sizeof why), 0);
     assert_int_equal(written, 16);
-    s = two_frames_after(0); /* 0: unknown until the last frame */
+    s = two_frames_after(0); /* 0: nothing follows (an empty capture, or offset at its end) */
+    assert_int_equal(fetch(&s, &written, why, sizeof why), PERCH_EFORMAT);
+    assert_int_equal(written, 0);
+    assert_string_equal(why, "the server sent more bytes than the size it announced");
+    s = with_hello(); /* what perchd sends for an empty capture: one empty DATA frame */
+    perch_proto_stream_rep rep = {"a.perch", 0};
+    put(&s, PERCH_MSG_FETCH, 2, 0, &rep, NULL, 0);
+    put(&s, PERCH_MSG_DATA, 2, 0, NULL, NULL, 0);
     assert_int_equal(fetch(&s, &written, why, sizeof why), 0);
-    assert_int_equal(written, 16);
+    assert_int_equal(written, 0);
     s = two_frames_after(17);
     assert_int_equal(fetch(&s, &written, why, sizeof why), PERCH_ETRUNC);
     assert_int_equal(written, 16);
@@ -172,7 +179,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_past_its_size_stops),
-        cmocka_unit_test(test_stream_of_its_size_or_unknown),
+        cmocka_unit_test(test_stream_of_its_size),
         cmocka_unit_test(test_foreign_frames_and_bad_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

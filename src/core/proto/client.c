@@ -160,7 +160,7 @@ int perch_proto_client_stream(perch_proto_client *c, unsigned type, const void *
         if (err < 0)
             break;
         more = (ev.header.flags & PERCH_PROTO_FLAG_MORE) != 0;
-        if (hdr->size != 0 && ev.len > hdr->size - done) { /* none of it written */
+        if (ev.len > hdr->size - done) { /* none of it written (done <= size) */
             say(why, why_len, "", "the server sent more bytes than the size it announced");
             err = PERCH_EFORMAT;
             break;
@@ -173,7 +173,7 @@ int perch_proto_client_stream(perch_proto_client *c, unsigned type, const void *
         if (progress)
             progress(progress_ctx, done, hdr->size);
     }
-    if (err == 0 && hdr->size != 0 && done != hdr->size) {
+    if (err == 0 && done != hdr->size) {
         say(why, why_len, "", "the stream ended before the size the server announced");
         err = PERCH_ETRUNC;
     }
