@@ -120,7 +120,8 @@ void perch_capture_rotate_destroy(perch_capture_rotate *r);
  * it would make a retry with the same name fail (PERCH_EEXIST). Only a file r created itself
  * is deleted (one that was there before never is: create refuses a first_name that exists, and
  * every other name is new); one whose header could not be written is gone already (the sink
- * deleted it), and its path is still given. A rotation that
+ * deleted it: it is not deleted again, the name may be another program's file by now, or
+ * still taken by a delete pending on Windows), and its path is still given. A rotation that
  * created more than one file is past its start: nothing is deleted, PERCH_ESTATE. path (len
  * bytes, may be NULL) receives the path of the one file r created, deleted or not, else "".
  * Returns 0 (deleted, or no file) or the delete's error (the file stays). Accepts NULL. */

@@ -1,12 +1,12 @@
 /*
  * Fuzz target for the pipe protocol: the frame reader, the message codec and the server
  * session. The first byte picks the mode:
- *   even: the rest is a client's byte stream, fed to a server-side reader in pieces sized by
- *         that byte, every event handled by a session over a fake daemon with a small live
- *         query state (whose refusals quote the client's text, as perchd's do); the reader
- *         must hold no more than a request may, the session must answer every event it does
- *         not close on, and every frame of every reply is drained and must read back, with a
- *         client-side reader, as a well-formed reply frame;
+ *   even, bit 2 clear: the rest is a client's byte stream, fed to a server-side reader in
+ *         pieces sized by that byte, every event handled by a session over a fake daemon with
+ *         a small live query state (whose refusals quote the client's text, as perchd's do);
+ *         the reader must hold no more than a request may, the session must answer every
+ *         event it does not close on, and every frame of every reply is drained and must read
+ *         back, with a client-side reader, as a well-formed reply frame;
  *   odd:  the second byte names a message type, the third its direction, the rest is its
  *         payload: when it decodes, encoding the result and decoding again must give the
  *         same bytes (the codec has one canonical form);
@@ -251,7 +251,7 @@ static void client_fetch(perch_proto_client *c, char *why, size_t why_len)
                                         1000, why, why_len);
     check_result(err, why, why_len);
     perch_free(perch_output_memory_take(&mem, &written));
-    if (hdr.size != 0 && (written > hdr.size || (err == 0 && written != hdr.size)))
+    if (written > hdr.size || (err == 0 && written != hdr.size))
         abort(); /* more than announced, or short of it without an error */
     perch_free(hmem);
 }

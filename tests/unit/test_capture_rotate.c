@@ -659,6 +659,55 @@ static void test_later_file_without_header_is_deleted(void **state)
     }
 }
 
+/* remove for the test below: the first delete goes through and another program at once makes
+ * a file under the name now free; every later delete is refused, as Windows refuses a second
+ * delete of a file whose delete is still pending (another program, a scanner say, holds it). */
+static unsigned removes;
+
+static int remove_then_another_comes(const char *path)
+{
+    perch_output out;
+    if (removes++ > 0)
+        return PERCH_EACCES;
+    assert_int_equal(perch_fs_remove(path), 0);
+    assert_int_equal(perch_output_create_file(&out, path), 0);
+    assert_int_equal(out.write(out.ctx, "not ours", 8), 0);
+    assert_int_equal(out.close(out.ctx), 0);
+    return 0;
+}
+
+/* A first file whose header failed is deleted once, by the sink: discard then names it and
+ * deletes nothing. Before, discard deleted the name a second time: a file another program had
+ * made there since was deleted, and a delete still pending was reported as refused ("perchd
+ * could not delete it") though the file was going. */
+static void test_discard_after_headless_deletes_nothing_more(void **state)
+{
+    const char *dir = "rotate_headless_discard";
+    perch_capture_rotate_opts o;
+    perch_capture_rotate *r;
+    char path[600];
+    clock c = {1764547200000ull, 1};
+    (void)state;
+    fx_empty_dir(dir);
+    opts_for(&o, dir, &c);
+    o.first_name = "t.perch";
+    o.open = open_full;
+    o.remove = remove_then_another_comes;
+    removes = 0;
+    full_at = 0; /* at the header */
+    r = fill(&o, PERCH_ENOSPC);
+    assert_int_equal(removes, 1);
+    assert_int_equal(perch_capture_rotate_discard(r, path, sizeof path), 0);
+    assert_non_null(strstr(path, "t.perch"));
+    assert_int_equal(removes, 1);
+    perch_fs_entry *e = NULL;
+    size_t n = 0;
+    assert_int_equal(perch_fs_list(dir, 10, &e, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(e[0].size, 8); /* the other program's, whole */
+    perch_fs_list_free(e, n);
+}
+
 /* A file that appears under the first file's name after the rotation checked for a clash (a
  * program that made it in between) is neither truncated nor deleted: the rotation's create
  * refuses it (PERCH_EEXIST), so discard has no file of its own to delete. */
@@ -833,6 +882,7 @@ int main(void)
         cmocka_unit_test(test_discard_deletes_only_its_own_file),
         cmocka_unit_test(test_discard_spares_a_file_made_in_between),
         cmocka_unit_test(test_later_file_without_header_is_deleted),
+        cmocka_unit_test(test_discard_after_headless_deletes_nothing_more),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -17,6 +17,7 @@
 
 #include "perch/error.h"
 #include "perch/io.h"
+#include "failalloc.h"
 #include "perch/proto.h"
 #include "proto/client.h"
 
@@ -129,7 +130,7 @@ static void test_stream_past_its_size_stops(void **state)
     assert_int_equal(written, 8);
 }
 
-static void test_stream_of_its_size_or_unknown(void **state)
+static void test_stream_of_its_size(void **state)
 {
     char why[256] = "";
     size_t written = 0;
@@ -137,9 +138,16 @@ static void test_stream_of_its_size_or_unknown(void **state)
     script s = two_frames_after(16);
     assert_int_equal(fetch(&s, &written, why, sizeof why), 0);
     assert_int_equal(written, 16);
-    s = two_frames_after(0); /* 0: unknown until the last frame */
+    s = two_frames_after(0); /* 0: nothing follows (an empty capture, or offset at its end) */
+    assert_int_equal(fetch(&s, &written, why, sizeof why), PERCH_EFORMAT);
+    assert_int_equal(written, 0);
+    assert_string_equal(why, "the server sent more bytes than the size it announced");
+    s = with_hello(); /* what perchd sends for an empty capture: one empty DATA frame */
+    perch_proto_stream_rep rep = {"a.perch", 0};
+    put(&s, PERCH_MSG_FETCH, 2, 0, &rep, NULL, 0);
+    put(&s, PERCH_MSG_DATA, 2, 0, NULL, NULL, 0);
     assert_int_equal(fetch(&s, &written, why, sizeof why), 0);
-    assert_int_equal(written, 16);
+    assert_int_equal(written, 0);
     s = two_frames_after(17);
     assert_int_equal(fetch(&s, &written, why, sizeof why), PERCH_ETRUNC);
     assert_int_equal(written, 16);
@@ -168,12 +176,55 @@ static void test_foreign_frames_and_bad_error(void **state)
     assert_int_equal(written, 0);
 }
 
+/* The client out of memory while it decodes the reply (the N-th allocation of a FETCH fails):
+ * PERCH_ENOMEM, and the sentence says so. Before, decode_reply called any decode error
+ * "the server's reply is malformed: " followed by a reason the decoder never wrote (an
+ * uninitialized buffer) for an allocation that failed. */
+static void test_out_of_memory_is_not_malformed(void **state)
+{
+    perch_proto_stream_rep rep = {"a.perch", 8};
+    unsigned enomem = 0;
+    (void)state;
+    for (uint64_t n = 1; n < 64; n++) {
+        script s = with_hello();
+        put(&s, PERCH_MSG_FETCH, 2, 0, &rep, NULL, 0);
+        put(&s, PERCH_MSG_DATA, 2, 0, NULL, eight, sizeof eight);
+        perch_proto_transport t = {&s, s_write, s_read, s_close};
+        perch_proto_client *c = NULL;
+        perch_proto_fetch_req req = {"a.perch", 0};
+        perch_proto_stream_rep hdr;
+        perch_memory_out mem;
+        perch_output out;
+        void *hmem = NULL;
+        char why[256];
+        size_t written;
+        memset(why, 'x', sizeof why);
+        assert_int_equal(perch_proto_client_open(&t, "test", 7, 1000, &c, why, sizeof why), 0);
+        perch_output_memory(&out, &mem, 1u << 20);
+        perch_failalloc_begin(n, false);
+        int err = perch_proto_client_stream(c, PERCH_MSG_FETCH, &req, &hdr, &hmem, &out, NULL, NULL,
+                                            1000, why, sizeof why);
+        perch_failalloc_end();
+        if (err == PERCH_ENOMEM) {
+            enomem++;
+            assert_non_null(memchr(why, 0, sizeof why));
+            assert_null(strstr(why, "malformed"));
+        }
+        perch_free(perch_output_memory_take(&mem, &written));
+        perch_free(hmem);
+        perch_proto_client_close(c);
+        free(s.bytes);
+    }
+    assert_true(enomem > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_past_its_size_stops),
-        cmocka_unit_test(test_stream_of_its_size_or_unknown),
+        cmocka_unit_test(test_stream_of_its_size),
         cmocka_unit_test(test_foreign_frames_and_bad_error),
+        cmocka_unit_test(test_out_of_memory_is_not_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

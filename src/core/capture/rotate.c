@@ -34,6 +34,7 @@ struct perch_capture_rotate {
     bool open, finished;
     int error;
     char made[512];      /* the last file created (even one whose header failed), for discard */
+    bool made_gone;      /* made was deleted already (its header failed): not deleted again */
     uint64_t made_count; /* files created, those that failed after the create included */
     uint64_t opened_ms;
     uint32_t seq, since_clock;
@@ -119,6 +120,7 @@ static void remove_headless(perch_capture_rotate *r, const char *path, int why)
     r->stats.headless_removed += err == 0;
     err = err == PERCH_ENOENT ? 0 : err; /* gone already */
     r->stats.headless_kept += err != 0;
+    r->made_gone = err == 0; /* path is made: discard must not delete that name again */
     if (r->opts.headless != NULL)
         r->opts.headless(r->opts.headless_ctx, path, why, err);
 }
@@ -139,6 +141,7 @@ static int open_file(perch_capture_rotate *r)
     int err = r->opts.open ? r->opts.open(&r->out, path) : perch_output_create_file(&r->out, path);
     if (err == 0) {
         snprintf(r->made, sizeof r->made, "%s", path); /* fits: checked above */
+        r->made_gone = false;
         r->made_count++;
     }
     if (err == 0 && (err = perch_capture_writer_create(&r->out, &r->opts.writer, &r->w)) != 0) {
@@ -441,6 +444,7 @@ int perch_capture_rotate_discard(perch_capture_rotate *r, char *path, size_t len
     if (!r)
         return 0;
     uint64_t count = r->made_count;
+    bool gone = r->made_gone;
     int (*remove)(const char *) = r->opts.remove ? r->opts.remove : perch_fs_remove;
     snprintf(made, sizeof made, "%s", r->made);
     perch_capture_rotate_destroy(r); /* closes the file first: Windows deletes no open file */
@@ -448,6 +452,8 @@ int perch_capture_rotate_discard(perch_capture_rotate *r, char *path, size_t len
         return count == 0 ? 0 : PERCH_ESTATE;
     if (path != NULL && len > 0)
         snprintf(path, len, "%s", made); /* deleted or not: the caller says which */
+    if (gone) /* the sink deleted it: the name may be another program's file by now */
+        return 0;
     int err = remove(made);
     return err == PERCH_ENOENT ? 0 : err; /* gone already: nothing of it is left */
 }

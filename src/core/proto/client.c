@@ -71,11 +71,13 @@ static int error_of(const perch_proto_event *ev, char *why, size_t why_len)
 {
     perch_proto_error e;
     void *mem = NULL;
-    char reason[200];
-    if (perch_proto_decode(PERCH_MSG_ERROR, true, ev->payload, ev->len, &e, sizeof e, &mem, reason,
-                           sizeof reason) < 0) {
-        say(why, why_len, "the server sent a malformed ERROR: ", reason);
-        return PERCH_EFORMAT;
+    char reason[200] = ""; /* written for PERCH_EFORMAT only */
+    int err = perch_proto_decode(PERCH_MSG_ERROR, true, ev->payload, ev->len, &e, sizeof e, &mem,
+                                 reason, sizeof reason);
+    if (err < 0) { /* out of memory: the ERROR may be fine, but its code and sentence are lost */
+        say(why, why_len, err == PERCH_EFORMAT ? "the server sent a malformed ERROR: " : "",
+            err == PERCH_EFORMAT ? reason : perch_strerror(err));
+        return err;
     }
     say(why, why_len, "", e.message);
     perch__free(mem);
@@ -116,11 +118,13 @@ static int await(perch_proto_client *c, uint32_t id, unsigned type, bool data,
 static int decode_reply(const perch_proto_event *ev, unsigned type, void *rep, size_t rep_size,
                         void **mem, char *why, size_t why_len)
 {
-    char reason[200];
+    char reason[200] = ""; /* written for PERCH_EFORMAT only */
     int err = perch_proto_decode(type, true, ev->payload, ev->len, rep, rep_size, mem, reason,
                                  sizeof reason);
-    if (err < 0)
+    if (err == PERCH_EFORMAT)
         say(why, why_len, "the server's reply is malformed: ", reason);
+    else if (err < 0) /* out of memory: the reply may be fine */
+        say(why, why_len, "", perch_strerror(err));
     return err;
 }
 
@@ -160,7 +164,7 @@ int perch_proto_client_stream(perch_proto_client *c, unsigned type, const void *
         if (err < 0)
             break;
         more = (ev.header.flags & PERCH_PROTO_FLAG_MORE) != 0;
-        if (hdr->size != 0 && ev.len > hdr->size - done) { /* none of it written */
+        if (ev.len > hdr->size - done) { /* none of it written (done <= size) */
             say(why, why_len, "", "the server sent more bytes than the size it announced");
             err = PERCH_EFORMAT;
             break;
@@ -173,7 +177,7 @@ int perch_proto_client_stream(perch_proto_client *c, unsigned type, const void *
         if (progress)
             progress(progress_ctx, done, hdr->size);
     }
-    if (err == 0 && hdr->size != 0 && done != hdr->size) {
+    if (err == 0 && done != hdr->size) {
         say(why, why_len, "", "the stream ended before the size the server announced");
         err = PERCH_ETRUNC;
     }

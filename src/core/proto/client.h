@@ -54,8 +54,8 @@ typedef void (*perch_proto_progress_fn)(void *ctx, uint64_t done, uint64_t total
 /* FETCH or SNAPSHOT: the stream reply into *hdr (memory in *mem), then every DATA frame's
  * bytes appended to out, in order, until the last. PERCH_ETRUNC when the stream ended short
  * of hdr->size, PERCH_EFORMAT at a DATA frame that would pass it (none of that frame is
- * written), an ERROR's code when the server failed mid-stream. timeout_ms applies to each
- * frame. */
+ * written; a size of 0 is held to as well: nothing follows), an ERROR's code when the server
+ * failed mid-stream. timeout_ms applies to each frame. */
 int perch_proto_client_stream(perch_proto_client *c, unsigned type, const void *req,
                               perch_proto_stream_rep *hdr, void **mem, perch_output *out,
                               perch_proto_progress_fn progress, void *progress_ctx,
