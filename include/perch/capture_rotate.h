@@ -74,8 +74,9 @@ typedef struct perch_capture_rotate_opts {
     int (*open)(perch_output *out, const char *path);
     /* Told, on the thread that feeds the sink, of a file whose header could not be written
      * (err, the write's error), after its delete (remove_err: 0, or the delete's error and the
-     * file stays); may be NULL. perchd logs it. */
-    void (*headless)(void *ctx, const char *path, int err, int remove_err);
+     * file stays), with the number of files the rotation completed or still holds before it
+     * (0: it was the first); may be NULL. perchd logs it. */
+    void (*headless)(void *ctx, const char *path, uint64_t files_before, int err, int remove_err);
     void *headless_ctx;
 } perch_capture_rotate_opts;
 

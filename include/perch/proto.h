@@ -284,7 +284,7 @@ typedef struct perch_proto_fetch_req {
 /* The reply to FETCH and SNAPSHOT; DATA frames with the bytes follow (docs/protocol.md). */
 typedef struct perch_proto_stream_rep {
     const char *name;
-    uint64_t size; /* bytes that follow (0: unknown until the last DATA frame) */
+    uint64_t size; /* bytes that follow, exactly (a client refuses more or fewer) */
 } perch_proto_stream_rep;
 
 /* A window of trace time: the last last_ms of trace time seen, or [from_ts, to_ts) in the

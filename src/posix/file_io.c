@@ -115,14 +115,14 @@ static int file_out_close(void *ctx)
 
 static int open_output(perch_output *out, const char *path, int how)
 {
-    struct file_ctx *f;
-    int fd = open(path, O_WRONLY | O_CREAT | how, 0644);
-    if (fd < 0)
-        return perch__posix_error(errno);
-    f = perch__alloc(sizeof *f);
-    if (!f) {
-        close(fd);
+    struct file_ctx *f = perch__alloc(sizeof *f); /* first: no file is made to fail after */
+    if (!f)
         return PERCH_ENOMEM;
+    int fd = open(path, O_WRONLY | O_CREAT | how, 0644);
+    if (fd < 0) {
+        int err = perch__posix_error(errno);
+        perch__free(f);
+        return err;
     }
     f->fd = fd;
     out->write = file_write;

@@ -75,22 +75,25 @@ static void windows_separators(char *path)
 
 /* Model thread: a file of the recording whose header the disk refused, deleted or not (the
  * rotation's error then switches the recording off; the files before it are complete). */
-static void log_headless(void *ctx, const char *path, int err, int remove_err)
+static void log_headless(void *ctx, const char *path, uint64_t files_before, int err,
+                         int remove_err)
 {
     char shown[PERCH_CONFIG_PATH_MAX];
+    const char *which = files_before ? "its next file" : "its first file";
+    const char *before = files_before ? "; the files before it are complete" : "";
     (void)ctx;
     snprintf(shown, sizeof shown, "%s", path);
     windows_separators(shown);
     if (remove_err == 0)
         perch_log(PERCH_LOG_ERROR,
-                  "The recording could not write the header of its file (%s), so perchd deleted "
-                  "that empty file; the files before it are complete: %s",
-                  perch_strerror(err), shown);
+                  "The recording could not write the header of %s (%s), so perchd deleted that "
+                  "empty file%s: %s",
+                  which, perch_strerror(err), before, shown);
     else
         perch_log(PERCH_LOG_ERROR,
-                  "The recording could not write the header of its file (%s), and perchd could "
-                  "not delete that empty file (%s): delete it by hand: %s",
-                  perch_strerror(err), perch_strerror(remove_err), shown);
+                  "The recording could not write the header of %s (%s), and perchd could not "
+                  "delete that empty file (%s)%s: delete it by hand: %s",
+                  which, perch_strerror(err), perch_strerror(remove_err), before, shown);
 }
 
 /* The rotation's options from the configuration: RotateSizeMb, RotateAgeMinutes, DiskCapMb;
@@ -410,10 +413,14 @@ static int write_snapshot(perch_daemon *d, uint32_t last_seconds, const char *pa
                   "recorder.samples_waiting).",
                   path, (unsigned long long)n.samples, (unsigned long long)n.slices,
                   (unsigned long long)ls.samples_waiting);
-    if (err < 0) {
+    if (err < 0) { /* no half snapshot among the captures */
         wchar_t *w = perch__utf8_to_wide(path);
-        if (w != NULL)
-            DeleteFileW(w); /* no half snapshot among the captures */
+        if (w == NULL || !DeleteFileW(w))
+            perch_log(PERCH_LOG_ERROR,
+                      "The snapshot that failed could not be deleted (%s): delete it by hand: %s",
+                      w == NULL ? perch_strerror(PERCH_ENOMEM)
+                                : perch_strerror(perch_win_last_error()),
+                      path);
         perch__free(w);
     }
     return err;

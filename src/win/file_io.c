@@ -143,13 +143,14 @@ static int file_out_close(void *ctx)
 
 static int open_output(perch_output *out, const char *path, DWORD disposition)
 {
-    struct file_ctx *f;
-    HANDLE h = INVALID_HANDLE_VALUE;
-    int err = open_handle(path, GENERIC_WRITE, disposition, &h);
-    if (err < 0)
-        return err;
-    if ((f = wrap_handle(h)) == NULL)
+    struct file_ctx *f = perch__alloc(sizeof *f); /* first: no file is made to fail after */
+    if (f == NULL)
         return PERCH_ENOMEM;
+    int err = open_handle(path, GENERIC_WRITE, disposition, &f->h);
+    if (err < 0) {
+        perch__free(f);
+        return err;
+    }
     out->write = file_write;
     out->sync = file_sync;
     out->close = file_out_close;

@@ -596,13 +596,16 @@ static int refuse_every_delete(const char *path)
 static struct {
     unsigned calls;
     int err, remove_err;
+    uint64_t files_before;
     char path[600];
 } told;
 
-static void tell_headless(void *ctx, const char *path, int err, int remove_err)
+static void tell_headless(void *ctx, const char *path, uint64_t files_before, int err,
+                          int remove_err)
 {
     (void)ctx;
     told.calls++;
+    told.files_before = files_before;
     told.err = err;
     told.remove_err = remove_err;
     snprintf(told.path, sizeof told.path, "%s", path);
@@ -643,6 +646,7 @@ static void test_later_file_without_header_is_deleted(void **state)
         assert_int_equal(st.deletes_failed, 0);
         assert_int_equal(told.calls, 1);
         assert_int_equal(told.err, PERCH_ENOSPC);
+        assert_int_equal(told.files_before, 2);
         assert_int_equal(told.remove_err, refuse ? PERCH_EBUSY : 0);
         assert_non_null(strstr(told.path, "-000003.perch"));
         perch_fs_entry *e = files_of(dir, "t", &n);

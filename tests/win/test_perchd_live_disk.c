@@ -187,9 +187,9 @@ static void test_later_file_without_header_is_deleted(void **state)
         char *st = harness_read_in(dir, "status.txt");
         fail_msg("the recording did not fail at its second file:\n%s", st);
     }
-    assert_true(wait_log("The recording could not write the header of its file (no space left "
-                         "on device), so perchd deleted that empty file; the files before it "
-                         "are complete: ",
+    assert_true(wait_log("The recording could not write the header of its next file (no space "
+                         "left on device), so perchd deleted that empty file; the files before "
+                         "it are complete: ",
                          10000));
     assert_true(exists("hitch.perch"));
     assert_int_equal(files_like("hitch-*.perch"), 0);

@@ -122,7 +122,7 @@ static void remove_headless(perch_capture_rotate *r, const char *path, int why)
     r->stats.headless_kept += err != 0;
     r->made_gone = err == 0; /* path is made: discard must not delete that name again */
     if (r->opts.headless != NULL)
-        r->opts.headless(r->opts.headless_ctx, path, why, err);
+        r->opts.headless(r->opts.headless_ctx, path, r->stats.files_created, why, err);
 }
 
 static int open_file(perch_capture_rotate *r)
