@@ -101,6 +101,7 @@ static int replay(const uint8_t *data, size_t len, bool stacks_elsewhere, counts
     s.stat = count_stat;
     perch_input_memory(&in, data, len);
     perch_capture_replay_ex(&in, &s, &o, &st);
+    perch_input_close(&in);
     if (st.stop != PERCH_CAPTURE_STOP_END && st.stop != PERCH_CAPTURE_STOP_NO_END)
         print_message("stopped: %s\n", st.reason);
     return st.stop;
