@@ -549,12 +549,14 @@ static int on_symbol(void *ctx, const perch_symbol_rec *r)
 
 int perch_capture_writer_finish(perch_capture_writer *w)
 {
+    uint64_t refused = w->stats.refused;
     int err = ready(w);
     if (err)
         return err;
     /* Refused when the producer gave that reason too: the file stays readable, stats keep it. */
     if (w->stats.truncated &&
-        (err = perch__cap_enc_ledger(w, "capture.truncated", w->stats.truncated)) != 0 && w->error)
+        (err = perch__cap_enc_ledger(w, "capture.truncated", w->stats.truncated)) != 0 &&
+        w->stats.refused == refused)
         return err;
     if ((err = perch__cap_flush_all(w)) != 0 || (err = perch__cap_write_end(w)) != 0)
         return err;
