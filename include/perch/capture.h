@@ -95,6 +95,11 @@ typedef struct perch_capture_writer_opts {
     /* Monotonic clock in ns for the two time-based policies (NULL disables them). */
     uint64_t (*now_ns)(void *clock_ctx);
     void *clock_ctx;
+    /* The samples' stack ids name stacks kept outside this capture (the flight recorder's
+     * segments, read back with perch_capture_read_opts.stacks_elsewhere): the writer does not
+     * refuse stack ids that are not dense from 1 or a sample naming one not written. Default
+     * false. */
+    bool stacks_elsewhere;
 } perch_capture_writer_opts;
 
 /* Defaults: 64 KiB chunks, sync every 16 chunks or 1000 ms, flush open chunks after 2000 ms
@@ -111,8 +116,25 @@ int perch_capture_writer_create(perch_output *out, const perch_capture_writer_op
 
 /* Fills *sink with callbacks that append to the capture (ctx is the writer). Each returns 0 or
  * the first error of the writer, which is sticky. The finish callback flushes every open
- * chunk, appends the end chunk and syncs; records after it are PERCH_ESTATE. */
+ * chunk, appends the end chunk and syncs; records after it are PERCH_ESTATE.
+ *
+ * The writer refuses a record the reader would refuse (perch_capture_replay: the rules across
+ * records), before writing any byte of it: a second trace_info record; a stack whose id is
+ * not the next of 1, 2, 3, ... or a sample naming a stack id not yet written (0, no stack, is
+ * fine; neither with opts->stacks_elsewhere); a ledger or stat name already written, or one
+ * that is not UTF-8 (PERCH_EINVAL for each), or one past 4096 names or 1 MiB of them
+ * (PERCH_CAPTURE_MAX_NAMES, PERCH_CAPTURE_MAX_NAME_BYTES, each name counted with a NUL byte;
+ * PERCH_ELIMIT). A refusal is not sticky: the record is left out and counted (stats.refused),
+ * perch_capture_writer_refusal says why, and the capture written so far and every later
+ * record and finish are unaffected, so the file stays readable to its end. Names are checked
+ * as the reader sees them: after the cut of a name longer than PERCH_CAPTURE_MAX_STRING, a
+ * NULL name as "". */
 void perch_capture_writer_sink(perch_capture_writer *w, perch_sink *sink);
+
+/* Why the writer refused the last record it refused, in the words the reader would stop with
+ * ("stack id 5 out of order: the next is 3 (ids are dense from 1)"), or "" when it refused
+ * none. The text is the writer's: it changes with the next refusal and ends with the writer. */
+const char *perch_capture_writer_refusal(const perch_capture_writer *w);
 
 /* Same as the sink's finish callback. */
 int perch_capture_writer_finish(perch_capture_writer *w);
@@ -129,6 +151,7 @@ typedef struct perch_capture_writer_stats {
     uint64_t records[PERCH_CHUNK_TYPE_LIMIT]; /* by chunk type; strings count interned strings */
     uint64_t strtab_resets;
     uint64_t truncated; /* strings, stacks or LBR records cut to the hard limits */
+    uint64_t refused;   /* records left out for breaking a rule across records (see the sink) */
 } perch_capture_writer_stats;
 
 void perch_capture_writer_get_stats(const perch_capture_writer *w,

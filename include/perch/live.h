@@ -108,7 +108,9 @@ int perch_live_add_sink(perch_live *l, const char *name, const perch_sink *sink,
  * The stacks keep the model's ids: those the model no longer holds are not sent, so the ids
  * a late sink sees may not start at 1 and its samples may name stacks it never got. A sink
  * that writes a capture renumbers them (the rotation's scope does: capture/scope.c); a plain
- * capture writer attached late writes a capture the reader refuses.
+ * capture writer attached late refuses the first stack or sample whose id does not fit
+ * (PERCH_EINVAL; perch_capture_writer_refusal says why): during the catch-up this call then
+ * fails with that error, later the engine switches the sink off.
  * Before start it is perch_live_add_sink. Waits for the model thread (which takes the call at
  * once when idle, within 1024 records when busy). Returns 0, PERCH_ELIMIT (no free slot), or
  * the error of the state kept or of the sink during the catch-up (then it is not attached). */

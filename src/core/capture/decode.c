@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "capture/reader.h"
+#include "capture/rules.h"
 #include "perch/error.h"
-#include "perch/utf16.h"
 
 int perch__cap_broke(perch__cap_reader *r, perch__cap_cursor *c, size_t at, const char *fmt, ...)
 {
@@ -163,20 +163,12 @@ static int dec_counters(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_s
 }
 
 /* A stack's id must be the next one (ids dense from 1: records.h), so that a sample's id names
- * one stack, known before the sample. */
+ * one stack, known before the sample (rules.c). */
 static void check_stack_id(perch__cap_reader *r, perch__cap_cursor *c, size_t at, uint64_t id)
 {
-    if (r->stacks_elsewhere || id == r->stacks + 1)
-        return;
-    if (id == 0)
-        perch__cap_broke(r, c, at, "stack id 0 (ids are dense from 1; 0 means no stack)");
-    else if (id <= r->stacks)
-        perch__cap_broke(r, c, at, "stack id %" PRIu64 " given twice", id);
-    else
-        perch__cap_broke(r, c, at,
-                         "stack id %" PRIu64 " out of order: the next is %" PRIu64
-                         " (ids are dense from 1)",
-                         id, r->stacks + 1);
+    char why[CAP_RULE_REASON];
+    if (!r->stacks_elsewhere && perch__cap_rule_stack(r->stacks, id, why) != CAP_RULE_OK)
+        perch__cap_broke(r, c, at, "%s", why);
 }
 
 int perch__cap_dec_stack(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
@@ -243,6 +235,13 @@ static void get_sample_attrs(perch__cap_cursor *c, perch__cap_state *st, uint8_t
     st->attr_count = (uint32_t)cap_get_bounded(c, UINT32_MAX);
 }
 
+static void check_sample_stack(perch__cap_reader *r, perch__cap_cursor *c, size_t at, uint64_t id)
+{
+    char why[CAP_RULE_REASON];
+    if (perch__cap_rule_sample(r->stacks, id, why) != CAP_RULE_OK)
+        perch__cap_broke(r, c, at, "%s", why);
+}
+
 int perch__cap_dec_sample(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_state *st)
 {
     perch_sample_rec s;
@@ -271,10 +270,7 @@ int perch__cap_dec_sample(perch__cap_reader *r, perch__cap_cursor *c, perch__cap
     if (stack > UINT32_MAX)
         cap_fail(c, PERCH_EFORMAT);
     else if (stack > perch__cap_stack_limit(r))
-        perch__cap_broke(r, c, at,
-                         "a sample names stack id %" PRIu64 " before it is defined (%" PRIu64
-                         " stacks so far)",
-                         stack, r->stacks);
+        check_sample_stack(r, c, at, stack);
     s.stack_id = t->stack_id = (uint32_t)stack;
     t->cpu = st->cpu = s.cpu;
     st->ts = s.ts;
@@ -347,56 +343,27 @@ int perch__cap_dec_lbr(perch__cap_reader *r, perch__cap_cursor *c, perch__cap_st
     DELIVER(r, c, lbr, &l);
 }
 
-/* Whether s (len bytes) is valid UTF-8. */
-static bool utf8_text(const char *s, size_t len)
-{
-    const uint8_t *p = (const uint8_t *)s;
-    for (size_t i = 0; i < len;) {
-        size_t k = p[i] < 0x80 ? 1 : perch_utf8_seq_len(p + i, len - i);
-        if (k == 0)
-            return false;
-        i += k;
-    }
-    return true;
-}
-
-/* At most 40 bytes of name for a reason, anything but printable ASCII as '?'. */
-static void show(const char *name, char out[48])
-{
-    size_t n = 0;
-    for (; name[n] && n < 40; n++)
-        out[n] = name[n] >= 0x20 && name[n] < 0x7f && name[n] != '"' ? name[n] : '?';
-    memcpy(out + n, name[n] ? "..." : "", name[n] ? 4 : 1);
-}
-
-/* Ledger (which 0) and stat (1) names are keys: a consumer lists them by name (the report's
- * JSON object keys), and no producer gives one twice (the model sums a reason given again),
- * so a name already seen in the capture, or one that is not UTF-8 (an invalid byte prints as
- * the \u00XX escape that the UTF-8 of another name reads back as), is refused; at most
- * PERCH_CAPTURE_MAX_NAMES names of PERCH_CAPTURE_MAX_NAME_BYTES are held per type. A NULL name is
- * "" (as consumers print it). */
+/* Ledger (which 0) and stat (1) names: each once, UTF-8, within the caps (rules.c). A NULL
+ * name is "" (as consumers print it). */
 static int check_name(perch__cap_reader *r, perch__cap_cursor *c, size_t at, unsigned which,
                       const char *name)
 {
-    static const char *const kind[2] = {"ledger", "stat"};
     perch__strtab *t = &r->named[which];
     const char *s = name ? name : "";
     size_t len = strlen(s);
     uint32_t id;
-    char shown[48];
+    char why[CAP_RULE_REASON];
     if (c->error)
         return c->error;
-    show(s, shown);
-    if (!utf8_text(s, len))
-        return perch__cap_broke(r, c, at, "%s name \"%s\" is not UTF-8", kind[which], shown);
-    if (perch__strtab_find(t, s, len))
-        return perch__cap_broke(r, c, at, "%s name \"%s\" given twice", kind[which], shown);
-    if (t->count == PERCH_CAPTURE_MAX_NAMES ||
-        len + 1 > PERCH_CAPTURE_MAX_NAME_BYTES - t->arena_len) {
-        snprintf(r->rule, sizeof r->rule, "more than %u %s names or %u bytes of them",
-                 PERCH_CAPTURE_MAX_NAMES, kind[which], PERCH_CAPTURE_MAX_NAME_BYTES);
+    switch (perch__cap_rule_name(t, which, s, len, why)) {
+    case CAP_RULE_OK:
+        break;
+    case CAP_RULE_LIMIT:
+        memcpy(r->rule, why, sizeof r->rule);
         c->pos = at;
         return r->limit_error = PERCH_ELIMIT;
+    default:
+        return perch__cap_broke(r, c, at, "%s", why);
     }
     int err = perch__strtab_add(t, s, len, true, &id);
     return err ? (r->limit_error = err) : 0;

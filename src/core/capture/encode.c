@@ -7,20 +7,29 @@
  * Every delta base is per chunk (perch__cap_state), so each chunk decodes on its own. Entity
  * records (version 2 updates) are coded in enc_entity.c.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "capture/writer.h"
 #include "perch/error.h"
 
-static size_t cut_utf8(const char *s, size_t len, perch_capture_writer *w)
+/* The length of s (len bytes) as written: at most PERCH_CAPTURE_MAX_STRING, cut at a UTF-8
+ * boundary. */
+static size_t cut_len(const char *s, size_t len)
 {
     if (len <= PERCH_CAPTURE_MAX_STRING)
         return len;
-    w->stats.truncated++;
     len = PERCH_CAPTURE_MAX_STRING;
     while (len > 0 && ((uint8_t)s[len] & 0xc0) == 0x80)
         len--;
     return len;
+}
+
+static size_t cut_utf8(const char *s, size_t len, perch_capture_writer *w)
+{
+    if (len > PERCH_CAPTURE_MAX_STRING)
+        w->stats.truncated++;
+    return cut_len(s, len);
 }
 
 static int reset_strings(perch_capture_writer *w)
@@ -94,6 +103,14 @@ static int ready(perch_capture_writer *w)
     return w->finished ? PERCH_ESTATE : 0;
 }
 
+/* Leaves out a record that breaks a rule across records (its reason is in w->refusal), before
+ * any byte of it is written; not sticky. */
+static int refuse(perch_capture_writer *w, perch__cap_rule rule)
+{
+    w->stats.refused++;
+    return rule == CAP_RULE_LIMIT ? PERCH_ELIMIT : PERCH_EINVAL;
+}
+
 static int on_trace_info(void *ctx, const perch_trace_info *r)
 {
     perch_capture_writer *w = ctx;
@@ -103,7 +120,13 @@ static int on_trace_info(void *ctx, const perch_trace_info *r)
                           r->perf_freq,   r->start_filetime, r->end_filetime, r->start_raw,
                           r->events_lost, r->buffers_lost};
     int err = ready(w);
-    if (err || (err = perch__cap_intern(w, strs, 2, ids)) != 0)
+    if (err)
+        return err;
+    if (w->has_info && !w->unchecked) {
+        snprintf(w->refusal, sizeof w->refusal, "a second trace_info record");
+        return refuse(w, CAP_RULE_BROKEN);
+    }
+    if ((err = perch__cap_intern(w, strs, 2, ids)) != 0)
         return err;
     perch__cap_open_chunk *c = perch__cap_begin(w, PERCH_CHUNK_TRACE_INFO, 128);
     if (!c)
@@ -112,6 +135,7 @@ static int on_trace_info(void *ctx, const perch_trace_info *r)
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         cap_put_varint(&c->buf, v[i]);
     cap_put_varint(&c->buf, ids[1]);
+    w->has_info = true;
     if ((err = perch__cap_end(w, PERCH_CHUNK_TRACE_INFO)) != 0)
         return err;
     return perch__cap_flush(w, PERCH_CHUNK_TRACE_INFO);
@@ -197,6 +221,8 @@ static int on_stack(void *ctx, const perch_stack_rec *r)
         return err;
     if (kernel > count || (count && !r->frames))
         return PERCH_EINVAL;
+    if (r->id != w->stacks + 1 && !w->opts.stacks_elsewhere) /* one comparison per stack */
+        return refuse(w, perch__cap_rule_stack(w->stacks, r->id, w->refusal));
     if (count > PERCH_CAPTURE_MAX_FRAMES) {
         w->stats.truncated++;
         count = PERCH_CAPTURE_MAX_FRAMES;
@@ -224,6 +250,7 @@ static int on_stack(void *ctx, const perch_stack_rec *r)
     }
     c->buf.len = (size_t)(p - c->buf.data);
     st->id = id;
+    w->stacks = id;
     if (count)
         st->addr = frames[0];
     perch__cap_ring_push(&w->ring, frames, count);
@@ -288,6 +315,8 @@ static int on_sample(void *ctx, const perch_sample_rec *r)
     int err = ready(w);
     if (err)
         return err;
+    if (r->stack_id > w->stacks && !w->opts.stacks_elsewhere) /* one comparison per sample */
+        return refuse(w, perch__cap_rule_sample(w->stacks, r->stack_id, w->refusal));
     perch__cap_open_chunk *c = perch__cap_begin_fast(w, PERCH_CHUNK_SAMPLE, 128);
     if (!c)
         return w->error;
@@ -446,17 +475,32 @@ static int on_lbr(void *ctx, const perch_lbr_rec *r)
     return perch__cap_end(w, PERCH_CHUNK_LBR);
 }
 
+/* A ledger or stat record. Its name is checked as the reader will see it: NULL as "", cut like
+ * every string (cut_utf8); then noted, once written, so that it is refused if given again. */
 static int put_named(perch_capture_writer *w, unsigned type, const char *name, uint64_t value)
 {
+    unsigned which = type == PERCH_CHUNK_STAT;
+    const char *s = name ? name : "";
+    size_t len = cut_len(s, strlen(s));
     uint64_t id;
+    uint32_t seen_id;
     int err = ready(w);
-    if (err || (err = perch__cap_intern(w, &name, 1, &id)) != 0)
+    if (err)
+        return err;
+    perch__cap_rule rule = w->unchecked
+                               ? CAP_RULE_OK
+                               : perch__cap_rule_name(&w->named[which], which, s, len, w->refusal);
+    if (rule != CAP_RULE_OK)
+        return refuse(w, rule);
+    if ((err = perch__cap_intern(w, &name, 1, &id)) != 0)
         return err;
     perch__cap_open_chunk *c = perch__cap_begin(w, type, 2 * CAP_VARINT_MAX);
     if (!c)
         return w->error;
     cap_put_varint(&c->buf, id);
     cap_put_varint(&c->buf, value);
+    if (!w->unchecked && (err = perch__strtab_add(&w->named[which], s, len, true, &seen_id)) != 0)
+        return w->error = err; /* in the chunk but not noted: nothing more is written */
     return perch__cap_end(w, type);
 }
 
@@ -505,11 +549,14 @@ static int on_symbol(void *ctx, const perch_symbol_rec *r)
 
 int perch_capture_writer_finish(perch_capture_writer *w)
 {
+    uint64_t refused = w->stats.refused;
     int err = ready(w);
     if (err)
         return err;
+    /* Refused when the producer gave that reason too: the file stays readable, stats keep it. */
     if (w->stats.truncated &&
-        (err = perch__cap_enc_ledger(w, "capture.truncated", w->stats.truncated)) != 0)
+        (err = perch__cap_enc_ledger(w, "capture.truncated", w->stats.truncated)) != 0 &&
+        w->stats.refused == refused)
         return err;
     if ((err = perch__cap_flush_all(w)) != 0 || (err = perch__cap_write_end(w)) != 0)
         return err;

@@ -8,6 +8,7 @@
 #include "capture/codec.h"
 #include "capture/entity.h"
 #include "capture/format.h"
+#include "capture/rules.h"
 #include "capture/strtab.h"
 #include "perch/capture.h"
 
@@ -31,7 +32,7 @@ typedef struct perch__cap_reader {
     int limit_error;    /* set when the string table hit its cap */
     bool checked_only;  /* every record through decode.c's checked decoders (tests, fuzzing) */
     bool stacks_elsewhere; /* stack ids not checked (the read option; the split decoders) */
-    char rule[96];         /* the rule across records a record broke, for the stop's reason */
+    char rule[CAP_RULE_REASON]; /* the rule across records a record broke, for the stop's reason */
     /* Large members last: perch_capture_replay_ex zeroes only what comes before `ring`. */
     perch__cap_stack_ring ring;
     const char *names[PERCH_CAPTURE_MAX_COUNTERS];

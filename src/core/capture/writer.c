@@ -289,6 +289,8 @@ void perch_capture_writer_destroy(perch_capture_writer *w)
     for (unsigned type = 0; type < PERCH_CHUNK_TYPE_LIMIT; type++)
         perch__cap_buf_free(&w->chunk[type].buf);
     perch__strtab_free(&w->strings);
+    perch__strtab_free(&w->named[0]);
+    perch__strtab_free(&w->named[1]);
     perch__cap_ents_free(&w->ents);
     perch__free(w);
 }
@@ -297,4 +299,9 @@ void perch_capture_writer_get_stats(const perch_capture_writer *w,
                                     perch_capture_writer_stats *stats)
 {
     *stats = w->stats;
+}
+
+const char *perch_capture_writer_refusal(const perch_capture_writer *w)
+{
+    return w->refusal;
 }

@@ -11,6 +11,7 @@
 #include "capture/codec.h"
 #include "capture/entity.h"
 #include "capture/format.h"
+#include "capture/rules.h"
 #include "capture/strtab.h"
 #include "perch/capture.h"
 
@@ -43,6 +44,12 @@ struct perch_capture_writer {
     perch_capture_writer_stats stats;
     perch__cap_stack_ring ring; /* of the open stack chunk */
     perch__cap_ents ents;       /* the last state written of every entity (version 2) */
+    /* The rules across records (rules.h), as far as written: a record breaking one is refused. */
+    bool has_info;                 /* a trace_info record was written */
+    uint64_t stacks;               /* stack ids 1..stacks written (unless opts.stacks_elsewhere) */
+    perch__strtab named[2];        /* the ledger [0] and stat [1] names written, each once */
+    char refusal[CAP_RULE_REASON]; /* why the last record was refused ("" when none was) */
+    bool unchecked;                /* perch__cap_writer_unchecked: the rules are not checked */
     perch__cap_open_chunk chunk[PERCH_CHUNK_TYPE_LIMIT];
 };
 
@@ -61,6 +68,15 @@ static inline perch__cap_open_chunk *perch__cap_begin_fast(perch_capture_writer 
         c->buf.len - CAP_RESERVE + bound <= w->opts.chunk_bytes)
         return c;
     return perch__cap_begin(w, type, bound);
+}
+
+/* Turns the writer's checks of the rules across records off, so that it writes what it is
+ * given: for tests that craft captures the reader must refuse (test_capture_hostile.c); no
+ * producer calls it. Call right after perch_capture_writer_create. */
+static inline void perch__cap_writer_unchecked(perch_capture_writer *w)
+{
+    w->unchecked = true;
+    w->opts.stacks_elsewhere = true; /* the stack and sample checks */
 }
 
 /* Flushes everything when the oldest open chunk has waited flush_interval_ms. */

@@ -124,6 +124,7 @@ static int open_segment(perch_recorder *r)
     perch_capture_writer_opts_default(&wo);
     wo.chunk_bytes = r->opts.segment_bytes / 4 < 4096 ? 4096 : r->opts.segment_bytes / 4;
     wo.sync_every_chunks = 0;
+    wo.stacks_elsewhere = true; /* the model's stack ids: the stacks are in the store */
     memset(&r->wout, 0, sizeof r->wout);
     r->wout.write = seg_write;
     r->wout.ctx = r;
