@@ -2,10 +2,14 @@
  * Visiting the sample log's groups at finish (perch__samplelog_each): each group, in (thread
  * key, kind, PMC source) order, is read back into its rows and samples (perch__group_build,
  * groups.c) and handed to the format's writer. With a helper thread (the default; options
- * threads = 1: none) the next group is built while the writer writes this one: the builder
- * fills the sample log's two group states in turn, group i in st[i % 2], and builds group i
- * only once group i - 2 was written. The writer sees the same groups with the same arrays in
- * the same order either way, so the output is the same; the budget is shared (atomic).
+ * threads = 1: none) the next large group is built while the writer writes this one: the
+ * builder fills the sample log's first two group states in turn, the k-th large group in
+ * st[k % 2], and builds it only once large group k - 2 was written. A small group (fewer
+ * than SMALL_GROUP entries) is built by the writer itself, in st[2], when its turn comes:
+ * handing it over costs more than building it (a wake-up of the other core each way; a
+ * capture of 4 M one-sample threads spent most of its export in them). The writer sees the
+ * same groups with the same arrays in the same order either way, so the output is the same;
+ * the budget is shared (atomic), and each state reads its log through its own window.
  *
  * perch__samplelog_each_prepared (gecko, which keeps each group's samples: two of its largest
  * group states at once took its peak RSS at 512 MB from 58 to 68 MiB) builds every group in
@@ -27,9 +31,13 @@
 #include "perch/thread.h"
 #include "util/mem.h"
 
+/* Groups of fewer entries are built on the writer's thread (perch__samplelog_each). */
+#define SMALL_GROUP 1024
+
 struct builder {
     perch__collect *c;
     size_t n;
+    size_t small; /* groups of fewer entries: built by the writer (0: none) */
     /* perch__samplelog_each_prepared: prepare on the builder, visit_slot on the writer */
     int (*prepare)(void *ctx, const perch__group *g, size_t slot);
     int (*visit_slot)(void *ctx, size_t slot);
@@ -38,7 +46,8 @@ struct builder {
     uint64_t ahead; /* most samples in the groups built beyond the next one */
     perch_mutex *mu;
     perch_cond *cv;
-    size_t built;   /* groups built: group i is in st[i % 2] while visited <= i < built */
+    /* counted in the groups the builder builds (the k-th: slot k % slots) */
+    size_t built;   /* groups built: group k is in its slot while visited <= k < built */
     size_t visited; /* groups the writer is done with */
     int error;      /* the builder's error */
     bool stop;      /* the writer stopped */
@@ -91,7 +100,8 @@ static int build_one(struct builder *b, size_t i, size_t slot)
 }
 
 /* Whether group i may be built now (under b->mu): the next group always, further ones while
- * a slot is free and the samples ahead stay under b->ahead. */
+ * a slot is free and the samples ahead stay under b->ahead. i counts the groups the builder
+ * builds; past the next one it is also the group's index (slots > 2 only with small = 0). */
 static bool may_build(struct builder *b, size_t i)
 {
     uint64_t held = 0;
@@ -104,23 +114,31 @@ static bool may_build(struct builder *b, size_t i)
     return held <= b->ahead;
 }
 
+/* Whether the builder builds group i (else the writer does, in st[2]). */
+static bool built_ahead(const struct builder *b, size_t i)
+{
+    return group_at(b->c, i)->count >= b->small;
+}
+
 static int builder_main(void *arg)
 {
     struct builder *b = arg;
-    for (size_t i = 0; i < b->n; i++) {
+    for (size_t i = 0, k = 0; i < b->n; i++) {
+        if (!built_ahead(b, i))
+            continue;
         perch_mutex_lock(b->mu);
-        while (!may_build(b, i) && !b->stop)
+        while (!may_build(b, k) && !b->stop)
             perch_cond_wait(b->cv, b->mu, UINT32_MAX);
         bool stop = b->stop;
         perch_mutex_unlock(b->mu);
         if (stop)
             break;
-        int err = build_one(b, i, i % b->slots);
+        int err = build_one(b, i, k % b->slots);
         perch_mutex_lock(b->mu);
         if (err)
             b->error = err;
         else
-            b->built = i + 1;
+            b->built = ++k;
         perch_cond_broadcast(b->cv);
         perch_mutex_unlock(b->mu);
         if (err)
@@ -129,26 +147,48 @@ static int builder_main(void *arg)
     return 0;
 }
 
+/* The writer's side of group i, the k-th the builder builds: waits for it, visits it. */
+static int visit_ahead(struct builder *b, size_t i, size_t k,
+                       int (*visit)(void *ctx, const perch__group *g), void *ctx)
+{
+    int err;
+    perch_mutex_lock(b->mu);
+    while (b->built <= k && !b->error)
+        perch_cond_wait(b->cv, b->mu, UINT32_MAX);
+    err = b->built <= k ? b->error : 0;
+    perch_mutex_unlock(b->mu);
+    if (!err && b->visit_slot)
+        err = b->visit_slot(b->ctx, k % b->slots);
+    else if (!err)
+        err = visit_one(b->c, i, &b->c->samples.st[k % 2], visit, ctx);
+    perch_mutex_lock(b->mu);
+    b->visited = k + 1;
+    b->stop = err != 0;
+    perch_cond_broadcast(b->cv);
+    perch_mutex_unlock(b->mu);
+    return err;
+}
+
 /* The writer's side of the two-thread visit. */
 static int visit_built(struct builder *b, int (*visit)(void *ctx, const perch__group *g),
                        void *ctx)
 {
+    perch__gstate *own = &b->c->samples.st[2];
     int err = 0;
-    for (size_t i = 0; i < b->n && !err; i++) {
-        perch_mutex_lock(b->mu);
-        while (b->built <= i && !b->error)
-            perch_cond_wait(b->cv, b->mu, UINT32_MAX);
-        err = b->built <= i ? b->error : 0;
-        perch_mutex_unlock(b->mu);
-        if (!err && b->visit_slot)
-            err = b->visit_slot(b->ctx, i % b->slots);
-        else if (!err)
-            err = visit_one(b->c, i, &b->c->samples.st[i % 2], visit, ctx);
-        perch_mutex_lock(b->mu);
-        b->visited = i + 1;
-        b->stop = err != 0;
-        perch_cond_broadcast(b->cv);
-        perch_mutex_unlock(b->mu);
+    for (size_t i = 0, k = 0; i < b->n && !err; i++) {
+        if (built_ahead(b, i)) {
+            err = visit_ahead(b, i, k++, visit, ctx);
+            continue;
+        }
+        err = perch__group_build(b->c, own, group_at(b->c, i));
+        if (!err)
+            err = visit_one(b->c, i, own, visit, ctx);
+        if (err) {
+            perch_mutex_lock(b->mu);
+            b->stop = true;
+            perch_cond_broadcast(b->cv);
+            perch_mutex_unlock(b->mu);
+        }
     }
     return err;
 }
@@ -197,7 +237,7 @@ int perch__samplelog_each(perch__collect *c, int (*visit)(void *ctx, const perch
     if (err || n == 0)
         return err;
     if (c->opt.threads != 1 && n > 1 && !l->want_samples) {
-        struct builder b = {.c = c, .n = n, .slots = 2, .ahead = UINT64_MAX};
+        struct builder b = {.c = c, .n = n, .small = SMALL_GROUP, .slots = 2, .ahead = UINT64_MAX};
         err = visit_threaded(&b, visit, ctx, &started);
         if (started)
             return err;
