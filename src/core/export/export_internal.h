@@ -398,6 +398,7 @@ int perch__json_output_sink(void *ctx, const char *data, size_t n);
 typedef struct perch__vlog {
     uint64_t key;
     uint32_t tag;
+    uint32_t aux;  /* free for the writer (the sample log: its thread's entity index + 1) */
     uint8_t *data; /* LEB128 varints not spilled yet */
     size_t len, cap;
     size_t count;       /* entries */
@@ -713,6 +714,14 @@ typedef struct perch__group {
     const perch__gsample *samples;
     size_t sample_count;
 } perch__group;
+
+/* The thread entity of a group of the sample log (what perch__entities_thread_at gives for
+ * its key, found when its first sample came), NULL when none. */
+static inline const perch__thread *perch__group_thread(const perch__collect *c,
+                                                       const perch__vlog *g)
+{
+    return g->aux ? &c->ents.threads[g->aux - 1] : NULL;
+}
 
 /* Touches the sample's thread (perch__entities_touch_thread) and logs the sample in its
  * group. */

@@ -43,8 +43,10 @@ static int group_of(perch__collect *c, const perch_sample_rec *rec, perch__vlog 
     err = perch__entities_touch_thread(&c->ents, rec->thread_key, rec->tid, rec->cpu, &thread);
     if (!err)
         err = perch__vlogs_get(&l->log, &c->budget, rec->thread_key, tag, true, g);
-    if (!err)
+    if (!err) {
+        (*g)->aux = thread + 1; /* UINT32_MAX (no entity) + 1 = 0 */
         *slot = (perch__group_slot){rec->thread_key, tag, (uint32_t)(*g - l->log.v) + 1, thread};
+    }
     return err;
 }
 

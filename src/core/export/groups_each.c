@@ -73,7 +73,7 @@ static perch__group group_of_state(perch__collect *c, size_t i, const perch__gst
     return (perch__group){
         .rows = s->rows,
         .row_count = s->row_count,
-        .thread = perch__entities_thread_at(&c->ents, g->key),
+        .thread = perch__group_thread(c, g),
         .count = g->sum,
         .samples = want ? s->v : NULL,
         .sample_count = want ? s->v_count : 0,
