@@ -44,13 +44,19 @@ struct builder {
     void *ctx;
     size_t slots;   /* group i is in slot i % slots */
     uint64_t ahead; /* most samples in the groups built beyond the next one */
+    /* Counted in the groups the builder builds (the k-th: slot k % slots). Each side
+     * publishes its progress with an atomic store and takes the mutex only to sleep, or to
+     * wake the other side when that one said it sleeps (its flag, set under the mutex before
+     * it checks again): a handover of many small groups is then a few loads and stores, not
+     * two futex calls. The flag and the counter are sequentially consistent, so of a store
+     * of one side and the other side's flag at least one sees the other's. */
     perch_mutex *mu;
     perch_cond *cv;
-    /* counted in the groups the builder builds (the k-th: slot k % slots) */
-    size_t built;   /* groups built: group k is in its slot while visited <= k < built */
-    size_t visited; /* groups the writer is done with */
-    int error;      /* the builder's error */
-    bool stop;      /* the writer stopped */
+    _Atomic size_t built;   /* groups built: group k is in its slot while visited <= k < built */
+    _Atomic size_t visited; /* groups the writer is done with */
+    _Atomic int error;      /* the builder's error */
+    _Atomic bool stop;      /* the writer stopped */
+    _Atomic bool builder_sleeps, writer_sleeps;
 };
 
 static int cmp_group(const void *x, const void *y)
@@ -99,19 +105,61 @@ static int build_one(struct builder *b, size_t i, size_t slot)
     return err;
 }
 
-/* Whether group i may be built now (under b->mu): the next group always, further ones while
- * a slot is free and the samples ahead stay under b->ahead. i counts the groups the builder
- * builds; past the next one it is also the group's index (slots > 2 only with small = 0). */
+/* Whether group i may be built now: the next group always, further ones while a slot is
+ * free and the samples ahead stay under b->ahead. i counts the groups the builder builds;
+ * past the next one it is also the group's index (slots > 2 only with small = 0). */
 static bool may_build(struct builder *b, size_t i)
 {
+    size_t visited = atomic_load(&b->visited);
     uint64_t held = 0;
-    if (i <= b->visited + 1)
+    if (i <= visited + 1)
         return true;
-    if (i >= b->visited + b->slots)
+    if (i >= visited + b->slots)
         return false;
-    for (size_t j = b->visited + 1; j <= i; j++)
+    for (size_t j = visited + 1; j <= i; j++)
         held += group_at(b->c, j)->count;
     return held <= b->ahead;
+}
+
+/* Wakes the other side (under the mutex, so a side about to sleep has). */
+static void wake(struct builder *b)
+{
+    perch_mutex_lock(b->mu);
+    perch_cond_broadcast(b->cv);
+    perch_mutex_unlock(b->mu);
+}
+
+/* The builder's wait until it may build its k-th group or the writer stopped; false: stop. */
+static bool builder_wait(struct builder *b, size_t k)
+{
+    if (!may_build(b, k) && !atomic_load(&b->stop)) {
+        perch_mutex_lock(b->mu);
+        atomic_store(&b->builder_sleeps, true);
+        while (!may_build(b, k) && !atomic_load(&b->stop))
+            perch_cond_wait(b->cv, b->mu, UINT32_MAX);
+        atomic_store(&b->builder_sleeps, false);
+        perch_mutex_unlock(b->mu);
+    }
+    return !atomic_load(&b->stop);
+}
+
+/* After the writer is done with a group: wakes a sleeping builder once it may build its next
+ * group and at most half the slots are still built ahead (or nothing is, for two slots), so
+ * a builder that runs ahead through small groups is woken once per few groups. */
+static void writer_done(struct builder *b, size_t k, int err)
+{
+    size_t built;
+    atomic_store(&b->visited, k + 1);
+    if (err) {
+        atomic_store(&b->stop, true);
+        wake(b);
+        return;
+    }
+    if (!atomic_load(&b->builder_sleeps))
+        return;
+    built = atomic_load(&b->built);
+    if (built < k + 1 + (b->slots + 1) / 2 && may_build(b, built))
+        wake(b);
 }
 
 /* Whether the builder builds group i (else the writer does, in st[2]). */
@@ -126,23 +174,17 @@ static int builder_main(void *arg)
     for (size_t i = 0, k = 0; i < b->n; i++) {
         if (!built_ahead(b, i))
             continue;
-        perch_mutex_lock(b->mu);
-        while (!may_build(b, k) && !b->stop)
-            perch_cond_wait(b->cv, b->mu, UINT32_MAX);
-        bool stop = b->stop;
-        perch_mutex_unlock(b->mu);
-        if (stop)
+        if (!builder_wait(b, k))
             break;
         int err = build_one(b, i, k % b->slots);
-        perch_mutex_lock(b->mu);
-        if (err)
-            b->error = err;
-        else
-            b->built = ++k;
-        perch_cond_broadcast(b->cv);
-        perch_mutex_unlock(b->mu);
-        if (err)
+        if (err) {
+            atomic_store(&b->error, err);
+            wake(b);
             break;
+        }
+        atomic_store(&b->built, ++k);
+        if (atomic_load(&b->writer_sleeps))
+            wake(b);
     }
     return 0;
 }
@@ -152,20 +194,23 @@ static int visit_ahead(struct builder *b, size_t i, size_t k,
                        int (*visit)(void *ctx, const perch__group *g), void *ctx)
 {
     int err;
-    perch_mutex_lock(b->mu);
-    while (b->built <= k && !b->error)
-        perch_cond_wait(b->cv, b->mu, UINT32_MAX);
-    err = b->built <= k ? b->error : 0;
-    perch_mutex_unlock(b->mu);
+    if (atomic_load(&b->built) <= k && !atomic_load(&b->error)) {
+        perch_mutex_lock(b->mu);
+        atomic_store(&b->writer_sleeps, true);
+        while (atomic_load(&b->built) <= k && !atomic_load(&b->error)) {
+            if (atomic_load(&b->builder_sleeps)) /* it may build: k is the next */
+                perch_cond_broadcast(b->cv);
+            perch_cond_wait(b->cv, b->mu, UINT32_MAX);
+        }
+        atomic_store(&b->writer_sleeps, false);
+        perch_mutex_unlock(b->mu);
+    }
+    err = atomic_load(&b->built) <= k ? atomic_load(&b->error) : 0;
     if (!err && b->visit_slot)
         err = b->visit_slot(b->ctx, k % b->slots);
     else if (!err)
         err = visit_one(b->c, i, &b->c->samples.st[k % 2], visit, ctx);
-    perch_mutex_lock(b->mu);
-    b->visited = k + 1;
-    b->stop = err != 0;
-    perch_cond_broadcast(b->cv);
-    perch_mutex_unlock(b->mu);
+    writer_done(b, k, err);
     return err;
 }
 
@@ -184,10 +229,8 @@ static int visit_built(struct builder *b, int (*visit)(void *ctx, const perch__g
         if (!err)
             err = visit_one(b->c, i, own, visit, ctx);
         if (err) {
-            perch_mutex_lock(b->mu);
-            b->stop = true;
-            perch_cond_broadcast(b->cv);
-            perch_mutex_unlock(b->mu);
+            atomic_store(&b->stop, true);
+            wake(b);
         }
     }
     return err;
