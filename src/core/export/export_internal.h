@@ -534,6 +534,9 @@ static inline uint64_t perch__vnext(const uint8_t *data, size_t len, size_t *off
     }
     return v;
 }
+/* No log is looked up or created any more (the logs are only read from now on): frees the
+ * key index (12 bytes a slot, about 24 a log), before the reader's own arrays grow. */
+void perch__vlogs_seal(perch__vlogs *s, perch__budget *b);
 void perch__vlogs_free(perch__vlogs *s, perch__budget *b);
 
 /* ---- the sample log by group (groups.c) -------------------------------------------------

@@ -256,11 +256,13 @@ static int visit_threaded(struct builder *b0, int (*visit)(void *ctx, const perc
     return err;
 }
 
-/* The groups in (key, tag) order in l->order; their count in *n. */
+/* The groups in (key, tag) order in l->order; their count in *n. The log store's key index
+ * goes first: no sample comes any more. */
 static int order_groups(perch__collect *c, size_t *n)
 {
     perch__samplelog *l = &c->samples;
     int err;
+    perch__vlogs_seal(&l->log, &c->budget);
     *n = l->log.count;
     err = perch__grow(&c->budget, (void **)&l->order, &l->order_cap, *n, sizeof *l->order);
     for (size_t i = 0; i < *n && !err; i++)

@@ -255,6 +255,11 @@ void perch__vlog_window_free(perch__vlog_window *w, perch__budget *b)
     w->ahead_len = 0;
 }
 
+void perch__vlogs_seal(perch__vlogs *s, perch__budget *b)
+{
+    perch__map_free(&s->index, b);
+}
+
 void perch__vlogs_free(perch__vlogs *s, perch__budget *b)
 {
     for (size_t i = 0; i < s->count; i++)
