@@ -398,6 +398,7 @@ int perch__json_output_sink(void *ctx, const char *data, size_t n);
 typedef struct perch__vlog {
     uint64_t key;
     uint32_t tag;
+    uint32_t aux;  /* free for the writer (the sample log: its thread's entity index + 1) */
     uint8_t *data; /* LEB128 varints not spilled yet */
     size_t len, cap;
     size_t count;       /* entries */
@@ -431,6 +432,8 @@ typedef struct perch__vlogs {
     size_t seg_count, seg_cap;
     uint8_t *load; /* a spilled log read back whole */
     size_t load_cap;
+    uint8_t *stage; /* the segments of a spill not written yet (PERCH_VLOG_WINDOW bytes) */
+    size_t stage_cap, stage_len;
     uint64_t spills; /* times the logs moved to the scratch store */
 } perch__vlogs;
 
@@ -484,12 +487,28 @@ static inline int perch__vlogs_put(perch__vlogs *s, perch__budget *b, perch__vlo
  * read): *data, *len. */
 int perch__vlogs_read(perch__vlogs *s, perch__budget *b, const perch__vlog *l, const uint8_t **data,
                       size_t *len);
-/* A log read back in windows: the in-memory log as it is, a spilled one through a buffer of
- * s of PERCH_VLOG_WINDOW bytes, so reading the largest log holds a window, not the log. */
+/* A log read back in windows: the in-memory log as it is, a spilled one through a window
+ * of the reader's own (perch__vlog_window, PERCH_VLOG_WINDOW bytes), so reading the largest
+ * log holds a window, not the log, and two threads may read two logs of one store at once
+ * (the scratch store's read_at is positioned). Short segments are read through a read-ahead
+ * of PERCH_VLOG_AHEAD bytes of the store: the logs spilled together lie side by side, so a
+ * store of millions of one-sample logs is read back with one system call for many logs. */
 #define PERCH_VLOG_WINDOW (64u << 10)
+#define PERCH_VLOG_AHEAD  (32u << 10)
+typedef struct perch__vlog_window {
+    uint8_t *buf; /* the window */
+    size_t cap;
+    uint8_t *ahead; /* bytes [ahead_off, ahead_off + ahead_len) of store's scratch */
+    size_t ahead_cap, ahead_len;
+    uint64_t ahead_off;
+    const struct perch__vlogs *store;
+} perch__vlog_window;
+void perch__vlog_window_free(perch__vlog_window *w, perch__budget *b);
+
 typedef struct perch__vlog_reader {
     perch__vlogs *s;
     const perch__vlog *l;
+    perch__vlog_window *w;
     const uint8_t *data; /* the window: data[0, len) */
     size_t len;
     uint32_t seg; /* the next segment to read (UINT32_MAX: none) */
@@ -499,7 +518,7 @@ typedef struct perch__vlog_reader {
 } perch__vlog_reader;
 
 int perch__vlog_reader_open(perch__vlogs *s, perch__budget *b, const perch__vlog *l,
-                            perch__vlog_reader *r);
+                            perch__vlog_window *w, perch__vlog_reader *r);
 /* Keeps data[*off, len), moves it to the front and appends the log's next bytes, *off = 0;
  * call it when fewer bytes than an entry's largest remain and !r->last. */
 int perch__vlog_reader_refill(perch__vlog_reader *r, size_t *off);
@@ -515,6 +534,9 @@ static inline uint64_t perch__vnext(const uint8_t *data, size_t len, size_t *off
     }
     return v;
 }
+/* No log is looked up or created any more (the logs are only read from now on): frees the
+ * key index (12 bytes a slot, about 24 a log), before the reader's own arrays grow. */
+void perch__vlogs_seal(perch__vlogs *s, perch__budget *b);
 void perch__vlogs_free(perch__vlogs *s, perch__budget *b);
 
 /* ---- the sample log by group (groups.c) -------------------------------------------------
@@ -546,8 +568,9 @@ typedef struct perch__group_slot {
 } perch__group_slot;
 
 /* One group's rows and samples as read back from its log (groups.c), and the scratch arrays
- * that build them. The sample log has two, so a helper thread can build the next group's
- * while the writer reads this one's (groups_each.c). */
+ * that build them. The sample log has three, so a helper thread can build the next large
+ * group's in two of them while the writer reads this one's, or builds a small one in the
+ * third (groups_each.c). */
 typedef struct perch__gstate {
     perch__agg_row *rows;
     size_t row_count, row_cap;
@@ -562,6 +585,7 @@ typedef struct perch__gstate {
     size_t v_count, v_cap;
     uint64_t *keys, *keys_tmp; /* sorting the group's rows and samples (sort.c) */
     size_t keys_cap, keys_tmp_cap;
+    perch__vlog_window window; /* reading the group's log back */
 } perch__gstate;
 
 typedef struct perch__samplelog {
@@ -573,7 +597,7 @@ typedef struct perch__samplelog {
     /* the groups being visited */
     perch__group_ref *order; /* the logs by (key, tag) */
     size_t order_cap;
-    perch__gstate st[2];
+    perch__gstate st[3]; /* two for the helper thread's groups, one for the writer's own */
 } perch__samplelog;
 
 /* ---- sorting (sort.c) ---------------------------------------------------------------- */
@@ -694,6 +718,14 @@ typedef struct perch__group {
     size_t sample_count;
 } perch__group;
 
+/* The thread entity of a group of the sample log (what perch__entities_thread_at gives for
+ * its key, found when its first sample came), NULL when none. */
+static inline const perch__thread *perch__group_thread(const perch__collect *c,
+                                                       const perch__vlog *g)
+{
+    return g->aux ? &c->ents.threads[g->aux - 1] : NULL;
+}
+
 /* Touches the sample's thread (perch__entities_touch_thread) and logs the sample in its
  * group. */
 int perch__samplelog_add(perch__collect *c, const perch_sample_rec *rec);
@@ -712,8 +744,8 @@ int perch__samplelog_each_prepared(perch__collect *c, size_t slots, uint64_t ahe
                                    int (*visit)(void *ctx, size_t slot), void *ctx);
 void perch__samplelog_free(perch__samplelog *l, perch__budget *b);
 /* Reads group g's log back into s: its rows (aggregated, sorted by first time, stack id, ip,
- * module and creation order) and, with want_samples, its samples by time (groups.c). One
- * thread at a time: the log store's read window is shared. */
+ * module and creation order) and, with want_samples, its samples by time (groups.c). Two
+ * threads may build two groups at once, each into a state of its own. */
 int perch__group_build(perch__collect *c, perch__gstate *s, const perch__vlog *g);
 void perch__gstate_free(perch__gstate *s, perch__budget *b);
 /* A human name for a thread, the same in every format: "app.exe (1234) main (1001)",

@@ -43,8 +43,10 @@ static int group_of(perch__collect *c, const perch_sample_rec *rec, perch__vlog 
     err = perch__entities_touch_thread(&c->ents, rec->thread_key, rec->tid, rec->cpu, &thread);
     if (!err)
         err = perch__vlogs_get(&l->log, &c->budget, rec->thread_key, tag, true, g);
-    if (!err)
+    if (!err) {
+        (*g)->aux = thread + 1; /* UINT32_MAX (no entity) + 1 = 0 */
         *slot = (perch__group_slot){rec->thread_key, tag, (uint32_t)(*g - l->log.v) + 1, thread};
+    }
     return err;
 }
 
@@ -187,7 +189,7 @@ static int decode_group(perch__collect *c, perch__gstate *s, const perch__vlog *
     uint64_t ts = 0, prev_ip = 0;
     int err = reset_group(c, s);
     if (!err)
-        err = perch__vlog_reader_open(&l->log, &c->budget, g, &rd);
+        err = perch__vlog_reader_open(&l->log, &c->budget, g, &s->window, &rd);
     if (!err && l->want_samples)
         err = perch__grow(&c->budget, (void **)&s->v, &s->v_cap, g->count, sizeof *s->v);
     for (size_t i = 0; i < g->count && !err; i++) {
@@ -331,6 +333,7 @@ void perch__gstate_free(perch__gstate *s, perch__budget *b)
     perch__release(b, (void **)&s->keys_tmp, &s->keys_tmp_cap, sizeof *s->keys_tmp);
     perch__map_free(&s->far, b);
     perch__loctab_free(&s->ips, b);
+    perch__vlog_window_free(&s->window, b);
     s->row_count = s->v_count = 0;
 }
 
@@ -338,7 +341,7 @@ void perch__samplelog_free(perch__samplelog *l, perch__budget *b)
 {
     perch__vlogs_free(&l->log, b);
     perch__release(b, (void **)&l->order, &l->order_cap, sizeof *l->order);
-    perch__gstate_free(&l->st[0], b);
-    perch__gstate_free(&l->st[1], b);
+    for (size_t i = 0; i < sizeof l->st / sizeof l->st[0]; i++)
+        perch__gstate_free(&l->st[i], b);
     memset(l->cache, 0, sizeof l->cache);
 }

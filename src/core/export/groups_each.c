@@ -2,10 +2,14 @@
  * Visiting the sample log's groups at finish (perch__samplelog_each): each group, in (thread
  * key, kind, PMC source) order, is read back into its rows and samples (perch__group_build,
  * groups.c) and handed to the format's writer. With a helper thread (the default; options
- * threads = 1: none) the next group is built while the writer writes this one: the builder
- * fills the sample log's two group states in turn, group i in st[i % 2], and builds group i
- * only once group i - 2 was written. The writer sees the same groups with the same arrays in
- * the same order either way, so the output is the same; the budget is shared (atomic).
+ * threads = 1: none) the next large group is built while the writer writes this one: the
+ * builder fills the sample log's first two group states in turn, the k-th large group in
+ * st[k % 2], and builds it only once large group k - 2 was written. A small group (fewer
+ * than SMALL_GROUP entries) is built by the writer itself, in st[2], when its turn comes:
+ * handing it over costs more than building it (a wake-up of the other core each way; a
+ * capture of 4 M one-sample threads spent most of its export in them). The writer sees the
+ * same groups with the same arrays in the same order either way, so the output is the same;
+ * the budget is shared (atomic), and each state reads its log through its own window.
  *
  * perch__samplelog_each_prepared (gecko, which keeps each group's samples: two of its largest
  * group states at once took its peak RSS at 512 MB from 58 to 68 MiB) builds every group in
@@ -27,21 +31,32 @@
 #include "perch/thread.h"
 #include "util/mem.h"
 
+/* Groups of fewer entries are built on the writer's thread (perch__samplelog_each). */
+#define SMALL_GROUP 1024
+
 struct builder {
     perch__collect *c;
     size_t n;
+    size_t small; /* groups of fewer entries: built by the writer (0: none) */
     /* perch__samplelog_each_prepared: prepare on the builder, visit_slot on the writer */
     int (*prepare)(void *ctx, const perch__group *g, size_t slot);
     int (*visit_slot)(void *ctx, size_t slot);
     void *ctx;
     size_t slots;   /* group i is in slot i % slots */
     uint64_t ahead; /* most samples in the groups built beyond the next one */
+    /* Counted in the groups the builder builds (the k-th: slot k % slots). Each side
+     * publishes its progress with an atomic store and takes the mutex only to sleep, or to
+     * wake the other side when that one said it sleeps (its flag, set under the mutex before
+     * it checks again): a handover of many small groups is then a few loads and stores, not
+     * two futex calls. The flag and the counter are sequentially consistent, so of a store
+     * of one side and the other side's flag at least one sees the other's. */
     perch_mutex *mu;
     perch_cond *cv;
-    size_t built;   /* groups built: group i is in st[i % 2] while visited <= i < built */
-    size_t visited; /* groups the writer is done with */
-    int error;      /* the builder's error */
-    bool stop;      /* the writer stopped */
+    _Atomic size_t built;   /* groups built: group k is in its slot while visited <= k < built */
+    _Atomic size_t visited; /* groups the writer is done with */
+    _Atomic int error;      /* the builder's error */
+    _Atomic bool stop;      /* the writer stopped */
+    _Atomic bool builder_sleeps, writer_sleeps;
 };
 
 static int cmp_group(const void *x, const void *y)
@@ -64,7 +79,7 @@ static perch__group group_of_state(perch__collect *c, size_t i, const perch__gst
     return (perch__group){
         .rows = s->rows,
         .row_count = s->row_count,
-        .thread = perch__entities_thread_at(&c->ents, g->key),
+        .thread = perch__group_thread(c, g),
         .count = g->sum,
         .samples = want ? s->v : NULL,
         .sample_count = want ? s->v_count : 0,
@@ -90,65 +105,133 @@ static int build_one(struct builder *b, size_t i, size_t slot)
     return err;
 }
 
-/* Whether group i may be built now (under b->mu): the next group always, further ones while
- * a slot is free and the samples ahead stay under b->ahead. */
+/* Whether group i may be built now: the next group always, further ones while a slot is
+ * free and the samples ahead stay under b->ahead. i counts the groups the builder builds;
+ * past the next one it is also the group's index (slots > 2 only with small = 0). */
 static bool may_build(struct builder *b, size_t i)
 {
+    size_t visited = atomic_load(&b->visited);
     uint64_t held = 0;
-    if (i <= b->visited + 1)
+    if (i <= visited + 1)
         return true;
-    if (i >= b->visited + b->slots)
+    if (i >= visited + b->slots)
         return false;
-    for (size_t j = b->visited + 1; j <= i; j++)
+    for (size_t j = visited + 1; j <= i; j++)
         held += group_at(b->c, j)->count;
     return held <= b->ahead;
+}
+
+/* Wakes the other side (under the mutex, so a side about to sleep has). */
+static void wake(struct builder *b)
+{
+    perch_mutex_lock(b->mu);
+    perch_cond_broadcast(b->cv);
+    perch_mutex_unlock(b->mu);
+}
+
+/* The builder's wait until it may build its k-th group or the writer stopped; false: stop. */
+static bool builder_wait(struct builder *b, size_t k)
+{
+    if (!may_build(b, k) && !atomic_load(&b->stop)) {
+        perch_mutex_lock(b->mu);
+        atomic_store(&b->builder_sleeps, true);
+        while (!may_build(b, k) && !atomic_load(&b->stop))
+            perch_cond_wait(b->cv, b->mu, UINT32_MAX);
+        atomic_store(&b->builder_sleeps, false);
+        perch_mutex_unlock(b->mu);
+    }
+    return !atomic_load(&b->stop);
+}
+
+/* After the writer is done with a group: wakes a sleeping builder once it may build its next
+ * group and at most half the slots are still built ahead (or nothing is, for two slots), so
+ * a builder that runs ahead through small groups is woken once per few groups. */
+static void writer_done(struct builder *b, size_t k, int err)
+{
+    size_t built;
+    atomic_store(&b->visited, k + 1);
+    if (err) {
+        atomic_store(&b->stop, true);
+        wake(b);
+        return;
+    }
+    if (!atomic_load(&b->builder_sleeps))
+        return;
+    built = atomic_load(&b->built);
+    if (built < k + 1 + (b->slots + 1) / 2 && may_build(b, built))
+        wake(b);
+}
+
+/* Whether the builder builds group i (else the writer does, in st[2]). */
+static bool built_ahead(const struct builder *b, size_t i)
+{
+    return group_at(b->c, i)->count >= b->small;
 }
 
 static int builder_main(void *arg)
 {
     struct builder *b = arg;
-    for (size_t i = 0; i < b->n; i++) {
-        perch_mutex_lock(b->mu);
-        while (!may_build(b, i) && !b->stop)
-            perch_cond_wait(b->cv, b->mu, UINT32_MAX);
-        bool stop = b->stop;
-        perch_mutex_unlock(b->mu);
-        if (stop)
+    for (size_t i = 0, k = 0; i < b->n; i++) {
+        if (!built_ahead(b, i))
+            continue;
+        if (!builder_wait(b, k))
             break;
-        int err = build_one(b, i, i % b->slots);
-        perch_mutex_lock(b->mu);
-        if (err)
-            b->error = err;
-        else
-            b->built = i + 1;
-        perch_cond_broadcast(b->cv);
-        perch_mutex_unlock(b->mu);
-        if (err)
+        int err = build_one(b, i, k % b->slots);
+        if (err) {
+            atomic_store(&b->error, err);
+            wake(b);
             break;
+        }
+        atomic_store(&b->built, ++k);
+        if (atomic_load(&b->writer_sleeps))
+            wake(b);
     }
     return 0;
+}
+
+/* The writer's side of group i, the k-th the builder builds: waits for it, visits it. */
+static int visit_ahead(struct builder *b, size_t i, size_t k,
+                       int (*visit)(void *ctx, const perch__group *g), void *ctx)
+{
+    int err;
+    if (atomic_load(&b->built) <= k && !atomic_load(&b->error)) {
+        perch_mutex_lock(b->mu);
+        atomic_store(&b->writer_sleeps, true);
+        while (atomic_load(&b->built) <= k && !atomic_load(&b->error)) {
+            if (atomic_load(&b->builder_sleeps)) /* it may build: k is the next */
+                perch_cond_broadcast(b->cv);
+            perch_cond_wait(b->cv, b->mu, UINT32_MAX);
+        }
+        atomic_store(&b->writer_sleeps, false);
+        perch_mutex_unlock(b->mu);
+    }
+    err = atomic_load(&b->built) <= k ? atomic_load(&b->error) : 0;
+    if (!err && b->visit_slot)
+        err = b->visit_slot(b->ctx, k % b->slots);
+    else if (!err)
+        err = visit_one(b->c, i, &b->c->samples.st[k % 2], visit, ctx);
+    writer_done(b, k, err);
+    return err;
 }
 
 /* The writer's side of the two-thread visit. */
 static int visit_built(struct builder *b, int (*visit)(void *ctx, const perch__group *g),
                        void *ctx)
 {
+    perch__gstate *own = &b->c->samples.st[2];
     int err = 0;
-    for (size_t i = 0; i < b->n && !err; i++) {
-        perch_mutex_lock(b->mu);
-        while (b->built <= i && !b->error)
-            perch_cond_wait(b->cv, b->mu, UINT32_MAX);
-        err = b->built <= i ? b->error : 0;
-        perch_mutex_unlock(b->mu);
-        if (!err && b->visit_slot)
-            err = b->visit_slot(b->ctx, i % b->slots);
-        else if (!err)
-            err = visit_one(b->c, i, &b->c->samples.st[i % 2], visit, ctx);
-        perch_mutex_lock(b->mu);
-        b->visited = i + 1;
-        b->stop = err != 0;
-        perch_cond_broadcast(b->cv);
-        perch_mutex_unlock(b->mu);
+    for (size_t i = 0, k = 0; i < b->n && !err; i++) {
+        if (built_ahead(b, i)) {
+            err = visit_ahead(b, i, k++, visit, ctx);
+            continue;
+        }
+        err = perch__group_build(b->c, own, group_at(b->c, i));
+        if (!err)
+            err = visit_one(b->c, i, own, visit, ctx);
+        if (err) {
+            atomic_store(&b->stop, true);
+            wake(b);
+        }
     }
     return err;
 }
@@ -173,11 +256,13 @@ static int visit_threaded(struct builder *b0, int (*visit)(void *ctx, const perc
     return err;
 }
 
-/* The groups in (key, tag) order in l->order; their count in *n. */
+/* The groups in (key, tag) order in l->order; their count in *n. The log store's key index
+ * goes first: no sample comes any more. */
 static int order_groups(perch__collect *c, size_t *n)
 {
     perch__samplelog *l = &c->samples;
     int err;
+    perch__vlogs_seal(&l->log, &c->budget);
     *n = l->log.count;
     err = perch__grow(&c->budget, (void **)&l->order, &l->order_cap, *n, sizeof *l->order);
     for (size_t i = 0; i < *n && !err; i++)
@@ -197,7 +282,7 @@ int perch__samplelog_each(perch__collect *c, int (*visit)(void *ctx, const perch
     if (err || n == 0)
         return err;
     if (c->opt.threads != 1 && n > 1 && !l->want_samples) {
-        struct builder b = {.c = c, .n = n, .slots = 2, .ahead = UINT64_MAX};
+        struct builder b = {.c = c, .n = n, .small = SMALL_GROUP, .slots = 2, .ahead = UINT64_MAX};
         err = visit_threaded(&b, visit, ctx, &started);
         if (started)
             return err;

@@ -58,6 +58,8 @@ struct pprof {
     uint64_t kernel_lo, kernel_span; /* kernel addresses: addr - kernel_lo <= kernel_span */
     perch__pb labels; /* the labels of the group's samples, encoded at its first row */
     bool labels_ok;
+    const perch__thread *thread; /* the group's thread (NULL: none) */
+    uint64_t pk;                 /* its process key (0: none), where its user addresses resolve */
     perch__writer *w;
     /* Without symbol records a frame's name is its module's name and its offset, so the
      * function of a new location is found by (module name, offset) without formatting the
@@ -232,7 +234,7 @@ static int label(struct pprof *p, const char *key, const char *s, int64_t num)
 static int sample_labels(struct pprof *p, const perch__agg_row *r)
 {
     const perch__entities *e = &p->c->ents;
-    const perch__thread *t = perch__entities_thread_at(e, r->thread_key);
+    const perch__thread *t = p->thread;
     uint32_t pid = t ? perch__thread_pid(e, t) : UINT32_MAX;
     const char *proc = t ? perch__thread_process_name(e, t) : "";
     char pidtxt[16] = "?", tidtxt[16] = "?", name[200];
@@ -296,7 +298,7 @@ static int write_sample(struct pprof *p, const perch__agg_row *r)
 {
     uint32_t count;
     const uint64_t *frames = perch__agg_frames(&p->c->stacks, r, &count);
-    uint64_t values[3] = {0, 0, 0}, pk = perch__row_process(&p->c->ents, r);
+    uint64_t values[3] = {0, 0, 0}, pk = p->pk;
     int err = sample_values(p, r, values);
     if (err)
         return err;
@@ -323,8 +325,11 @@ static int write_sample(struct pprof *p, const perch__agg_row *r)
 
 static int write_group(void *ctx, const perch__group *g)
 {
+    struct pprof *p = ctx;
     int err = 0;
-    ((struct pprof *)ctx)->labels_ok = false;
+    p->labels_ok = false;
+    p->thread = g->thread; /* the thread of every row's key, so perch__row_process's too */
+    p->pk = g->thread ? g->thread->process_key : 0;
     for (size_t i = 0; i < g->row_count && !err; i++)
         err = write_sample(ctx, &g->rows[i]);
     return err;
@@ -457,7 +462,7 @@ static int busiest_process(struct pprof *p, uint64_t *best)
     *best = 0;
     for (size_t i = 0; i < p->c->samples.log.count && !err; i++) {
         const perch__vlog *g = &p->c->samples.log.v[i]; /* a group: tag = kind << 16 | source */
-        const perch__thread *t = perch__entities_thread_at(e, g->key);
+        const perch__thread *t = perch__group_thread(p->c, g);
         uint32_t k;
         if (!t || t->tid == 0 || t->process_key == 0 || perch__thread_pid(e, t) == 0 ||
             g->tag >> 16 != PERCH_SAMPLE_TIMER)

@@ -25,11 +25,11 @@ struct speedscope {
     uint32_t idx[MAX_FRAMES];
 };
 
-static int write_stack(struct speedscope *s, const perch__agg_row *r)
+/* A row of a group whose thread's process key is pk (what perch__row_process gives). */
+static int write_stack(struct speedscope *s, const perch__agg_row *r, uint64_t pk)
 {
     uint32_t count;
     const uint64_t *frames = perch__agg_frames(&s->c->stacks, r, &count);
-    uint64_t pk = perch__row_process(&s->c->ents, r);
     int err = 0;
     if (count > MAX_FRAMES)
         count = MAX_FRAMES;
@@ -101,7 +101,7 @@ static int write_profile(struct speedscope *s, const perch__group *g)
     perch_json_key(s->w, "samples");
     perch_json_begin_array(s->w);
     for (size_t i = 0; i < g->row_count && !err; i++)
-        err = write_stack(s, &g->rows[i]);
+        err = write_stack(s, &g->rows[i], g->thread ? g->thread->process_key : 0);
     perch_json_end_array(s->w);
     werr = write_weights(s, g);
     perch_json_end_object(s->w);

@@ -55,15 +55,33 @@ int perch__vlogs_get(perch__vlogs *s, perch__budget *b, uint64_t key, uint32_t t
     return 0;
 }
 
-/* Appends the bytes of log l as a new segment at the end of the scratch store. */
+/* Writes the staged bytes (the last segments, contiguous) to the scratch store. */
+static int flush_stage(perch__vlogs *s)
+{
+    int err = s->stage_len ? s->scratch.write_at(s->scratch.ctx, s->scratch_end - s->stage_len,
+                                                 s->stage, s->stage_len)
+                           : 0;
+    s->stage_len = 0;
+    return err;
+}
+
+/* Appends the bytes of log l as a new segment at the end of the scratch store: a small log
+ * through the stage (one write for many logs: a store of millions of one-sample logs made a
+ * system call each), a large one at once. */
 static int spill_one(perch__vlogs *s, perch__budget *b, perch__vlog *l)
 {
     perch__vlog_seg *seg;
     int err = perch__grow(b, (void **)&s->segs, &s->seg_cap, s->seg_count + 1, sizeof *s->segs);
     if (!err && l->len > UINT32_MAX)
         err = PERCH_ELIMIT;
-    if (!err)
+    if (!err && s->stage_len + l->len > s->stage_cap)
+        err = flush_stage(s);
+    if (!err && l->len <= s->stage_cap) {
+        memcpy(s->stage + s->stage_len, l->data, l->len);
+        s->stage_len += l->len;
+    } else if (!err) {
         err = s->scratch.write_at(s->scratch.ctx, s->scratch_end, l->data, l->len);
+    }
     if (err)
         return err;
     seg = &s->segs[s->seg_count];
@@ -89,9 +107,14 @@ static int spill_all(perch__vlogs *s, perch__budget *b)
         err = s->open(s->open_ctx, &s->scratch);
         s->scratch_open = err == 0;
     }
+    if (!err)
+        err = perch__grow(b, (void **)&s->stage, &s->stage_cap, PERCH_VLOG_WINDOW, 1);
     for (size_t i = 0; i < s->count && !err; i++)
         if (s->v[i].len)
             err = spill_one(s, b, &s->v[i]);
+    if (!err)
+        err = flush_stage(s);
+    s->stage_len = 0;
     s->spills += err == 0;
     return err;
 }
@@ -143,31 +166,62 @@ int perch__vlogs_read(perch__vlogs *s, perch__budget *b, const perch__vlog *l, c
 }
 
 int perch__vlog_reader_open(perch__vlogs *s, perch__budget *b, const perch__vlog *l,
-                            perch__vlog_reader *r)
+                            perch__vlog_window *w, perch__vlog_reader *r)
 {
     size_t off = 0;
     int err;
-    *r = (perch__vlog_reader){s, l, l->data, l->len, l->seg_first, 0, 0, l->spilled == 0};
+    *r = (perch__vlog_reader){s, l, w, l->data, l->len, l->seg_first, 0, 0, l->spilled == 0};
     if (r->last)
         return 0;
-    err = perch__grow(b, (void **)&s->load, &s->load_cap, PERCH_VLOG_WINDOW, 1);
-    r->data = s->load;
+    err = perch__grow(b, (void **)&w->buf, &w->cap, PERCH_VLOG_WINDOW, 1);
+    if (!err)
+        err = perch__grow(b, (void **)&w->ahead, &w->ahead_cap, PERCH_VLOG_AHEAD, 1);
+    if (w->store != s) { /* what the read-ahead holds is another store's */
+        w->store = s;
+        w->ahead_len = 0;
+    }
+    r->data = w->buf;
     r->len = 0;
     return err ? err : perch__vlog_reader_refill(r, &off);
+}
+
+/* n bytes of the scratch store at off into out: a short read through the window's read-ahead
+ * (the next logs' segments usually follow: one system call for many small logs), a long one
+ * directly. */
+static int read_scratch(perch__vlogs *s, perch__vlog_window *w, uint64_t off, uint8_t *out,
+                        size_t n)
+{
+    int err;
+    if (n > w->ahead_cap / 4)
+        return s->scratch.read_at(s->scratch.ctx, off, out, n);
+    if (off < w->ahead_off || off - w->ahead_off > w->ahead_len ||
+        w->ahead_len - (off - w->ahead_off) < n) {
+        size_t fill =
+            s->scratch_end - off < w->ahead_cap ? (size_t)(s->scratch_end - off) : w->ahead_cap;
+        w->ahead_len = 0;
+        err = s->scratch.read_at(s->scratch.ctx, off, w->ahead, fill);
+        if (err)
+            return err;
+        w->ahead_off = off;
+        w->ahead_len = fill;
+    }
+    memcpy(out, w->ahead + (off - w->ahead_off), n);
+    return 0;
 }
 
 int perch__vlog_reader_refill(perch__vlog_reader *r, size_t *off)
 {
     perch__vlogs *s = r->s;
+    perch__vlog_window *w = r->w;
     size_t keep = r->len - *off, room;
     int err;
     if (keep)
-        memmove(s->load, r->data + *off, keep);
-    room = s->load_cap - keep;
+        memmove(w->buf, r->data + *off, keep);
+    room = w->cap - keep;
     while (room && r->seg != NO_SEG) {
         const perch__vlog_seg *g = &s->segs[r->seg];
         size_t n = g->len - r->at < room ? g->len - r->at : room;
-        err = s->scratch.read_at(s->scratch.ctx, g->off + r->at, s->load + keep, n);
+        err = read_scratch(s, w, g->off + r->at, w->buf + keep, n);
         if (err)
             return err;
         keep += n;
@@ -181,15 +235,29 @@ int perch__vlog_reader_refill(perch__vlog_reader *r, size_t *off)
     if (room && r->seg == NO_SEG) {
         size_t n = r->l->len - r->tail < room ? r->l->len - r->tail : room;
         if (n)
-            memcpy(s->load + keep, r->l->data + r->tail, n);
+            memcpy(w->buf + keep, r->l->data + r->tail, n);
         keep += n;
         r->tail += n;
     }
-    r->data = s->load;
+    r->data = w->buf;
     r->len = keep;
     r->last = r->seg == NO_SEG && r->tail == r->l->len;
     *off = 0;
     return 0;
+}
+
+void perch__vlog_window_free(perch__vlog_window *w, perch__budget *b)
+{
+    perch__release(b, (void **)&w->buf, &w->cap, 1);
+    perch__release(b, (void **)&w->ahead, &w->ahead_cap, 1);
+    w->store = NULL;
+    w->ahead_off = 0;
+    w->ahead_len = 0;
+}
+
+void perch__vlogs_seal(perch__vlogs *s, perch__budget *b)
+{
+    perch__map_free(&s->index, b);
 }
 
 void perch__vlogs_free(perch__vlogs *s, perch__budget *b)
@@ -199,6 +267,7 @@ void perch__vlogs_free(perch__vlogs *s, perch__budget *b)
     perch__release(b, (void **)&s->v, &s->cap, sizeof *s->v);
     perch__release(b, (void **)&s->segs, &s->seg_cap, sizeof *s->segs);
     perch__release(b, (void **)&s->load, &s->load_cap, 1);
+    perch__release(b, (void **)&s->stage, &s->stage_cap, 1);
     perch__map_free(&s->index, b);
     if (s->scratch_open)
         perch_scratch_close(&s->scratch);
