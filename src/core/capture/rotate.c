@@ -466,7 +466,8 @@ void perch_capture_rotate_get_stats(const perch_capture_rotate *r,
         perch_capture_writer_stats ws;
         perch_capture_writer_get_stats(r->w, &ws);
         stats->current_bytes = ws.bytes;
+        /* the open file's so far (close_file adds a file's to r->stats) */
+        stats->stacks_forgotten += r->scope.missing_stacks;
+        stats->entities_forgotten += r->scope.missing_entities;
     }
-    stats->stacks_forgotten += r->scope.missing_stacks;
-    stats->entities_forgotten += r->scope.missing_entities;
 }
