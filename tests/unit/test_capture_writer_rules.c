@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "capture/writer.h"
 #include "perch/capture.h"
 #include "perch/error.h"
 #include "perch/io.h"
@@ -189,6 +190,33 @@ static void test_second_trace_info(void **state)
     assert_string_equal(perch_capture_writer_refusal(c.w), "");
     REFUSED(&c, info(&c), PERCH_EINVAL, "a second trace_info record");
     assert_int_equal(stack(&c, 1), 0); /* not sticky */
+    finish_and_check(&c, false);
+}
+
+/* The refusal's words are the reader's, the first record's offset included: a capture written
+ * unchecked with two trace_info records stops with the same reason. */
+static void test_second_trace_info_reason_is_the_readers(void **state)
+{
+    cap c, u;
+    perch_capture_status st;
+    size_t len;
+    (void)state;
+    cap_open(&c);
+    assert_int_equal(info(&c), 0);
+    REFUSED(&c, info(&c), PERCH_EINVAL, "a second trace_info record (the first is in the chunk");
+    cap_open(&u);
+    perch__cap_writer_unchecked(u.w);
+    assert_int_equal(info(&u), 0);
+    assert_int_equal(info(&u), 0);
+    assert_int_equal(perch_capture_writer_finish(u.w), 0);
+    perch_capture_writer_destroy(u.w);
+    uint8_t *data = perch_output_memory_take(&u.mem, &len);
+    perch_sink none = {0};
+    perch_capture_replay_memory(data, len, &none, &st);
+    assert_int_equal(st.stop, PERCH_CAPTURE_STOP_BAD_CHUNK);
+    print_message("reader: %s\nwriter: %s\n", st.reason, perch_capture_writer_refusal(c.w));
+    assert_non_null(strstr(st.reason, perch_capture_writer_refusal(c.w)));
+    perch_free(data);
     finish_and_check(&c, false);
 }
 
@@ -405,6 +433,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_trace_info),
+        cmocka_unit_test(test_second_trace_info_reason_is_the_readers),
         cmocka_unit_test(test_ledger_name_twice),
         cmocka_unit_test(test_stat_name_twice),
         cmocka_unit_test(test_name_not_utf8),

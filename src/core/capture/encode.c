@@ -7,6 +7,7 @@
  * Every delta base is per chunk (perch__cap_state), so each chunk decodes on its own. Entity
  * records (version 2 updates) are coded in enc_entity.c.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -122,8 +123,10 @@ static int on_trace_info(void *ctx, const perch_trace_info *r)
     int err = ready(w);
     if (err)
         return err;
-    if (w->has_info && !w->unchecked) {
-        snprintf(w->refusal, sizeof w->refusal, "a second trace_info record");
+    if (w->info_off && !w->unchecked) { /* the reader's words (decode.c dec_trace_info) */
+        snprintf(w->refusal, sizeof w->refusal,
+                 "a second trace_info record (the first is in the chunk at offset %" PRIu64 ")",
+                 w->info_off);
         return refuse(w, CAP_RULE_BROKEN);
     }
     if ((err = perch__cap_intern(w, strs, 2, ids)) != 0)
@@ -135,7 +138,6 @@ static int on_trace_info(void *ctx, const perch_trace_info *r)
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         cap_put_varint(&c->buf, v[i]);
     cap_put_varint(&c->buf, ids[1]);
-    w->has_info = true;
     if ((err = perch__cap_end(w, PERCH_CHUNK_TRACE_INFO)) != 0)
         return err;
     return perch__cap_flush(w, PERCH_CHUNK_TRACE_INFO);
