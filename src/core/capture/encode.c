@@ -478,7 +478,7 @@ static int on_lbr(void *ctx, const perch_lbr_rec *r)
 }
 
 /* A ledger or stat record. Its name is checked as the reader will see it: NULL as "", cut like
- * every string (cut_utf8); then noted, once written, so that it is refused if given again. */
+ * every string (cut_utf8); then noted, so that it is refused if given again. */
 static int put_named(perch_capture_writer *w, unsigned type, const char *name, uint64_t value)
 {
     unsigned which = type == PERCH_CHUNK_STAT;
@@ -496,13 +496,16 @@ static int put_named(perch_capture_writer *w, unsigned type, const char *name, u
         return refuse(w, rule);
     if ((err = perch__cap_intern(w, &name, 1, &id)) != 0)
         return err;
+    /* Noted before a byte is written: its failure (out of memory) leaves the record out whole,
+     * and is not sticky; a failure after it is (the writer's error), so no name is noted that
+     * a later record could still write. */
+    if (!w->unchecked && (err = perch__strtab_add(&w->named[which], s, len, true, &seen_id)) != 0)
+        return err;
     perch__cap_open_chunk *c = perch__cap_begin(w, type, 2 * CAP_VARINT_MAX);
     if (!c)
         return w->error;
     cap_put_varint(&c->buf, id);
     cap_put_varint(&c->buf, value);
-    if (!w->unchecked && (err = perch__strtab_add(&w->named[which], s, len, true, &seen_id)) != 0)
-        return w->error = err; /* in the chunk but not noted: nothing more is written */
     return perch__cap_end(w, type);
 }
 
