@@ -22,6 +22,9 @@
  * is opened, and at finish); the file being written is never deleted. Only files whose names
  * match the pattern are counted or deleted. Records a file could not re-emit (forgotten by the
  * caps) are counted in that file's ledger as capture.entity_forgotten / capture.stack_forgotten.
+ * A ledger or stat record the file's writer refuses (a name given twice, not UTF-8, past the
+ * caps: perch_capture_writer_sink) is left out and the rotation goes on, so it costs that name,
+ * not the file's end; so is the rotation's own entry when the stream gave that reason already.
  *
  * Thread safety: none; every call comes from the model thread (the sink's thread).
  */

@@ -870,6 +870,101 @@ static void test_client_names(void **state)
     assert_string_equal(small, "abc");
 }
 
+/* ---- names the writer refuses --------------------------------------------------------- */
+
+/* A stream (the pipeline's, wrapped) that names a thread it never described, so the file's
+ * scope forgets an entity, and at its end gives the rotation a ledger name twice and the name
+ * of the rotation's own entry, capture.entity_forgotten: the writer refuses those records,
+ * which must cost the names, not the file's end (docs/capture-format.md 2, "The writer's
+ * side"). */
+static perch_sink twice_inner;
+static bool twice_sent, twice_ledger_sent;
+
+static int twice_sample(void *ctx, const perch_sample_rec *r)
+{
+    if (!twice_sent) {
+        perch_sample_rec s = *r;
+        s.thread_key = 0x7e57ab1eu; /* described by no thread record */
+        twice_sent = true;
+        int err = twice_inner.sample(ctx, &s);
+        if (err)
+            return err;
+    }
+    return twice_inner.sample(ctx, r);
+}
+
+static int twice_ledger(void *ctx, const perch_ledger_rec *r)
+{
+    static const perch_ledger_rec extra[] = {
+        {"capture.entity_forgotten", 7}, {"test.twice", 1}, {"test.twice", 2}};
+    for (size_t i = 0; i < 3 && !twice_ledger_sent; i++) {
+        int err = twice_inner.ledger(ctx, &extra[i]);
+        if (err)
+            return err;
+    }
+    twice_ledger_sent = true;
+    return twice_inner.ledger(ctx, r);
+}
+
+typedef struct ledger_seen {
+    uint64_t forgotten, twice, entries;
+} ledger_seen;
+
+static int seen_ledger(void *ctx, const perch_ledger_rec *r)
+{
+    ledger_seen *l = ctx;
+    l->entries++;
+    l->forgotten += strcmp(r->reason, "capture.entity_forgotten") == 0;
+    l->twice += strcmp(r->reason, "test.twice") == 0;
+    return 0;
+}
+
+static void test_refused_name_costs_the_name_not_the_file(void **state)
+{
+    const char *dir = "rotate_twice";
+    perch_capture_rotate_opts o;
+    perch_capture_rotate_stats st;
+    perch_capture_rotate *r = NULL;
+    perch_sink sink;
+    perch_input in;
+    clock c = {1764547200000ull, 1};
+    size_t n;
+    (void)state;
+    fx_empty_dir(dir);
+    opts_for(&o, dir, &c);
+    o.max_file_bytes = 64u << 20; /* one file */
+    assert_int_equal(perch_capture_rotate_create(&o, &r), 0);
+    perch_capture_rotate_sink(r, &twice_inner);
+    sink = twice_inner;
+    sink.sample = twice_sample;
+    sink.ledger = twice_ledger;
+    twice_sent = twice_ledger_sent = false;
+    perch_input_memory(&in, etl, etl_len);
+    assert_int_equal(perch_pipeline_etl(&in, "synth", &sink, NULL, NULL), 0);
+    assert_true(twice_ledger_sent);
+    perch_capture_rotate_get_stats(r, &st);
+    assert_int_equal(st.entities_forgotten, 1);
+    perch_capture_rotate_destroy(r);
+    perch_fs_entry *e = files_of(dir, "t", &n);
+    assert_int_equal(n, 1);
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, e[0].name);
+    perch_fs_list_free(e, n);
+    size_t len;
+    uint8_t *data = perch_test_read_file(path, &len);
+    ledger_seen l = {0, 0, 0};
+    perch_sink s = {0};
+    perch_capture_status cs;
+    s.ctx = &l;
+    s.ledger = seen_ledger;
+    assert_int_equal(perch_capture_replay_memory(data, len, &s, &cs), 0);
+    assert_int_equal(cs.stop, PERCH_CAPTURE_STOP_END);
+    assert_int_equal(l.forgotten, 1); /* the producer's; the rotation's own was refused */
+    assert_int_equal(l.twice, 1);
+    assert_true(l.entries > 2);
+    free(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -887,6 +982,7 @@ int main(void)
         cmocka_unit_test(test_discard_spares_a_file_made_in_between),
         cmocka_unit_test(test_later_file_without_header_is_deleted),
         cmocka_unit_test(test_discard_after_headless_deletes_nothing_more),
+        cmocka_unit_test(test_refused_name_costs_the_name_not_the_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

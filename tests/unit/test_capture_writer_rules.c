@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "capture/writer.h"
+#include "util/mem.h"
 #include "perch/capture.h"
 #include "perch/error.h"
 #include "perch/io.h"
@@ -189,6 +191,67 @@ static void test_second_trace_info(void **state)
     assert_string_equal(perch_capture_writer_refusal(c.w), "");
     REFUSED(&c, info(&c), PERCH_EINVAL, "a second trace_info record");
     assert_int_equal(stack(&c, 1), 0); /* not sticky */
+    finish_and_check(&c, false);
+}
+
+/* The refusal's words are the reader's, the first record's offset included: a capture written
+ * unchecked with two trace_info records stops with the same reason. */
+static void test_second_trace_info_reason_is_the_readers(void **state)
+{
+    cap c, u;
+    perch_capture_status st;
+    size_t len;
+    (void)state;
+    cap_open(&c);
+    assert_int_equal(info(&c), 0);
+    REFUSED(&c, info(&c), PERCH_EINVAL, "a second trace_info record (the first is in the chunk");
+    cap_open(&u);
+    perch__cap_writer_unchecked(u.w);
+    assert_int_equal(info(&u), 0);
+    assert_int_equal(info(&u), 0);
+    assert_int_equal(perch_capture_writer_finish(u.w), 0);
+    perch_capture_writer_destroy(u.w);
+    uint8_t *data = perch_output_memory_take(&u.mem, &len);
+    perch_sink none = {0};
+    perch_capture_replay_memory(data, len, &none, &st);
+    assert_int_equal(st.stop, PERCH_CAPTURE_STOP_BAD_CHUNK);
+    print_message("reader: %s\nwriter: %s\n", st.reason, perch_capture_writer_refusal(c.w));
+    assert_non_null(strstr(st.reason, perch_capture_writer_refusal(c.w)));
+    perch_free(data);
+    finish_and_check(&c, false);
+}
+
+static void *no_memory(void *p, size_t size)
+{
+    if (size == 0)
+        return perch__default_realloc(p, 0);
+    return NULL;
+}
+
+/* Running out of memory while noting a name (the writer's list of names written) leaves the
+ * record out whole, not half written, and is not sticky: the same record then goes in. */
+static void test_noting_a_name_out_of_memory(void **state)
+{
+    cap c;
+    perch_capture_writer_stats before, after;
+    size_t len = 100u << 10; /* the list's arena must grow for it */
+    char *name = malloc(len + 1);
+    (void)state;
+    memset(name, 'n', len);
+    name[len] = '\0';
+    cap_open(&c);
+    assert_int_equal(ledger(&c, "a.lost"), 0); /* the ledger chunk and the list exist */
+    assert_int_equal(stat(&c, name), 0);       /* the string is interned: no allocation */
+    perch_capture_writer_get_stats(c.w, &before);
+    perch__realloc_hook = no_memory;
+    int err = ledger(&c, name);
+    perch__realloc_hook = perch__default_realloc;
+    assert_int_equal(err, PERCH_ENOMEM);
+    perch_capture_writer_get_stats(c.w, &after);
+    assert_memory_equal(after.records, before.records, sizeof after.records);
+    assert_int_equal(after.refused, before.refused);
+    assert_int_equal(ledger(&c, name), 0);
+    free(name);
     finish_and_check(&c, false);
 }
 
@@ -405,6 +468,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_trace_info),
+        cmocka_unit_test(test_second_trace_info_reason_is_the_readers),
+        cmocka_unit_test(test_noting_a_name_out_of_memory),
         cmocka_unit_test(test_ledger_name_twice),
         cmocka_unit_test(test_stat_name_twice),
         cmocka_unit_test(test_name_not_utf8),

@@ -7,6 +7,7 @@
  * Every delta base is per chunk (perch__cap_state), so each chunk decodes on its own. Entity
  * records (version 2 updates) are coded in enc_entity.c.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -122,8 +123,10 @@ static int on_trace_info(void *ctx, const perch_trace_info *r)
     int err = ready(w);
     if (err)
         return err;
-    if (w->has_info && !w->unchecked) {
-        snprintf(w->refusal, sizeof w->refusal, "a second trace_info record");
+    if (w->info_off && !w->unchecked) { /* the reader's words (decode.c dec_trace_info) */
+        snprintf(w->refusal, sizeof w->refusal,
+                 "a second trace_info record (the first is in the chunk at offset %" PRIu64 ")",
+                 w->info_off);
         return refuse(w, CAP_RULE_BROKEN);
     }
     if ((err = perch__cap_intern(w, strs, 2, ids)) != 0)
@@ -135,7 +138,6 @@ static int on_trace_info(void *ctx, const perch_trace_info *r)
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         cap_put_varint(&c->buf, v[i]);
     cap_put_varint(&c->buf, ids[1]);
-    w->has_info = true;
     if ((err = perch__cap_end(w, PERCH_CHUNK_TRACE_INFO)) != 0)
         return err;
     return perch__cap_flush(w, PERCH_CHUNK_TRACE_INFO);
@@ -476,7 +478,7 @@ static int on_lbr(void *ctx, const perch_lbr_rec *r)
 }
 
 /* A ledger or stat record. Its name is checked as the reader will see it: NULL as "", cut like
- * every string (cut_utf8); then noted, once written, so that it is refused if given again. */
+ * every string (cut_utf8); then noted, so that it is refused if given again. */
 static int put_named(perch_capture_writer *w, unsigned type, const char *name, uint64_t value)
 {
     unsigned which = type == PERCH_CHUNK_STAT;
@@ -494,13 +496,16 @@ static int put_named(perch_capture_writer *w, unsigned type, const char *name, u
         return refuse(w, rule);
     if ((err = perch__cap_intern(w, &name, 1, &id)) != 0)
         return err;
+    /* Noted before a byte is written: its failure (out of memory) leaves the record out whole,
+     * and is not sticky; a failure after it is (the writer's error), so no name is noted that
+     * a later record could still write. */
+    if (!w->unchecked && (err = perch__strtab_add(&w->named[which], s, len, true, &seen_id)) != 0)
+        return err;
     perch__cap_open_chunk *c = perch__cap_begin(w, type, 2 * CAP_VARINT_MAX);
     if (!c)
         return w->error;
     cap_put_varint(&c->buf, id);
     cap_put_varint(&c->buf, value);
-    if (!w->unchecked && (err = perch__strtab_add(&w->named[which], s, len, true, &seen_id)) != 0)
-        return w->error = err; /* in the chunk but not noted: nothing more is written */
     return perch__cap_end(w, type);
 }
 

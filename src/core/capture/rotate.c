@@ -169,16 +169,33 @@ static int open_file(perch_capture_rotate *r)
     return err ? err : apply_disk_cap(r);
 }
 
-/* The writer's own losses of this file, as ledger entries at its end. */
+/* A ledger (l) or stat (s) record into the open file. One the writer refuses (a name given
+ * twice, not UTF-8, past the caps: perch_capture_writer_refusal) costs that record, not the
+ * file: the writer counted it and goes on, and so does the rotation (an error here would stop
+ * the file before its end chunk and the rotation for good). */
+static int put_named(perch_capture_rotate *r, const perch_ledger_rec *l, const perch_stat_rec *s)
+{
+    perch_capture_writer_stats ws;
+    perch_capture_writer_get_stats(r->w, &ws);
+    uint64_t refused = ws.refused;
+    int err = l ? r->wsink.ledger(r->wsink.ctx, l) : r->wsink.stat(r->wsink.ctx, s);
+    if (err == 0)
+        return 0;
+    perch_capture_writer_get_stats(r->w, &ws);
+    return ws.refused != refused ? 0 : err;
+}
+
+/* The writer's own losses of this file, as ledger entries at its end (left out, like any name
+ * given twice, when the stream gave that reason already). */
 static int put_missing(perch_capture_rotate *r)
 {
     perch_ledger_rec l = {"capture.entity_forgotten", r->scope.missing_entities};
-    int err = l.count ? r->wsink.ledger(r->wsink.ctx, &l) : 0;
+    int err = l.count ? put_named(r, &l, NULL) : 0;
     l.reason = "capture.stack_forgotten";
     l.count = r->scope.missing_stacks;
     r->stats.entities_forgotten += r->scope.missing_entities;
     r->stats.stacks_forgotten += r->scope.missing_stacks;
-    return err == 0 && l.count ? r->wsink.ledger(r->wsink.ctx, &l) : err;
+    return err == 0 && l.count ? put_named(r, &l, NULL) : err;
 }
 
 /* Finishes the current file (end chunk), closes it and applies the disk cap. */
@@ -290,14 +307,14 @@ static int on_ledger(void *ctx, const perch_ledger_rec *rec)
 {
     perch_capture_rotate *r = ctx;
     int err = ready(r);
-    return err ? err : fail(r, r->wsink.ledger(r->wsink.ctx, rec));
+    return err ? err : fail(r, put_named(r, rec, NULL));
 }
 
 static int on_stat(void *ctx, const perch_stat_rec *rec)
 {
     perch_capture_rotate *r = ctx;
     int err = ready(r);
-    return err ? err : fail(r, r->wsink.stat(r->wsink.ctx, rec));
+    return err ? err : fail(r, put_named(r, NULL, rec));
 }
 
 int perch_capture_rotate_finish(perch_capture_rotate *r)
@@ -466,7 +483,8 @@ void perch_capture_rotate_get_stats(const perch_capture_rotate *r,
         perch_capture_writer_stats ws;
         perch_capture_writer_get_stats(r->w, &ws);
         stats->current_bytes = ws.bytes;
+        /* the open file's so far (close_file adds a file's to r->stats) */
+        stats->stacks_forgotten += r->scope.missing_stacks;
+        stats->entities_forgotten += r->scope.missing_entities;
     }
-    stats->stacks_forgotten += r->scope.missing_stacks;
-    stats->entities_forgotten += r->scope.missing_entities;
 }

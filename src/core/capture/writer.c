@@ -116,6 +116,8 @@ static int write_chunk(perch_capture_writer *w, unsigned type)
     int err = w->out->write(w->out->ctx, hdr, CAP_CHUNK_HEADER + len);
     if (err)
         return fail(w, err);
+    if (type == PERCH_CHUNK_TRACE_INFO && !w->info_off)
+        w->info_off = w->stats.bytes; /* for the refusal of a second one (encode.c) */
     w->stats.bytes += CAP_CHUNK_HEADER + len;
     w->stats.chunks++;
     c->buf.len = CAP_RESERVE;

@@ -45,7 +45,7 @@ struct perch_capture_writer {
     perch__cap_stack_ring ring; /* of the open stack chunk */
     perch__cap_ents ents;       /* the last state written of every entity (version 2) */
     /* The rules across records (rules.h), as far as written: a record breaking one is refused. */
-    bool has_info;                 /* a trace_info record was written */
+    uint64_t info_off;             /* the offset of the trace_info chunk written (0: none yet) */
     uint64_t stacks;               /* stack ids 1..stacks written (unless opts.stacks_elsewhere) */
     perch__strtab named[2];        /* the ledger [0] and stat [1] names written, each once */
     char refusal[CAP_RULE_REASON]; /* why the last record was refused ("" when none was) */
