@@ -435,6 +435,7 @@ typedef struct perch__vlogs {
     uint8_t *stage; /* the segments of a spill not written yet (PERCH_VLOG_WINDOW bytes) */
     size_t stage_cap, stage_len;
     uint64_t spills; /* times the logs moved to the scratch store */
+    int error;       /* a spill's staged bytes failed to reach the store: its logs are lost */
 } perch__vlogs;
 
 /* Signed deltas as small unsigned varints: 0, -1, 1, -2 ... -> 0, 1, 2, 3 ... */

@@ -55,13 +55,16 @@ int perch__vlogs_get(perch__vlogs *s, perch__budget *b, uint64_t key, uint32_t t
     return 0;
 }
 
-/* Writes the staged bytes (the last segments, contiguous) to the scratch store. */
+/* Writes the staged bytes (the last segments, contiguous) to the scratch store. Their logs
+ * are released: when the write fails they are lost, and the store fails from then on. */
 static int flush_stage(perch__vlogs *s)
 {
     int err = s->stage_len ? s->scratch.write_at(s->scratch.ctx, s->scratch_end - s->stage_len,
                                                  s->stage, s->stage_len)
                            : 0;
     s->stage_len = 0;
+    if (err)
+        s->error = err;
     return err;
 }
 
@@ -102,7 +105,9 @@ static int spill_one(perch__vlogs *s, perch__budget *b, perch__vlog *l)
 /* Moves every log's bytes to the scratch store (opened on first use). */
 static int spill_all(perch__vlogs *s, perch__budget *b)
 {
-    int err = 0;
+    int err = s->error, ferr;
+    if (err)
+        return err;
     if (!s->scratch_open) {
         err = s->open(s->open_ctx, &s->scratch);
         s->scratch_open = err == 0;
@@ -112,9 +117,10 @@ static int spill_all(perch__vlogs *s, perch__budget *b)
     for (size_t i = 0; i < s->count && !err; i++)
         if (s->v[i].len)
             err = spill_one(s, b, &s->v[i]);
-    if (!err)
-        err = flush_stage(s);
-    s->stage_len = 0;
+    /* the logs staged before a failure are released and their segments named: their bytes
+     * go out even then (the slice log survives PERCH_ELIMIT growing the segments) */
+    ferr = flush_stage(s);
+    err = err ? err : ferr;
     s->spills += err == 0;
     return err;
 }
@@ -149,6 +155,8 @@ int perch__vlogs_read(perch__vlogs *s, perch__budget *b, const perch__vlog *l, c
         *len = l->len;
         return 0;
     }
+    if (s->error)
+        return s->error;
     if (l->spilled > SIZE_MAX - l->len)
         return PERCH_ELIMIT;
     err = perch__grow(b, (void **)&s->load, &s->load_cap, (size_t)l->spilled + l->len, 1);
@@ -173,6 +181,8 @@ int perch__vlog_reader_open(perch__vlogs *s, perch__budget *b, const perch__vlog
     *r = (perch__vlog_reader){s, l, w, l->data, l->len, l->seg_first, 0, 0, l->spilled == 0};
     if (r->last)
         return 0;
+    if (s->error)
+        return s->error;
     err = perch__grow(b, (void **)&w->buf, &w->cap, PERCH_VLOG_WINDOW, 1);
     if (!err)
         err = perch__grow(b, (void **)&w->ahead, &w->ahead_cap, PERCH_VLOG_AHEAD, 1);
@@ -275,4 +285,5 @@ void perch__vlogs_free(perch__vlogs *s, perch__budget *b)
     s->count = s->seg_count = 0;
     s->held = 0;
     s->scratch_end = 0;
+    s->error = 0;
 }
