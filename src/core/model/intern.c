@@ -12,10 +12,15 @@
  *     its key, so a stack with another key is turned away without reading the pool;
  *   - otherwise the frames are hashed (four independent multiply lanes, so the hash is not one
  *     long chain of dependent multiplies) and looked up in an open-addressing table whose slots
- *     hold the full hash and the stack's place in the pool, so a probe touches only the slot
- *     and, when the hashes agree, the stack's frames;
- *   - each stack's pool entry starts with one header word (frame count, kernel length), so a
- *     comparison reads one contiguous run of memory.
+ *     are 32 bits: the stack's place in the pool and 10 bits of its hash, so a probe touches
+ *     only the slot and, when those bits agree (a stranger's do once in 1,024), the stack's
+ *     frames. The table is read once per sample at a random place, so its size is what a
+ *     lookup costs: a window of stacks of 12 frames (the synthetic traces') has a table of
+ *     256 Ki slots, 1 MiB, where slots holding the full hash took 4 MiB;
+ *   - each stack's pool entry starts with one header word (frame count, kernel length and the
+ *     stack's index in the window), so a comparison reads one contiguous run of memory, and a
+ *     match gives the index without another read. The table's growth rehashes the stacks from
+ *     the pool.
  * The hash and the cache decide nothing but where to look: ids, window restarts and every
  * record sent are those of a table compared frame by frame.
  */
@@ -26,6 +31,23 @@
 #include "perch/error.h"
 
 #define MIN_SLOTS 1024u
+
+/* A pool entry's header word: frame count, kernel length, index in the window. */
+#define HEADER_LEN_BITS 20u
+#define HEADER_SHAPE    ((1ull << (2 * HEADER_LEN_BITS)) - 1) /* count and kernel length */
+/* A slot: the pool offset + 1 below SLOT_OFF_BITS, the top bits of the hash above. */
+#define SLOT_OFF_BITS 22u
+#define SLOT_OFF_MASK ((1u << SLOT_OFF_BITS) - 1)
+
+/* A window holds at most STACK_WINDOW_FRAMES frames (or one longer stack, as long as
+ * MAX_ASSEMBLED_FRAMES at most) and one header per stack of at least one frame: its pool
+ * offsets fit the slot, its lengths and indexes the header. */
+_Static_assert(MAX_ASSEMBLED_FRAMES < (1u << HEADER_LEN_BITS) &&
+                   MAX_ASSEMBLED_FRAMES <= STACK_WINDOW_FRAMES,
+               "a stack's lengths fit the header");
+_Static_assert(2ull * STACK_WINDOW_FRAMES < SLOT_OFF_MASK, "a window's pool offsets fit a slot");
+_Static_assert(STACK_WINDOW_FRAMES < (1ull << (64 - 2 * HEADER_LEN_BITS)),
+               "a window's stack indexes fit the header");
 
 static inline uint64_t rotl64(uint64_t x, unsigned r)
 {
@@ -57,15 +79,35 @@ static uint64_t cache_key(const uint64_t *f, uint32_t n, uint32_t kernel)
     return x * 0x9E3779B97F4A7C15ull;
 }
 
-static inline uint64_t header_word(uint32_t count, uint32_t kernel)
+static inline uint64_t header_shape(uint32_t count, uint32_t kernel)
 {
-    return (uint64_t)kernel << 32 | count;
+    return (uint64_t)kernel << HEADER_LEN_BITS | count;
+}
+
+static inline uint32_t slot_tag(uint64_t h)
+{
+    return (uint32_t)(h >> (64 - (32 - SLOT_OFF_BITS))) << SLOT_OFF_BITS;
 }
 
 static bool same(const perch_model *m, uint32_t off, const uint64_t *f, uint32_t n, uint32_t kernel)
 {
     const uint64_t *p = m->frame_pool + off;
-    return p[0] == header_word(n, kernel) && memcmp(p + 1, f, sizeof *f * n) == 0;
+    return (p[0] & HEADER_SHAPE) == header_shape(n, kernel) && memcmp(p + 1, f, sizeof *f * n) == 0;
+}
+
+/* The index in the window of the stack whose entry starts at off. */
+static inline uint32_t pool_index(const perch_model *m, uint32_t off)
+{
+    return (uint32_t)(m->frame_pool[off] >> (2 * HEADER_LEN_BITS));
+}
+
+/* The table's slot for a stack of hash h that is not in it. */
+static uint32_t free_slot(const stack_slot *s, uint32_t cap, uint64_t h)
+{
+    uint32_t j = (uint32_t)h & (cap - 1);
+    while (s[j] != 0)
+        j = (j + 1) & (cap - 1);
+    return j;
 }
 
 static int pool_reserve(perch_model *m, uint32_t n)
@@ -90,7 +132,8 @@ static int pool_reserve(perch_model *m, uint32_t n)
     return 0;
 }
 
-/* Keeps the slot table at most half full: doubles it and reinserts every stack. */
+/* Keeps the slot table at most half full: doubles it and reinserts every stack, hashed again
+ * from the pool. */
 static int slots_reserve(perch_model *m)
 {
     if ((m->stack_count + 1) * 2 <= m->slot_cap)
@@ -102,12 +145,13 @@ static int slots_reserve(perch_model *m)
     if (s == NULL)
         return PERCH_ENOMEM;
     for (uint32_t i = 0; i < m->slot_cap; i++) {
-        if (m->slots[i].idx1 == 0)
+        if (m->slots[i] == 0)
             continue;
-        uint32_t j = (uint32_t)m->slots[i].hash & (n - 1);
-        while (s[j].idx1 != 0)
-            j = (j + 1) & (n - 1);
-        s[j] = m->slots[i];
+        const uint64_t *p = m->frame_pool + ((m->slots[i] & SLOT_OFF_MASK) - 1);
+        uint32_t count = (uint32_t)(p[0] & ((1u << HEADER_LEN_BITS) - 1));
+        uint32_t kernel = (uint32_t)(p[0] >> HEADER_LEN_BITS & ((1u << HEADER_LEN_BITS) - 1));
+        uint64_t h = hash_frames(p + 1, count, kernel);
+        s[free_slot(s, n, h)] = m->slots[i];
     }
     perch__free(m->slots);
     m->slots = s;
@@ -148,12 +192,9 @@ PERCH_NOINLINE static uint32_t add_stack(perch_model *m, const uint64_t *frames,
         m->error = err;
         return NONE32;
     }
-    uint32_t idx = m->stack_count, off = (uint32_t)m->pool_used, mask = m->slot_cap - 1;
-    uint32_t j = (uint32_t)h & mask;
-    while (m->slots[j].idx1 != 0)
-        j = (j + 1) & mask;
-    m->slots[j] = (stack_slot){h, idx + 1, off};
-    m->frame_pool[off] = header_word(count, kernel);
+    uint32_t idx = m->stack_count, off = (uint32_t)m->pool_used;
+    m->slots[free_slot(m->slots, m->slot_cap, h)] = slot_tag(h) | (off + 1);
+    m->frame_pool[off] = (uint64_t)idx << (2 * HEADER_LEN_BITS) | header_shape(count, kernel);
     memcpy(m->frame_pool + off + 1, frames, sizeof *frames * count);
     m->pool_used += 1 + (uint64_t)count;
     m->frame_count += count;
@@ -176,11 +217,13 @@ uint32_t perch__stack_intern(perch_model *m, const uint64_t *frames, uint32_t co
     uint64_t h = hash_frames(frames, count, kernel);
     uint32_t idx = NONE32, off = 0;
     if (m->slot_cap != 0) {
-        uint32_t mask = m->slot_cap - 1;
-        for (uint32_t j = (uint32_t)h & mask; m->slots[j].idx1 != 0; j = (j + 1) & mask) {
-            if (m->slots[j].hash == h && same(m, m->slots[j].off, frames, count, kernel)) {
-                idx = m->slots[j].idx1 - 1;
-                off = m->slots[j].off;
+        uint32_t mask = m->slot_cap - 1, tag = slot_tag(h);
+        for (uint32_t j = (uint32_t)h & mask; m->slots[j] != 0; j = (j + 1) & mask) {
+            uint32_t v = m->slots[j];
+            if ((v & ~SLOT_OFF_MASK) == tag &&
+                same(m, (v & SLOT_OFF_MASK) - 1, frames, count, kernel)) {
+                off = (v & SLOT_OFF_MASK) - 1;
+                idx = pool_index(m, off);
                 break;
             }
         }

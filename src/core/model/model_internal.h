@@ -308,14 +308,11 @@ typedef struct keydef {
     uint8_t frames_class;
 } keydef;
 
-/* The stack table (intern.c): a slot of the open-addressing table, and an entry of the cache
- * in front of it. idx1 is the stack's index in the window + 1 (0: empty); off is where its
- * entry (a header word, then the frames) starts in the frame pool. */
-typedef struct stack_slot {
-    uint64_t hash;
-    uint32_t idx1;
-    uint32_t off;
-} stack_slot;
+/* The stack table (intern.c): a slot of the open-addressing table is 0 (empty) or the pool
+ * offset + 1 of a stack's entry (a header word, then the frames) with bits of its hash above
+ * it; an entry of the cache in front of the table holds the stack's index in the window + 1
+ * (0: empty) and its pool offset. */
+typedef uint32_t stack_slot;
 
 #define STACK_CACHE_BITS 10u
 typedef struct stack_cache_entry {
