@@ -144,8 +144,9 @@ static bool builder_wait(struct builder *b, size_t k)
 }
 
 /* After the writer is done with a group: wakes a sleeping builder once it may build its next
- * group and at most half the slots are still built ahead (or nothing is, for two slots), so
- * a builder that runs ahead through small groups is woken once per few groups. */
+ * group and at most half the slots are still built ahead, so a builder that runs ahead
+ * through small groups is woken once per few groups. With two slots that is as soon as it
+ * may build: the group after the one the writer visits next is then built while it does. */
 static void writer_done(struct builder *b, size_t k, int err)
 {
     size_t built;
@@ -158,7 +159,7 @@ static void writer_done(struct builder *b, size_t k, int err)
     if (!atomic_load(&b->builder_sleeps))
         return;
     built = atomic_load(&b->built);
-    if (built < k + 1 + (b->slots + 1) / 2 && may_build(b, built))
+    if (built <= k + 1 + b->slots / 2 && may_build(b, built))
         wake(b);
 }
 
