@@ -24,6 +24,7 @@
 
 static char dir[MAX_PATH], etl[MAX_PATH * 2], pipe_name[96];
 static char out[HARNESS_OUT_MAX]; /* perchd's output, once it ended */
+static char ledger[1 << 20];      /* the fake's ledger, as last read */
 static perch_cli_result r;
 static struct harness_child child; /* perchd_fake */
 
@@ -99,7 +100,6 @@ static void put_file(const char *name)
 /* Waits until the fake's ledger holds needle (a write of the fake disk began to hang). */
 static void wait_ledger(const char *needle, DWORD timeout_ms)
 {
-    static char ledger[1 << 20];
     for (ULONGLONG t0 = GetTickCount64(); GetTickCount64() - t0 < timeout_ms; Sleep(50)) {
         perch_fake_etw_ledger(ledger, sizeof ledger);
         if (strstr(ledger, needle) != NULL)
@@ -284,6 +284,8 @@ static void test_stop_leaves_a_stuck_model_thread(void **state)
     assert_contains(log, "perchd stopped: timed out.");
     assert_lacks(log, "The live engine stopped after");
     free(log);
+    perch_fake_etw_ledger(ledger, sizeof ledger); /* the fake disk's exit wait is bounded */
+    assert_contains(ledger, "disk exit with 1 write(s) hung and 1 file(s) that hung open");
     assert_int_equal(perch_fake_etw_set_string("DiskHang", NULL), 0);
 }
 
