@@ -15,7 +15,11 @@
  * s the model finishes with what it took, and the capture's ledger counts the rest
  * (live.stop_dropped) as the log does; when it never comes back, perchd logs that it leaves
  * the model thread running and exits, with its session stopped. (Before, that stop waited for
- * ever.) A stop with nothing left over says nothing of it.
+ * ever.) When the disk comes back just after perchd gave up on the thread, the thread goes on
+ * safely and finishes the recording's file while perchd exits 1 (the fake disk holds the
+ * process's end until the file that hung is closed, so the race is decided): before
+ * 2026-12-06 it read the rotation perchd had cleared and crashed (0xC0000005). A stop with
+ * nothing left over says nothing of it.
  */
 #include "etw_fake.h"
 #include "perch_cli_harness.h"
@@ -24,6 +28,7 @@
 
 static char dir[MAX_PATH], etl[MAX_PATH * 2], pipe_name[96];
 static char out[HARNESS_OUT_MAX]; /* perchd's output, once it ended */
+static char ledger[1 << 20];      /* the fake's ledger, as last read */
 static perch_cli_result r;
 static struct harness_child child; /* perchd_fake */
 
@@ -99,7 +104,6 @@ static void put_file(const char *name)
 /* Waits until the fake's ledger holds needle (a write of the fake disk began to hang). */
 static void wait_ledger(const char *needle, DWORD timeout_ms)
 {
-    static char ledger[1 << 20];
     for (ULONGLONG t0 = GetTickCount64(); GetTickCount64() - t0 < timeout_ms; Sleep(50)) {
         perch_fake_etw_ledger(ledger, sizeof ledger);
         if (strstr(ledger, needle) != NULL)
@@ -284,7 +288,67 @@ static void test_stop_leaves_a_stuck_model_thread(void **state)
     assert_contains(log, "perchd stopped: timed out.");
     assert_lacks(log, "The live engine stopped after");
     free(log);
+    perch_fake_etw_ledger(ledger, sizeof ledger); /* the fake disk's exit wait is bounded */
+    assert_contains(ledger, "disk exit with 1 write(s) hung and 1 file(s) that hung open");
     assert_int_equal(perch_fake_etw_set_string("DiskHang", NULL), 0);
+}
+
+/* The last 600 bytes of text, for a failure's message (cmocka cuts a long one). */
+static const char *tail_of(const char *text)
+{
+    size_t n = strlen(text);
+    return text + (n > 600 ? n - 600 : 0);
+}
+
+/* True when text's last line (without its CR LF) ends with tail. */
+static bool last_line_ends_with(const char *text, const char *tail)
+{
+    size_t n = strlen(text), k = strlen(tail);
+    while (n > 0 && (text[n - 1] == '\r' || text[n - 1] == '\n'))
+        n--;
+    return n >= k && memcmp(text + n - k, tail, k) == 0;
+}
+
+/* The disk comes back just after perchd gave up on the model thread, while perchd exits (the
+ * fake disk holds the exit until the file that hung is closed): the thread goes on through
+ * the recording's rotation, kept for it, and finishes the file, which is complete with what
+ * was dropped in its ledger; perchd still exits 1, "timed out". (Before 2026-12-06 perchd set
+ * the recording's rotation to NULL when it left the thread, whose next idle call read it: an
+ * access violation, exit code 0xC0000005, once the write came back before the exit.) */
+static void test_disk_back_after_the_model_thread_is_left(void **state)
+{
+    char args[MAX_PATH * 3];
+    (void)state;
+    record_onto_a_hung_disk("live_disk_back", "back");
+    harness_send_ctrl(&child, CTRL_C_EVENT);
+    if (!wait_log("The model thread has not ended 5 s after", 40000))
+        fail_msg("perchd did not give up on the model thread");
+    assert_int_equal(perch_fake_etw_set_string("DiskHang", NULL), 0); /* while perchd exits */
+    DWORD code = harness_finish(&child, out, sizeof out, 60000);
+    if (code != 1)
+        fail_msg("perchd exited with 0x%lx, not 1 (0xc0000005: an access violation):\n%s",
+                 (unsigned long)code, tail_of(out));
+    assert_int_equal(perch_fake_etw_count("Perch"), 0);
+    char *log = harness_read_in(dir, "perchd.log");
+    assert_contains(log, "The recording back.perch is left as it was");
+    if (!last_line_ends_with(log, "perchd stopped: timed out."))
+        fail_msg("the log does not end with \"perchd stopped: timed out.\":\n%s", tail_of(log));
+    free(log);
+    perch_fake_etw_ledger(ledger, sizeof ledger); /* the write came back before the exit */
+    const char *freed = strstr(ledger, "disk free back.perch");
+    const char *closed = strstr(ledger, "disk closed back.perch");
+    const char *exited =
+        strstr(ledger, "disk exit with 0 write(s) hung and 0 file(s) that hung open");
+    if (freed == NULL || closed == NULL || exited == NULL || !(freed < closed && closed < exited))
+        fail_msg(
+            "the ledger does not show the write back, then the file closed, then the exit:\n%s",
+            tail_of(ledger));
+    snprintf(args, sizeof args, "info \"%s\\cap\\back.perch\"", dir);
+    cli(args, 0); /* complete: the model thread reached the model's finish */
+    snprintf(args, sizeof args, "report --json \"%s\\cap\\back.perch\"", dir);
+    cli(args, 0);
+    assert_true(perch_cli_count_of(r.out, "\"live.stop_dropped\":") > 0);
+    assert_true(perch_cli_count_of(r.out, ",\"samples\":") > 0);
 }
 
 /* A failed check leaves perchd_fake running (and maybe the disk hung): end it. */
@@ -307,6 +371,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_snapshot_on_a_full_disk, end_perchd),
         cmocka_unit_test_teardown(test_stop_drops_what_is_still_queued, end_perchd),
         cmocka_unit_test_teardown(test_stop_leaves_a_stuck_model_thread, end_perchd),
+        cmocka_unit_test_teardown(test_disk_back_after_the_model_thread_is_left, end_perchd),
     };
     return cmocka_run_group_tests(tests, make_trace, NULL);
 }
