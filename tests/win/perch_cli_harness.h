@@ -18,6 +18,8 @@
 
 #include <windows.h>
 
+#include "win_spawn.h"
+
 typedef struct perch_cli_result {
     DWORD code, pid;
     char out[65536], err[8192];
@@ -53,7 +55,7 @@ static inline void perch_cli_run(const char *args, perch_cli_result *r)
     si.hStdError = err;
     si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
     snprintf(cmd, sizeof cmd, "\"%s\" %s", cli, args);
-    assert_true(CreateProcessA(NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi));
+    assert_true(win_spawn(cmd, TRUE, 0, &si, &pi));
     assert_int_equal(WaitForSingleObject(pi.hProcess, 60000), WAIT_OBJECT_0);
     GetExitCodeProcess(pi.hProcess, &r->code);
     r->pid = pi.dwProcessId;

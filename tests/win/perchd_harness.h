@@ -26,6 +26,8 @@
 
 #include <windows.h>
 
+#include "win_spawn.h"
+
 #define HARNESS_OUT_MAX (256u << 10)
 
 /* A Windows path for a Unix or Windows path p (Z: prefix for a Unix one). */
@@ -135,7 +137,7 @@ static inline void harness_spawn_with(const char *env, const char *args, DWORD f
     assert_true(CreatePipe(&g->out_read, &wr, &sa, 0));
     SetHandleInformation(g->out_read, HANDLE_FLAG_INHERIT, 0);
     harness_startup_info(&si, wr);
-    if (!CreateProcessA(NULL, cmd, NULL, NULL, TRUE, flags, NULL, NULL, &si, &c->pi))
+    if (!win_spawn(cmd, TRUE, flags, &si, &c->pi))
         fail_msg("cannot start %s: Win32 error %lu", cmd, GetLastError());
     CloseHandle(wr);
     g->refs = 2;
@@ -315,8 +317,7 @@ static inline void harness_send_ctrl(struct harness_child *c, DWORD event)
              (unsigned long)event);
     memset(&si, 0, sizeof si);
     si.cb = sizeof si;
-    assert_true(
-        CreateProcessA(NULL, cmd, NULL, NULL, FALSE, DETACHED_PROCESS, NULL, NULL, &si, &pi));
+    assert_true(win_spawn(cmd, FALSE, DETACHED_PROCESS, &si, &pi));
     WaitForSingleObject(pi.hProcess, 10000);
     GetExitCodeProcess(pi.hProcess, &code);
     CloseHandle(pi.hProcess);

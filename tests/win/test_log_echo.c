@@ -298,7 +298,7 @@ static void test_exit_with_a_stuck_console(void **state)
     assert_true(CreatePipe(&rd, &wr, &sa, 4096));
     SetHandleInformation(rd, HANDLE_FLAG_INHERIT, 0);
     harness_startup_info(&si, wr);
-    assert_true(CreateProcessA(NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi));
+    assert_true(win_spawn(cmd, TRUE, 0, &si, &pi));
     CloseHandle(wr);
     /* the close waits 2 s for the console; then the exit must not wait for it */
     DWORD waited = WaitForSingleObject(pi.hProcess, 15000);
