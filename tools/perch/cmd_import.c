@@ -196,11 +196,8 @@ static int import(const struct import_args *a, perch_etl_reader *r, perch_output
                                    perch_is_terminal(stderr) ? draw : NULL, &prog, true, true);
     if (err >= 0) /* PERCH_CLI_PARTIAL too: a damaged .etl imported as far as it reads */
         summary(a, in_size, w, perch_monotonic_ns() - prog.started);
-    else if (perch_capture_writer_refusal(w)[0] != '\0') /* the model broke a capture rule */
-        fprintf(stderr,
-                "perch import: the capture writer refused a record: %s (a bug in perch: please "
-                "report it with the trace)\n",
-                perch_capture_writer_refusal(w));
+    else /* the model broke a capture rule? */
+        perch_cli_say_refusal("import", w, "the trace");
     perch_capture_writer_destroy(w);
     return err;
 }

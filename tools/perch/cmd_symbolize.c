@@ -253,11 +253,8 @@ static int write_named(const char *in_path, const char *out_path, const struct h
         tee_sink(&t, &sink);
         err = replay(in_path, &sink, false, false, &partial);
     }
-    if (err && w != NULL && perch_capture_writer_refusal(w)[0] != '\0') /* not the input's fault */
-        fprintf(stderr,
-                "perch symbolize: the capture writer refused a record: %s (a bug in perch: "
-                "please report it with the capture)\n",
-                perch_capture_writer_refusal(w));
+    if (err) /* not the input's fault when the writer refused */
+        perch_cli_say_refusal("symbolize", w, "the capture");
     perch_capture_writer_destroy(w);
     int cerr = out.close ? out.close(out.ctx) : 0;
     if (!err && cerr) {

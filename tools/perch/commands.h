@@ -47,4 +47,11 @@ int perch_cmd_watch(int argc, char **argv);
 /* Prints "perch: <what>: <reason>" to stderr; returns 1 for use as an exit status. */
 int perch_cli_error(const char *what, int err);
 
+/* After a write through w failed: when w refused a record (the producer broke a rule across
+ * records, a bug in perch rather than in the input), prints "perch <cmd>: the capture writer
+ * refused a record: <reason> (a bug in perch: please report it with <input>)" to stderr. */
+struct perch_capture_writer;
+void perch_cli_say_refusal(const char *cmd, const struct perch_capture_writer *w,
+                           const char *input);
+
 #endif

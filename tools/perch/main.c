@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "out_guard.h"
+#include "perch/capture.h"
 #include "perch/error.h"
 
 static const struct perch_command commands[] = {
@@ -57,6 +58,15 @@ int perch_cli_error(const char *what, int err)
 {
     fprintf(stderr, "perch: %s: %s\n", what, perch_strerror(err));
     return 1;
+}
+
+void perch_cli_say_refusal(const char *cmd, const struct perch_capture_writer *w, const char *input)
+{
+    if (w != NULL && perch_capture_writer_refusal(w)[0] != '\0')
+        fprintf(stderr,
+                "perch %s: the capture writer refused a record: %s (a bug in perch: please "
+                "report it with %s)\n",
+                cmd, perch_capture_writer_refusal(w), input);
 }
 
 /* A command that succeeded but whose standard output could not be written in full (a full
