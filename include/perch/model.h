@@ -30,15 +30,16 @@ typedef struct perch_model perch_model;
 
 typedef struct perch_model_options {
     size_t sz; /* sizeof(perch_model_options) */
-    /* A sample waits for its stack parts at most this long in trace time (seconds of the
-     * trace clock) once it has no unresolved key reference. 0: the default, 4 s. */
+    /* A sample with a stack part waits for the rest of its stack (its user part) at most this
+     * long in trace time (seconds of the trace clock) once it has no unresolved key
+     * reference. 0: the default, 4 s. */
     double stack_wait_seconds;
     /* At most this many samples wait at once; the oldest is emitted when it is exceeded
      * (counted as stack.wait_count_bound). 0: the default, 1 << 20. */
     uint32_t max_pending_samples;
-    /* The same for samples of threads that never run in user mode (the idle thread, threads
-     * of the System process): they only wait for their kernel part, logged right after the
-     * sample. 0: the default, 0.1 s. */
+    /* The same for samples that have no stack part yet, and for samples of threads that never
+     * run in user mode (the idle thread, threads of the System process): a stack's first part
+     * is logged right after its sample, or none is (docs/model.md). 0: the default, 0.1 s. */
     double kernel_wait_seconds;
     /* At most this many thread entities and this many process entities live at once. At the
      * cap an ended entity is forgotten to make room (ledger entity.thread_forgotten /

@@ -24,7 +24,8 @@
 #define TS_A 0x1000000000ull
 #define TS_B (TS_A ^ 0xc7044ae17ull)
 
-static perch_model *long_wait_model(recorder *r, perch_sink *sink)
+/* A model with waits of stack_s (stack wait) and kernel_s (kernel wait) seconds. */
+static perch_model *model_waits(recorder *r, perch_sink *sink, double stack_s, double kernel_s)
 {
     perch_trace_info info;
     perch_model_options opts;
@@ -38,10 +39,17 @@ static perch_model *long_wait_model(recorder *r, perch_sink *sink)
     info.clock_type = 1;
     info.perf_freq = 10000000;
     opts.sz = sizeof opts;
-    opts.stack_wait_seconds = 100000.0; /* both groups stay pending across the gap */
+    opts.stack_wait_seconds = stack_s;
+    opts.kernel_wait_seconds = kernel_s;
     *sink = recorder_sink(r);
     assert_int_equal(perch_model_create(sink, &info, &opts, &m), 0);
     return m;
+}
+
+/* Groups stay pending across the gap between TS_A and TS_B, before and after a first part. */
+static perch_model *long_wait_model(recorder *r, perch_sink *sink)
+{
+    return model_waits(r, sink, 100000.0, 100000.0);
 }
 
 static void feed(perch_model *m, perch_event *ev)
@@ -209,16 +217,102 @@ static void test_closed_window_behind_the_ring(void **state)
     assert_int_equal(r.nsamples, 0);                               /* the window closed, */
     feed(m, ev_walk(&s, t0 + 6 * second, t0, 9, user, 1, 8));      /* a user part comes, */
     feed(m, ev_keydef(&s, 34, t0 + 6 * second + 1, 0x99, def, 1)); /* and the definition */
-    assert_int_equal(r.nsamples, 1);
-    assert_int_equal(r.samples[0].tid, 9);
-    const rec_stack *st = find_stack(&r, r.samples[0].stack_id);
+    /* the others had no stack part: their windows closed at the kernel wait, by then over */
+    assert_int_equal(r.nsamples, 1 + 128);
+    const perch_sample_rec *x = sample_of(&r, 9, 0);
+    assert_non_null(x);
+    assert_int_equal(r.samples[r.nsamples - 1].tid, 9); /* emitted by its definition, last */
+    const rec_stack *st = find_stack(&r, x->stack_id);
     assert_non_null(st);
     assert_int_equal(st->r.frame_count, 2);
     assert_int_equal(st->r.kernel_frames, 1);
     assert_true(st->frames[0] == def[0] && st->frames[1] == user[0]);
     assert_int_equal(perch_model_finish(m), 0);
     assert_int_equal(LEDGER(&r, "stack.orphan_part"), 0);
-    assert_int_equal(STAT(&r, "stack.emit.wait_time"), 1);
+    assert_int_equal(STAT(&r, "stack.emit.wait_time"), 1 + 128);
+    perch_model_destroy(m);
+}
+
+#define SEC     10000000ull /* ticks per second of the synthesized clock */
+#define FILLERS 100u        /* groups between the two: A leaves the ring */
+
+/* A group waits the kernel wait (0.1 s) until its first part; a kernel part moves it to the
+ * stack wait (4 s), where its user part still finds it: B's in time order (a queue search
+ * finds it), A's after B's (its queue key is B's timestamp, so it is found in the bucket
+ * table, having left the ring). The groups that never get a part close at the kernel wait. */
+static void test_first_part_moves_the_group(void **state)
+{
+    recorder r;
+    perch_sink sink;
+    synth_ev s;
+    uint64_t kf[] = {K(0x10)}, ua[] = {0x7ff60000000aull}, ub[] = {0x7ff60000000bull};
+    (void)state;
+    perch_model *m = model_waits(&r, &sink, 4.0, 0.1);
+    const uint64_t t0 = TS_A;
+    feed(m, ev_sample(&s, t0, 0, K(0x10), 7));      /* A */
+    feed(m, ev_sample(&s, t0 + 10, 1, K(0x10), 8)); /* B */
+    for (uint32_t i = 0; i < FILLERS; i++)
+        feed(m, ev_sample(&s, t0 + 20 + i, 2, K(0x10), 3000 + i));
+    feed(m, ev_walk(&s, t0 + 200, t0 + 10, 8, kf, 1, 8)); /* B's kernel part */
+    feed(m, ev_walk(&s, t0 + 201, t0, 7, kf, 1, 8));      /* A's, after B's */
+    feed(m, ev_ready(&s, t0 + SEC / 10 + 1000, 0, 9));
+    assert_int_equal(r.nsamples, FILLERS); /* no part in 0.1 s: closed */
+    assert_null(sample_of(&r, 7, 0));
+    assert_null(sample_of(&r, 8, 0));
+    feed(m, ev_walk(&s, t0 + 2 * SEC, t0 + 10, 8, ub, 1, 8)); /* the user parts, 2 s later */
+    feed(m, ev_walk(&s, t0 + 2 * SEC + 1, t0, 7, ua, 1, 8));
+    assert_int_equal(r.nsamples, FILLERS + 2);
+    const rec_stack *a = find_stack(&r, sample_of(&r, 7, 0)->stack_id);
+    const rec_stack *b = find_stack(&r, sample_of(&r, 8, 0)->stack_id);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(a->r.frame_count, 2);
+    assert_int_equal(a->r.kernel_frames, 1);
+    assert_true(a->frames[0] == kf[0] && a->frames[1] == ua[0]);
+    assert_true(b->frames[0] == kf[0] && b->frames[1] == ub[0]);
+    assert_int_equal(perch_model_finish(m), 0);
+    assert_int_equal(STAT(&r, "stack.emit.wait_time"), FILLERS);
+    assert_int_equal(STAT(&r, "stack.emit.user_part"), 2);
+    assert_int_equal(LEDGER(&r, "stack.orphan_part"), 0);
+    perch_model_destroy(m);
+}
+
+/* Too many samples wait: the oldest open window closes first, whichever queue holds it. */
+static void test_count_bound_takes_the_oldest(void **state)
+{
+    recorder r;
+    perch_sink sink;
+    synth_ev s;
+    perch_model_options opts;
+    perch_trace_info info;
+    perch_model *m = NULL;
+    uint64_t kf[] = {K(0x10)};
+    (void)state;
+    memset(&r, 0, sizeof r);
+    memset(&info, 0, sizeof info);
+    memset(&opts, 0, sizeof opts);
+    info.source = "synth";
+    info.cpu_count = 4;
+    info.pointer_size = 8;
+    info.clock_type = 1;
+    info.perf_freq = 10000000;
+    opts.sz = sizeof opts;
+    opts.max_pending_samples = 2;
+    sink = recorder_sink(&r);
+    assert_int_equal(perch_model_create(&sink, &info, &opts, &m), 0);
+    feed(m, ev_sample(&s, 1000, 0, K(0x10), 7));
+    feed(m, ev_walk(&s, 1001, 1000, 7, kf, 1, 8)); /* the oldest: in the stack wait */
+    feed(m, ev_sample(&s, 1005, 1, K(0x10), 8));   /* then two in the kernel wait */
+    assert_int_equal(r.nsamples, 0);
+    feed(m, ev_sample(&s, 1006, 2, K(0x10), 9));
+    assert_int_equal(r.nsamples, 1);
+    assert_int_equal(r.samples[0].tid, 7);
+    assert_int_not_equal(r.samples[0].stack_id, 0); /* with its kernel part */
+    feed(m, ev_sample(&s, 1007, 3, K(0x10), 10));
+    assert_int_equal(r.nsamples, 2);
+    assert_int_equal(r.samples[1].tid, 8);
+    assert_int_equal(perch_model_finish(m), 0);
+    assert_int_equal(STAT(&r, "stack.emit.count_bound"), 2);
     perch_model_destroy(m);
 }
 
@@ -229,6 +323,8 @@ int main(void)
         cmocka_unit_test(test_groups_past_the_ring),
         cmocka_unit_test(test_groups_behind_the_ring),
         cmocka_unit_test(test_closed_window_behind_the_ring),
+        cmocka_unit_test(test_first_part_moves_the_group),
+        cmocka_unit_test(test_count_bound_takes_the_oldest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

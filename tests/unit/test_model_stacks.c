@@ -300,7 +300,9 @@ static void test_pmc_sample_and_lbr(void **state)
     perch_model_destroy(m);
 }
 
-/* Threads that never run user mode (idle, System) wait only for their kernel part. */
+/* Threads that never run user mode (idle, System) wait only for their kernel part, and so
+ * does every sample until its first stack part: a sample of a user thread with a kernel part
+ * waits for its user part (the stack wait), one with no part at all closes at the kernel wait. */
 static void test_kernel_threads_wait_short(void **state)
 {
     recorder r;
@@ -308,20 +310,33 @@ static void test_kernel_threads_wait_short(void **state)
     synth_ev s;
     (void)state;
     perch_model *m = new_model(&r, &sink);
-    uint64_t kf[] = {K(0x10)};
+    uint64_t kf[] = {K(0x10)}, uf[] = {0x7ff600001000ull};
     feed(m, ev_thread(&s, 3, 10, 4, 8, NULL));  /* a System thread */
-    feed(m, ev_thread(&s, 3, 11, 44, 7, NULL)); /* a user process thread */
+    feed(m, ev_thread(&s, 3, 11, 44, 7, NULL)); /* user process threads */
+    feed(m, ev_thread(&s, 3, 12, 44, 6, NULL));
     feed(m, ev_sample(&s, 100, 0, K(0x10), 0));
     feed(m, ev_sample(&s, 100, 1, K(0x10), 8));
     feed(m, ev_sample(&s, 100, 2, K(0x10), 7));
+    feed(m, ev_sample(&s, 100, 3, K(0x10), 6));
     feed(m, ev_walk(&s, 101, 100, 0, kf, 1, 8));
+    feed(m, ev_walk(&s, 102, 100, 6, kf, 1, 8)); /* a kernel part: its user part is to come */
     feed(m, ev_ready(&s, 100 + SEC / 10 + 1, 0, 9));
-    assert_int_equal(r.nsamples, 2); /* idle and System: done; the user thread still waits */
-    assert_null(sample_at(&r, 100, 2));
+    assert_int_equal(r.nsamples, 3); /* idle, System and the user thread with no part: done */
     assert_int_not_equal(sample_at(&r, 100, 0)->stack_id, 0);
     assert_int_equal(sample_at(&r, 100, 1)->stack_id, 0);
+    assert_int_equal(sample_at(&r, 100, 2)->stack_id, 0);
+    assert_null(sample_at(&r, 100, 3)); /* waits for its user part */
+    feed(m, ev_walk(&s, 100 + 3 * SEC, 100, 6, uf, 1, 8));
+    assert_int_equal(r.nsamples, 4);
+    const rec_stack *st = find_stack(&r, sample_at(&r, 100, 3)->stack_id);
+    uint64_t want[] = {K(0x10), 0x7ff600001000ull};
+    assert_frames(st, want, 2, 1);
+    feed(m, ev_walk(&s, 100 + 3 * SEC + 1, 100, 7, uf, 1, 8)); /* too late for the other */
     assert_int_equal(perch_model_finish(m), 0);
-    assert_int_equal(r.nsamples, 3);
+    assert_int_equal(r.nsamples, 4);
+    assert_int_equal(STAT(&r, "stack.emit.wait_time"), 3);
+    assert_int_equal(STAT(&r, "stack.emit.user_part"), 1);
+    assert_int_equal(LEDGER(&r, "stack.orphan_part"), 1);
     perch_model_destroy(m);
 }
 

@@ -15,10 +15,11 @@
  * come in time order), which group_max_ts answers without a lookup, and a part names a group
  * that is nearly always among the last few created (its kernel part follows the sample; of the
  * 724 k lookups of a 64 MiB synthetic trace, 263 k found a ring entry and 371 looked further).
- * Most groups are released while still in the ring; the others (samples without a stack wait
- * their whole window) used to be linked into the bucket table as they left the ring and
- * unlinked at their release, two random accesses to cold groups each, the largest cost of the
- * model. The queues hold them anyway, in order, so the rare lookup searches there instead.
+ * Most groups are released while still in the ring; the others (a sample without a stack
+ * waits out its kernel wait, one with a kernel part the stack wait for its user part) used to
+ * be linked into the bucket table as they left the ring and unlinked at their release, two
+ * random accesses to cold groups each, the largest cost of the model. The queues hold them
+ * anyway, in order, so the rare lookup searches there instead.
  *
  * The order of every list is the order the previous implementation had (newest first), and
  * group indexes are handed out in the same order, so outputs are unchanged.
@@ -148,6 +149,12 @@ static bool in_ring(const perch_model *m, uint32_t g)
 int perch__group_window_closed(perch_model *m, uint32_t g)
 {
     return in_ring(m, g) ? 0 : bucket_add(m, g);
+}
+
+int perch__group_requeued(perch_model *m, uint32_t g, bool findable)
+{
+    m->groups[g].sorted = findable; /* the ring puts it into the table as it leaves, if not */
+    return findable || in_ring(m, g) ? 0 : bucket_add(m, g);
 }
 
 /* Makes g the newest group of the ring; the oldest one leaves it, into the bucket table when

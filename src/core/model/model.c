@@ -68,8 +68,8 @@ int perch_model_create(const perch_sink *sink, const perch_trace_info *info,
     uint64_t freq = perch__clock_hz(info->perf_freq);
     m->wait_ticks = (uint64_t)(m->opts.stack_wait_seconds * (double)freq);
     m->kernel_wait_ticks = (uint64_t)(m->opts.kernel_wait_seconds * (double)freq);
-    m->queues[0].wait = m->wait_ticks;
-    m->queues[1].wait = m->kernel_wait_ticks;
+    m->queues[STACK_WAIT].wait = m->wait_ticks;
+    m->queues[KERNEL_WAIT].wait = m->kernel_wait_ticks;
     m->pointer_size = info->pointer_size == 4 ? 4 : 8;
     memset(m->tid_cache_tid, 0xff, sizeof m->tid_cache_tid);
     memset(m->tid_cache_idx, 0xff, sizeof m->tid_cache_idx);

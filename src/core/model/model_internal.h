@@ -45,6 +45,9 @@
 #define STACK_POOL_WORDS (STACK_WINDOW_FRAMES + STACK_WINDOW_FRAMES / 8)
 #define MAX_DEFS         (1u << 22) /* definitions remembered at one timestamp */
 #define MAX_GROUPS       (1u << 22) /* sample groups; samples too */
+/* The window queues (perch_model.queues): by the wait of their groups' windows. */
+#define STACK_WAIT       0u
+#define KERNEL_WAIT      1u
 #define FRAME_CLASSES    10u        /* frame blocks of 8 << c frames, up to MAX_PART_FRAMES */
 #define MAX_LBR          1024u
 #define TID_CACHE        1024u
@@ -391,8 +394,10 @@ struct perch_model {
      * group, a thread exit), as slots may move then. */
     tid_head_cache tg_cache[TID_CACHE];
     uint32_t tg_gen;
-    /* Groups in creation order, (gen << 32 | group): [0] threads that may run user mode,
-     * [1] threads that never do (idle, System), which wait only for their kernel part. */
+    /* Groups in creation order, (gen << 32 | group), by the wait of their window:
+     * [STACK_WAIT] groups with a stack part whose thread may run user mode (they wait for
+     * their user part), [KERNEL_WAIT] every other (no stack part yet, or a thread that never
+     * runs user mode: idle, System), which waits only for a kernel part (samples.c). */
     squeue queues[2];
     squeue key_wait;             /* groups whose window closed while a key reference waits */
     perch__hmap wait_map;        /* stack key -> first waiting reference part */
@@ -476,6 +481,15 @@ static inline bool perch__samples_due(const perch_model *m, uint64_t now)
            m->samples_pending > m->opts.max_pending_samples;
 }
 int perch__samples_thread_exit(perch_model *m, uint32_t tid);
+/* A stack part is about to join g: a group that waited for a first part and may still get a
+ * user part (its thread may run user mode) waits the stack wait from now on. 0 or an error
+ * (the queue could not grow). */
+int perch__samples_first_part(perch_model *m, uint32_t g);
+static inline int perch__samples_part_coming(perch_model *m, uint32_t g)
+{
+    const sgroup *gr = &m->groups[g];
+    return gr->queue == KERNEL_WAIT && gr->parts == NONE32 ? perch__samples_first_part(m, g) : 0;
+}
 int perch__samples_finish(perch_model *m);
 int perch__group_finalize(perch_model *m, uint32_t g, enum model_counter reason);
 /* Finalizes g, which has no part, with the frames of its one StackWalk (count > 0, with user
@@ -497,6 +511,9 @@ static inline uint32_t perch__group_find(const perch_model *m, uint64_t ts, uint
 }
 uint32_t perch__group_add(perch_model *m, uint64_t ts, uint32_t tid, uint8_t queue, bool sorted);
 int perch__group_window_closed(perch_model *m, uint32_t g);
+/* g moved to another window queue, where a search finds it (findable) or not (it is then put
+ * into the bucket table once it is out of the ring). */
+int perch__group_requeued(perch_model *m, uint32_t g, bool findable);
 void perch__group_unlink(perch_model *m, uint32_t g);
 uint32_t perch__group_first_of_thread(const perch_model *m, uint32_t tid);
 void perch__group_thread_done(perch_model *m, uint32_t tid);

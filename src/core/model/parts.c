@@ -14,12 +14,17 @@
 
 static uint32_t alloc_part(perch_model *m, uint32_t g, uint64_t ts, uint8_t psz)
 {
+    int err = perch__samples_part_coming(m, g);
+    if (err < 0) {
+        m->error = err;
+        return NONE32;
+    }
     uint32_t p = m->part_free;
     if (p != NONE32) {
         m->part_free = m->parts[p].next;
     } else {
-        int err = perch__grow_array((void **)&m->parts, sizeof *m->parts, &m->part_cap,
-                                    m->part_count + 1, MAX_PARTS);
+        err = perch__grow_array((void **)&m->parts, sizeof *m->parts, &m->part_cap,
+                                m->part_count + 1, MAX_PARTS);
         if (err < 0) {
             m->error = err;
             return NONE32;

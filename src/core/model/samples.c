@@ -27,7 +27,9 @@ static bool entry_waits(const perch_model *m, const squeue *q, const qentry *e)
     const sgroup *gr = &m->groups[e->g];
     if (!gr->live || gr->gen != e->gen)
         return false;
-    return q == &m->key_wait ? gr->window_closed && gr->unresolved > 0 : !gr->window_closed;
+    if (q == &m->key_wait)
+        return gr->window_closed && gr->unresolved > 0;
+    return !gr->window_closed && q == &m->queues[gr->queue]; /* not one it moved out of */
 }
 
 /* Drops q's stale entries, keeping the order of the others (renumbered: a window queue's groups
@@ -128,10 +130,10 @@ static int queue_push(perch_model *m, squeue *q, qentry entry)
 
 /* Threads of the idle (0) and System (4) processes never run in user mode: no user part can
  * come for their samples. */
-static uint8_t queue_for(const perch_model *m, uint32_t tid, uint32_t ti)
+static bool may_run_user(const perch_model *m, uint32_t tid, uint32_t ti)
 {
     uint32_t pid = m->threads[ti].pid;
-    return tid == 0 || pid == 0 || pid == 4;
+    return !(tid == 0 || pid == 0 || pid == 4);
 }
 
 /* The key of a new entry of q for a group at ts: ts unless that would decrease the keys. */
@@ -159,6 +161,23 @@ static int queue_add_group(perch_model *m, uint32_t g)
     int err = queue_push(m, q, (qentry){queue_key(q, m->groups[g].ts), g, m->groups[g].gen});
     m->groups[g].qpos = q->base + q->len - 1;
     return err;
+}
+
+/* Every group starts in the kernel wait: a stack's parts come with the sample or not at all,
+ * but for a part that leaves the user part to come later (a kernel part, a key reference still
+ * waiting), logged when the thread returns to user mode, which may be seconds. So a group
+ * that gets a first part while its thread may run user mode moves to the stack wait, and one
+ * that gets none in the kernel wait closes then (docs/model.md, "Samples and stacks"). */
+int perch__samples_first_part(perch_model *m, uint32_t g)
+{
+    sgroup *gr = &m->groups[g];
+    if (gr->window_closed || !may_run_user(m, gr->tid, gr->first_thread))
+        return 0; /* its window is over (it waits for a definition), or no user part comes */
+    queue_forget(m, g);
+    gr->queue = STACK_WAIT;
+    bool findable = queue_finds(&m->queues[STACK_WAIT], gr->ts);
+    int err = queue_add_group(m, g);
+    return err < 0 ? err : perch__group_requeued(m, g, findable);
 }
 
 /* Frees g's second and later samples and its parts (most groups have neither). */
@@ -388,24 +407,35 @@ static int expire(perch_model *m, squeue *q, uint64_t now)
     return err;
 }
 
+/* The live group with the oldest open window, popped from its queue (the older head of the
+ * two; a tie goes to the kernel wait), or NONE32. */
+static uint32_t pop_oldest_open(perch_model *m)
+{
+    squeue *k = &m->queues[KERNEL_WAIT], *s = &m->queues[STACK_WAIT];
+    uint32_t gk = queue_pop_live(m, k, true), gs = queue_pop_live(m, s, true);
+    if (gk == NONE32 && gs == NONE32)
+        return NONE32;
+    bool kernel = gs == NONE32 || (gk != NONE32 && k->e[k->head].key <= s->e[s->head].key);
+    queue_pop(kernel ? k : s); /* the peeks left both heads in place */
+    return kernel ? gk : gs;
+}
+
 int perch__samples_advance(perch_model *m, uint64_t now)
 {
     if (!perch__samples_due(m, now))
         return 0;
-    int err = expire(m, &m->queues[0], now);
-    err = err ? err : expire(m, &m->queues[1], now);
+    int err = expire(m, &m->queues[STACK_WAIT], now);
+    err = err ? err : expire(m, &m->queues[KERNEL_WAIT], now);
     /* Too many samples wait: first those whose window already closed but whose key
      * references still wait for a definition that may never come, oldest first; then the
-     * oldest open windows are closed (those of threads that never run in user mode first). */
+     * oldest open windows are closed. */
     while (err == 0 && m->samples_pending > m->opts.max_pending_samples) {
         uint32_t g = queue_pop_live(m, &m->key_wait, false);
         if (g != NONE32) {
             err = drop_key_wait(m, g);
             continue;
         }
-        g = queue_pop_live(m, &m->queues[1], false);
-        if (g == NONE32)
-            g = queue_pop_live(m, &m->queues[0], false);
+        g = pop_oldest_open(m);
         if (g == NONE32)
             break;
         err = close_window(m, g, MC_EMIT_COUNT_BOUND);
@@ -476,8 +506,8 @@ int perch__sample(perch_model *m, const perch_event *ev, const perch_decoded *d)
     uint32_t ti = perch__thread_for(m, tid, ev->cpu);
     uint32_t g = ti == NONE32 ? NONE32 : perch__group_find(m, ev->timestamp, tid), s = NONE32;
     if (ti != NONE32 && g == NONE32) { /* a new group: the sample is its first, inline */
-        uint8_t qi = queue_for(m, tid, ti);
-        g = perch__group_add(m, ev->timestamp, tid, qi, queue_finds(&m->queues[qi], ev->timestamp));
+        squeue *q = &m->queues[KERNEL_WAIT];
+        g = perch__group_add(m, ev->timestamp, tid, KERNEL_WAIT, queue_finds(q, ev->timestamp));
         int err = g != NONE32 ? queue_add_group(m, g) : 0;
         if (err < 0) {
             m->error = err;
