@@ -7,7 +7,10 @@
  * parts to them in and out of time order; one leaves groups of distinct timestamps behind the
  * ring, found by a search of the window queue; one closes a group's window while a key
  * reference waits, so it leaves the ring into the bucket table, and sends it a user part
- * before the definition. Each checks that every part reaches its samples.
+ * before the definition; one gives groups their first (kernel) part, which moves them from
+ * the kernel wait to the stack wait, in and out of time order, and one checks that the count
+ * bound closes the oldest window of the two queues. Each checks that every part reaches its
+ * samples.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,32 +27,26 @@
 #define TS_A 0x1000000000ull
 #define TS_B (TS_A ^ 0xc7044ae17ull)
 
-/* A model with waits of stack_s (stack wait) and kernel_s (kernel wait) seconds. */
-static perch_model *model_waits(recorder *r, perch_sink *sink, double stack_s, double kernel_s)
+/* A model with waits of stack_s (stack wait) and kernel_s (kernel wait) seconds and at most
+ * max_pending samples waiting (0: each option's default). */
+static perch_model *model_waits(recorder *r, perch_sink *sink, double stack_s, double kernel_s,
+                                uint32_t max_pending)
 {
-    perch_trace_info info;
     perch_model_options opts;
-    perch_model *m = NULL;
-    memset(r, 0, sizeof *r);
-    memset(&info, 0, sizeof info);
     memset(&opts, 0, sizeof opts);
-    info.source = "synth";
-    info.cpu_count = 4;
-    info.pointer_size = 8;
-    info.clock_type = 1;
-    info.perf_freq = 10000000;
     opts.sz = sizeof opts;
     opts.stack_wait_seconds = stack_s;
     opts.kernel_wait_seconds = kernel_s;
-    *sink = recorder_sink(r);
-    assert_int_equal(perch_model_create(sink, &info, &opts, &m), 0);
+    opts.max_pending_samples = max_pending;
+    perch_model *m = new_model_opts(r, sink, &opts);
+    assert_non_null(m);
     return m;
 }
 
 /* Groups stay pending across the gap between TS_A and TS_B, before and after a first part. */
 static perch_model *long_wait_model(recorder *r, perch_sink *sink)
 {
-    return model_waits(r, sink, 100000.0, 100000.0);
+    return model_waits(r, sink, 100000.0, 100000.0, 0);
 }
 
 static void feed(perch_model *m, perch_event *ev)
@@ -247,7 +244,7 @@ static void test_first_part_moves_the_group(void **state)
     synth_ev s;
     uint64_t kf[] = {K(0x10)}, ua[] = {0x7ff60000000aull}, ub[] = {0x7ff60000000bull};
     (void)state;
-    perch_model *m = model_waits(&r, &sink, 4.0, 0.1);
+    perch_model *m = model_waits(&r, &sink, 4.0, 0.1, 0);
     const uint64_t t0 = TS_A;
     feed(m, ev_sample(&s, t0, 0, K(0x10), 7));      /* A */
     feed(m, ev_sample(&s, t0 + 10, 1, K(0x10), 8)); /* B */
@@ -283,23 +280,9 @@ static void test_count_bound_takes_the_oldest(void **state)
     recorder r;
     perch_sink sink;
     synth_ev s;
-    perch_model_options opts;
-    perch_trace_info info;
-    perch_model *m = NULL;
     uint64_t kf[] = {K(0x10)};
     (void)state;
-    memset(&r, 0, sizeof r);
-    memset(&info, 0, sizeof info);
-    memset(&opts, 0, sizeof opts);
-    info.source = "synth";
-    info.cpu_count = 4;
-    info.pointer_size = 8;
-    info.clock_type = 1;
-    info.perf_freq = 10000000;
-    opts.sz = sizeof opts;
-    opts.max_pending_samples = 2;
-    sink = recorder_sink(&r);
-    assert_int_equal(perch_model_create(&sink, &info, &opts, &m), 0);
+    perch_model *m = model_waits(&r, &sink, 0, 0, 2);
     feed(m, ev_sample(&s, 1000, 0, K(0x10), 7));
     feed(m, ev_walk(&s, 1001, 1000, 7, kf, 1, 8)); /* the oldest: in the stack wait */
     feed(m, ev_sample(&s, 1005, 1, K(0x10), 8));   /* then two in the kernel wait */
