@@ -1,5 +1,5 @@
 /*
- * Function names through perchd, end to end under Wine: `perch synth --module` writes an 8 s
+ * Function names through perchd, end to end under Wine: `perch synth --module` writes a 16 s
  * trace whose game process runs the x86_64 fixture image lld made (tests/fixtures/sym),
  * perchd_fake (perchd linked with the fake ETW) replays it live with a rotating recording
  * (RotateSizeMb 1) and the flight recorder on, its symbol worker names what the samples hit
@@ -136,7 +136,7 @@ static void test_perchd_names_recording_and_snapshot(void **state)
     harness_fresh_dir("live_symbols", dir, sizeof dir);
     snprintf(etl, sizeof etl, "%s\\module.etl", dir);
     snprintf(args, sizeof args,
-             "synth -o \"%s\" --cpus 2 --duration-ms 8000 --seed 3 --module \"%s\"", etl, image);
+             "synth -o \"%s\" --cpus 2 --duration-ms 16000 --seed 3 --module \"%s\"", etl, image);
     assert_int_equal(harness_run_with("PERCH_EXE", args, out, sizeof out, 120000), 0);
     int nwant = offline(etl, fixtures, want);
 
