@@ -299,6 +299,57 @@ static void test_count_bound_takes_the_oldest(void **state)
     perch_model_destroy(m);
 }
 
+/* The entity a group's sample named leaves its slot before the group's first part: the tid
+ * starts again (a new entity), or the entity cap evicts it for a System thread. Its pid cannot
+ * be read from the slot then; the group still waits for its user part, which comes 0.5 s
+ * later (a review found the slot's new occupant read instead: pid 0 or 4, a 0.1 s wait, an
+ * orphan part). */
+static void first_part_after_the_entity_left(bool evict)
+{
+    recorder r;
+    perch_sink sink;
+    synth_ev s;
+    uint64_t kf[] = {K(0x10)}, ua[] = {0x7ff60000000aull};
+    perch_model_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.sz = sizeof opts;
+    opts.max_entities = evict ? 2 : 0; /* two at most: a third evicts one */
+    perch_model *m = new_model_opts(&r, &sink, &opts);
+    assert_non_null(m);
+    const uint64_t t0 = TS_A;
+    feed(m, ev_thread(&s, 3, t0 - 100, 44, 7, NULL)); /* a user thread (rundown) */
+    feed(m, ev_thread(&s, 3, t0 - 99, 44, 8, NULL));
+    feed(m, ev_sample(&s, t0, 0, K(0x10), 7));
+    if (evict)
+        feed(m, ev_thread(&s, 1, t0 + 1, 4, 99, NULL)); /* a System thread takes a slot */
+    else
+        feed(m, ev_thread(&s, 1, t0 + 1, 44, 7, NULL)); /* tid 7 starts again */
+    feed(m, ev_walk(&s, t0 + 2, t0, 7, kf, 1, 8));      /* the sample's kernel part */
+    feed(m, ev_ready(&s, t0 + SEC / 5, 0, 9));          /* past the kernel wait */
+    assert_int_equal(r.nsamples, 0);
+    feed(m, ev_walk(&s, t0 + SEC / 2, t0, 7, ua, 1, 8));
+    assert_int_equal(r.nsamples, 1);
+    const rec_stack *st = find_stack(&r, r.samples[0].stack_id);
+    assert_non_null(st);
+    assert_int_equal(st->r.frame_count, 2);
+    assert_int_equal(perch_model_finish(m), 0);
+    assert_int_equal(STAT(&r, "stack.emit.user_part"), 1);
+    assert_int_equal(LEDGER(&r, "stack.orphan_part"), 0);
+    perch_model_destroy(m);
+}
+
+static void test_first_part_after_a_restart(void **state)
+{
+    (void)state;
+    first_part_after_the_entity_left(false);
+}
+
+static void test_first_part_after_an_eviction(void **state)
+{
+    (void)state;
+    first_part_after_the_entity_left(true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +359,8 @@ int main(void)
         cmocka_unit_test(test_closed_window_behind_the_ring),
         cmocka_unit_test(test_first_part_moves_the_group),
         cmocka_unit_test(test_count_bound_takes_the_oldest),
+        cmocka_unit_test(test_first_part_after_a_restart),
+        cmocka_unit_test(test_first_part_after_an_eviction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

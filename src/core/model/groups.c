@@ -5,10 +5,11 @@
  * search of the window queues (samples.c), whose entries are in creation order with keys that
  * never decrease (a group's own timestamp, for every group created in time order), then in a
  * bucket table that holds only the live groups the other two cannot find: those that left the
- * ring after their window closed (they wait for a key definition) or that came out of time
- * order. The thread lists and the buckets are intrusive and doubly linked through the groups
- * themselves, so a group costs no hash-map insertion or deletion: a bucket head is a plain
- * array slot, and a thread's list head is a hash-map value updated in place (the entry of a
+ * ring after their window closed (they wait for a key definition), that came out of time
+ * order, or whose first stack part came after a later group's (moved to the stack wait with a
+ * later key, samples.c). The thread lists and the buckets are intrusive and doubly linked through
+ * the groups themselves, so a group costs no hash-map insertion or deletion: a bucket head is a
+ * plain array slot, and a thread's list head is a hash-map value updated in place (the entry of a
  * thread is removed at its exit, not per sample).
  *
  * Why this shape: a sample opens a group with a timestamp newer than every group's (records

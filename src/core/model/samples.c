@@ -168,10 +168,21 @@ static int queue_add_group(perch_model *m, uint32_t g)
  * waiting), logged when the thread returns to user mode, which may be seconds. So a group
  * that gets a first part while its thread may run user mode moves to the stack wait, and one
  * that gets none in the kernel wait closes then (docs/model.md, "Samples and stacks"). */
+/* Whether the thread of g's first sample may run user mode. The entity's slot may hold another
+ * thread since the sample (its tid started again, or an eviction at the cap): its pid is not
+ * known then, and it may (found by review). */
+static bool group_may_run_user(const perch_model *m, const sgroup *gr)
+{
+    uint32_t ti = gr->first_thread;
+    if (ti >= m->thread_count || m->threads[ti].key != gr->first.thread_key)
+        return gr->tid != 0;
+    return may_run_user(m, gr->tid, ti);
+}
+
 int perch__samples_first_part(perch_model *m, uint32_t g)
 {
     sgroup *gr = &m->groups[g];
-    if (gr->window_closed || !may_run_user(m, gr->tid, gr->first_thread))
+    if (gr->window_closed || !group_may_run_user(m, gr))
         return 0; /* its window is over (it waits for a definition), or no user part comes */
     queue_forget(m, g);
     gr->queue = STACK_WAIT;
