@@ -128,14 +128,6 @@ static int queue_push(perch_model *m, squeue *q, qentry entry)
     return 0;
 }
 
-/* Threads of the idle (0) and System (4) processes never run in user mode: no user part can
- * come for their samples. */
-static bool may_run_user(const perch_model *m, uint32_t tid, uint32_t ti)
-{
-    uint32_t pid = m->threads[ti].pid;
-    return !(tid == 0 || pid == 0 || pid == 4);
-}
-
 /* The key of a new entry of q for a group at ts: ts unless that would decrease the keys. */
 static uint64_t queue_key(const squeue *q, uint64_t ts)
 {
@@ -163,26 +155,35 @@ static int queue_add_group(perch_model *m, uint32_t g)
     return err;
 }
 
+/* True when entity slot ti still holds the thread of key: it may hold another since a sample
+ * named it (the tid started again, or an eviction at the cap). */
+static bool entity_holds(const perch_model *m, uint32_t ti, uint64_t key)
+{
+    return ti < m->thread_count && m->threads[ti].key == key;
+}
+
+/* Whether the thread of g's first sample may run user mode: not the idle thread, nor a thread
+ * of the idle (0) or System (4) process, for whose samples no user part comes. When its entity
+ * left its slot, its pid is not known, and it may. */
+static bool may_run_user(const perch_model *m, const sgroup *gr)
+{
+    if (gr->tid == 0)
+        return false;
+    if (!entity_holds(m, gr->first_thread, gr->first.thread_key))
+        return true;
+    uint32_t pid = m->threads[gr->first_thread].pid;
+    return pid != 0 && pid != 4;
+}
+
 /* Every group starts in the kernel wait: a stack's parts come with the sample or not at all,
  * but for a part that leaves the user part to come later (a kernel part, a key reference still
  * waiting), logged when the thread returns to user mode, which may be seconds. So a group
  * that gets a first part while its thread may run user mode moves to the stack wait, and one
  * that gets none in the kernel wait closes then (docs/model.md, "Samples and stacks"). */
-/* Whether the thread of g's first sample may run user mode. The entity's slot may hold another
- * thread since the sample (its tid started again, or an eviction at the cap): its pid is not
- * known then, and it may (found by review). */
-static bool group_may_run_user(const perch_model *m, const sgroup *gr)
-{
-    uint32_t ti = gr->first_thread;
-    if (ti >= m->thread_count || m->threads[ti].key != gr->first.thread_key)
-        return gr->tid != 0;
-    return may_run_user(m, gr->tid, ti);
-}
-
 int perch__samples_first_part(perch_model *m, uint32_t g)
 {
     sgroup *gr = &m->groups[g];
-    if (gr->window_closed || !group_may_run_user(m, gr))
+    if (gr->window_closed || !may_run_user(m, gr))
         return 0; /* its window is over (it waits for a definition), or no user part comes */
     queue_forget(m, g);
     gr->queue = STACK_WAIT;
@@ -283,7 +284,7 @@ typedef struct emit_stack {
 static int emit_sample(perch_model *m, perch_sample_rec *rec, uint32_t thread, bool module_done,
                        const emit_stack *st)
 {
-    if (!module_done && thread < m->thread_count && m->threads[thread].key == rec->thread_key &&
+    if (!module_done && entity_holds(m, thread, rec->thread_key) &&
         m->threads[thread].pid != UNKNOWN_PID)
         rec->module_key = perch__module_lookup(m, m->threads[thread].pid, rec->ip);
     rec->stack_id = st->id;
