@@ -19,9 +19,10 @@ extern "C" {
 
 typedef struct perch_input {
     /* Reads up to len bytes at off into buf; *got receives the count (0 at or past the end).
-     * Returns 0 or a negative PERCH_E*. perch_capture_replay with a touch sink calls it from
-     * two threads at once (capture.h), so it must not rely on a shared position; the memory
-     * and file inputs read at off (pread, ReadFile with an OVERLAPPED offset). */
+     * Returns 0 or a negative PERCH_E*. perch_capture_replay with a touch or decode_ahead
+     * sink calls it from two threads at once (capture.h), so it must not rely on a shared
+     * position; the memory and file inputs read at off (pread, ReadFile with an OVERLAPPED
+     * offset). */
     int (*read_at)(void *ctx, uint64_t off, void *buf, size_t len, size_t *got);
     /* Releases ctx (may be NULL). */
     void (*close)(void *ctx);

@@ -236,6 +236,11 @@ typedef struct perch_sink {
      * UINT16_MAX) instead; so an identical touch again must change nothing. A copy of a sink
      * that overrides sample or slice must clear it. */
     int (*touch)(void *ctx, const struct perch_touch_rec *t);
+    /* Optional, for a sink whose own work per sample and slice is small beside decoding them
+     * (gecko's sample log): true lets a capture reader decode sample and slice chunks on a
+     * second thread ahead of its walk. Every callback still runs on the caller's thread, with
+     * the same records in the same order, and every stop is the one-thread walk's. */
+    bool decode_ahead;
 } perch_sink;
 
 /* A wrapper that an owner of several outputs (rotated capture files, flight-recorder

@@ -14,7 +14,9 @@
  * Each replay is done again through the checked decoders alone (perch__cap_replay_checked):
  * the reader's fast record loops must give the same records, stop and reason. And each is
  * replayed the way chrome's first pass reads a capture, through the split walk and the
- * ordinary one (tests/support/touch_replay.c): both must name the same threads and stop alike.
+ * ordinary one (tests/support/touch_replay.c): both must name the same threads and stop alike;
+ * and into the hashing sink with decode_ahead (sample and slice chunks decoded ahead into
+ * arrays of records): the same records and the same stop.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -206,9 +208,9 @@ static int fz_finish(void *ctx)
 
 static void fz_sink(struct fz *f, perch_sink *s)
 {
-    const perch_sink table = {f,           fz_info,  fz_process, fz_thread, fz_module,
-                              fz_counters, fz_stack, fz_slice,   fz_sample, fz_lbr,
-                              fz_ledger,   fz_stat,  fz_finish,  fz_symbol,  NULL};
+    const perch_sink table = {f,         fz_info,   fz_process, fz_thread, fz_module, fz_counters,
+                              fz_stack,  fz_slice,  fz_sample,  fz_lbr,    fz_ledger, fz_stat,
+                              fz_finish, fz_symbol, NULL,       false};
     *s = table;
 }
 
@@ -311,6 +313,21 @@ static void against_checked(const uint8_t *data, size_t size, const struct fz *f
         abort();
 }
 
+/* The same bytes into the same sink with decode_ahead (the split walk playing arrays of
+ * records: gecko's replay): the same records, hashed field by field, and the same stop. */
+static void against_ahead(const uint8_t *data, size_t size, const struct fz *plain,
+                          const perch_capture_status *st, int err)
+{
+    struct fz f = {{0}, NULL, 0, 0};
+    perch_sink sink;
+    perch_capture_status as;
+    fz_sink(&f, &sink);
+    sink.decode_ahead = true;
+    int aerr = perch_capture_replay_memory(data, size, &sink, &as);
+    if (aerr != err || !same_stop(&as, st) || memcmp(f.h, plain->h, sizeof f.h) != 0)
+        abort();
+}
+
 /* The split walk (a sink with a touch callback: sample and slice chunks decoded ahead on a
  * second thread) against the ordinary walk, replayed into chrome's entity store: the same
  * threads, in the same order, and the same stop. Some inputs have the sink refuse a new
@@ -336,6 +353,7 @@ static void run(const uint8_t *data, size_t size)
     int err = perch_capture_replay_memory(data, size, &sink, &st);
     check_status(&st, size, err);
     against_checked(data, size, &f, &st, err);
+    against_ahead(data, size, &f, &st, err);
     against_split(data, size);
     if (err == 0)
         rewrite(data, size, &f);

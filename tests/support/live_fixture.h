@@ -204,9 +204,9 @@ static int wf_finish(void *ctx)
 static inline void window_filter_sink(window_filter *w, const perch_sink *next, uint64_t from,
                                       uint64_t to, perch_sink *s)
 {
-    const perch_sink t = {w,           wf_info,  wf_process, wf_thread, wf_module,
-                          wf_counters, wf_stack, wf_slice,   wf_sample, NULL,
-                          wf_ledger,   wf_stat,  wf_finish,  NULL,       NULL};
+    const perch_sink t = {w,         wf_info,  wf_process, wf_thread, wf_module, wf_counters,
+                          wf_stack,  wf_slice, wf_sample,  NULL,      wf_ledger, wf_stat,
+                          wf_finish, NULL,     NULL,       false};
     w->next = next;
     w->from = from;
     w->to = to;
@@ -246,9 +246,10 @@ static int tee_finish(void *ctx)
 
 static inline void tee_sink(tee *t, const perch_sink *a, const perch_sink *b, perch_sink *s)
 {
-    const perch_sink table = {
-        t,         tee_info,   tee_process, tee_thread, tee_module, tee_counters, tee_stack,
-        tee_slice, tee_sample, tee_lbr,     tee_ledger, tee_stat,   tee_finish,   NULL,      NULL};
+    const perch_sink table = {t,          tee_info,     tee_process, tee_thread,
+                              tee_module, tee_counters, tee_stack,   tee_slice,
+                              tee_sample, tee_lbr,      tee_ledger,  tee_stat,
+                              tee_finish, NULL,         NULL,        false};
     t->a = a;
     t->b = b;
     *s = table;

@@ -429,10 +429,22 @@ static inline int rec_finish_cb(void *c)
 
 static inline perch_sink recorder_sink(recorder *r)
 {
-    perch_sink s = {r,            rec_info,     rec_process_cb, rec_thread_cb,
-                    rec_module_cb, rec_counters_cb, rec_stack_cb, rec_slice_cb,
-                    rec_sample_cb, rec_lbr_cb,  rec_ledger_cb,  rec_stat_cb,
-                    rec_finish_cb, NULL, NULL};
+    perch_sink s = {r,
+                    rec_info,
+                    rec_process_cb,
+                    rec_thread_cb,
+                    rec_module_cb,
+                    rec_counters_cb,
+                    rec_stack_cb,
+                    rec_slice_cb,
+                    rec_sample_cb,
+                    rec_lbr_cb,
+                    rec_ledger_cb,
+                    rec_stat_cb,
+                    rec_finish_cb,
+                    NULL,
+                    NULL,
+                    false};
     return s;
 }
 

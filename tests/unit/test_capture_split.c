@@ -7,7 +7,11 @@
  * same threads in the same order with the same tid and cpu and mark the same threads sliced,
  * and stop at the same byte with the same error, reason and record counts: for good captures,
  * cut ones, damaged ones (CRC made valid again) and a sink that refuses its n-th new thread.
- * The capture fuzz target runs the same comparison on its inputs.
+ * A sink with decode_ahead (gecko's) gets its sample and slice chunks decoded ahead into
+ * arrays of records: replayed into a digest of every field (tests/support/ahead_replay.c), it
+ * must get the same records in the same order, all on the caller's thread, and stop alike, for
+ * the same captures and a sink that refuses its n-th record. The capture fuzz target runs both
+ * comparisons on its inputs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "ahead_replay.h"
 #include "capture/crc32c.h"
 #include "capture/reader.h"
 #include "capture_synth.h"
@@ -47,6 +52,25 @@ static int both_ways(const uint8_t *data, size_t len, size_t refuse)
     return stop;
 }
 
+/* Replays data with and without decode_ahead and compares; returns the stop. Fills *reads_more
+ * (when not NULL) with whether the split walk read more often (so it ran). */
+static int ahead_both_ways(const uint8_t *data, size_t len, size_t refuse, bool *reads_more)
+{
+    ahead_replay one, two;
+    ahead_replay_run(data, len, false, refuse, &one);
+    ahead_replay_run(data, len, true, refuse, &two);
+    const char *why = synth_status_diff(&one.st, &two.st);
+    if (why)
+        fail_msg("decode-ahead stops differ in %s: %s / %s", why, one.st.reason, two.st.reason);
+    assert_int_equal(one.err, two.err);
+    assert_int_equal(one.records, two.records);
+    assert_true(one.digest == two.digest);
+    assert_int_equal(one.strays + two.strays, 0); /* every record on the caller's thread */
+    if (reads_more)
+        *reads_more = two.reads > one.reads;
+    return one.st.stop;
+}
+
 static void test_split_good_and_cut(void **state)
 {
     synth_rec in = {0};
@@ -54,16 +78,58 @@ static void test_split_good_and_cut(void **state)
     (void)state;
     synth_random(&in, 11, 30000);
     uint8_t *data = synth_capture(&in, 4096, &len, NULL);
+    bool ran = false;
     assert_non_null(data);
     assert_int_equal(both_ways(data, len, 0), PERCH_CAPTURE_STOP_END);
-    for (size_t cut = 64; cut < len; cut += len / 97 + 1)
+    assert_int_equal(ahead_both_ways(data, len, 0, &ran), PERCH_CAPTURE_STOP_END);
+    assert_true(ran);
+    for (size_t cut = 64; cut < len; cut += len / 97 + 1) {
         both_ways(data, cut, 0);
+        ahead_both_ways(data, cut, 0, NULL);
+    }
     free(data);
     synth_free(&in);
     synth_extremes(&in); /* fields at their caps: cpu UINT16_MAX, tid 0 */
     data = synth_capture(&in, 4096, &len, NULL);
     assert_non_null(data);
     assert_int_equal(both_ways(data, len, 0), PERCH_CAPTURE_STOP_END);
+    assert_int_equal(ahead_both_ways(data, len, 0, NULL), PERCH_CAPTURE_STOP_END);
+    free(data);
+    synth_free(&in);
+}
+
+/* Chunks of 512 KiB: a chunk whose records pass a slot's array (REC_BYTES) goes the ordinary
+ * way, the rest are played from their arrays; the records are the same either way. */
+static void test_ahead_large_chunks(void **state)
+{
+    synth_rec in = {0};
+    size_t len = 0;
+    (void)state;
+    synth_random(&in, 13, 120000);
+    uint8_t *data = synth_capture(&in, 512u << 10, &len, NULL);
+    assert_non_null(data);
+    assert_int_equal(ahead_both_ways(data, len, 0, NULL), PERCH_CAPTURE_STOP_END);
+    free(data);
+    synth_free(&in);
+}
+
+/* The sink refuses its n-th sample or slice (the first, the last, and n across the capture's
+ * chunks): both walks stop at the same record with the same reason. */
+static void test_ahead_sink_refuses(void **state)
+{
+    synth_rec in = {0};
+    size_t len = 0;
+    ahead_replay all;
+    (void)state;
+    synth_random(&in, 5, 20000);
+    uint8_t *data = synth_capture(&in, 4096, &len, NULL);
+    assert_non_null(data);
+    ahead_replay_run(data, len, false, 0, &all);
+    assert_int_equal(all.st.stop, PERCH_CAPTURE_STOP_END);
+    assert_true(all.data > 20000);
+    for (uint64_t n = 1; n <= all.data; n += n < 50 ? 1 : all.data / 211 + 1)
+        assert_int_equal(ahead_both_ways(data, len, n, NULL), PERCH_CAPTURE_STOP_SINK);
+    assert_int_equal(ahead_both_ways(data, len, all.data, NULL), PERCH_CAPTURE_STOP_SINK);
     free(data);
     synth_free(&in);
 }
@@ -154,7 +220,9 @@ static void test_split_damaged(void **state)
             perch__crc32c(perch__crc32c(0, copy + off, 8), copy + off + CAP_CHUNK_HEADER, plen);
         if (round % 10 != 9) /* and some with a CRC that does not match */
             cap_store_le(copy + off + 8, crc, 4);
-        bad += both_ways(copy, len, 0) == PERCH_CAPTURE_STOP_BAD_CHUNK;
+        int stop = both_ways(copy, len, 0);
+        assert_int_equal(ahead_both_ways(copy, len, 0, NULL), stop);
+        bad += stop == PERCH_CAPTURE_STOP_BAD_CHUNK;
     }
     assert_true(bad > 100); /* the damage reached the decoders */
     free(copy);
@@ -165,10 +233,9 @@ static void test_split_damaged(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_split_good_and_cut),
-        cmocka_unit_test(test_split_no_cpu_twice),
-        cmocka_unit_test(test_split_sink_refuses),
-        cmocka_unit_test(test_split_damaged),
+        cmocka_unit_test(test_split_good_and_cut), cmocka_unit_test(test_split_no_cpu_twice),
+        cmocka_unit_test(test_split_sink_refuses), cmocka_unit_test(test_split_damaged),
+        cmocka_unit_test(test_ahead_large_chunks), cmocka_unit_test(test_ahead_sink_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -167,9 +167,9 @@ static void test_synth_figures_come_back(void **state)
     memset(&t, 0, sizeof t);
     assert_int_equal(perch_report_create(NULL, &r), 0);
     perch_report_sink(r, &t.report);
-    perch_sink sink = {&t,       t_info,   t_process, t_thread, t_module, t_counters,
-                       t_stack,  t_slice,  t_sample,  t_lbr,    t_ledger, t_stat,
-                       NULL,     NULL, NULL};
+    perch_sink sink = {&t,      t_info,  t_process, t_thread, t_module, t_counters,
+                       t_stack, t_slice, t_sample,  t_lbr,    t_ledger, t_stat,
+                       NULL,    NULL,    NULL,      false};
     perch_input_memory(&in, bytes, len);
     assert_int_equal(perch_pipeline_etl(&in, "synth", &sink, NULL, NULL), 0);
     perch_json_init(&w, perch_test_text_sink, &json);

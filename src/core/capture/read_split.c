@@ -1,22 +1,26 @@
 /*
  * The capture reader's split walk, for a sink with a touch callback (perch_sink.touch:
- * chrome's first pass, which only notes which threads its samples and slices name). Sample
- * and slice chunks decode on their own (docs/capture-format.md 3, "Per-chunk state"), so a
- * second thread and the reader's own thread each decode such chunks, ahead of the walk, into
- * a compact list of the chunk's distinct touches in the order of first occurrence; the walk
- * then plays the chunks in file order: every other chunk as reader.c plays it, a decoded chunk
- * as its list of touches. Stack and LBR chunks of a sink with no callback for them are
- * decoded ahead the same way (checked, nothing kept). So the sink sees the touches of the
- * one-thread walk in the same order, less repeats that change nothing.
+ * chrome's first pass, which only notes which threads its samples and slices name) or one
+ * that lets its records be decoded ahead (perch_sink.decode_ahead: gecko). Sample and slice
+ * chunks decode on their own (docs/capture-format.md 3, "Per-chunk state"), so a second
+ * thread and the reader's own thread each decode such chunks, ahead of the walk: for a touch
+ * sink into a compact list of the chunk's distinct touches in the order of first occurrence,
+ * otherwise into an array of the chunk's records. The walk then plays the chunks in file
+ * order: every other chunk as reader.c plays it, a decoded chunk as its list of touches or
+ * its records. Stack and LBR chunks of a sink with no callback for them are decoded ahead the
+ * same way (checked, nothing kept). So the sink sees the touches of the one-thread walk in the
+ * same order, less repeats that change nothing, or exactly its records.
  *
  * Anything out of the ordinary in a chunk decoded ahead -- a read error, a CRC mismatch, a
- * malformed record, more distinct touches than a list holds, no memory, stack ids that do not
+ * malformed record, more distinct touches than a list holds or more records than REC_BYTES,
+ * no memory, stack ids that do not
  * follow the walk's (checked when the walk plays the chunk: only it knows the stacks before)
  * -- sends that chunk back to the walk's ordinary path (reader.c), which reads, checks and
  * decodes it again and stops exactly as the one-thread walk does. A touch the sink refuses is
  * reported by playing the chunk again into a sink that refuses the same record with the same error,
  * so the stop, its offset and its reason are the ordinary path's too. Memory: SLOTS lists of
- * TOUCH_MAX touches and, per decoding thread, a payload buffer and a dedup table.
+ * TOUCH_MAX touches or SLOTS record arrays of at most REC_BYTES (what a chunk's records take;
+ * ~0.3 MiB for a 64 KiB chunk), and, per decoding thread, a payload buffer and a dedup table.
  */
 #include <string.h>
 
@@ -29,6 +33,7 @@
 #define SLOTS     8u    /* chunks decoded ahead of the walk at most */
 #define TOUCH_MAX 2048u /* distinct touches a chunk's list holds; past it: the ordinary path */
 #define TABLE     4096u /* the dedup table (a power of two, at least twice TOUCH_MAX) */
+#define REC_BYTES (1u << 20) /* a slot's records at most (decode-ahead); past it: ordinary */
 
 enum { FREE, BUSY, DONE, REDO };
 
@@ -42,9 +47,11 @@ struct slot {
      * highest a sample names */
     uint64_t stack_first, stack_count, stack_top;
     bool stack_gap;
-    uint32_t n; /* touches in t */
+    uint32_t n; /* touches in t, or records in rec */
     perch_touch_rec *t;
     uint64_t *at; /* the record of each touch's first occurrence in the chunk */
+    /* decode-ahead: the chunk's samples or slices (by type), every record in chunk order */
+    unsigned char *rec;
 };
 
 /* One decoding thread's tools: a reader whose sink collects touches, a payload buffer, the
@@ -71,6 +78,7 @@ struct perch__cap_split {
     perch_thread *thread;
     uint64_t scan_off; /* the next chunk header to look at */
     bool scan_end, stop;
+    bool records;         /* decode-ahead: slots hold records (rec), not touches (t, at) */
     unsigned head, count; /* the slots in file order, from head */
     struct slot slots[SLOTS];
     struct dec *dec[2]; /* [0] the second thread's, [1] the walk's */
@@ -158,6 +166,30 @@ static int collect_stack(void *ctx, const perch_stack_rec *rec)
         s->stack_gap = true;
     s->stack_count++;
     return 0;
+}
+
+/* Appends a record of size bytes to the chunk's array; past REC_BYTES the chunk goes the
+ * ordinary way. */
+static int store(struct dec *d, const void *rec, size_t size)
+{
+    struct slot *s = d->cur;
+    if ((size_t)(s->n + 1) * size > REC_BYTES)
+        return PERCH_ELIMIT;
+    memcpy(s->rec + (size_t)s->n++ * size, rec, size);
+    return 0;
+}
+
+static int store_sample(void *ctx, const perch_sample_rec *rec)
+{
+    struct dec *d = ctx;
+    if (rec->stack_id > d->cur->stack_top)
+        d->cur->stack_top = rec->stack_id;
+    return store(d, rec, sizeof *rec);
+}
+
+static int store_slice(void *ctx, const perch_slice_rec *rec)
+{
+    return store(ctx, rec, sizeof *rec);
 }
 
 /* Whether a chunk decoded ahead keeps the walk's stack ids dense from 1 and defined before a
@@ -332,19 +364,20 @@ static int refuse_slice(void *ctx, const perch_slice_rec *rec)
     return refuse_one(ctx);
 }
 
-/* Plays the touches of slot s (DONE) into the sink as the ordinary path plays the chunk. */
-static int play_touches(struct perch__cap_split *sp, struct slot *s, perch_capture_chunk_info *ci,
-                        perch__cap_buf *buf, perch__cap_split_fallback fallback)
+/* The ordinary path's stop for record `at` of slot s's chunk, which the sink refused with err:
+ * the chunk played again into a sink that takes the records before it and refuses it. */
+static int refused(struct perch__cap_split *sp, struct slot *s, perch_capture_chunk_info *ci,
+                   perch__cap_buf *buf, perch__cap_split_fallback fallback, uint64_t at, int err)
+{
+    struct refuse f = {0, at, err};
+    perch_sink no = {.ctx = &f, .sample = refuse_sample, .slice = refuse_slice};
+    return fallback(sp->r, buf, s->off, ci, &no);
+}
+
+/* What the ordinary path notes of slot s's chunk once played. */
+static void played(struct perch__cap_split *sp, const struct slot *s, perch_capture_chunk_info *ci)
 {
     perch__cap_reader *r = sp->r;
-    for (uint32_t i = 0; i < s->n; i++) {
-        int err = r->sink->touch(r->sink->ctx, &s->t[i]);
-        if (err) {
-            struct refuse f = {0, s->at[i], err};
-            perch_sink no = {.ctx = &f, .sample = refuse_sample, .slice = refuse_slice};
-            return fallback(r, buf, s->off, ci, &no);
-        }
-    }
     ci->offset = s->off;
     ci->type = s->type;
     ci->flags = s->flags;
@@ -352,6 +385,41 @@ static int play_touches(struct perch__cap_split *sp, struct slot *s, perch_captu
     ci->records = s->records;
     r->status->types[s->type].records += s->records;
     r->stacks += s->stack_count;
+}
+
+/* Plays the touches of slot s (DONE) into the sink as the ordinary path plays the chunk. */
+static int play_touches(struct perch__cap_split *sp, struct slot *s, perch_capture_chunk_info *ci,
+                        perch__cap_buf *buf, perch__cap_split_fallback fallback)
+{
+    const perch_sink *sink = sp->r->sink;
+    for (uint32_t i = 0; i < s->n; i++) {
+        int err = sink->touch(sink->ctx, &s->t[i]);
+        if (err)
+            return refused(sp, s, ci, buf, fallback, s->at[i], err);
+    }
+    played(sp, s, ci);
+    return 0;
+}
+
+/* Plays the records of slot s (DONE) into the sink as the ordinary path plays the chunk. */
+static int play_records(struct perch__cap_split *sp, struct slot *s, perch_capture_chunk_info *ci,
+                        perch__cap_buf *buf, perch__cap_split_fallback fallback)
+{
+    const perch_sink *sink = sp->r->sink;
+    int err = 0;
+    uint32_t i = 0;
+    if (s->type == PERCH_CHUNK_SAMPLE && sink->sample) {
+        const perch_sample_rec *v = (const perch_sample_rec *)(const void *)s->rec;
+        for (; i < s->n && !err; i++)
+            err = sink->sample(sink->ctx, &v[i]);
+    } else if (s->type == PERCH_CHUNK_SLICE && sink->slice) {
+        const perch_slice_rec *v = (const perch_slice_rec *)(const void *)s->rec;
+        for (; i < s->n && !err; i++)
+            err = sink->slice(sink->ctx, &v[i]);
+    }
+    if (err)
+        return refused(sp, s, ci, buf, fallback, i - 1, err);
+    played(sp, s, ci);
     return 0;
 }
 
@@ -361,8 +429,9 @@ int perch__cap_split_play(struct perch__cap_split *sp, uint64_t off, perch_captu
     struct slot *s = slot_at(sp, off);
     if (!s)
         return fallback(sp->r, buf, off, ci, NULL);
-    int err = s->state == DONE && stacks_fit(sp->r, s) ? play_touches(sp, s, ci, buf, fallback)
-                                                       : fallback(sp->r, buf, off, ci, NULL);
+    int err = s->state != DONE || !stacks_fit(sp->r, s) ? fallback(sp->r, buf, off, ci, NULL)
+              : sp->records                             ? play_records(sp, s, ci, buf, fallback)
+                                                        : play_touches(sp, s, ci, buf, fallback);
     release(sp);
     return err;
 }
@@ -381,7 +450,7 @@ static void dec_free(struct dec *d)
     perch__free(d);
 }
 
-static struct dec *dec_new(const perch__cap_reader *walk)
+static struct dec *dec_new(const perch__cap_reader *walk, bool records)
 {
     struct dec *d = perch__calloc(1, sizeof *d);
     if (!d || !(d->r = perch__alloc(sizeof *d->r))) {
@@ -396,8 +465,8 @@ static struct dec *dec_new(const perch__cap_reader *walk)
     d->r->checked_only = walk->checked_only;
     d->r->stacks_elsewhere = true; /* noted in the slot, checked by the walk */
     d->sink.ctx = d;
-    d->sink.sample = collect_sample_ids;
-    d->sink.slice = collect_slice;
+    d->sink.sample = records ? store_sample : collect_sample_ids;
+    d->sink.slice = records ? store_slice : collect_slice;
     d->sink.stack = collect_stack;
     d->r->sink = &d->sink;
     return d;
@@ -417,6 +486,7 @@ void perch__cap_split_stop(struct perch__cap_split *sp)
     for (unsigned i = 0; i < SLOTS; i++) {
         perch__free(sp->slots[i].t);
         perch__free(sp->slots[i].at);
+        perch__free(sp->slots[i].rec);
     }
     dec_free(sp->dec[0]);
     dec_free(sp->dec[1]);
@@ -433,13 +503,19 @@ int perch__cap_split_start(perch__cap_reader *r, uint64_t first, struct perch__c
         return err;
     sp->r = r;
     sp->scan_off = first;
+    sp->records = !r->sink->touch;
     for (unsigned i = 0; i < SLOTS && !err; i++) {
-        sp->slots[i].t = perch__alloc(TOUCH_MAX * sizeof *sp->slots[i].t);
-        sp->slots[i].at = perch__alloc(TOUCH_MAX * sizeof *sp->slots[i].at);
-        err = sp->slots[i].t && sp->slots[i].at ? 0 : PERCH_ENOMEM;
+        struct slot *s = &sp->slots[i];
+        if (sp->records) {
+            err = (s->rec = perch__alloc(REC_BYTES)) ? 0 : PERCH_ENOMEM;
+            continue;
+        }
+        s->t = perch__alloc(TOUCH_MAX * sizeof *s->t);
+        s->at = perch__alloc(TOUCH_MAX * sizeof *s->at);
+        err = s->t && s->at ? 0 : PERCH_ENOMEM;
     }
     for (unsigned i = 0; i < 2 && !err; i++)
-        err = (sp->dec[i] = dec_new(r)) ? 0 : PERCH_ENOMEM;
+        err = (sp->dec[i] = dec_new(r, sp->records)) ? 0 : PERCH_ENOMEM;
     err = err ? err : perch_mutex_create(&sp->mu);
     err = err ? err : perch_cond_create(&sp->cv);
     err = err ? err : perch_thread_start(split_main, sp, "perch-split", &sp->thread);

@@ -4,7 +4,7 @@
  * sink) and stops at the first chunk it cannot trust, saying where and why. Unknown chunk
  * types are skipped. Memory: one payload buffer (at most PERCH_CAPTURE_MAX_CHUNK), the string
  * table (capped), a frame buffer and two branch buffers of fixed size. A sink with a touch
- * callback gets its sample and slice chunks decoded ahead on a second thread
+ * callback or decode_ahead gets its sample and slice chunks decoded ahead on a second thread
  * (read_split.c), with the same stops.
  */
 #include <inttypes.h>
@@ -228,7 +228,7 @@ static int walk_chunks(perch__cap_reader *r, const perch_capture_read_opts *opts
     uint64_t off = s->header_size;
     perch__cap_split *sp = NULL;
     int err;
-    if (r->sink->touch && perch__cap_split_start(r, off, &sp) != 0)
+    if ((r->sink->touch || r->sink->decode_ahead) && perch__cap_split_start(r, off, &sp) != 0)
         sp = NULL; /* one thread */
     for (;;) {
         err = sp ? perch__cap_split_play(sp, off, &ci, &buf, play_chunk)

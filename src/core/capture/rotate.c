@@ -362,8 +362,9 @@ void perch_capture_rotate_sink(perch_capture_rotate *r, perch_sink *sink)
         on_ledger,
         on_stat,
         on_finish,
-        NULL, /* symbol: a file's names come from opts.names */
-        NULL, /* touch */
+        NULL,  /* symbol: a file's names come from opts.names */
+        NULL,  /* touch */
+        false, /* decode_ahead */
     };
     *sink = callbacks;
     sink->ctx = r;

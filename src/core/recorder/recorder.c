@@ -330,8 +330,9 @@ void perch_recorder_sink(perch_recorder *r, perch_sink *sink)
         NULL,
         NULL,
         on_finish,
-        NULL, /* symbol: a snapshot's names come from opts.names */
-        NULL, /* touch */
+        NULL,  /* symbol: a snapshot's names come from opts.names */
+        NULL,  /* touch */
+        false, /* decode_ahead */
     };
     *sink = callbacks;
     sink->ctx = r;
