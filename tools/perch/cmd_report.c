@@ -184,6 +184,13 @@ int perch_cmd_report(int argc, char **argv)
     sink = report_sink;
     if (a.from_ns != 0 || a.to_ns != PERCH_WINDOW_END)
         perch_window_sink(&window, &report_sink, a.from_ns, a.to_ns, &sink);
+    /* a capture's sample and slice chunks decoded on a second thread (docs/report.md) */
+    unsigned threads = 0;
+    if (perch_cli_threads(&threads) < 0) {
+        perch_report_destroy(r);
+        return 1;
+    }
+    sink.decode_ahead = threads != 1;
     int played = perch_cli_play_file("report", a.path, &sink, true);
     rc = played < 0 ? 1 : 0;
     if (rc == 0 && sink.ctx == &window)
