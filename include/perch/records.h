@@ -237,9 +237,11 @@ typedef struct perch_sink {
      * that overrides sample or slice must clear it. */
     int (*touch)(void *ctx, const struct perch_touch_rec *t);
     /* Optional, for a sink whose own work per sample and slice is small beside decoding them
-     * (gecko's sample log): true lets a capture reader decode sample and slice chunks on a
-     * second thread ahead of its walk. Every callback still runs on the caller's thread, with
-     * the same records in the same order, and every stop is the one-thread walk's. */
+     * (gecko's sample log, the report): true lets a capture reader decode sample and slice
+     * chunks (and stack and LBR chunks the sink has no callback for, only to check them) on a
+     * second thread ahead of its walk, reading its input from both threads (capture.h). Every
+     * callback still runs on the caller's thread, with the same records in the same order,
+     * and every stop is the one-thread walk's. Ignored when touch is set. */
     bool decode_ahead;
 } perch_sink;
 

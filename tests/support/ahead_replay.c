@@ -91,9 +91,13 @@ static int counted_read(void *ctx, uint64_t off, void *buf, size_t len, size_t *
     return c->inner.read_at(c->inner.ctx, off, buf, len, got);
 }
 
-void ahead_replay_run(const uint8_t *data, size_t len, bool ahead, size_t refuse, ahead_replay *a)
+void ahead_replay_run(const uint8_t *data, size_t len, bool ahead, size_t refuse, unsigned takes,
+                      ahead_replay *a)
 {
-    perch_sink sink = {.ctx = a, .sample = on_sample, .slice = on_slice, .stack = on_stack};
+    perch_sink sink = {.ctx = a,
+                       .sample = takes & AHEAD_SAMPLES ? on_sample : NULL,
+                       .slice = takes & AHEAD_SLICES ? on_slice : NULL,
+                       .stack = takes & AHEAD_STACKS ? on_stack : NULL};
     struct counted c = {.reads = &a->reads};
     perch_input in;
     memset(a, 0, sizeof *a);

@@ -26,8 +26,13 @@ typedef struct ahead_replay {
     int err; /* what perch_capture_replay_ex returned */
 } ahead_replay;
 
-/* Replays data[0, len) into *a (overwritten), with decode_ahead as ahead; refuse as in the
- * struct. */
-void ahead_replay_run(const uint8_t *data, size_t len, bool ahead, size_t refuse, ahead_replay *a);
+/* The callbacks the sink has (a sink without some is read differently: the split walk keeps
+ * no records for them). */
+enum { AHEAD_SAMPLES = 1, AHEAD_SLICES = 2, AHEAD_STACKS = 4, AHEAD_ALL = 7 };
+
+/* Replays data[0, len) into *a (overwritten), with decode_ahead as ahead, through a sink with
+ * the callbacks `takes` names; refuse as in the struct. */
+void ahead_replay_run(const uint8_t *data, size_t len, bool ahead, size_t refuse, unsigned takes,
+                      ahead_replay *a);
 
 #endif

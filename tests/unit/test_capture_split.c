@@ -10,8 +10,9 @@
  * A sink with decode_ahead (gecko's) gets its sample and slice chunks decoded ahead into
  * arrays of records: replayed into a digest of every field (tests/support/ahead_replay.c), it
  * must get the same records in the same order, all on the caller's thread, and stop alike, for
- * the same captures and a sink that refuses its n-th record. The capture fuzz target runs both
- * comparisons on its inputs.
+ * the same captures, a sink that refuses its n-th record and sinks missing callbacks; the
+ * input's reads tell that the chunks were played from their arrays (or, past REC_BYTES, sent
+ * back). The capture fuzz target runs both comparisons on its inputs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -52,13 +53,17 @@ static int both_ways(const uint8_t *data, size_t len, size_t refuse)
     return stop;
 }
 
-/* Replays data with and without decode_ahead and compares; returns the stop. Fills *reads_more
- * (when not NULL) with whether the split walk read more often (so it ran). */
-static int ahead_both_ways(const uint8_t *data, size_t len, size_t refuse, bool *reads_more)
+/* Replays data with and without decode_ahead and compares; returns the stop. Fills *sent_back
+ * (when not NULL) with the chunks the split walk decoded ahead and then sent back to the
+ * ordinary path, told by its reads: one more than the plain walk's per chunk header its scan
+ * looked at (every chunk's), two more per chunk sent back; -1 when they do not add up (the
+ * split walk did not run). */
+static int ahead_takes(const uint8_t *data, size_t len, size_t refuse, unsigned takes,
+                       int64_t *sent_back)
 {
     ahead_replay one, two;
-    ahead_replay_run(data, len, false, refuse, &one);
-    ahead_replay_run(data, len, true, refuse, &two);
+    ahead_replay_run(data, len, false, refuse, takes, &one);
+    ahead_replay_run(data, len, true, refuse, takes, &two);
     const char *why = synth_status_diff(&one.st, &two.st);
     if (why)
         fail_msg("decode-ahead stops differ in %s: %s / %s", why, one.st.reason, two.st.reason);
@@ -66,9 +71,15 @@ static int ahead_both_ways(const uint8_t *data, size_t len, size_t refuse, bool 
     assert_int_equal(one.records, two.records);
     assert_true(one.digest == two.digest);
     assert_int_equal(one.strays + two.strays, 0); /* every record on the caller's thread */
-    if (reads_more)
-        *reads_more = two.reads > one.reads;
+    int64_t more = (int64_t)(two.reads - one.reads) - (int64_t)one.st.chunks;
+    if (sent_back)
+        *sent_back = more >= 0 && more % 2 == 0 ? more / 2 : -1;
     return one.st.stop;
+}
+
+static int ahead_both_ways(const uint8_t *data, size_t len, size_t refuse, int64_t *sent_back)
+{
+    return ahead_takes(data, len, refuse, AHEAD_ALL, sent_back);
 }
 
 static void test_split_good_and_cut(void **state)
@@ -78,11 +89,11 @@ static void test_split_good_and_cut(void **state)
     (void)state;
     synth_random(&in, 11, 30000);
     uint8_t *data = synth_capture(&in, 4096, &len, NULL);
-    bool ran = false;
+    int64_t sent_back = -1;
     assert_non_null(data);
     assert_int_equal(both_ways(data, len, 0), PERCH_CAPTURE_STOP_END);
-    assert_int_equal(ahead_both_ways(data, len, 0, &ran), PERCH_CAPTURE_STOP_END);
-    assert_true(ran);
+    assert_int_equal(ahead_both_ways(data, len, 0, &sent_back), PERCH_CAPTURE_STOP_END);
+    assert_int_equal(sent_back, 0); /* every sample and slice chunk played from its array */
     for (size_t cut = 64; cut < len; cut += len / 97 + 1) {
         both_ways(data, cut, 0);
         ahead_both_ways(data, cut, 0, NULL);
@@ -107,8 +118,35 @@ static void test_ahead_large_chunks(void **state)
     (void)state;
     synth_random(&in, 13, 120000);
     uint8_t *data = synth_capture(&in, 512u << 10, &len, NULL);
+    int64_t sent_back = -1;
     assert_non_null(data);
-    assert_int_equal(ahead_both_ways(data, len, 0, NULL), PERCH_CAPTURE_STOP_END);
+    assert_int_equal(ahead_both_ways(data, len, 0, &sent_back), PERCH_CAPTURE_STOP_END);
+    assert_true(sent_back > 0); /* some chunks' records passed REC_BYTES */
+    free(data);
+    synth_free(&in);
+}
+
+/* A sink without a sample, slice or stack callback: the split walk keeps no records it has
+ * no callback for (and still checks them, and the stack ids samples name); the same records
+ * and stops, cut captures and refusals included. */
+static void test_ahead_missing_callbacks(void **state)
+{
+    synth_rec in = {0};
+    size_t len = 0;
+    (void)state;
+    synth_random(&in, 17, 6000);
+    uint8_t *data = synth_capture(&in, 4096, &len, NULL);
+    assert_non_null(data);
+    for (unsigned takes = 0; takes < AHEAD_ALL; takes++) {
+        int64_t sent_back = -1;
+        assert_int_equal(ahead_takes(data, len, 0, takes, &sent_back), PERCH_CAPTURE_STOP_END);
+        /* one without stacks gets its stack chunks decoded ahead too: none go back */
+        assert_int_equal(sent_back, 0);
+        for (size_t cut = 64; cut < len; cut += len / 23 + 1)
+            ahead_takes(data, cut, 0, takes, NULL);
+        if (takes & (AHEAD_SAMPLES | AHEAD_SLICES))
+            assert_int_equal(ahead_takes(data, len, 100, takes, NULL), PERCH_CAPTURE_STOP_SINK);
+    }
     free(data);
     synth_free(&in);
 }
@@ -124,7 +162,7 @@ static void test_ahead_sink_refuses(void **state)
     synth_random(&in, 5, 20000);
     uint8_t *data = synth_capture(&in, 4096, &len, NULL);
     assert_non_null(data);
-    ahead_replay_run(data, len, false, 0, &all);
+    ahead_replay_run(data, len, false, 0, AHEAD_ALL, &all);
     assert_int_equal(all.st.stop, PERCH_CAPTURE_STOP_END);
     assert_true(all.data > 20000);
     for (uint64_t n = 1; n <= all.data; n += n < 50 ? 1 : all.data / 211 + 1)
@@ -235,7 +273,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_good_and_cut), cmocka_unit_test(test_split_no_cpu_twice),
         cmocka_unit_test(test_split_sink_refuses), cmocka_unit_test(test_split_damaged),
-        cmocka_unit_test(test_ahead_large_chunks), cmocka_unit_test(test_ahead_sink_refuses),
+        cmocka_unit_test(test_ahead_large_chunks), cmocka_unit_test(test_ahead_missing_callbacks),
+        cmocka_unit_test(test_ahead_sink_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

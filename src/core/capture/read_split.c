@@ -13,14 +13,16 @@
  *
  * Anything out of the ordinary in a chunk decoded ahead -- a read error, a CRC mismatch, a
  * malformed record, more distinct touches than a list holds or more records than REC_BYTES,
- * no memory, stack ids that do not
- * follow the walk's (checked when the walk plays the chunk: only it knows the stacks before)
- * -- sends that chunk back to the walk's ordinary path (reader.c), which reads, checks and
- * decodes it again and stops exactly as the one-thread walk does. A touch the sink refuses is
- * reported by playing the chunk again into a sink that refuses the same record with the same error,
- * so the stop, its offset and its reason are the ordinary path's too. Memory: SLOTS lists of
- * TOUCH_MAX touches or SLOTS record arrays of at most REC_BYTES (what a chunk's records take;
- * ~0.3 MiB for a 64 KiB chunk), and, per decoding thread, a payload buffer and a dedup table.
+ * no memory, stack ids that do not follow the walk's (checked when the walk plays the chunk:
+ * only it knows the stacks before) -- sends that chunk back to the walk's ordinary path
+ * (reader.c), which reads, checks and decodes it again and stops exactly as the one-thread
+ * walk does. A touch or record the sink refuses is reported by playing the chunk again into a
+ * sink that refuses the same record with the same error, so the stop, its offset and its
+ * reason are the ordinary path's too. Memory: SLOTS lists of TOUCH_MAX touches or SLOTS record
+ * arrays of at most REC_BYTES (a record is kept whole, 56 bytes a sample and 112 a slice, so a
+ * 64 KiB chunk's records take 0.4-0.6 MiB on the synthetic traces; a chunk whose records take
+ * more, from a capture with larger chunks or records of under 3.5 or 7 bytes, goes the
+ * ordinary way), and, per decoding thread, a payload buffer and a dedup table.
  */
 #include <string.h>
 
@@ -54,8 +56,8 @@ struct slot {
     unsigned char *rec;
 };
 
-/* One decoding thread's tools: a reader whose sink collects touches, a payload buffer, the
- * dedup table (cells of the generation gen are in use: the index of a distinct touch in cur's
+/* One decoding thread's tools: a reader whose sink collects touches or records, a payload buffer,
+ * the dedup table (cells of the generation gen are in use: the index of a distinct touch in cur's
  * list, and whether it was kept twice). */
 struct dec {
     perch__cap_reader *r;
@@ -190,6 +192,15 @@ static int store_sample(void *ctx, const perch_sample_rec *rec)
 static int store_slice(void *ctx, const perch_slice_rec *rec)
 {
     return store(ctx, rec, sizeof *rec);
+}
+
+/* A sample of a sink with no sample callback: only its stack id is noted (stacks_fit). */
+static int note_sample_id(void *ctx, const perch_sample_rec *rec)
+{
+    struct dec *d = ctx;
+    if (rec->stack_id > d->cur->stack_top)
+        d->cur->stack_top = rec->stack_id;
+    return 0;
 }
 
 /* Whether a chunk decoded ahead keeps the walk's stack ids dense from 1 and defined before a
@@ -341,7 +352,7 @@ static void release(struct perch__cap_split *sp)
 }
 
 /* A sink that refuses record `at` of a chunk with err (and takes the records before it):
- * the ordinary path's stop for a touch the sink refused. */
+ * the ordinary path's stop for a touch or record the sink refused. */
 struct refuse {
     uint64_t seen, at;
     int err;
@@ -465,8 +476,11 @@ static struct dec *dec_new(const perch__cap_reader *walk, bool records)
     d->r->checked_only = walk->checked_only;
     d->r->stacks_elsewhere = true; /* noted in the slot, checked by the walk */
     d->sink.ctx = d;
-    d->sink.sample = records ? store_sample : collect_sample_ids;
-    d->sink.slice = records ? store_slice : collect_slice;
+    /* records of a type the walk's sink takes no callback for are checked, not kept */
+    d->sink.sample = !records             ? collect_sample_ids
+                     : walk->sink->sample ? store_sample
+                                          : note_sample_id;
+    d->sink.slice = !records ? collect_slice : walk->sink->slice ? store_slice : NULL;
     d->sink.stack = collect_stack;
     d->r->sink = &d->sink;
     return d;

@@ -206,7 +206,7 @@ static void account(perch_capture_status *s, const perch_capture_chunk_info *ci)
 }
 
 /* Reads, checks and decodes the chunk at off (with sink in place of r->sink when not NULL:
- * read_split.c's replay of a touch the sink refused). */
+ * read_split.c's replay of a touch or record the sink refused). */
 static int play_chunk(perch__cap_reader *r, perch__cap_buf *buf, uint64_t off,
                       perch_capture_chunk_info *ci, const perch_sink *sink)
 {
