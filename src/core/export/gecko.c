@@ -584,11 +584,22 @@ static int prepare_samples(struct gecko *g, struct gslot *s, const perch__group 
     return err;
 }
 
-/* The thread's strings in the order the writer interned them before the slots: "Running"
- * (when it has marks), each frame's function name (the module is the function's resource,
- * shown as "module!function": not twice; ?!0xaddress outside every module), each resource's
- * module name. */
-static int prepare_names(struct gecko *g, struct gslot *s)
+/* Each resource's lib (the builder's: its lib table grows as it goes). */
+static int prepare_libs(struct gecko *g, struct gslot *s)
+{
+    int err = perch__grow(&g->c->budget, (void **)&s->res_lib, &s->res_lib_cap, s->res_count,
+                          sizeof *s->res_lib);
+    for (size_t i = 0; i < s->res_count && !err; i++)
+        s->res_lib[i] = g->lib_of[s->res_module[i]] - 1;
+    return err;
+}
+
+/* The writer's first step for slot s: the thread's strings, "Running" (when it has marks),
+ * each frame's function name (the module is the function's resource, shown as
+ * "module!function": not twice; ?!0xaddress outside every module), each resource's module
+ * name. On the writer's thread, which has time to spare while the builder prepares the next
+ * groups (and every symbol lookup stays on that one thread). */
+static int name_strings(struct gecko *g, struct gslot *s)
 {
     char name[PERCH_FRAME_NAME_MAX];
     const perch__entities *e = &g->c->ents;
@@ -607,20 +618,17 @@ static int prepare_names(struct gecko *g, struct gslot *s)
         err = perch__intern(&s->strings, b, name, len, &s->func_name[i]);
     }
     if (!err)
-        err = perch__grow(b, (void **)&s->res_lib, &s->res_lib_cap, s->res_count, sizeof *s->res_lib);
-    if (!err)
         err = perch__grow(b, (void **)&s->res_name, &s->res_name_cap, s->res_count,
                           sizeof *s->res_name);
     for (size_t i = 0; i < s->res_count && !err; i++) {
         const perch__module *m = &e->modules[s->res_module[i]];
-        s->res_lib[i] = g->lib_of[s->res_module[i]] - 1;
         err = perch__intern_str(&s->strings, b, perch__str(&e->strings, m->name), &s->res_name[i]);
     }
     return err;
 }
 
 /* perch__samplelog_each_prepared's prepare (the builder's thread): the group's stacks,
- * samples, marks and names into slot. */
+ * samples, marks and libs into slot (the names are the writer's: name_strings). */
 static int prepare_group(void *ctx, const perch__group *grp, size_t slot)
 {
     struct gecko *g = ctx;
@@ -642,7 +650,7 @@ static int prepare_group(void *ctx, const perch__group *grp, size_t slot)
         err = perch__slice_log_stream(g->log, &g->c->budget, first->thread_key, &s->marks,
                                       &s->mark_buf, &s->mark_buf_cap);
     if (!err)
-        err = prepare_names(g, s);
+        err = prepare_libs(g, s);
     return err;
 }
 
@@ -866,7 +874,9 @@ static int write_slot(void *ctx, size_t slot)
     struct gecko *g = ctx;
     struct gslot *s = &g->slot[slot];
     perch_json *w = g->w;
-    int err;
+    int err = name_strings(g, s);
+    if (err)
+        return err;
     perch_json_begin_object(w);
     thread_head_json(g, s);
     samples_json(g, s);
