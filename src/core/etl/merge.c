@@ -3,12 +3,13 @@
  * (event timestamp, cpu). Node 0 holds the winner, the smallest head; nodes 1..k-1 hold the
  * loser of the match played there; stream i's leaf is node k + i. When the winner's stream
  * moves on, its new head replays only the matches on its own leaf-to-root path: one compare
- * per level against a key copied into the node, with selects rather than branches (which
- * head wins a match is a coin toss on interleaved CPUs; a heap's sift-down mispredicted
- * about 1.5 times per record). An exhausted stream stays in the tree with a key above every
- * record's. Keys are distinct (one stream per CPU), so the record picked is the one a heap
- * or a sort would pick: ties between CPUs go to the lower CPU, and inside one CPU file order
- * holds because a stream only ever offers its next record.
+ * per level against a key copied into the node (a heap's sift-down mispredicted about 1.5
+ * times per record). The compare is written for selects, but gcc 12 at -O3 branches on it;
+ * a 128-bit compare that made it branch-free measured no faster (2026-12-06, `bench_stages
+ * read` of the 512 MB synthetic trace, 15 alternating runs). An exhausted stream stays in the
+ * tree with a key above every record's. Keys are distinct (one stream per CPU), so the record
+ * picked is the one a heap or a sort would pick: ties between CPUs go to the lower CPU, and
+ * inside one CPU file order holds because a stream only ever offers its next record.
  */
 #include "etl/reader.h"
 
