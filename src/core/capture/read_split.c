@@ -150,12 +150,19 @@ static int collect_slice(void *ctx, const perch_slice_rec *rec)
 }
 
 /* The decoders ahead cannot check stack ids (the stacks before the chunk are the walk's), so
- * they note what the walk checks when it plays the chunk (stacks_fit). */
-static int collect_sample_ids(void *ctx, const perch_sample_rec *rec)
+ * they note what the walk checks when it plays the chunk (stacks_fit): the highest id a
+ * sample names. This alone is what a sample of a sink with no sample callback leaves. */
+static int note_sample_id(void *ctx, const perch_sample_rec *rec)
 {
     struct dec *d = ctx;
     if (rec->stack_id > d->cur->stack_top)
         d->cur->stack_top = rec->stack_id;
+    return 0;
+}
+
+static int collect_sample_ids(void *ctx, const perch_sample_rec *rec)
+{
+    note_sample_id(ctx, rec);
     return collect_sample(ctx, rec);
 }
 
@@ -183,24 +190,13 @@ static int store(struct dec *d, const void *rec, size_t size)
 
 static int store_sample(void *ctx, const perch_sample_rec *rec)
 {
-    struct dec *d = ctx;
-    if (rec->stack_id > d->cur->stack_top)
-        d->cur->stack_top = rec->stack_id;
-    return store(d, rec, sizeof *rec);
+    note_sample_id(ctx, rec);
+    return store(ctx, rec, sizeof *rec);
 }
 
 static int store_slice(void *ctx, const perch_slice_rec *rec)
 {
     return store(ctx, rec, sizeof *rec);
-}
-
-/* A sample of a sink with no sample callback: only its stack id is noted (stacks_fit). */
-static int note_sample_id(void *ctx, const perch_sample_rec *rec)
-{
-    struct dec *d = ctx;
-    if (rec->stack_id > d->cur->stack_top)
-        d->cur->stack_top = rec->stack_id;
-    return 0;
 }
 
 /* Whether a chunk decoded ahead keeps the walk's stack ids dense from 1 and defined before a
