@@ -116,9 +116,11 @@ static void test_format_table(void **state)
     assert_int_equal(perch_export_passes(PERCH_EXPORT_FORMAT_COUNT), 0);
     assert_false(perch_export_relay_pass(PERCH_EXPORT_CHROME, 0));
     assert_false(perch_export_relay_pass(PERCH_EXPORT_CHROME, 1));
-    assert_true(perch_export_relay_pass(PERCH_EXPORT_PPROF, 0));
-    assert_false(perch_export_relay_pass(PERCH_EXPORT_PPROF, 1)); /* it has one pass */
+    assert_true(perch_export_relay_pass(PERCH_EXPORT_FOLDED, 0));
+    assert_false(perch_export_relay_pass(PERCH_EXPORT_FOLDED, 1)); /* it has one pass */
     assert_false(perch_export_relay_pass(PERCH_EXPORT_GECKO, 0));
+    assert_false(perch_export_relay_pass(PERCH_EXPORT_PPROF, 0)); /* decoded ahead instead */
+    assert_false(perch_export_relay_pass(PERCH_EXPORT_SPEEDSCOPE, 0));
     assert_false(perch_export_relay_pass(PERCH_EXPORT_FORMAT_COUNT, 0));
     assert_null(perch_export_format_name(PERCH_EXPORT_FORMAT_COUNT));
 }

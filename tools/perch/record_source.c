@@ -6,8 +6,10 @@
  * A capture's replay (read, CRC, decode) runs on the calling thread and the exporter's sink
  * on a thread of its own behind a sink relay (perch_sink_relay_start): the same records in
  * the same order, so the same output, on two cores; except the replays the caller names
- * (perch_record_source_unrelayed: chrome's, which gain nothing from it). PERCH_THREADS=1
- * keeps both on one thread. An .etl needs no relay: its pipeline already has a reader thread.
+ * (perch_record_source_unrelayed: chrome's, which gain nothing from it, and gecko's, pprof's
+ * and speedscope's, whose capture is decoded ahead instead: perch_sink.decode_ahead).
+ * PERCH_THREADS=1 keeps both on one thread. An .etl needs no relay: its pipeline already has
+ * a reader thread.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -68,10 +68,14 @@ unsigned perch_export_passes(perch_export_format fmt)
  * "Threads"): chrome's pass 1 only gathers entities, and on two cores its pass 2 runs no
  * faster behind a relay while it takes the core the output's writes need; gecko's sink only
  * appends a few varints per sample and slice, less work than the relay's copy of its records
- * (at 512 MB the replay thread spent ~350 ms copying against the sink's ~240 ms). */
+ * (at 512 MB the replay thread spent ~350 ms copying against the sink's ~240 ms); gecko,
+ * pprof and speedscope ran faster with their capture decoded ahead instead
+ * (perch_sink.decode_ahead, set by perch__collect_bind). Folded keeps its relay. */
 static const uint32_t unrelayed[PERCH_EXPORT_FORMAT_COUNT] = {
     [PERCH_EXPORT_CHROME] = 3u,
     [PERCH_EXPORT_GECKO] = UINT32_MAX,
+    [PERCH_EXPORT_PPROF] = UINT32_MAX,
+    [PERCH_EXPORT_SPEEDSCOPE] = UINT32_MAX,
 };
 
 bool perch_export_relay_pass(perch_export_format fmt, unsigned pass)

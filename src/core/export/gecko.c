@@ -956,7 +956,6 @@ static void gecko_bind(void *state, unsigned pass, perch_sink *sink)
     perch__collect_bind(&st->base, sink); /* ctx = &st->base == st */
     sink->slice = on_slice;
     sink->counters = on_counters;
-    sink->decode_ahead = st->base.opt.threads != 1; /* its log takes less than the decode */
 }
 
 static int gecko_create(const perch_export_options *opt, perch_output *out, void **state)
