@@ -187,6 +187,40 @@ static void test_pass_order_and_limits(void **state)
     free(perch_output_memory_take(&mem, &len));
 }
 
+/* Whether each pass's sink asks for its capture decoded ahead (perch_sink.decode_ahead), with
+ * the default threads and with one: chrome's second pass does not (it already shares the second
+ * core with its formatter and output threads, and ran slower with it), nor does one thread. */
+static bool pass_decoded_ahead(perch_export_format fmt, unsigned threads, unsigned pass)
+{
+    perch_memory_out mem;
+    perch_output out;
+    perch_exporter *exp = NULL;
+    perch_export_options opt;
+    perch_sink sink;
+    size_t len;
+    perch_export_options_init(&opt);
+    opt.threads = threads;
+    perch_output_memory(&out, &mem, 1 << 20);
+    assert_int_equal(perch_exporter_create(fmt, &opt, &out, &exp), 0);
+    for (unsigned i = 0; i <= pass; i++)
+        assert_int_equal(perch_exporter_sink(exp, i, &sink), 0);
+    perch_exporter_destroy(exp);
+    free(perch_output_memory_take(&mem, &len));
+    return sink.decode_ahead;
+}
+
+static void test_decode_ahead_table(void **state)
+{
+    (void)state;
+    assert_true(pass_decoded_ahead(PERCH_EXPORT_GECKO, 0, 0));
+    assert_true(pass_decoded_ahead(PERCH_EXPORT_PPROF, 0, 0));
+    assert_true(pass_decoded_ahead(PERCH_EXPORT_SPEEDSCOPE, 0, 0));
+    assert_false(pass_decoded_ahead(PERCH_EXPORT_CHROME, 0, 1));
+    for (unsigned f = 0; f < PERCH_EXPORT_FORMAT_COUNT; f++)
+        for (unsigned pass = 0; pass < perch_export_passes(f); pass++)
+            assert_false(pass_decoded_ahead(f, 1, pass));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_pmc_source),
         cmocka_unit_test(test_format_table),
         cmocka_unit_test(test_pass_order_and_limits),
+        cmocka_unit_test(test_decode_ahead_table),
         cmocka_unit_test(test_stack_id_twice_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
