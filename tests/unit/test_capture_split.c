@@ -109,20 +109,55 @@ static void test_split_good_and_cut(void **state)
     synth_free(&in);
 }
 
-/* Chunks of 512 KiB: a chunk whose records pass a slot's array (REC_BYTES) goes the ordinary
- * way, the rest are played from their arrays; the records are the same either way. */
+/* on_chunk: the most bytes one sample or slice chunk's records take decoded (whole records). */
+static int note_chunk(void *ctx, const perch_capture_chunk_info *ci)
+{
+    uint64_t *most = ctx, size = ci->type == PERCH_CHUNK_SAMPLE  ? sizeof(perch_sample_rec)
+                                 : ci->type == PERCH_CHUNK_SLICE ? sizeof(perch_slice_rec)
+                                                                 : 0;
+    if (ci->records * size > *most)
+        *most = ci->records * size;
+    return 0;
+}
+
+static uint64_t most_record_bytes(const uint8_t *data, size_t len)
+{
+    uint64_t most = 0;
+    perch_input in;
+    perch_sink sink = {0};
+    perch_capture_status st;
+    perch_capture_read_opts opts = {sizeof opts, note_chunk, &most, false, false};
+    perch_input_memory(&in, data, len);
+    assert_int_equal(perch_capture_replay_ex(&in, &sink, &opts, &st), 0);
+    perch_input_close(&in);
+    return most;
+}
+
+/* Large chunks: the records of the chunks decoded ahead share a ring of 4 MiB (RING_BYTES),
+ * so a chunk is played from it whenever its records fit the ring, even chunks of 512 KiB whose
+ * records took 3.5 MiB (a slot held at most 1 MiB before); the largest chunks, whose records
+ * need more than the ring, go the ordinary way at once, without being decoded twice (a chunk
+ * sent back would count). The records are the same either way. */
 static void test_ahead_large_chunks(void **state)
 {
+    static const uint32_t sizes[] = {256u << 10, 512u << 10, PERCH_CAPTURE_MAX_CHUNK - 30};
     synth_rec in = {0};
-    size_t len = 0;
     (void)state;
     synth_random(&in, 13, 120000);
-    uint8_t *data = synth_capture(&in, 512u << 10, &len, NULL);
-    int64_t sent_back = -1;
-    assert_non_null(data);
-    assert_int_equal(ahead_both_ways(data, len, 0, &sent_back), PERCH_CAPTURE_STOP_END);
-    assert_true(sent_back > 0); /* some chunks' records passed REC_BYTES */
-    free(data);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t len = 0;
+        int64_t sent_back = -1;
+        uint8_t *data = synth_capture(&in, sizes[i], &len, NULL);
+        assert_non_null(data);
+        uint64_t most = most_record_bytes(data, len);
+        if (i == 1)
+            assert_true(most > (1u << 20) && most <= (4u << 20));
+        if (i == 2)
+            assert_true(most > (4u << 20));
+        assert_int_equal(ahead_both_ways(data, len, 0, &sent_back), PERCH_CAPTURE_STOP_END);
+        assert_int_equal(sent_back, 0);
+        free(data);
+    }
     synth_free(&in);
 }
 

@@ -12,17 +12,24 @@
  * same order, less repeats that change nothing, or exactly its records.
  *
  * Anything out of the ordinary in a chunk decoded ahead -- a read error, a CRC mismatch, a
- * malformed record, more distinct touches than a list holds or more records than REC_BYTES,
- * no memory, stack ids that do not follow the walk's (checked when the walk plays the chunk:
- * only it knows the stacks before) -- sends that chunk back to the walk's ordinary path
- * (reader.c), which reads, checks and decodes it again and stops exactly as the one-thread
- * walk does. A touch or record the sink refuses is reported by playing the chunk again into a
- * sink that refuses the same record with the same error, so the stop, its offset and its
- * reason are the ordinary path's too. Memory: SLOTS lists of TOUCH_MAX touches or SLOTS record
- * arrays of at most REC_BYTES (a record is kept whole, 56 bytes a sample and 112 a slice, so a
- * 64 KiB chunk's records take 0.4-0.6 MiB on the synthetic traces; a chunk whose records take
- * more, from a capture with larger chunks or records of under 3.5 or 7 bytes, goes the
- * ordinary way), and, per decoding thread, a payload buffer and a dedup table.
+ * malformed record (more records than the chunk's count says included), more distinct touches
+ * than a list holds, no memory, stack ids that do not follow the walk's (checked when the walk
+ * plays the chunk: only it knows the stacks before) -- sends that chunk back to the walk's
+ * ordinary path (reader.c), which reads, checks and decodes it again and stops exactly as the
+ * one-thread walk does. A chunk whose records need more than the whole ring (below) goes the
+ * ordinary way at once, decoded once. A touch or record the sink refuses is reported by playing
+ * the chunk again into a sink that refuses the same record with the same error, so the stop,
+ * its offset and its reason are the ordinary path's too.
+ *
+ * Memory: SLOTS lists of TOUCH_MAX touches, or for decode-ahead one ring of RING_BYTES that
+ * the slots' record arrays share: the scan reads each chunk's record count with its header
+ * and reserves count times the record's size (records are kept whole, 56 bytes a sample and
+ * 112 a slice) in file order, and the walk frees them in the same order as it plays the
+ * chunks; a scan that finds no room waits for the walk to release a slot. A 64 KiB chunk's
+ * records take 0.4-1 MiB on the synthetic and real traces (the ring holds four to eight of
+ * them), a 256 KiB chunk's up to about 3.5 MiB; only chunks whose records pass 4 MiB (most
+ * chunks of 1 MiB) are not decoded ahead. And, per decoding thread, a payload buffer and a
+ * dedup table.
  */
 #include <string.h>
 
@@ -35,7 +42,7 @@
 #define SLOTS     8u    /* chunks decoded ahead of the walk at most */
 #define TOUCH_MAX 2048u /* distinct touches a chunk's list holds; past it: the ordinary path */
 #define TABLE     4096u /* the dedup table (a power of two, at least twice TOUCH_MAX) */
-#define REC_BYTES (1u << 20) /* a slot's records at most (decode-ahead); past it: ordinary */
+#define RING_BYTES (4u << 20) /* decode-ahead: the records of the chunks ahead, at most */
 
 enum { FREE, BUSY, DONE, REDO };
 
@@ -52,8 +59,12 @@ struct slot {
     uint32_t n; /* touches in t, or records in rec */
     perch_touch_rec *t;
     uint64_t *at; /* the record of each touch's first occurrence in the chunk */
-    /* decode-ahead: the chunk's samples or slices (by type), every record in chunk order */
+    /* decode-ahead: the chunk's samples or slices (by type), every record in chunk order, in
+     * rec_cap bytes of the ring reserved when the chunk was scanned, up to ring position
+     * rec_end */
     unsigned char *rec;
+    size_t rec_cap;
+    uint64_t rec_end;
 };
 
 /* One decoding thread's tools: a reader whose sink collects touches or records, a payload buffer,
@@ -75,12 +86,21 @@ struct dec {
 
 struct perch__cap_split {
     perch__cap_reader *r; /* the walk's */
+    /* the walk's sink, as the scan (on either thread) looks at it: r->sink itself is swapped
+     * by the walk's thread while it plays a refused chunk again (reader.c's play_chunk) */
+    const perch_sink *sink;
     perch_mutex *mu;
     perch_cond *cv;
     perch_thread *thread;
     uint64_t scan_off; /* the next chunk header to look at */
     bool scan_end, stop;
     bool records;         /* decode-ahead: slots hold records (rec), not touches (t, at) */
+    unsigned char *ring;  /* decode-ahead: RING_BYTES shared by the slots, reserved in file order */
+    uint64_t ring_head, ring_tail; /* positions: released up to head, reserved up to tail */
+    /* the header at scan_off and its payload's first bytes, read by a scan that then waited for
+     * room in the ring (held: the next scan takes them instead of reading them again) */
+    uint8_t held_hdr[CAP_CHUNK_HEADER + CAP_VARINT_MAX];
+    bool held;
     unsigned head, count; /* the slots in file order, from head */
     struct slot slots[SLOTS];
     struct dec *dec[2]; /* [0] the second thread's, [1] the walk's */
@@ -177,12 +197,13 @@ static int collect_stack(void *ctx, const perch_stack_rec *rec)
     return 0;
 }
 
-/* Appends a record of size bytes to the chunk's array; past REC_BYTES the chunk goes the
+/* Appends a record of size bytes to the chunk's array; past the room reserved for the count the
+ * chunk declares (a chunk that holds more records than it says is malformed) the chunk goes the
  * ordinary way. */
 static int store(struct dec *d, const void *rec, size_t size)
 {
     struct slot *s = d->cur;
-    if ((size_t)(s->n + 1) * size > REC_BYTES)
+    if ((size_t)(s->n + 1) * size > s->rec_cap)
         return PERCH_ELIMIT;
     memcpy(s->rec + (size_t)s->n++ * size, rec, size);
     return 0;
@@ -242,32 +263,90 @@ static int decode_slot(struct dec *d, struct slot *s)
     return DONE;
 }
 
-/* Looks at chunk headers past the last slot (under mu) while a slot is free; a header the
- * walk would refuse, the end chunk or the end of the input ends the scan. */
+/* The bytes a decode-ahead slot needs for the records of a chunk of type whose payload starts
+ * with prefix (n bytes): its declared count times the record's size, 0 for a type whose
+ * records are not kept (no callback, or a stack or LBR chunk), UINT64_MAX for a count that
+ * cannot be read or whose records would pass the ring (the chunk goes the ordinary way). */
+static uint64_t records_need(const struct perch__cap_split *sp, uint32_t type,
+                             const uint8_t *prefix, size_t n)
+{
+    const perch_sink *sink = sp->sink;
+    size_t size = type == PERCH_CHUNK_SAMPLE && sink->sample ? sizeof(perch_sample_rec)
+                  : type == PERCH_CHUNK_SLICE && sink->slice ? sizeof(perch_slice_rec)
+                                                             : 0;
+    if (!sp->records || size == 0)
+        return 0;
+    perch__cap_cursor c;
+    cap_cursor_init(&c, prefix, n);
+    uint64_t count = cap_get_varint_slow(&c);
+    return c.error || count > RING_BYTES / size ? UINT64_MAX : count * size;
+}
+
+/* Reserves need bytes of the ring for slot s, contiguous (a reservation that would cross the
+ * ring's end starts at its beginning instead, the bytes skipped counted as used until the head
+ * passes them); false when they are not free yet. need is at most RING_BYTES, and an empty
+ * ring (every reservation released) starts again at its beginning, so a scan that waits for
+ * room always has a slot with a reservation before it, for the walk to release. */
+static bool reserve_records(struct perch__cap_split *sp, struct slot *s, uint64_t need)
+{
+    if (sp->ring_head == sp->ring_tail && sp->ring_tail % RING_BYTES != 0)
+        sp->ring_head = sp->ring_tail += RING_BYTES - sp->ring_tail % RING_BYTES;
+    uint64_t pos = sp->ring_tail, at = pos % RING_BYTES;
+    if (at + need > RING_BYTES)
+        pos += RING_BYTES - at;
+    if (pos + need - sp->ring_head > RING_BYTES)
+        return false;
+    s->rec = sp->ring + pos % RING_BYTES;
+    s->rec_cap = (size_t)need;
+    s->rec_end = sp->ring_tail = pos + need;
+    return true;
+}
+
+/* Looks at chunk headers past the last slot (under mu) while a slot is free (and, decoding
+ * ahead, the ring has room for the chunk's records); a header the walk would refuse, the end
+ * chunk or the end of the input ends the scan. The header is read with the first bytes of the
+ * payload, its record count. */
 static void scan(struct perch__cap_split *sp)
 {
     const perch_input *in = sp->r->in;
     while (!sp->scan_end && sp->count < SLOTS) {
-        uint8_t hdr[CAP_CHUNK_HEADER];
+        const uint8_t *hdr = sp->held_hdr;
         uint64_t left = in->size - sp->scan_off;
-        if (left < CAP_CHUNK_HEADER ||
-            perch_input_read_exact(in, sp->scan_off, hdr, sizeof hdr) != 0) {
+        size_t prefix = left < CAP_CHUNK_HEADER + CAP_VARINT_MAX
+                            ? (size_t)(left < CAP_CHUNK_HEADER ? 0 : left - CAP_CHUNK_HEADER)
+                            : CAP_VARINT_MAX;
+        if (!sp->held &&
+            (left < CAP_CHUNK_HEADER || perch_input_read_exact(in, sp->scan_off, sp->held_hdr,
+                                                               CAP_CHUNK_HEADER + prefix) != 0)) {
             sp->scan_end = true;
             break;
         }
+        sp->held = false;
         uint32_t type = (uint32_t)cap_load_le(hdr, 2), len = (uint32_t)cap_load_le(hdr + 4, 4);
         if (len > PERCH_CAPTURE_MAX_CHUNK || left - CAP_CHUNK_HEADER < len ||
             type == PERCH_CHUNK_END) {
             sp->scan_end = true;
             break;
         }
-        if (split_type(sp->r->sink, type)) {
-            struct slot *s = &sp->slots[(sp->head + sp->count++) % SLOTS];
+        if (split_type(sp->sink, type)) {
+            struct slot *s = &sp->slots[(sp->head + sp->count) % SLOTS];
+            uint64_t need =
+                records_need(sp, type, hdr + CAP_CHUNK_HEADER, prefix < len ? prefix : len);
+            s->state = FREE;
+            s->rec = NULL;
+            s->rec_cap = 0;
+            s->rec_end = sp->ring_tail;
+            if (need == UINT64_MAX)
+                s->state = REDO; /* more records than the ring holds: the ordinary path */
+            else if (need > 0 && !reserve_records(sp, s, need)) {
+                sp->held = true; /* the ring is full: scanned again when a slot is released */
+                break;
+            }
+            sp->count++;
             s->off = sp->scan_off;
             s->type = type;
             s->flags = (uint32_t)cap_load_le(hdr + 2, 2);
             s->len = len;
-            s->state = FREE;
         }
         sp->scan_off += CAP_CHUNK_HEADER + (uint64_t)len;
     }
@@ -340,6 +419,8 @@ static struct slot *slot_at(struct perch__cap_split *sp, uint64_t off)
 static void release(struct perch__cap_split *sp)
 {
     perch_mutex_lock(sp->mu);
+    if (sp->slots[sp->head].rec_end > sp->ring_head) /* not a slot scanned before a restart */
+        sp->ring_head = sp->slots[sp->head].rec_end;
     sp->head = (sp->head + 1) % SLOTS;
     sp->count--;
     scan(sp);
@@ -496,8 +577,8 @@ void perch__cap_split_stop(struct perch__cap_split *sp)
     for (unsigned i = 0; i < SLOTS; i++) {
         perch__free(sp->slots[i].t);
         perch__free(sp->slots[i].at);
-        perch__free(sp->slots[i].rec);
     }
+    perch__free(sp->ring);
     dec_free(sp->dec[0]);
     dec_free(sp->dec[1]);
     perch_cond_destroy(sp->cv);
@@ -512,14 +593,13 @@ int perch__cap_split_start(perch__cap_reader *r, uint64_t first, struct perch__c
     if (err)
         return err;
     sp->r = r;
+    sp->sink = r->sink;
     sp->scan_off = first;
     sp->records = !r->sink->touch;
-    for (unsigned i = 0; i < SLOTS && !err; i++) {
+    if (sp->records)
+        err = (sp->ring = perch__alloc(RING_BYTES)) ? 0 : PERCH_ENOMEM;
+    for (unsigned i = 0; i < SLOTS && !err && !sp->records; i++) {
         struct slot *s = &sp->slots[i];
-        if (sp->records) {
-            err = (s->rec = perch__alloc(REC_BYTES)) ? 0 : PERCH_ENOMEM;
-            continue;
-        }
         s->t = perch__alloc(TOUCH_MAX * sizeof *s->t);
         s->at = perch__alloc(TOUCH_MAX * sizeof *s->at);
         err = s->t && s->at ? 0 : PERCH_ENOMEM;

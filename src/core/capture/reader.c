@@ -212,9 +212,9 @@ static int play_chunk(perch__cap_reader *r, perch__cap_buf *buf, uint64_t off,
 {
     const perch_sink *own = r->sink;
     int err = next_chunk(r, buf, off, ci);
-    if (err)
-        return err;
-    r->sink = sink ? sink : own;
+    if (err || !sink)
+        return err ? err : deliver(r, ci, buf);
+    r->sink = sink;
     err = deliver(r, ci, buf);
     r->sink = own;
     return err;
