@@ -84,11 +84,16 @@ struct counted {
     uint64_t *reads;
 };
 
+void (*ahead_replay_tamper)(uint64_t off, void *buf, size_t len);
+
 static int counted_read(void *ctx, uint64_t off, void *buf, size_t len, size_t *got)
 {
     struct counted *c = ctx;
     __atomic_fetch_add(c->reads, 1, __ATOMIC_RELAXED);
-    return c->inner.read_at(c->inner.ctx, off, buf, len, got);
+    int err = c->inner.read_at(c->inner.ctx, off, buf, len, got);
+    if (!err && ahead_replay_tamper)
+        ahead_replay_tamper(off, buf, *got);
+    return err;
 }
 
 void ahead_replay_run(const uint8_t *data, size_t len, bool ahead, size_t refuse, unsigned takes,

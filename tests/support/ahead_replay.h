@@ -35,4 +35,8 @@ enum { AHEAD_SAMPLES = 1, AHEAD_SLICES = 2, AHEAD_STACKS = 4, AHEAD_ALL = 7 };
 void ahead_replay_run(const uint8_t *data, size_t len, bool ahead, size_t refuse, unsigned takes,
                       ahead_replay *a);
 
+/* Test hook: when set, called on the bytes of every read (from any thread) before they are
+ * returned, to model an input whose bytes differ from one read to the next. */
+extern void (*ahead_replay_tamper)(uint64_t off, void *buf, size_t len);
+
 #endif

@@ -11,8 +11,9 @@
  * arrays of records: replayed into a digest of every field (tests/support/ahead_replay.c), it
  * must get the same records in the same order, all on the caller's thread, and stop alike, for
  * the same captures, a sink that refuses its n-th record and sinks missing callbacks; the
- * input's reads tell that the chunks were played from their arrays (or, past REC_BYTES, sent
- * back). The capture fuzz target runs both comparisons on its inputs.
+ * input's reads tell that the chunks were played from their arrays (or sent back: a chunk
+ * whose count understated its records, test_ahead_count_lies). The capture fuzz target runs
+ * both comparisons on its inputs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -303,13 +304,74 @@ static void test_split_damaged(void **state)
     synth_free(&in);
 }
 
+/* An input whose scan read (chunk header + CAP_VARINT_MAX bytes at a chunk's offset) says a
+ * sample or slice chunk holds 1 record when it holds more (same varint length, non-canonical):
+ * the ring reservation is then too small; store() must refuse past it (the chunk goes the
+ * ordinary way) instead of writing over the next chunks' records or past the ring. */
+static uint64_t lie_off[4096];
+static size_t lie_n;
+
+static void lie_count(uint64_t off, void *buf, size_t len)
+{
+    if (len != CAP_CHUNK_HEADER + CAP_VARINT_MAX)
+        return;
+    for (size_t i = 0; i < lie_n; i++)
+        if (lie_off[i] == off) {
+            uint8_t *p = (uint8_t *)buf + CAP_CHUNK_HEADER;
+            size_t k = 0;
+            while (p[k] & 0x80)
+                k++;
+            for (size_t j = 0; j <= k; j++)
+                p[j] = j == 0 ? (k ? 0x81 : 0x01) : j < k ? 0x80 : 0x00;
+            return;
+        }
+}
+
+static void test_ahead_count_lies(void **state)
+{
+    static const uint32_t sizes[] = {4096, 64u << 10, 256u << 10};
+    synth_rec in = {0};
+    (void)state;
+    synth_random(&in, 19, 60000);
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        size_t len = 0;
+        int64_t sent_back = -1;
+        uint8_t *data = synth_capture(&in, sizes[z], &len, NULL);
+        assert_non_null(data);
+        lie_n = 0;
+        size_t cand = 0, off = (size_t)data[12] | (size_t)data[13] << 8;
+        for (; off + CAP_CHUNK_HEADER <= len && lie_n < 4096;) {
+            uint32_t type = data[off] | (uint32_t)data[off + 1] << 8;
+            uint32_t plen = (uint32_t)cap_load_le(data + off + 4, 4);
+            perch__cap_cursor c;
+            cap_cursor_init(&c, data + off + CAP_CHUNK_HEADER, plen);
+            uint64_t count = type == PERCH_CHUNK_SAMPLE || type == PERCH_CHUNK_SLICE
+                                 ? cap_get_varint_slow(&c)
+                                 : 0;
+            if (count >= 2 && !c.error && cand++ % 2 == 0) /* every other one tells the truth */
+                lie_off[lie_n++] = off;
+            off += CAP_CHUNK_HEADER + plen;
+        }
+        size_t lied = lie_n;
+        ahead_replay_tamper = lie_count;
+        int stop = ahead_both_ways(data, len, 0, &sent_back);
+        ahead_replay_tamper = NULL;
+        assert_int_equal(stop, PERCH_CAPTURE_STOP_END);
+        /* every chunk whose count was understated was decoded ahead, refused past its room and
+         * sent back */
+        assert_int_equal(sent_back, lied);
+        free(data);
+    }
+    synth_free(&in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_good_and_cut), cmocka_unit_test(test_split_no_cpu_twice),
         cmocka_unit_test(test_split_sink_refuses), cmocka_unit_test(test_split_damaged),
         cmocka_unit_test(test_ahead_large_chunks), cmocka_unit_test(test_ahead_missing_callbacks),
-        cmocka_unit_test(test_ahead_sink_refuses),
+        cmocka_unit_test(test_ahead_sink_refuses), cmocka_unit_test(test_ahead_count_lies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
