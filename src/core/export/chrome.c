@@ -400,6 +400,7 @@ static void chrome_bind(void *state, unsigned pass, perch_sink *sink)
     sink->process = NULL;
     sink->thread = NULL;
     sink->module = NULL;
+    sink->symbol = NULL; /* pass 1 took them: again, they would add every name twice */
     sink->stack = on_stack;
     sink->slice = on_slice;
     sink->sample = on_sample;
