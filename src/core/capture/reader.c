@@ -212,8 +212,10 @@ static int play_chunk(perch__cap_reader *r, perch__cap_buf *buf, uint64_t off,
 {
     const perch_sink *own = r->sink;
     int err = next_chunk(r, buf, off, ci);
-    if (err || !sink)
-        return err ? err : deliver(r, ci, buf);
+    if (err)
+        return err;
+    if (!sink)
+        return deliver(r, ci, buf);
     r->sink = sink;
     err = deliver(r, ci, buf);
     r->sink = own;
