@@ -8,6 +8,14 @@
 # the count in its summary), so a retried start is never silent. Any run that printed
 # something, or a second start that fails, ends the test with its own exit status.
 # Output is kept in temporary files and copied out when the program ends (stdout, then stderr).
+# With --quiet first (the CLI scripts' programs, tests/CMakeLists.txt's PERCH_WINE_RUN, whose
+# stderr the scripts compare line by line) the retry goes only to $PERCH_WINE_RETRY_LOG when
+# that is set, and to stderr otherwise.
+quiet=
+if [ "${1:-}" = --quiet ]; then
+    quiet=1
+    shift
+fi
 
 out=$(mktemp) || exit 125
 err=$(mktemp) || exit 125
@@ -32,7 +40,7 @@ run_once "$@"
 rc=$?
 if [ "$rc" -ne 0 ] && [ ! -s "$out" ] && [ ! -s "$err" ]; then
     line="wine-test-run: $1 exited $rc with no output (Wine did not start it); started again"
-    echo "$line" >&2
+    [ -n "$quiet" ] && [ -n "${PERCH_WINE_RETRY_LOG:-}" ] || echo "$line" >&2
     if [ -n "${PERCH_WINE_RETRY_LOG:-}" ]; then
         echo "$(date -u +%FT%TZ) $line" >>"$PERCH_WINE_RETRY_LOG"
     fi

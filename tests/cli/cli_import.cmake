@@ -5,7 +5,7 @@ set(import_dir ${CMAKE_CURRENT_BINARY_DIR}/import)
 file(MAKE_DIRECTORY ${import_dir})
 set(import_perch "$<TARGET_FILE:perch>")
 if(CMAKE_CROSSCOMPILING_EMULATOR)
-    set(import_perch "${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:perch>")
+    set(import_perch "${PERCH_WINE_RUN} $<TARGET_FILE:perch>")
 endif()
 
 # perch_import_roundtrip(name etl [seed]): imports etl (written by perch synth with seed when

@@ -4,8 +4,8 @@ set(partial_dir ${CMAKE_CURRENT_BINARY_DIR}/partial)
 set(partial_perch "$<TARGET_FILE:perch>")
 set(partial_cut "$<TARGET_FILE:capture_sample>")
 if(CMAKE_CROSSCOMPILING_EMULATOR)
-    set(partial_perch "${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:perch>")
-    set(partial_cut "${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:capture_sample>")
+    set(partial_perch "${PERCH_WINE_RUN} $<TARGET_FILE:perch>")
+    set(partial_cut "${PERCH_WINE_RUN} $<TARGET_FILE:capture_sample>")
 endif()
 add_test(NAME cli.partial_input
          COMMAND ${CMAKE_COMMAND} "-DPERCH=${partial_perch}" "-DCUT=${partial_cut}"

@@ -31,7 +31,7 @@ perch_cli_test(report_text_cpu_estimate
 # A synthetic trace has context switches: the column is measured, not estimated.
 set(cpu_perch "$<TARGET_FILE:perch>")
 if(CMAKE_CROSSCOMPILING_EMULATOR)
-    set(cpu_perch "${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:perch>")
+    set(cpu_perch "${PERCH_WINE_RUN} $<TARGET_FILE:perch>")
 endif()
 add_test(NAME cli.report_text_cpu_measured
          COMMAND ${CMAKE_COMMAND} "-DPERCH=${cpu_perch}"

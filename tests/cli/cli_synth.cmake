@@ -15,7 +15,7 @@ perch_cli_test(synth_stats_json "\"samples_with_stack\":[1-9][0-9]*,.*\"synth\":
 # updates it here (and says so in docs/synth.md).
 set(synth_perch "$<TARGET_FILE:perch>")
 if(CMAKE_CROSSCOMPILING_EMULATOR)
-    set(synth_perch "${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:perch>")
+    set(synth_perch "${PERCH_WINE_RUN} $<TARGET_FILE:perch>")
 endif()
 add_test(NAME cli.synth_same_bytes_everywhere
          COMMAND ${CMAKE_COMMAND} "-DPERCH=${synth_perch}"
