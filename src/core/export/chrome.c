@@ -393,9 +393,6 @@ static void chrome_bind(void *state, unsigned pass, perch_sink *sink)
         sink->touch = c->base.opt.threads == 1 ? NULL : on_touch1; /* samples decoded ahead */
         return;
     }
-    /* pass 2's sink already shares the second core with the formatter and the output thread;
-     * decoding its chunks ahead as well made it slower (docs/exports.md, "Threads") */
-    sink->decode_ahead = false;
     sink->trace_info = on_info2;
     sink->process = NULL;
     sink->thread = NULL;

@@ -114,9 +114,6 @@ void perch__collect_bind(perch__collect *c, perch_sink *sink)
     sink->sample = on_sample;
     sink->finish = on_finish;
     sink->symbol = on_symbol;
-    /* a capture replayed into this sink itself (no relay: export.c's unrelayed) is decoded
-     * ahead on a second thread; the callbacks stay on the replay's thread */
-    sink->decode_ahead = c->opt.threads != 1;
 }
 
 int perch__collect_create(const perch_export_options *opt, perch_output *out, void **state,

@@ -14,6 +14,7 @@ struct perch_exporter {
     const perch__format *fmt;
     void *state;
     unsigned next_pass;
+    bool threads; /* opt->threads != 1: a one-pass format's capture is decoded ahead */
 };
 
 static const perch__format *const formats[PERCH_EXPORT_FORMAT_COUNT] = {
@@ -70,7 +71,7 @@ unsigned perch_export_passes(perch_export_format fmt)
  * appends a few varints per sample and slice, less work than the relay's copy of its records
  * (at 512 MB the replay thread spent ~350 ms copying against the sink's ~240 ms); gecko,
  * pprof and speedscope ran faster with their capture decoded ahead instead
- * (perch_sink.decode_ahead, set by perch__collect_bind). Folded keeps its relay. */
+ * (perch_sink.decode_ahead, set by perch_exporter_sink). Folded keeps its relay. */
 static const uint32_t unrelayed[PERCH_EXPORT_FORMAT_COUNT] = {
     [PERCH_EXPORT_CHROME] = 3u,
     [PERCH_EXPORT_GECKO] = UINT32_MAX,
@@ -109,6 +110,7 @@ int perch_exporter_create(perch_export_format fmt, const perch_export_options *o
     if (!e)
         return PERCH_ENOMEM;
     e->fmt = f;
+    e->threads = o.threads != 1;
     err = f->create(&o, out, &e->state);
     if (err) {
         perch__free(e);
@@ -123,6 +125,11 @@ int perch_exporter_sink(perch_exporter *exp, unsigned pass, perch_sink *sink)
     if (!exp || pass >= exp->fmt->passes || pass != exp->next_pass)
         return PERCH_EINVAL;
     exp->fmt->bind(exp->state, pass, sink);
+    /* A capture replayed into the sink itself (not behind a relay: unrelayed above) is decoded
+     * ahead on a second thread, the callbacks staying on the replay's thread; for one-pass
+     * formats only: chrome's pass 1 takes touches instead, and its pass 2 ran slower decoded
+     * ahead (its formatter and output threads already share the second core) */
+    sink->decode_ahead = exp->threads && exp->fmt->passes == 1;
     exp->next_pass++;
     return 0;
 }
