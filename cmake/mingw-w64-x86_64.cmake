@@ -1,5 +1,7 @@
 # Cross toolchain: Windows x86-64 with Debian's mingw-w64 (POSIX thread model not needed).
-# Test executables run under Wine through CMAKE_CROSSCOMPILING_EMULATOR.
+# Every program ctest starts (test programs, perch and perchd for the CLI tests, fuzz replays,
+# benchmark smokes) runs under Wine through tools/wine-test-run.sh, which starts once more a
+# program Wine failed to start (see the script).
 set(CMAKE_SYSTEM_NAME Windows)
 set(CMAKE_SYSTEM_PROCESSOR x86_64)
 set(PERCH_MINGW_PREFIX x86_64-w64-mingw32)
@@ -10,4 +12,4 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
-set(CMAKE_CROSSCOMPILING_EMULATOR wine)
+set(CMAKE_CROSSCOMPILING_EMULATOR ${CMAKE_CURRENT_LIST_DIR}/../tools/wine-test-run.sh)

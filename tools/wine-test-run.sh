@@ -1,9 +1,12 @@
 #!/bin/sh
-# Runs one cmocka test program under Wine for ctest (the CROSSCOMPILING_EMULATOR of the test
-# executables; tests/CMakeLists.txt). A cmocka program always prints before its first test,
-# so a run that exits non-zero having printed nothing at all never reached main: Wine failed
-# to start the process. That happened once in CI (win.test_etw_convert, 0.01 s, no output;
-# 2,600 runs here under load never repeated it). Such a run is started once more, and the
+# Runs one Windows program under Wine for ctest: the CROSSCOMPILING_EMULATOR of every target
+# (cmake/mingw-w64-x86_64.cmake), so the cmocka test programs, perch and perchd in the CLI
+# tests, the fuzz replays and the benchmark smokes. Each of them prints something before it
+# can fail (a cmocka program before its first test, perch and perchd an error or a usage), so
+# a run that exits non-zero having printed nothing at all never reached main: Wine failed to
+# start the process. That happened in CI to win.test_etw_convert (0.01 s, no output; 2,600
+# runs here under load never repeated it) and to cli.symbolize_listed (`perch --help`, 0.00 s,
+# no output), which ran under plain `wine` then. Such a run is started once more, and the
 # retry is written to stderr and appended to $PERCH_WINE_RETRY_LOG (tools/test-all.sh prints
 # the count in its summary), so a retried start is never silent. Any run that printed
 # something, or a second start that fails, ends the test with its own exit status.
