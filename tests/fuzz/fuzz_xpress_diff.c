@@ -2,10 +2,11 @@
  * Differential fuzz target for the MS-XCA Plain LZ77 decoder: the fast path
  * (perch__xpress_decompress: word copies, no per-byte checks while both buffers have slack),
  * with the processor's fast loop and with the portable one (perch__xpress_set_portable),
- * against the checked byte-by-byte path alone (perch__xpress_decompress_slow). All must give
- * the same result code, the same output length and the same bytes, for three views of the
- * input:
- *   1. the input as a raw stream (the first two bytes choose the output capacity);
+ * against the checked path alone (perch__xpress_decompress_slow, exact match copies). All
+ * must give the same result code, the same output length and the same bytes, for three views
+ * of the input:
+ *   1. the input as a raw stream (the first two bytes choose the output capacity, at most
+ *      64 KiB, the usual ETW buffer size);
  *   2. the input as an .etl file: every buffer flagged compressed is decoded into exactly
  *      its decoded size (so the seeds, the real traces, give real streams);
  *   3. the input as a token program, encoded into a valid stream by the tests' encoder (long
@@ -71,7 +72,7 @@ static void etl_buffers(const uint8_t *data, size_t size)
 /* View 3: each input byte pair is a token: a literal run or a match of a length class. */
 static void token_program(const uint8_t *data, size_t size)
 {
-    enum { MAX_OUT = 1 << 18 };
+    enum { MAX_OUT = 1 << 16 };
     size_t cap = 8 + size * 16, produced = 0, sl;
     uint8_t *stream = malloc(cap);
     struct xenc e;
@@ -106,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2)
         return 0;
-    differ(data + 2, size - 2, (size_t)(data[0] | (data[1] << 8)) * 4);
+    differ(data + 2, size - 2, (size_t)(data[0] | (data[1] << 8)));
     etl_buffers(data, size);
     token_program(data, size < 4096 ? size : 4096);
     return 0;

@@ -85,8 +85,9 @@ static int64_t slow_long_length(struct xpress_state *s)
 }
 
 /* One match token (the flag was 1). Returns 1 at the end of the stream, 0 or an error. The
- * copy is copy_match's (exact near the end of the output) or, with bytewise, the
- * specification's byte loop. */
+ * copy is xpress_copy_match's (wide, past the match) with room to spare, or, near the end of
+ * the output and always with bytewise, exactly the specification's byte loop's bytes, done as
+ * plain copies that each read only bytes already written. */
 static int slow_match(struct xpress_state *s, bool bytewise)
 {
     if (s->ip == s->iend)
@@ -109,9 +110,17 @@ static int slow_match(struct xpress_state *s, bool bytewise)
     if (len > (uint64_t)(s->oend - s->op))
         return PERCH_EOVERRUN;
     if (bytewise || len + XPRESS_COPY_OVER > (uint64_t)(s->oend - s->op)) {
-        const uint8_t *src = s->op - off;
-        for (uint64_t k = 0; k < len; k++)
-            s->op[k] = src[k];
+        /* Byte k of the match is byte k - off, so it is also byte k - j * off: the first off
+         * bytes are one plain copy, and after that the done bytes (a multiple of off) are
+         * copied again as they are, doubling them, until the match is complete. Each copy
+         * reads only bytes written before it. */
+        uint64_t done = 0;
+        while (done < len) {
+            uint64_t back = done ? done : off;
+            uint64_t n = len - done < back ? len - done : back;
+            memcpy(s->op + done, s->op + done - back, (size_t)n);
+            done += n;
+        }
     } else {
         xpress_copy_match(s->op, off, (size_t)len);
     }
