@@ -61,8 +61,10 @@ static int prime_streams(struct perch_etl_reader *r)
             return got;
         r->work[r->nstreams + i] = got > 0 ? head_of(r, i) : perch__etl_merge_done(i);
     }
-    if (r->nstreams > 0)
+    if (r->nstreams > 0) {
         perch__etl_merge_build(r->tree, r->work, r->nstreams);
+        perch__etl_merge_narrow(r);
+    }
     return 0;
 }
 
@@ -164,6 +166,7 @@ void perch_etl_destroy(perch_etl_reader *r)
     perch__free(r->streams);
     perch__free(r->tree);
     perch__free(r->work);
+    perch__free(r->narrow.node);
     perch__free(r->index);
     perch__free(r->scratch);
     if (r->owns_io)
@@ -171,31 +174,53 @@ void perch_etl_destroy(perch_etl_reader *r)
     perch__free(r);
 }
 
-/* Advances the stream returned last time and restores the merge order. */
+/* Advances the stream returned last time and restores the merge order: in the narrow form
+ * while the new head fits it, else in the wide tree. */
 static int settle_pending(struct perch_etl_reader *r)
 {
     uint32_t i = (uint32_t)r->pending;
+    struct perch__etl_narrow *nw = &r->narrow;
     struct perch__etl_merge_key key;
     int got = perch__etl_stream_next(r, &r->streams[i]);
     r->pending = -1;
     if (got < 0)
         return got;
+    if (nw->on) {
+        uint64_t d = got > 0 ? r->streams[i].rec.ts - nw->base : nw->span;
+        if (d < nw->span || got == 0) { /* a ts below base wraps past span */
+            perch__etl_narrow_replace_top(nw->node, r->nstreams, d << nw->shift | i, i);
+            return 0;
+        }
+        perch__etl_merge_widen(r);
+    }
     key = got > 0 ? head_of(r, i) : perch__etl_merge_done(i);
     perch__etl_merge_replace_top(r->tree, r->nstreams, key.ts, key.tie);
     return 0;
 }
 
+/* The stream whose head wins the merge, or -1 when every stream is exhausted. */
+static int64_t merge_winner(const struct perch_etl_reader *r)
+{
+    const struct perch__etl_narrow *nw = &r->narrow;
+    if (nw->on)
+        return nw->node[0] >> nw->shift == nw->span
+                   ? -1
+                   : (int64_t)(nw->node[0] & ((1ull << nw->shift) - 1));
+    return perch__etl_merge_empty(r->tree) ? -1 : (int64_t)perch__etl_merge_top(r->tree);
+}
+
 /* The next record in time order: the head of the stream that wins the merge. */
 int perch__etl_next_in_time(struct perch_etl_reader *r, perch_event *ev)
 {
+    int64_t top;
     if (r->pending >= 0) {
         int err = settle_pending(r);
         if (err < 0)
             return err;
     }
-    if (r->nstreams == 0 || perch__etl_merge_empty(r->tree))
+    if (r->nstreams == 0 || (top = merge_winner(r)) < 0)
         return PERCH_EOF;
-    perch__etl_yield(r, perch__etl_merge_top(r->tree), ev);
+    perch__etl_yield(r, (uint32_t)top, ev);
     return 0;
 }
 

@@ -47,6 +47,16 @@ static inline struct perch__etl_merge_key perch__etl_merge_key(uint64_t ts, uint
     return key;
 }
 
+/* The merge's fast form (merge.c): each node one 64-bit key, (ts - base) << shift | stream,
+ * while every head's ts - base is below span (an exhausted stream: span << shift | stream).
+ * Streams are in increasing CPU order, so this orders heads exactly as the wide keys do. */
+struct perch__etl_narrow {
+    uint64_t *node; /* nstreams nodes, laid out as the wide tree */
+    uint64_t base, span;
+    unsigned shift;
+    bool on; /* false: the wide tree (r->tree) is the merge */
+};
+
 /* How the records are being read: the first perch_etl_next or perch_etl_next_unordered call
  * decides, and the other one is refused from then on. */
 enum perch__etl_mode {
@@ -73,6 +83,7 @@ struct perch_etl_reader {
     struct perch__etl_stream *streams;
     uint32_t nstreams;
     struct perch__etl_merge_key *tree; /* the merge: nstreams nodes (merge.c) */
+    struct perch__etl_narrow narrow;   /* the same tree in 64-bit keys, while they fit */
     struct perch__etl_merge_key *work; /* 2 * nstreams: the leaves and winners of a build */
     int64_t pending;  /* stream whose record was returned last, advanced on the next call */
     uint8_t *scratch; /* compressed bytes of the buffer being decoded */
@@ -169,6 +180,25 @@ void perch__etl_merge_build(struct perch__etl_merge_key *tree, struct perch__etl
 void perch__etl_merge_replace_top(struct perch__etl_merge_key *tree, uint32_t k, uint64_t ts,
                                   uint64_t tie);
 bool perch__etl_merge_empty(const struct perch__etl_merge_key *tree);
+
+/* After perch__etl_merge_build: the narrow form of r->tree when every key fits it. */
+void perch__etl_merge_narrow(struct perch_etl_reader *r);
+
+/* Back to the wide tree for good, when a head does not fit the narrow form. */
+void perch__etl_merge_widen(struct perch_etl_reader *r);
+
+/* replace_top on the narrow form, inlined where records are pulled. Each level's loser is a
+ * select, not a branch (merge.c). */
+static inline void perch__etl_narrow_replace_top(uint64_t *node, uint32_t k, uint64_t key,
+                                                 uint32_t stream)
+{
+    for (uint32_t n = (k + stream) >> 1; n > 0; n >>= 1) {
+        uint64_t o = node[n];
+        node[n] = o < key ? key : o;
+        key = o < key ? o : key;
+    }
+    node[0] = key;
+}
 
 static inline uint32_t perch__etl_merge_top(const struct perch__etl_merge_key *tree)
 {

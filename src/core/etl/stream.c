@@ -169,7 +169,8 @@ int perch__etl_make_streams(struct perch_etl_reader *r)
     r->streams = perch__calloc(n ? n : 1, sizeof *r->streams);
     r->tree = perch__calloc(n ? n : 1, sizeof *r->tree);
     r->work = perch__calloc(n ? 2 * (size_t)n : 1, sizeof *r->work);
-    if (r->streams == NULL || r->tree == NULL || r->work == NULL)
+    r->narrow.node = perch__calloc(n ? n : 1, sizeof *r->narrow.node);
+    if (r->streams == NULL || r->tree == NULL || r->work == NULL || r->narrow.node == NULL)
         return PERCH_ENOMEM;
     n = 0;
     for (uint32_t i = 0; i < r->count; i++) {
