@@ -173,6 +173,38 @@ static void test_synthetic_traces(void **state)
     }
 }
 
+/* The reader thread plays the capture writer while the model is merely behind only for a
+ * trace whose buffers are mostly uncompressed: not for the real x64 trace (359 of its 360
+ * buffers compressed), for a synthetic one (none). The edges: exactly half compressed
+ * volunteers, one more does not. */
+static void test_volunteer_policy(void **state)
+{
+    struct bytes x64 = real_trace("perfview_net.4.5.2.x64.etl"), syn = synth_trace(1, 1u << 20);
+    perch_etl_reader *r = NULL;
+    perch_etl_stats st;
+    (void)state;
+    assert_int_equal(perch_etl_open_memory(x64.p, x64.len, NULL, &r, NULL), 0);
+    assert_true(perch_etl_stats_of(r)->compressed_buffers > 300);
+    assert_false(perch__etl_feeder_volunteers(perch_etl_stats_of(r)));
+    perch_etl_destroy(r);
+    assert_int_equal(perch_etl_open_memory(syn.p, syn.len, NULL, &r, NULL), 0);
+    assert_true(perch_etl_stats_of(r)->buffers > 10);
+    assert_true(perch__etl_feeder_volunteers(perch_etl_stats_of(r)));
+    perch_etl_destroy(r);
+    memset(&st, 0, sizeof st);
+    assert_true(perch__etl_feeder_volunteers(&st));
+    st.buffers = 4;
+    st.compressed_buffers = 2;
+    assert_true(perch__etl_feeder_volunteers(&st));
+    st.compressed_buffers = 3;
+    assert_false(perch__etl_feeder_volunteers(&st));
+    st.buffers = 3;
+    st.compressed_buffers = 2;
+    assert_false(perch__etl_feeder_volunteers(&st));
+    free(x64.p);
+    perch_free(syn.p);
+}
+
 /* perch_pipeline_etl_reader over a reader the caller opened gives the capture
  * perch_pipeline_etl gives (both thread counts); it takes the reader even when it refuses the
  * call (no leak under ASan). */
@@ -559,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_feeder_limit_and_early_stop),
         cmocka_unit_test(test_model_feeder_sheds_unread),
         cmocka_unit_test(test_consume_ticks_and_errors),
+        cmocka_unit_test(test_volunteer_policy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

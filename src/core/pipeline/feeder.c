@@ -15,7 +15,8 @@
  * the model's, which plays them while it waits for records), and whenever the queue is full,
  * sleeping only when it has neither room nor a batch; after the end of the file it plays the relay
  * until perch_etl_feeder_finish. So the import runs two busy threads on two cores (this one and the
- * model's), not three.
+ * model's), not three. The first of those (playing while the model is merely behind) is only
+ * for a trace whose buffers are mostly uncompressed (perch__etl_feeder_volunteers).
  *
  * For the pipeline's model a record no decoder knows goes without its payload and ext bytes
  * (perch_model_reads_payload): the model only counts it. On the real x64 trace such records
@@ -50,6 +51,7 @@ struct perch_etl_feeder {
     bool track;  /* position is wanted (progress) */
     bool shed;   /* the queue feeds a model: drop the bytes it does not read */
     bool behind; /* perch__event_queue_behind(q), looked at every BEHIND_EVERY records */
+    bool volunteer; /* plays the relay while the model is behind, not only when the queue is full */
 };
 
 /* How often the reader looks whether the model is behind: the answer can change only when a
@@ -142,7 +144,7 @@ static int feed_and_play(void *arg)
     uint64_t n = 0, furthest = 0;
     int err;
     while ((err = next_record(f, n, &ev, &furthest)) == 0) {
-        if (f->behind && perch__sink_relay_wanted(f->relay)) {
+        if (f->volunteer && f->behind && perch__sink_relay_wanted(f->relay)) {
             perch__event_queue_flush(f->q); /* the model must not wait while the writer runs */
             perch__sink_relay_play(f->relay);
         }
@@ -154,6 +156,11 @@ static int feed_and_play(void *arg)
     while (perch__sink_relay_wait(f->relay, NULL, NULL))
         perch__sink_relay_play(f->relay);
     return err;
+}
+
+bool perch__etl_feeder_volunteers(const perch_etl_stats *st)
+{
+    return st->compressed_buffers <= st->buffers / 2;
 }
 
 static void wake_player(void *ctx)
@@ -193,6 +200,7 @@ static int start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit, perch_
     f->relay = relay;
     f->track = track;
     f->shed = shed;
+    f->volunteer = perch__etl_feeder_volunteers(perch_etl_stats_of(r));
     err = perch_event_queue_create(ring, &f->q);
     if (err == 0)
         perch__event_queue_batch(f->q, BATCH_BYTES, BATCH_BYTES);

@@ -23,4 +23,11 @@
 int perch__etl_feeder_start_model(perch_etl_reader *r, size_t queue_bytes, perch_sink_relay *relay,
                                   bool track, perch_etl_feeder **out);
 
+/* Whether that thread plays relay while the model is behind (more than half the queue waits
+ * for it), not only when the queue is full: for a trace whose buffers are mostly
+ * uncompressed. With XPRESS the reader thread is the longer one over the whole file, even where
+ * the model falls behind for a while, so batches it played then were time the end of the import
+ * lacked (docs/pipeline.md). */
+bool perch__etl_feeder_volunteers(const perch_etl_stats *st);
+
 #endif
