@@ -125,7 +125,8 @@ static void test_steady_stays_narrow(void **state)
     free(sc);
 }
 
-/* One CPU jumps 2^62 ticks ahead mid-way (past the narrow range with any shift). */
+/* One CPU jumps 2^62 ticks ahead a third of the way in (past the narrow range with any
+ * shift; with one or two records, from its first). */
 static void test_jump_goes_wide(void **state)
 {
     struct scenario *sc = malloc(sizeof *sc);
@@ -135,7 +136,7 @@ static void test_jump_goes_wide(void **state)
         fill_steady(sc, 5, 1000, seed);
         for (unsigned i = sc->n[c] / 3; i < sc->n[c]; i++)
             sc->ts[c][i] += (uint64_t)1 << 62;
-        assert_int_equal(check_order(sc), sc->n[c] / 3 == sc->n[c]);
+        assert_false(check_order(sc));
     }
     free(sc);
 }
