@@ -36,6 +36,7 @@
 #include "perch/platform.h"
 #include "perch/synth.h"
 #include "perch/thread.h"
+#include "pipeline/counted.h"
 #include "pipeline/feeder_relay.h"
 #include "testdata.h"
 #include "util/mem.h"
@@ -433,9 +434,11 @@ static void test_feeder_limit_and_early_stop(void **state)
     perch_free(etl.p);
 }
 
-/* The model's feeder hands every record the plain reader yields, in the same order and with the
- * same fixed fields and PMC values; a record perch_decode calls unknown comes without payload
- * and ext bytes, every other with all of them. The real x64 trace has tens of thousands of
+/* The model's feeder hands over every record the plain reader yields, in the same order: a
+ * record the model reads whole (fixed fields, PMC values, payload and ext bytes), a run of
+ * records perch_decode calls unknown as one queue record of their timestamps, groups and
+ * opcodes (pipeline/counted.h), each run as long as it can be (it ends at a record the model
+ * reads, at PERCH__COUNTED_MAX or at the end). The real x64 trace has tens of thousands of
  * each. */
 static void test_model_feeder_sheds_unread(void **state)
 {
@@ -444,36 +447,57 @@ static void test_model_feeder_sheds_unread(void **state)
     perch_etl_feeder *f = NULL;
     perch_event ev, want;
     perch_decoded d;
-    uint64_t kept = 0, shed = 0, shed_bytes = 0;
+    uint64_t kept = 0, counted = 0, runs = 0, full = 0, shed_bytes = 0;
+    bool after_short_run = false;
     int err;
     (void)state;
     assert_int_equal(perch_etl_open_memory(etl.p, etl.len, NULL, &r, NULL), 0);
     assert_int_equal(perch_etl_open_memory(etl.p, etl.len, NULL, &plain, NULL), 0);
     assert_int_equal(perch__etl_feeder_start_model(r, 0, NULL, false, &f), 0);
     while ((err = perch_event_queue_pop(perch_etl_feeder_queue(f), &ev, UINT32_MAX)) == 0) {
+        if (ev.flags & PERCH__EVENT_COUNTED) {
+            size_t n = ev.payload_len / sizeof(perch__counted);
+            assert_int_equal(ev.payload_len % sizeof(perch__counted), 0);
+            assert_true(n >= 1 && n <= PERCH__COUNTED_MAX);
+            assert_false(after_short_run); /* two runs in a row: the first was full */
+            for (size_t i = 0; i < n; i++) {
+                perch__counted c;
+                memcpy(&c, ev.payload + i * sizeof c, sizeof c);
+                assert_int_equal(perch_etl_next(plain, &want), 0);
+                assert_false(perch_model_reads_payload(&want));
+                assert_int_equal(perch_decode(&want, &d, NULL), PERCH_EUNKNOWN);
+                assert_int_equal(c.timestamp, want.timestamp);
+                assert_int_equal(c.group, want.group);
+                assert_int_equal(c.opcode, want.opcode);
+                shed_bytes += want.payload_len + want.ext_len;
+            }
+            counted += n;
+            runs++;
+            full += n == PERCH__COUNTED_MAX;
+            after_short_run = n < PERCH__COUNTED_MAX;
+            continue;
+        }
+        after_short_run = false;
         assert_int_equal(perch_etl_next(plain, &want), 0);
+        assert_true(perch_model_reads_payload(&want));
         assert_memory_equal(&ev, &want, offsetof(perch_event, pmc)); /* provider .. pebs_index */
         assert_memory_equal(ev.pmc, want.pmc, sizeof want.pmc);
-        if (perch_model_reads_payload(&want)) {
-            assert_int_equal(ev.payload_len, want.payload_len);
-            assert_int_equal(ev.ext_len, want.ext_len);
-            if (want.payload_len > 0)
-                assert_memory_equal(ev.payload, want.payload, want.payload_len);
-            if (want.ext_len > 0)
-                assert_memory_equal(ev.ext, want.ext, want.ext_len);
-            kept++;
-        } else {
-            assert_int_equal(perch_decode(&want, &d, NULL), PERCH_EUNKNOWN);
-            assert_int_equal(ev.payload_len, 0);
-            assert_int_equal(ev.ext_len, 0);
-            shed++;
-            shed_bytes += want.payload_len + want.ext_len;
-        }
+        assert_int_equal(ev.payload_len, want.payload_len);
+        assert_int_equal(ev.ext_len, want.ext_len);
+        if (want.payload_len > 0)
+            assert_memory_equal(ev.payload, want.payload, want.payload_len);
+        if (want.ext_len > 0)
+            assert_memory_equal(ev.ext, want.ext, want.ext_len);
+        kept++;
     }
     assert_int_equal(err, PERCH_EOF);
     assert_int_equal(perch_etl_next(plain, &want), PERCH_EOF);
-    assert_true(kept > 10000 && shed > 10000);
+    assert_true(kept > 10000 && counted > 10000);
+    assert_true(runs < counted / 2); /* runs, not one record each */
     assert_true(shed_bytes > 1000000);
+    printf("  x64: %llu records whole, %llu counted in %llu runs (%llu full)\n",
+           (unsigned long long)kept, (unsigned long long)counted, (unsigned long long)runs,
+           (unsigned long long)full);
     assert_int_equal(perch_etl_feeder_finish(f), 0);
     perch_etl_destroy(plain);
     perch_etl_destroy(r);

@@ -10,6 +10,7 @@
 #include "model/mem.h"
 #include "model/model_internal.h"
 #include "perch/error.h"
+#include "pipeline/counted.h"
 #include "util/ticks.h"
 
 typedef int (*handler_fn)(perch_model *m, const perch_event *ev, const perch_decoded *d);
@@ -98,13 +99,13 @@ static int count_decode_error(perch_model *m, const perch_event *ev, int rc)
 }
 
 /* perch_kind_of through a small per-model table (it is a table scan). */
-static perch_kind kind_of(perch_model *m, const perch_event *ev)
+static perch_kind kind_of(perch_model *m, uint16_t group, uint8_t opcode)
 {
-    if (ev->group >= KIND_CACHE_GROUPS)
-        return perch_event_kind(ev);
-    uint8_t *c = &m->kind_cache[ev->group][ev->opcode];
+    if (group >= KIND_CACHE_GROUPS)
+        return perch_kind_of(group, opcode);
+    uint8_t *c = &m->kind_cache[group][opcode];
     if (*c == 0)
-        *c = (uint8_t)(perch_event_kind(ev) + 1);
+        *c = (uint8_t)(perch_kind_of(group, opcode) + 1);
     return (perch_kind)(*c - 1);
 }
 
@@ -122,6 +123,26 @@ static void note_time(perch_model *m, uint64_t ts)
         m->last_ts = ts;
 }
 
+/* What every record does first: counted, its time noted, the pending-sample window moved up
+ * to it. 0 or the window's error. */
+static int take_record(perch_model *m, uint64_t ts, uint16_t group, uint8_t opcode)
+{
+    model_count(m, MC_RECORDS, 1);
+    m->by_kind[kind_of(m, group, opcode)]++;
+    note_time(m, ts);
+    return perch__samples_due(m, ts) ? perch__samples_advance(m, ts) : 0;
+}
+
+/* The end of a record: the first error is kept and returned from then on. */
+static int end_record(perch_model *m, int err)
+{
+    if (err == 0 && m->error < 0)
+        err = m->error;
+    if (err < 0)
+        m->error = err;
+    return err;
+}
+
 int perch_model_feed(perch_model *m, const perch_event *ev)
 {
     perch_decoded d;
@@ -131,10 +152,7 @@ int perch_model_feed(perch_model *m, const perch_event *ev)
         return m->error;
     if (m->finished)
         return PERCH_ESTATE;
-    model_count(m, MC_RECORDS, 1);
-    m->by_kind[kind_of(m, ev)]++;
-    note_time(m, ev->timestamp);
-    int err = perch__samples_due(m, ev->timestamp) ? perch__samples_advance(m, ev->timestamp) : 0;
+    int err = take_record(m, ev->timestamp, ev->group, ev->opcode);
     int rc = err < 0 ? 0 : perch_decode(ev, &d, NULL);
     if (err == 0 && rc == 0) {
         model_count(m, MC_DECODED, 1);
@@ -148,11 +166,21 @@ int perch_model_feed(perch_model *m, const perch_event *ev)
         model_count(m, MC_DECODE_ERRORS, 1);
         err = count_decode_error(m, ev, rc);
     }
-    if (err == 0 && m->error < 0)
-        err = m->error;
-    if (err < 0)
-        m->error = err;
-    return err;
+    return end_record(m, err);
+}
+
+/* perch_decode of such a record returns PERCH_EUNKNOWN without reading it (its pointer size
+ * and payload are sound, and no decoder knows its event): perch_model_feed's path for that. */
+int perch__model_feed_counted(perch_model *m, const perch__counted *c)
+{
+    if (m->error < 0)
+        return m->error;
+    if (m->finished)
+        return PERCH_ESTATE;
+    int err = take_record(m, c->timestamp, c->group, c->opcode);
+    if (err == 0)
+        model_count(m, MC_DECODE_UNKNOWN, 1);
+    return end_record(m, err);
 }
 
 bool perch_model_reads_payload(const perch_event *ev)

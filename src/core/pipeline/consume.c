@@ -7,9 +7,12 @@
  * import's variant (perch__pipeline_consume_play) plays the capture writer's batches whenever
  * the queue is empty, before it sleeps.
  */
+#include <string.h>
+
 #include "perch/error.h"
 #include "perch/pipeline.h"
 #include "perch/platform.h"
+#include "pipeline/counted.h"
 #include "pipeline/relay_play.h"
 
 #define TIME_CHECK_RECORDS 256u /* how often a busy loop looks at the clock for tick_ms */
@@ -58,6 +61,21 @@ static int next(perch_event_queue *q, perch_sink_relay *relay, perch_event *ev, 
     return perch_event_queue_pop(q, ev, wait);
 }
 
+/* A run of records the model only counts (pipeline/counted.h), fed one by one as the records
+ * they stand for, each counted and ticked for as it would be. */
+static int feed_run(perch_model *m, const perch_event *ev, struct ticker *t, uint64_t *n)
+{
+    size_t count = ev->payload_len / sizeof(perch__counted);
+    int err = 0;
+    for (size_t i = 0; i < count && err == 0; i++) {
+        perch__counted c;
+        memcpy(&c, ev->payload + i * sizeof c, sizeof c);
+        err = perch__model_feed_counted(m, &c);
+        err = err < 0 ? err : maybe_tick(t, ++*n);
+    }
+    return err;
+}
+
 static int consume(perch_event_queue *q, perch_model *m, const perch_consume_options *opts,
                    perch_sink_relay *relay, uint64_t *records)
 {
@@ -78,7 +96,9 @@ static int consume(perch_event_queue *q, perch_model *m, const perch_consume_opt
         err = next(q, relay, &ev, wait);
         if (err == PERCH_EOF || err == PERCH_ECANCELED)
             break; /* the queue ended: nothing to cancel */
-        if (err == 0) {
+        if (err == 0 && (ev.flags & PERCH__EVENT_COUNTED)) {
+            err = feed_run(m, &ev, &t, &n);
+        } else if (err == 0) {
             err = perch_model_feed(m, &ev);
             err = err < 0 ? err : maybe_tick(&t, ++n);
         } else if (err == PERCH_ETIMEDOUT) {

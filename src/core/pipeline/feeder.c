@@ -18,17 +18,19 @@
  * model's), not three. The first of those (playing while the model is merely behind) is only
  * for a trace whose buffers are mostly uncompressed (perch__etl_feeder_volunteers).
  *
- * For the pipeline's model a record no decoder knows goes without its payload and ext bytes
- * (perch_model_reads_payload): the model only counts it. On the real x64 trace such records
- * are 42 % of the records and carry 80 % of the payload bytes, which this thread would
- * otherwise copy into ring lines the model's core read last, for nothing.
+ * For the pipeline's model a record no decoder knows (perch_model_reads_payload) is only
+ * counted, so this thread hands over a run of them as one queue record of their timestamps,
+ * groups and opcodes (pipeline/counted.h), never their bytes. On the real x64 trace such records
+ * are 42 % of the records and carry 80 % of the payload bytes.
  */
 #include <stdatomic.h>
+#include <string.h>
 
 #include "perch/error.h"
 #include "perch/model.h"
 #include "perch/pipeline.h"
 #include "perch/thread.h"
+#include "pipeline/counted.h"
 #include "pipeline/feeder_relay.h"
 #include "pipeline/queue_batch.h"
 #include "pipeline/relay_play.h"
@@ -52,26 +54,25 @@ struct perch_etl_feeder {
     bool shed;   /* the queue feeds a model: drop the bytes it does not read */
     bool behind; /* perch__event_queue_behind(q), looked at every BEHIND_EVERY records */
     bool volunteer; /* plays the relay while the model is behind, not only when the queue is full */
+    perch__counted *run; /* shed: records the model only counts, not handed over yet */
+    uint32_t run_len;
 };
 
 /* How often the reader looks whether the model is behind: the answer can change only when a
  * batch is published (about 500 records of the synthetic traces), so not at every record. */
 #define BEHIND_EVERY 64u
 
-/* The next record, within the limit; notes the furthest buffer for progress (when tracked). */
-static int next_record(struct perch_etl_feeder *f, uint64_t n, perch_event *ev, uint64_t *furthest)
+/* The next record, within the limit; notes the furthest buffer for progress (when tracked).
+ * *counted: a record the model only counts (shed), which joins the run. */
+static int next_record(struct perch_etl_feeder *f, uint64_t n, perch_event *ev, uint64_t *furthest,
+                       bool *counted)
 {
     if (f->limit != 0 && n >= f->limit)
         return PERCH_EOF; /* the limit ends the reading as the end of the file does */
     int err = perch_etl_next(f->r, ev);
     if (err < 0)
         return err;
-    if (f->shed && !perch_model_reads_payload(ev)) {
-        ev->payload = NULL;
-        ev->payload_len = 0;
-        ev->ext = NULL;
-        ev->ext_len = 0;
-    }
+    *counted = f->shed && !perch_model_reads_payload(ev);
     if (n % BEHIND_EVERY == 0)
         f->behind = perch__event_queue_behind(f->q);
     if (!f->track)
@@ -84,13 +85,53 @@ static int next_record(struct perch_etl_feeder *f, uint64_t n, perch_event *ev, 
     return 0;
 }
 
-/* The end of the reading: every record visible, the queue closed with the reader's status. */
+static int push_or_play(struct perch_etl_feeder *f, const perch_event *ev);
+
+/* Into the queue: with a relay, playing it while the queue is full. */
+static int push(struct perch_etl_feeder *f, const perch_event *ev)
+{
+    return f->relay != NULL ? push_or_play(f, ev) : perch_event_queue_push(f->q, ev);
+}
+
+/* Hands the run of counted records over as one queue record (pipeline/counted.h). */
+static int push_run(struct perch_etl_feeder *f)
+{
+    perch_event ev;
+    if (f->run_len == 0)
+        return 0;
+    memset(&ev, 0, sizeof ev);
+    ev.flags = PERCH__EVENT_COUNTED;
+    ev.pointer_size = 8;
+    ev.payload = (const uint8_t *)f->run;
+    ev.payload_len = f->run_len * (uint32_t)sizeof *f->run;
+    f->run_len = 0;
+    return push(f, &ev);
+}
+
+/* A record read goes to the queue, after the run before it; a counted one joins the run. */
+static int hand_over(struct perch_etl_feeder *f, const perch_event *ev, bool counted)
+{
+    if (counted) {
+        f->run[f->run_len++] = (perch__counted){ev->timestamp, ev->group, ev->opcode};
+        return f->run_len == PERCH__COUNTED_MAX ? push_run(f) : 0;
+    }
+    int err = push_run(f);
+    return err < 0 ? err : push(f, ev);
+}
+
+/* The end of the reading: the run and every record visible, the queue closed with the
+ * reader's status. The records read before a read error still reach the model. */
 static int end_reading(struct perch_etl_feeder *f, int err)
 {
     if (err == PERCH_ESTATE)
         err = PERCH_ECANCELED; /* canceled while this reader was not waiting */
     if (err == PERCH_EOF)
         err = 0; /* the end of the file or the limit */
+    if (err != PERCH_ECANCELED) {
+        int e = push_run(f);
+        if (e < 0)
+            err = e == PERCH_ESTATE ? PERCH_ECANCELED : e;
+    }
     perch__event_queue_flush(f->q);
     perch_event_queue_close(f->q, err);
     return err;
@@ -101,10 +142,10 @@ static int feed(void *arg)
     struct perch_etl_feeder *f = arg;
     perch_event ev;
     uint64_t n = 0, furthest = 0;
+    bool counted;
     int err;
-    while ((err = next_record(f, n, &ev, &furthest)) == 0) {
-        err = perch_event_queue_push(f->q, &ev);
-        if (err < 0)
+    while ((err = next_record(f, n, &ev, &furthest, &counted)) == 0) {
+        if ((err = hand_over(f, &ev, counted)) < 0)
             break;
         n++;
     }
@@ -143,12 +184,13 @@ static int feed_and_play(void *arg)
     perch_event ev;
     uint64_t n = 0, furthest = 0;
     int err;
-    while ((err = next_record(f, n, &ev, &furthest)) == 0) {
+    bool counted;
+    while ((err = next_record(f, n, &ev, &furthest, &counted)) == 0) {
         if (f->volunteer && f->behind && perch__sink_relay_wanted(f->relay)) {
             perch__event_queue_flush(f->q); /* the model must not wait while the writer runs */
             perch__sink_relay_play(f->relay);
         }
-        if ((err = push_or_play(f, &ev)) < 0)
+        if ((err = hand_over(f, &ev, counted)) < 0)
             break;
         n++;
     }
@@ -200,6 +242,10 @@ static int start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit, perch_
     f->relay = relay;
     f->track = track;
     f->shed = shed;
+    if (shed && (f->run = perch__calloc(PERCH__COUNTED_MAX, sizeof *f->run)) == NULL) {
+        perch__free(f);
+        return PERCH_ENOMEM;
+    }
     f->volunteer = perch__etl_feeder_volunteers(perch_etl_stats_of(r));
     err = perch_event_queue_create(ring, &f->q);
     if (err == 0)
@@ -210,6 +256,7 @@ static int start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit, perch_
         err = perch_thread_start(relay ? feed_and_play : feed, f, "perch-reader", &f->thread);
     if (err < 0) {
         perch_event_queue_destroy(f->q);
+        perch__free(f->run);
         perch__free(f);
         return err;
     }
@@ -249,6 +296,7 @@ int perch_etl_feeder_finish(perch_etl_feeder *f)
         perch__sink_relay_stop_player(f->relay); /* after every batch handed so far */
     err = perch_thread_join(f->thread, &result);
     perch_event_queue_destroy(f->q);
+    perch__free(f->run);
     perch__free(f);
     return err < 0 ? err : result;
 }
