@@ -51,7 +51,7 @@ struct perch_etl_feeder {
     uint64_t limit;
     _Atomic uint64_t position;
     bool track;  /* position is wanted (progress) */
-    bool shed;   /* the queue feeds a model: drop the bytes it does not read */
+    bool shed;   /* the queue feeds a model: records it only counts go in runs */
     bool behind; /* perch__event_queue_behind(q), looked at every BEHIND_EVERY records */
     bool volunteer; /* plays the relay while the model is behind, not only when the queue is full */
     perch__counted *run; /* shed: records the model only counts, not handed over yet */
