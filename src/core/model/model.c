@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/feed_counted.h"
 #include "model/mem.h"
 #include "model/model_internal.h"
 #include "perch/error.h"
-#include "pipeline/counted.h"
 #include "util/ticks.h"
 
 typedef int (*handler_fn)(perch_model *m, const perch_event *ev, const perch_decoded *d);

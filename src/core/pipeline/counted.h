@@ -2,18 +2,16 @@
  * Records the model only counts, handed over in runs: the import's reader thread (feeder.c)
  * gives the model's thread a run of consecutive records that perch_model_reads_payload says the
  * model does not read as one queue record, and the model's thread (consume.c) feeds them one
- * by one through perch__model_feed_counted (model/model.c), which does for each exactly what
- * perch_model_feed does for such a record: the same counts, time and pending-sample window, so
- * every output is the same byte for byte. On the real x64 trace these are 42 % of the records;
- * each one pushed, popped and fed alone had cost both threads its hand-over. Internal to
+ * by one through perch__model_feed_counted (model/feed_counted.h), which does for each exactly
+ * what perch_model_feed does for such a record: the same counts, time and pending-sample
+ * window, so every output is the same byte for byte. On the real x64 trace these are 42 % of the
+ * records; each one pushed, popped and fed alone had cost both threads its hand-over. Internal to
  * src/core: the public contract of the queue and the model is unchanged.
  */
 #ifndef PERCH_PIPELINE_COUNTED_H
 #define PERCH_PIPELINE_COUNTED_H
 
-#include <stdint.h>
-
-#include "perch/model.h"
+#include "model/feed_counted.h"
 
 /* In perch_event.flags of a queue record: its payload is a run of perch__counted entries,
  * payload_len / sizeof(perch__counted) of them; none of its other fields means anything. Only
@@ -22,16 +20,5 @@
 
 /* The most entries in one run (the reader thread hands a run over when it is full). */
 #define PERCH__COUNTED_MAX 512u
-
-/* What perch_model_feed reads of a record it only counts. */
-typedef struct perch__counted {
-    uint64_t timestamp;
-    uint16_t group;
-    uint8_t opcode;
-} perch__counted;
-
-/* perch_model_feed for one record whose perch_model_reads_payload is false, from those fields:
- * the same result and the same changes to m. */
-int perch__model_feed_counted(perch_model *m, const perch__counted *c);
 
 #endif
