@@ -171,8 +171,9 @@ int perch__chrome_async_slice(perch__chrome_async *a, const perch_slice_rec *r, 
     int err = room_for(a, sizeof(struct ent) + pad8(n));
     if (err)
         return err;
-    /* The head as one fixed-size copy and the deltas one word each: a copy of a variable
-     * size here compiled to `rep movsq`, whose start-up cost was 7 % of the exporter thread. */
+    /* The head as one fixed-size copy and the deltas one word each: a copy of a variable size
+     * here compiled to `rep movsq`, after which 7 % of the exporter thread's samples sat (its
+     * stores into lines the formatter's core had just read; docs/exports.md). */
     uint8_t *p = put_head(a, ENT_SLICE | (comma ? ENT_COMMA : 0), n);
     memcpy(p, r, SLICE_HEAD);
     for (size_t i = 0; i < pmc; i++)
