@@ -102,8 +102,11 @@ typedef struct perch_etl_feeder perch_etl_feeder;
 /* Starts a thread that reads r (borrowed: it belongs to the thread until
  * perch_etl_feeder_finish) and pushes every record, in order, into a queue of queue_bytes
  * (0: PERCH_PIPELINE_QUEUE_BYTES; raised so that no record of the file is refused), at most
- * limit records (0: all). Returns 0, PERCH_ENOMEM, PERCH_ELIMIT (the file's records would need
- * a ring above 64 MiB) or the thread error; *out untouched on error. */
+ * limit records (0: all). The calling thread is taken to be the queue's consumer: on a process
+ * that may run on exactly two CPUs it and the new thread get one each until
+ * perch_etl_feeder_finish (perch_thread_split_cpus). Returns 0, PERCH_ENOMEM, PERCH_ELIMIT
+ * (the file's records would need a ring above 64 MiB) or the thread error; *out untouched on
+ * error. */
 int perch_etl_feeder_start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit,
                            perch_etl_feeder **out);
 
@@ -118,8 +121,9 @@ perch_event_queue *perch_etl_feeder_queue(perch_etl_feeder *f);
 uint64_t perch_etl_feeder_position(const perch_etl_feeder *f);
 
 /* Stops the thread if it still runs (the queue is canceled), joins it and frees f; r is the
- * caller's again and its stats are final. Returns the reader's status: 0, the error that
- * stopped it, or PERCH_ECANCELED when it was stopped before the end. Accepts NULL (0). */
+ * caller's again and its stats are final, and the thread that started f has its CPUs back. Returns
+ * the reader's status: 0, the error that stopped it, or PERCH_ECANCELED when it was stopped before
+ * the end. Accepts NULL (0). */
 int perch_etl_feeder_finish(perch_etl_feeder *f);
 
 /* ---- the sink relay: a sink on a thread of its own ------------------------------------- */

@@ -49,6 +49,27 @@ int perch_cond_wait(perch_cond *c, perch_mutex *m, uint32_t timeout_ms);
 void perch_cond_signal(perch_cond *c);
 void perch_cond_broadcast(perch_cond *c);
 
+/* Two busy threads, one CPU each (perch_thread_split_cpus). Opaque. */
+typedef struct perch_cpu_split perch_cpu_split;
+
+/* Puts the calling thread and t, two threads that will both be busy (the stages of a
+ * pipeline), on different CPUs when the process may run on exactly two: the calling thread
+ * stays on the CPU it is on, t gets the other one, each for good. With two CPUs that is the
+ * best place for them whatever else runs, and some schedulers do not find it: the Linux VM
+ * Perch is measured on often put the pipeline's two threads, which wake each other, on one CPU
+ * while the other idled (docs/pipeline.md, "Two threads, two CPUs"). With more than two CPUs
+ * nothing is done: a fixed choice could be a CPU that other work keeps busy while another
+ * idles, which the scheduler sees and this call does not.
+ *
+ * Best effort, never an error: NULL when nothing changed (another number of CPUs, an OS
+ * refusal, no memory, or Windows, where it is not done: no Windows machine has timed it).
+ * Otherwise what perch_cpu_split_end needs to give the calling thread its CPUs back. */
+perch_cpu_split *perch_thread_split_cpus(perch_thread *t);
+
+/* Gives the thread that called perch_thread_split_cpus the CPUs it had before (t keeps its
+ * one CPU until it ends; call this once t is done) and frees s. NULL is accepted. */
+void perch_cpu_split_end(perch_cpu_split *s);
+
 /* Sleeps the calling thread for about ms milliseconds. */
 void perch_sleep_ms(uint32_t ms);
 

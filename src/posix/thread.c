@@ -1,11 +1,14 @@
 /*
  * POSIX implementation of include/perch/thread.h with pthreads: threads, mutexes, and
  * condition variables timed on CLOCK_MONOTONIC so that a change of the wall clock never
- * stretches or cuts a wait.
+ * stretches or cuts a wait. Two busy threads are split over a process's two CPUs with the
+ * GNU affinity calls (pthread_setaffinity_np, sched_getcpu).
  */
-#define _GNU_SOURCE /* pthread_setname_np */
+#define _GNU_SOURCE /* pthread_setname_np, the affinity calls */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 
@@ -92,6 +95,48 @@ int perch_thread_join(perch_thread *t, int *result)
         *result = t->result;
     perch__free(t);
     return 0;
+}
+
+struct perch_cpu_split {
+    pthread_t caller;
+    cpu_set_t before; /* the caller's CPUs, given back by perch_cpu_split_end */
+};
+
+static bool pin(pthread_t thread, int cpu)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return pthread_setaffinity_np(thread, sizeof one, &one) == 0;
+}
+
+perch_cpu_split *perch_thread_split_cpus(perch_thread *t)
+{
+    struct perch_cpu_split *s;
+    int here = sched_getcpu(), other = -1;
+    if (t == NULL || here < 0 || here >= CPU_SETSIZE || (s = perch__alloc(sizeof *s)) == NULL)
+        return NULL;
+    s->caller = pthread_self();
+    if (pthread_getaffinity_np(s->caller, sizeof s->before, &s->before) == 0 &&
+        CPU_COUNT(&s->before) == 2 && CPU_ISSET(here, &s->before)) {
+        for (int cpu = 0; cpu < CPU_SETSIZE && other < 0; cpu++)
+            other = cpu != here && CPU_ISSET(cpu, &s->before) ? cpu : -1;
+    }
+    if (other >= 0 && pin(t->id, other)) {
+        if (pin(s->caller, here))
+            return s;
+        (void)pthread_setaffinity_np(t->id, sizeof s->before, &s->before); /* as it was */
+    }
+    perch__free(s);
+    return NULL;
+}
+
+void perch_cpu_split_end(perch_cpu_split *s)
+{
+    if (s == NULL)
+        return;
+    (void)pthread_setaffinity_np(s->caller, sizeof s->before, &s->before);
+    perch__free(s);
 }
 
 int perch_mutex_create(perch_mutex **out)

@@ -18,6 +18,10 @@
  * model's), not three. The first of those (playing while the model is merely behind) is only
  * for a trace whose buffers are mostly uncompressed (perch__etl_feeder_volunteers).
  *
+ * The thread that starts a feeder consumes its queue, so the two are the pipeline's two busy
+ * threads: on a process with two CPUs they get one each (perch_thread_split_cpus), and the
+ * starter has its CPUs back when perch_etl_feeder_finish has joined this thread.
+ *
  * For the pipeline's model a record no decoder knows (perch_model_reads_payload) is only
  * counted, so this thread hands over a run of them as one queue record of their timestamps,
  * groups and opcodes (pipeline/counted.h), never their bytes. On the real x64 trace such records
@@ -56,6 +60,7 @@ struct perch_etl_feeder {
     bool volunteer; /* plays the relay while the model is behind, not only when the queue is full */
     perch__counted *run; /* shed: records the model only counts, not handed over yet */
     uint32_t run_len;
+    perch_cpu_split *cpus; /* this thread and the one that started it, one CPU each */
 };
 
 /* How often the reader looks whether the model is behind: the answer can change only when a
@@ -254,6 +259,8 @@ static int start(perch_etl_reader *r, size_t queue_bytes, uint64_t limit, perch_
         perch__event_queue_space_hook(f->q, wake_player, relay);
     if (err == 0)
         err = perch_thread_start(relay ? feed_and_play : feed, f, "perch-reader", &f->thread);
+    if (err == 0)
+        f->cpus = perch_thread_split_cpus(f->thread); /* the starter consumes: both are busy */
     if (err < 0) {
         perch_event_queue_destroy(f->q);
         perch__free(f->run);
@@ -295,6 +302,7 @@ int perch_etl_feeder_finish(perch_etl_feeder *f)
     if (f->relay != NULL)
         perch__sink_relay_stop_player(f->relay); /* after every batch handed so far */
     err = perch_thread_join(f->thread, &result);
+    perch_cpu_split_end(f->cpus);
     perch_event_queue_destroy(f->q);
     perch__free(f->run);
     perch__free(f);
