@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every Perch test: the native build (preset linux, gcc), the sanitizer build (preset
 # asan: clang with ASan+UBSan, plus the libFuzzer targets), the ThreadSanitizer build (preset
-# tsan: the unit, posix and cli tests) and the Windows build (preset mingw) whose test programs ctest
-# runs under Wine. Installs missing dependencies first.
+# tsan: the unit, posix and cli tests) and the Windows build (preset mingw) whose test programs
+# ctest runs under Wine. Installs missing dependencies first.
 # Two more presets are built but not run (mingw-release, clang-release): every build type
 # must compile warning-free with both compilers, and -O3 finds warnings -O2 does not.
 #

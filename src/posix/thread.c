@@ -119,8 +119,10 @@ perch_cpu_split *perch_thread_split_cpus(perch_thread *t)
     s->caller = pthread_self();
     if (pthread_getaffinity_np(s->caller, sizeof s->before, &s->before) == 0 &&
         CPU_COUNT(&s->before) == 2 && CPU_ISSET(here, &s->before)) {
-        for (int cpu = 0; cpu < CPU_SETSIZE && other < 0; cpu++)
-            other = cpu != here && CPU_ISSET(cpu, &s->before) ? cpu : -1;
+        for (int cpu = 0; cpu < CPU_SETSIZE && other < 0; cpu++) {
+            if (cpu != here && CPU_ISSET(cpu, &s->before))
+                other = cpu;
+        }
     }
     if (other >= 0 && pin(t->id, other)) {
         if (pin(s->caller, here))
