@@ -311,6 +311,11 @@ int perch_symnames_symbol(perch_symnames *n, const perch_symbol_rec *rec);
 bool perch_symnames_lookup(perch_symnames *n, uint64_t module_key, uint32_t rva, perch_sym_func *f,
                            int64_t *offset);
 
+/* Seals every module's table now, as its first lookup would (a table that fails to seal
+ * names nothing). Afterwards lookups change nothing, so threads may make them at once; names
+ * arriving later are not added (counted as late). */
+void perch_symnames_seal_all(perch_symnames *n);
+
 /* Symbol records held, and those ignored (unknown module, or after the first lookup). */
 typedef struct perch_symnames_stats {
     uint64_t names, unknown_module, late;

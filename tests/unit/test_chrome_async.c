@@ -5,9 +5,11 @@
  * interleave, with the smallest batches (thousands of hand-overs, text split across
  * batches) and the default ones, with and without the per-CPU tracks, with a PMC
  * counter name too long for the fast path, and PMC samples with thousands of names (the
- * name cache evicts) and names too long to be cached. A splice out of order, a lost or doubled entry or
- * a wrong comma changes the bytes. Errors: a full output and a memory limit are returned,
- * the same as with one thread.
+ * name cache evicts) and names too long to be cached. A splice out of order, a lost or doubled
+ * entry or a wrong comma changes the bytes. With symbol records, the formatter thread names PMC
+ * samples from the same symbol tables the exporter's thread names the profiles' nodes from, at once
+ * (run by the tsan preset too: a table sealed by a lookup in pass 2 would be a race). Errors:
+ * a full output and a memory limit are returned, the same as with one thread.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +27,7 @@
 #define LONG_KEY  600
 
 static bool long_counter; /* the second counter's name does not fit the key cache */
+static bool with_symbols; /* symbol records name app.exe's and ntoskrnl.exe's functions */
 
 static int mixed_sample(const perch_sink *s, uint32_t i)
 {
@@ -70,6 +73,21 @@ static int mixed_slice(const perch_sink *s, uint32_t i)
     return s->slice(s->ctx, &r);
 }
 
+/* Functions of 0x100 bytes over app.exe's sampled ips (from 0x400) and ntoskrnl.exe's. */
+static int mixed_symbols(const perch_sink *s)
+{
+    char name[32];
+    int err = 0;
+    for (uint32_t f = 0; !err && f < 48; f++) {
+        perch_symbol_rec sym = {FX_KEY_M_APP, 0x400 + f * 0x100, 0x100, 0x400 + f * 0x100, 0x100, 1,
+                                name};
+        snprintf(name, sizeof name, "app_func_%u", (unsigned)f);
+        err = s->symbol ? s->symbol(s->ctx, &sym) : 0;
+    }
+    perch_symbol_rec kernel = {FX_KEY_M_NTOS, 0x1000, 0x2000, 0x1000, 0x2000, 1, "KiDispatch"};
+    return err ? err : s->symbol ? s->symbol(s->ctx, &kernel) : 0;
+}
+
 /* The fixture's entities and stacks around RECORDS interleaved slices, samples and stacks. */
 static int mixed_replay(void *ctx, const perch_sink *s)
 {
@@ -89,6 +107,8 @@ static int mixed_replay(void *ctx, const perch_sink *s)
     }
     if (!err)
         err = fx_entities(s);
+    if (!err && with_symbols)
+        err = mixed_symbols(s);
     if (!err)
         err = fx_module(s, LONG_KEY, FX_KEY_P1, 1234, LONG_BASE, 0x10000,
                         "C:\\Program Files\\A Vendor With A Long Name\\A Product With An "
@@ -132,6 +152,10 @@ static void same_both_ways(bool cpu_tracks)
     assert_true(fx_count(one, "\"ph\":\"i\"") > RECORDS / 4);
     assert_true(fx_count(one, "ProfileChunk") > 10);
     assert_true(fx_count(one, "the_name_cache_of_the_export.dll!+0x") > 100);
+    if (with_symbols) { /* PMC events and profile nodes named from the symbol tables */
+        assert_true(fx_count(one, "{\"name\":\"app.exe!app_func_") > 1000);
+        assert_true(fx_count(one, "\"functionName\":\"ntoskrnl.exe!KiDispatch+0x") > 0);
+    }
     for (int k = 0; k < 2; k++) {
         perch__chrome_async_batch = k == 0 ? 1 : 0; /* the smallest batches, then the default */
         char *two = export_mixed(0, cpu_tracks, (size_t)64 << 20, 0, &err);
@@ -166,6 +190,14 @@ static void test_same_bytes_long_counter(void **state)
     long_counter = false;
 }
 
+static void test_same_bytes_symbols(void **state)
+{
+    (void)state;
+    with_symbols = true;
+    same_both_ways(false);
+    with_symbols = false;
+}
+
 /* The output fails on the formatter thread: the export returns the output's error. */
 static void test_output_error(void **state)
 {
@@ -196,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_same_bytes),
         cmocka_unit_test(test_same_bytes_cpu_tracks),
         cmocka_unit_test(test_same_bytes_long_counter),
+        cmocka_unit_test(test_same_bytes_symbols),
         cmocka_unit_test(test_output_error),
         cmocka_unit_test(test_memory_limit),
     };

@@ -196,27 +196,27 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
     return c->w.error ? c->w.error : perch__chrome_async_slice(c->async, r, comma);
 }
 
-/* A PMC sample's instant event, named by its leaf frame (named on this thread: the symbol
- * tables are read here). */
+/* A PMC sample's instant event, named by its leaf frame: with the second formatter, its leaf
+ * is found here (the stacks are this thread's) and named there. */
 static int pmc_sample(struct chrome *c, const perch_sample_rec *r)
 {
     const perch__chrome_thread *t = perch__chrome_thread_of(&c->fmt, r->thread_key);
-    char local[PERCH_CHROME_NAME_TEXT_MAX], *name = local;
+    char name[PERCH_CHROME_NAME_TEXT_MAX];
     size_t n = 0;
-    bool comma = c->async && queue_event(c);
+    if (c->async) {
+        bool comma = queue_event(c);
+        uint64_t leaf = perch__chrome_pmc_leaf(&c->base.stacks, r);
+        return c->w.error
+                   ? c->w.error
+                   : perch__chrome_async_pmc(c->async, r, t->pid, t->process_key, leaf, comma);
+    }
     int err = c->w.error;
-    if (!err && c->async)
-        err = perch__chrome_async_pmc_begin(c->async, &name);
     if (!err)
         err = perch__chrome_pmc_name(&c->fmt, &c->base.stacks, t->process_key, r, name, &n);
     if (!err && n == 0)
         err = c->w.error ? c->w.error : PERCH_ELIMIT;
     if (err)
         return err;
-    if (c->async) {
-        perch__chrome_async_pmc_end(c->async, r, t->pid, n, comma);
-        return 0;
-    }
     perch__chrome_pmc_ev ev = {*r, t->pid, (uint32_t)n, name};
     return perch__chrome_pmc(&c->fmt, &ev);
 }
@@ -372,10 +372,17 @@ static int on_thread1(void *ctx, const perch_thread_rec *rec)
     return c->thread1(ctx, rec);
 }
 
+/* The entities sealed, and every symbol table with them: in pass 2 two threads name frames
+ * (the profiles' nodes here, the PMC samples on the second formatter), and a lookup that
+ * sealed a table would change it under the other (pass 2 takes no symbol record, so sealing
+ * now names what a first lookup would). */
 static int on_finish1(void *ctx)
 {
     struct chrome *c = ctx;
-    return perch__entities_seal(&c->base.ents);
+    int err = perch__entities_seal(&c->base.ents);
+    if (!err && c->base.ents.names)
+        perch_symnames_seal_all(c->base.ents.names);
+    return err;
 }
 
 static void chrome_bind(void *state, unsigned pass, perch_sink *sink)

@@ -1,12 +1,13 @@
 /*
- * The chrome export's second formatter (chrome_events.h): a thread that formats the slices'
- * and PMC samples' events while the exporter's thread replays the stream and builds the CPU
- * profiles. The exporter's thread queues, in stream order, its own text (what its writer
- * flushes: the profiles' events), each slice and PMC sample as a compact entry (a PMC sample
- * with its name text, which that thread looks up) and the node ids and times of each profile
- * chunk; the formatter thread plays the queue in order into a writer of its own over the
- * output, so the output is the bytes one thread writes. An event entry carries whether a
- * comma goes before it (the exporter's writer knows what came before).
+ * The chrome export's second formatter (chrome_events.h): a thread that names the PMC
+ * samples and formats the slices' and PMC samples' events while the exporter's thread replays
+ * the stream and builds the CPU profiles. The exporter's thread queues, in stream order, its
+ * own text (what its writer flushes: the profiles' events), each slice and PMC sample as a
+ * compact entry (a PMC sample with its process key and leaf frame, which that thread finds in
+ * the interned stacks) and the node ids and times of each profile chunk; the formatter thread
+ * plays the queue in order into a writer of its own over the output, so the output is the
+ * bytes one thread writes. An event entry carries whether a comma goes before it (the
+ * exporter's writer knows what came before).
  *
  * The queue is a ring of RING batches of entries (util/bufring.h), each entry an 8-byte head
  * (kind, payload bytes) and its payload, 8-byte aligned. The first error of the formatter (its
@@ -31,9 +32,9 @@
 
 size_t perch__chrome_async_batch;
 
-/* An entry's kind: text as it is, a slice, a PMC sample (its name text after the head), a
- * profile chunk's node ids (u32 each) or times (a u64 base, then u64 each) as a run of
- * numbers; ENT_COMMA: a comma precedes it. */
+/* An entry's kind: text as it is, a slice, a PMC sample, a profile chunk's node ids (u32
+ * each) or times (a u64 base, then u64 each) as a run of numbers; ENT_COMMA: a comma precedes
+ * it. */
 enum { ENT_TEXT, ENT_SLICE, ENT_PMC, ENT_NODES, ENT_TIMES, ENT_COMMA = 8 };
 
 struct ent {
@@ -41,20 +42,20 @@ struct ent {
     uint32_t len;  /* payload bytes after the head */
 };
 
-/* The payload of a PMC entry before its name text: what its event shows of the sample. */
-struct pmc_head {
-    uint64_t ts;
-    uint32_t pid, tid, stack_id, count, name_len;
+/* The payload of a PMC entry: what its event shows of the sample and what names it (the
+ * process key, the leaf frame, the sample's module key and whether the leaf is its ip). */
+struct pmc_entry {
+    uint64_t ts, pk, leaf, module_key;
+    uint32_t pid, tid, stack_id, count;
     uint16_t cpu, source;
+    uint32_t is_ip;
 };
 
-_Static_assert(sizeof(struct pmc_head) % 8 == 0, "the name text starts 8-byte aligned");
-
 #define SLICE_HEAD offsetof(perch_slice_rec, pmc_delta)
-#define PMC_ROOM   (sizeof(struct ent) + sizeof(struct pmc_head) + PERCH_CHROME_NAME_TEXT_MAX + 8)
 
 struct perch__chrome_async {
-    perch__chrome_fmt fmt; /* the thread's; fmt.w = &w */
+    perch__chrome_fmt fmt; /* the thread's; fmt.w = &w, fmt.rc = &rc */
+    perch__resolve_cache rc;
     perch_json w;
     perch__bufring *ring;
     perch__bufring_fill f; /* the batch the exporter fills */
@@ -107,9 +108,16 @@ static int play_entry(struct perch__chrome_async *a, const struct ent *e, const 
         memcpy(&r, p, e->len);
         return perch__chrome_slice(&a->fmt, &r);
     }
-    struct pmc_head h;
+    struct pmc_entry h;
+    char name[PERCH_CHROME_NAME_TEXT_MAX];
+    size_t n = 0;
     memcpy(&h, p, sizeof h);
-    perch__chrome_pmc_ev ev = {{0}, h.pid, h.name_len, (const char *)p + sizeof h};
+    int err = perch__chrome_leaf_name(&a->fmt, h.pk, h.module_key, h.leaf, h.is_ip, name, &n);
+    if (!err && n == 0)
+        err = a->w.error ? a->w.error : PERCH_ELIMIT;
+    if (err)
+        return err;
+    perch__chrome_pmc_ev ev = {{0}, h.pid, (uint32_t)n, name};
     ev.rec.ts = h.ts;
     ev.rec.tid = h.tid;
     ev.rec.stack_id = h.stack_id;
@@ -181,19 +189,16 @@ int perch__chrome_async_slice(perch__chrome_async *a, const perch_slice_rec *r, 
     return 0;
 }
 
-int perch__chrome_async_pmc_begin(perch__chrome_async *a, char **name)
+int perch__chrome_async_pmc(perch__chrome_async *a, const perch_sample_rec *r, uint32_t pid,
+                            uint64_t pk, uint64_t leaf, bool comma)
 {
-    int err = room_for(a, PMC_ROOM);
-    *name = (char *)a->f.fill + a->f.used + sizeof(struct ent) + sizeof(struct pmc_head);
-    return err;
-}
-
-void perch__chrome_async_pmc_end(perch__chrome_async *a, const perch_sample_rec *r, uint32_t pid,
-                                 size_t name_len, bool comma)
-{
-    struct pmc_head h = {r->ts,    pid,    r->tid, r->stack_id, r->count, (uint32_t)name_len,
-                         r->cpu, r->profile_source};
-    memcpy(put_head(a, ENT_PMC | (comma ? ENT_COMMA : 0), sizeof h + name_len), &h, sizeof h);
+    int err = room_for(a, sizeof(struct ent) + sizeof(struct pmc_entry));
+    if (err)
+        return err;
+    struct pmc_entry h = {r->ts,       pk,       leaf,   r->module_key,     pid,          r->tid,
+                          r->stack_id, r->count, r->cpu, r->profile_source, leaf == r->ip};
+    memcpy(put_head(a, ENT_PMC | (comma ? ENT_COMMA : 0), sizeof h), &h, sizeof h);
+    return 0;
 }
 
 int perch__chrome_async_runs(perch__chrome_async *a, const perch__psample *out, size_t n,
@@ -253,7 +258,7 @@ int perch__chrome_async_start(const perch__chrome_fmt *like, const perch_json *w
     a->fmt = *like;
     perch__chrome_fmt_reset(&a->fmt);
     a->fmt.w = &a->w;
-    a->fmt.rc = NULL; /* it never names a frame */
+    a->fmt.rc = &a->rc;
     perch_json_init(&a->w, perch__json_output_sink, out);
     a->w.depth = w->depth;
     memcpy(a->w.need_comma, w->need_comma, sizeof a->w.need_comma);

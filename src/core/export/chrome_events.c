@@ -296,8 +296,8 @@ static size_t leaf_name_text(perch__chrome_fmt *f, uint64_t pk, uint64_t module_
 
 /* The cached name text: the leaf's module, so its name, is a function of (pk, leaf, module
  * key when the leaf is the ip) once the entities are sealed. */
-static int cached_name(perch__chrome_fmt *f, uint64_t pk, uint64_t module_key, uint64_t leaf,
-                       bool is_ip, char *out, size_t *len)
+int perch__chrome_leaf_name(perch__chrome_fmt *f, uint64_t pk, uint64_t module_key, uint64_t leaf,
+                            bool is_ip, char *out, size_t *len)
 {
     uint64_t mk = is_ip ? module_key : 0;
     struct perch__chrome_name *slot;
@@ -326,13 +326,17 @@ static int cached_name(perch__chrome_fmt *f, uint64_t pk, uint64_t module_key, u
     return 0;
 }
 
+uint64_t perch__chrome_pmc_leaf(const perch__stacks *stacks, const perch_sample_rec *r)
+{
+    uint64_t leaf;
+    return perch__stacks_leaf(stacks, r->stack_id, &leaf) ? leaf : r->ip;
+}
+
 int perch__chrome_pmc_name(perch__chrome_fmt *f, const perch__stacks *stacks, uint64_t pk,
                            const perch_sample_rec *r, char *out, size_t *len)
 {
-    uint64_t leaf;
-    if (!perch__stacks_leaf(stacks, r->stack_id, &leaf))
-        leaf = r->ip;
-    return cached_name(f, pk, r->module_key, leaf, leaf == r->ip, out, len);
+    uint64_t leaf = perch__chrome_pmc_leaf(stacks, r);
+    return perch__chrome_leaf_name(f, pk, r->module_key, leaf, leaf == r->ip, out, len);
 }
 
 /* A PMC sample counts events, not time: an instant event named by its leaf frame, written as

@@ -3,15 +3,17 @@
  * entities (chrome_events.c): a slice's complete event ("X", and its copy on the CPU's track)
  * and a PMC sample's instant event ("i"), formatted by a perch__chrome_fmt into its writer. A
  * formatter's caches are its own, so two threads each with one format events at once; the
- * entities, the `sliced` map and the counter names are only read. The exception is a PMC
- * sample's name (its leaf frame): naming reads the symbol tables, which a lookup may seal, so
- * the thread that replays the stream names it (perch__chrome_pmc_name) and the event is
- * formatted from the name text (perch__chrome_pmc).
+ * entities, the `sliced` map and the counter names are only read. A PMC sample is named by
+ * its leaf frame: the thread that replays the stream finds the leaf in the interned stacks,
+ * which it alone changes (perch__chrome_pmc_leaf); naming the leaf reads only what pass 1
+ * sealed (the modules, and the symbol tables, every one sealed at the end of pass 1, so no
+ * lookup changes them), so either thread names it (perch__chrome_leaf_name, through its
+ * formatter's caches) and the event is formatted from the name text (perch__chrome_pmc).
  *
  * chrome_async.c runs a second formatter on a thread of its own: the exporter's thread queues
- * its own text, the slices and PMC samples and the profile chunks' numbers in stream order,
- * the formatter thread formats them in that order and writes everything to the output, so the
- * bytes are those of one thread.
+ * its own text, the slices and PMC samples (with their leaves) and the profile chunks' numbers
+ * in stream order, the formatter thread names the PMC samples and formats everything in that
+ * order and writes it to the output, so the bytes are those of one thread.
  */
 #ifndef PERCH_EXPORT_CHROME_EVENTS_H
 #define PERCH_EXPORT_CHROME_EVENTS_H
@@ -40,7 +42,7 @@ typedef struct perch__chrome_fmt {
     uint32_t pmc_name_count;
     bool cpu_tracks;
     perch__budget *budget;      /* the name cache's */
-    perch__resolve_cache *rc;   /* the name cache's module lookups */
+    perch__resolve_cache *rc;   /* the name cache's module lookups (the formatter's own) */
     struct perch__chrome_pmc_key {
         char text[64]; /* `"name":` escaped, when it fits */
         size_t len;
@@ -79,9 +81,16 @@ const perch__chrome_thread *perch__chrome_thread_of(perch__chrome_fmt *f, uint64
 /* A slice's complete event on its thread's track (and on its CPU's track with cpu_tracks);
  * returns the writer's error. */
 int perch__chrome_slice(perch__chrome_fmt *f, const perch_slice_rec *r);
-/* The name text of PMC sample r of process pk (quoted, escaped) into out
- * (PERCH_CHROME_NAME_TEXT_MAX bytes), its length in *len (0: it does not fit); PERCH_ELIMIT or
- * PERCH_ENOMEM when the name cache cannot be had. */
+/* The leaf frame of PMC sample r: its stack's first frame, or its ip (no stack, or one not
+ * interned). Reads the stacks: on the thread that replays the stream. */
+uint64_t perch__chrome_pmc_leaf(const perch__stacks *stacks, const perch_sample_rec *r);
+/* The name text of leaf address `leaf` in process pk (quoted, escaped; module_key is the
+ * sample's, used when is_ip: the leaf is the sample's ip) into out (PERCH_CHROME_NAME_TEXT_MAX
+ * bytes), its length in *len (0: it does not fit), through f's name cache; PERCH_ELIMIT or
+ * PERCH_ENOMEM when the cache cannot be had. */
+int perch__chrome_leaf_name(perch__chrome_fmt *f, uint64_t pk, uint64_t module_key, uint64_t leaf,
+                            bool is_ip, char *out, size_t *len);
+/* Both for PMC sample r of process pk, on the thread that replays the stream. */
 int perch__chrome_pmc_name(perch__chrome_fmt *f, const perch__stacks *stacks, uint64_t pk,
                            const perch_sample_rec *r, char *out, size_t *len);
 /* A PMC sample's instant event; returns the writer's error. */
@@ -105,11 +114,10 @@ int perch__chrome_async_text(void *a, const char *data, size_t n);
 /* Queue a slice / a PMC sample's event; comma: the event follows another array element.
  * Each returns 0 or the first error of the formatter thread (its output's). */
 int perch__chrome_async_slice(perch__chrome_async *a, const perch_slice_rec *r, bool comma);
-/* The name text goes straight into the queue: *name receives room for
- * PERCH_CHROME_NAME_TEXT_MAX bytes, filled by the caller before perch__chrome_async_pmc_end. */
-int perch__chrome_async_pmc_begin(perch__chrome_async *a, char **name);
-void perch__chrome_async_pmc_end(perch__chrome_async *a, const perch_sample_rec *r, uint32_t pid,
-                                 size_t name_len, bool comma);
+/* A PMC sample of a thread of process pk (pid its track's) whose leaf frame is `leaf`
+ * (perch__chrome_pmc_leaf): the formatter thread names it. */
+int perch__chrome_async_pmc(perch__chrome_async *a, const perch_sample_rec *r, uint32_t pid,
+                            uint64_t pk, uint64_t leaf, bool comma);
 /* Queues a profile chunk's samples: their node ids, or with times the differences of their
  * times from base on (perch__profiles.runs), written as the writer's run of numbers. */
 int perch__chrome_async_runs(perch__chrome_async *a, const perch__psample *out, size_t n,

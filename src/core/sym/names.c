@@ -126,6 +126,15 @@ int perch_symnames_symbol(perch_symnames *n, const perch_symbol_rec *rec)
     return err;
 }
 
+/* Seals id's table once: a table that fails to seal is broken and names nothing. */
+static void seal_ident(struct ident *id)
+{
+    if (!id->sealed) {
+        id->sealed = true;
+        id->broken = perch_symtab_seal(id->tab) != 0;
+    }
+}
+
 bool perch_symnames_lookup(perch_symnames *n, uint64_t module_key, uint32_t rva, perch_sym_func *f,
                            int64_t *offset)
 {
@@ -135,11 +144,15 @@ bool perch_symnames_lookup(perch_symnames *n, uint64_t module_key, uint32_t rva,
     struct ident *id = &n->ids[index];
     if (id->tab == NULL || id->broken)
         return false;
-    if (!id->sealed) {
-        id->sealed = true;
-        id->broken = perch_symtab_seal(id->tab) != 0;
-    }
+    seal_ident(id);
     return !id->broken && perch_symtab_lookup(id->tab, rva, f, offset);
+}
+
+void perch_symnames_seal_all(perch_symnames *n)
+{
+    for (uint32_t i = 0; i < n->count; i++)
+        if (n->ids[i].tab != NULL)
+            seal_ident(&n->ids[i]);
 }
 
 void perch_symnames_get_stats(const perch_symnames *n, perch_symnames_stats *st)
