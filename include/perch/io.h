@@ -76,8 +76,11 @@ int perch_output_create_file(perch_output *out, const char *path);
 /* Like perch_output_open_file, for an output written by a thread of its own (perch export's):
  * an existing file keeps its bytes until the first write (an empty one too) or the close,
  * which truncate it, so the file system's work of dropping a large old file runs on the
- * thread that makes that first write; and (POSIX) the written bytes are handed to the kernel's
- * writeback as they come, so the close has little left to flush. */
+ * thread that makes that first write; and (Linux) the written bytes are handed to the kernel's
+ * writeback as they come, so the close has little left to flush, and those written more than
+ * 128 MiB before are dropped from the page cache once they are on the disk (never waiting for
+ * it): an export is read by another program, often on another machine, and a large one would
+ * otherwise fill the page cache with fresh pages (docs/exports.md, "Writes"). */
 int perch_output_open_file_deferred(perch_output *out, const char *path);
 
 /* The standard output stream as a perch_output (never closes stdout itself). */

@@ -143,13 +143,15 @@ int perch_output_create_file(perch_output *out, const char *path)
 }
 
 /* A file opened by perch_output_open_file_deferred: truncated at its first write or close, its
- * bytes handed to writeback every WRITEBACK_STEP. */
+ * bytes handed to writeback every step (writeback.h), and the bytes handed more than
+ * PERCH_POSIX_DROP_LAG steps before dropped from the page cache. */
 #define WRITEBACK_STEP ((uint64_t)16 << 20)
 struct late_file {
     struct file_ctx f; /* first: file_write and file_sync take it */
     bool truncate;     /* a regular file not truncated yet */
     bool regular;
-    uint64_t written, handed; /* bytes written, bytes handed to writeback */
+    uint64_t step;                     /* bytes between hand-overs */
+    uint64_t written, handed, dropped; /* bytes written, handed to writeback, dropped */
 };
 
 static int late_truncate(struct late_file *l)
@@ -169,9 +171,14 @@ static int late_write(void *ctx, const void *buf, size_t len)
     if (err)
         return err;
     l->written += len;
-    if (l->regular && l->written - l->handed >= WRITEBACK_STEP) {
+    if (l->regular && l->written - l->handed >= l->step) {
         perch__posix_writeback(l->f.fd, l->handed, l->written - l->handed);
         l->handed = l->written;
+        uint64_t lag = PERCH_POSIX_DROP_LAG * l->step;
+        if (l->handed - l->dropped >= lag + l->step) {
+            perch__posix_drop_cache(l->f.fd, l->dropped, l->handed - lag - l->dropped);
+            l->dropped = l->handed - lag;
+        }
     }
     return 0;
 }
@@ -199,7 +206,8 @@ int perch_output_open_file_deferred(perch_output *out, const char *path)
     l->f.fd = fd;
     l->regular = S_ISREG(st.st_mode);
     l->truncate = l->regular; /* O_TRUNC does nothing to a device or a pipe either */
-    l->written = l->handed = 0;
+    l->step = perch__posix_writeback_step ? perch__posix_writeback_step : WRITEBACK_STEP;
+    l->written = l->handed = l->dropped = 0;
     out->write = late_write;
     out->sync = file_sync;
     out->close = late_close;
