@@ -201,8 +201,6 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
 static int pmc_sample(struct chrome *c, const perch_sample_rec *r)
 {
     const perch__chrome_thread *t = perch__chrome_thread_of(&c->fmt, r->thread_key);
-    char name[PERCH_CHROME_NAME_TEXT_MAX];
-    size_t n = 0;
     if (c->async) {
         bool comma = queue_event(c);
         uint64_t leaf = perch__chrome_pmc_leaf(&c->base.stacks, r);
@@ -210,6 +208,8 @@ static int pmc_sample(struct chrome *c, const perch_sample_rec *r)
                    ? c->w.error
                    : perch__chrome_async_pmc(c->async, r, t->pid, t->process_key, leaf, comma);
     }
+    char name[PERCH_CHROME_NAME_TEXT_MAX];
+    size_t n = 0;
     int err = c->w.error;
     if (!err)
         err = perch__chrome_pmc_name(&c->fmt, &c->base.stacks, t->process_key, r, name, &n);
