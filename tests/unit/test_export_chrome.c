@@ -6,7 +6,8 @@
  * instants, slice complete events whose ts/dur are exact microseconds from raw ticks and
  * perf_freq, args with PMC deltas under the counter names, the optional per-CPU tracks in CPU
  * order. Also the exact tick -> time conversion and the profile's reordering of late samples,
- * and times 2^63 ticks or more from the trace start (or from the ready time) written exactly.
+ * times 2^63 ticks or more from the trace start (or from the ready time) written exactly, and
+ * a track shared by two processes (a pid and tid used again) naming each one's frames.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -419,6 +420,65 @@ static void test_idle_tracks(void **state)
     free(text);
 }
 
+/* A pid and tid used again by a later process: both threads share one track (1234, 1001),
+ * and a node made by the second process's stack is named from that process's modules,
+ * whichever thread names it (the nodes of a track's first process are resolved when named). */
+enum { KEY_P3 = 300, KEY_T9 = 61, KEY_M_REUSED = 507 };
+
+static int reused_replay(void *ctx, const perch_sink *s)
+{
+    static const char *const names[] = {"InstructionRetired", "TotalCycles"};
+    static const uint64_t s7[] = {FX_APP + 0x240};
+    perch_sample_rec r;
+    int err = fx_head(s, names);
+    (void)ctx;
+    if (!err)
+        err = fx_stack(s, 7, s7, 1, 0);
+    for (uint32_t i = 0; !err && i < 4; i++) {
+        memset(&r, 0, sizeof r);
+        r.thread_key = i < 2 ? FX_KEY_T1 : KEY_T9;
+        r.tid = 1001;
+        r.kind = PERCH_SAMPLE_TIMER;
+        r.ts = FX_US(100 + 1000 * (uint64_t)i);
+        r.stack_id = i < 2 ? 2 : 7;
+        r.count = 1;
+        err = s->sample(s->ctx, &r);
+    }
+    if (!err)
+        err = fx_entities(s);
+    if (!err)
+        err = fx_thread(s, KEY_T9, KEY_P3, 1001, 1234, "reused");
+    if (!err)
+        err = fx_module(s, KEY_M_REUSED, KEY_P3, 1234, FX_APP, 0x10000, "C:\\r\\reused.exe");
+    if (!err)
+        err = fx_process(s, KEY_P3, 1234, "reused.exe");
+    return err ? err : fx_tail(s);
+}
+
+static void test_pid_reused(void **state)
+{
+    perch_record_source src = {NULL, reused_replay, NULL};
+    perch_export_options opt;
+    char *text[2];
+    size_t len;
+    int err;
+    (void)state;
+    for (unsigned threads = 0; threads < 2; threads++) {
+        perch_export_options_init(&opt);
+        opt.threads = threads;
+        text[threads] =
+            fx_export_from(PERCH_EXPORT_CHROME, &opt, &src, (size_t)1 << 20, &len, &err);
+        assert_int_equal(err, 0);
+        assert_int_equal(fx_count(text[threads], "\"functionName\":\"reused.exe!+0x240\""), 1);
+        assert_int_equal(fx_count(text[threads], "\"functionName\":\"app.exe!+0x200\""), 1);
+        assert_int_equal(fx_count(text[threads], "app.exe!+0x240"), 0);
+        assert_int_equal(fx_count(text[threads], "\"ProfileChunk\""), 1);
+    }
+    assert_string_equal(text[0], text[1]);
+    free(text[0]);
+    free(text[1]);
+}
+
 static void test_tick_conversion(void **state)
 {
     (void)state;
@@ -439,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_slices),          cmocka_unit_test(test_far_times),
         cmocka_unit_test(test_cpu_tracks),      cmocka_unit_test(test_idle_tracks),
         cmocka_unit_test(test_tick_conversion), cmocka_unit_test(test_profile_held),
+        cmocka_unit_test(test_pid_reused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -143,6 +143,19 @@ static int profile_runs(void *ctx, const perch__psample *out, size_t n, uint64_t
     return err ? err : perch__chrome_async_runs(c->async, out, n, base, times);
 }
 
+/* perch__profiles.nodes: a chunk's new nodes go to the second formatter, which names them,
+ * after this writer's text (the nodes array is open). */
+static int profile_nodes(void *ctx, const perch__ptrack *t, size_t from, size_t to)
+{
+    struct chrome *c = ctx;
+    int err = perch_json_flush(&c->w);
+    bool comma = c->w.need_comma[c->w.depth];
+    c->w.need_comma[c->w.depth] = true;
+    return err ? err
+               : perch__chrome_async_nodes(c->async, t->pk, from + 2, t->nodes + from, to - from,
+                                           comma);
+}
+
 /* The second formatter takes the events from here on (the metadata are written): this
  * writer's text goes into its queue. With threads = 1, or when it cannot start, every event
  * stays on this thread. */
@@ -155,6 +168,7 @@ static void start_async(struct chrome *c)
     c->w.sink = perch__chrome_async_text;
     c->w.ctx = c->async;
     c->prof.runs = profile_runs;
+    c->prof.nodes = profile_nodes;
     c->prof.runs_ctx = c;
 }
 

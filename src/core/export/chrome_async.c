@@ -1,10 +1,12 @@
 /*
  * The chrome export's second formatter (chrome_events.h): a thread that names the PMC
- * samples and formats the slices' and PMC samples' events while the exporter's thread replays
- * the stream and builds the CPU profiles. The exporter's thread queues, in stream order, its
- * own text (what its writer flushes: the profiles' events), each slice and PMC sample as a
- * compact entry (a PMC sample with its process key and leaf frame, which that thread finds in
- * the interned stacks) and the node ids and times of each profile chunk; the formatter thread
+ * samples and the profiles' call-tree nodes and formats the slices' and PMC samples' events
+ * while the exporter's thread replays the stream and builds the CPU profiles. The exporter's
+ * thread queues, in stream order, its own text (what its writer flushes: the profiles'
+ * events), each slice and PMC sample as a compact entry (a PMC sample with its process key and
+ * leaf frame, which that thread finds in the interned stacks), and each profile chunk's new
+ * nodes (parent, address, module when known, the track's process key) and the node ids and
+ * times of its samples; the formatter thread
  * plays the queue in order into a writer of its own over the output, so the output is the
  * bytes one thread writes. An event entry carries whether a comma goes before it (the
  * exporter's writer knows what came before).
@@ -33,9 +35,9 @@
 size_t perch__chrome_async_batch;
 
 /* An entry's kind: text as it is, a slice, a PMC sample, a profile chunk's node ids (u32
- * each) or times (a u64 base, then u64 each) as a run of numbers; ENT_COMMA: a comma precedes
- * it. */
-enum { ENT_TEXT, ENT_SLICE, ENT_PMC, ENT_NODES, ENT_TIMES, ENT_COMMA = 8 };
+ * each) or times (a u64 base, then u64 each) as a run of numbers, or its new call-tree nodes
+ * (a pnodes_head, then perch__pnode each); ENT_COMMA: a comma precedes it. */
+enum { ENT_TEXT, ENT_SLICE, ENT_PMC, ENT_NODES, ENT_TIMES, ENT_PNODES, ENT_COMMA = 8 };
 
 struct ent {
     uint32_t kind; /* ENT_*, ENT_COMMA or'ed into an event's */
@@ -51,11 +53,18 @@ struct pmc_entry {
     uint32_t is_ip;
 };
 
+/* The head of a run of new nodes: the track's process key, the first node's id. */
+struct pnodes_head {
+    uint64_t pk;
+    uint64_t first_id;
+};
+
 #define SLICE_HEAD offsetof(perch_slice_rec, pmc_delta)
 
 struct perch__chrome_async {
     perch__chrome_fmt fmt; /* the thread's; fmt.w = &w, fmt.rc = &rc */
     perch__resolve_cache rc;
+    perch__pnames pnames; /* the profile nodes' name cache */
     perch_json w;
     perch__bufring *ring;
     perch__bufring_fill f; /* the batch the exporter fills */
@@ -92,6 +101,24 @@ static int play_run(struct perch__chrome_async *a, const struct ent *e, const ui
     return a->w.error;
 }
 
+/* New call-tree nodes, named here, each an element of the open array. */
+static int play_pnodes(struct perch__chrome_async *a, const struct ent *e, const uint8_t *p)
+{
+    struct pnodes_head h;
+    char text[PERCH_PNODE_JSON_MAX];
+    int err = 0;
+    memcpy(&h, p, sizeof h);
+    for (size_t i = 0; i < (e->len - sizeof h) / sizeof(perch__pnode) && !err; i++) {
+        perch__pnode n;
+        memcpy(&n, p + sizeof h + i * sizeof n, sizeof n);
+        size_t len = perch__pnode_json(&a->pnames, a->fmt.budget, a->fmt.ents, &a->rc, h.pk,
+                                       (uint32_t)(h.first_id + i), &n, text, &err);
+        if (len)
+            perch_json_raw_n(&a->w, text, len);
+    }
+    return err ? err : a->w.error;
+}
+
 /* Plays one entry on the formatter thread; returns its error. */
 static int play_entry(struct perch__chrome_async *a, const struct ent *e, const uint8_t *p)
 {
@@ -103,6 +130,8 @@ static int play_entry(struct perch__chrome_async *a, const struct ent *e, const 
     a->w.need_comma[a->w.depth] = (e->kind & ENT_COMMA) != 0;
     if (kind == ENT_NODES || kind == ENT_TIMES)
         return play_run(a, e, p);
+    if (kind == ENT_PNODES)
+        return play_pnodes(a, e, p);
     if (kind == ENT_SLICE) {
         perch_slice_rec r;
         memcpy(&r, p, e->len);
@@ -228,8 +257,29 @@ int perch__chrome_async_runs(perch__chrome_async *a, const perch__psample *out, 
     return err;
 }
 
+int perch__chrome_async_nodes(perch__chrome_async *a, uint64_t pk, size_t first_id,
+                              const perch__pnode *nodes, size_t n, bool comma)
+{
+    const size_t each = sizeof *nodes, head = sizeof(struct pnodes_head);
+    int err = 0;
+    for (size_t i = 0; i < n && !err;) {
+        err = room_for(a, sizeof(struct ent) + head + 64 * each);
+        size_t k = (a->f.cap - a->f.used - sizeof(struct ent) - head) / each;
+        k = k < n - i ? k : n - i;
+        if (err)
+            break;
+        struct pnodes_head h = {pk, first_id + i};
+        uint8_t *p = put_head(a, ENT_PNODES | (i || comma ? ENT_COMMA : 0), head + k * each);
+        memcpy(p, &h, head);
+        memcpy(p + head, nodes + i, k * each);
+        i += k;
+    }
+    return err;
+}
+
 static void async_free(struct perch__chrome_async *a)
 {
+    perch__pnames_free(&a->pnames, a->fmt.budget);
     perch__chrome_fmt_free(&a->fmt);
     if (a->charged)
         perch__budget_give(a->fmt.budget, a->charged);

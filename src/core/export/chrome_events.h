@@ -11,9 +11,10 @@
  * formatter's caches) and the event is formatted from the name text (perch__chrome_pmc).
  *
  * chrome_async.c runs a second formatter on a thread of its own: the exporter's thread queues
- * its own text, the slices and PMC samples (with their leaves) and the profile chunks' numbers
- * in stream order, the formatter thread names the PMC samples and formats everything in that
- * order and writes it to the output, so the bytes are those of one thread.
+ * its own text, the slices and PMC samples (with their leaves) and the profile chunks' new
+ * nodes and numbers in stream order, the formatter thread names the PMC samples and the profiles'
+ * new nodes and formats everything in that order and writes it to the output, so the bytes are
+ * those of one thread.
  */
 #ifndef PERCH_EXPORT_CHROME_EVENTS_H
 #define PERCH_EXPORT_CHROME_EVENTS_H
@@ -122,6 +123,11 @@ int perch__chrome_async_pmc(perch__chrome_async *a, const perch_sample_rec *r, u
  * times from base on (perch__profiles.runs), written as the writer's run of numbers. */
 int perch__chrome_async_runs(perch__chrome_async *a, const perch__psample *out, size_t n,
                              uint64_t base, bool times);
+/* Queues n new nodes of a track of process pk, ids first_id on (perch__profiles.nodes):
+ * the formatter thread names them and writes them as elements of the open array (comma: one
+ * goes before the first). */
+int perch__chrome_async_nodes(perch__chrome_async *a, uint64_t pk, size_t first_id,
+                              const perch__pnode *nodes, size_t n, bool comma);
 /* Formats everything queued, flushes the formatter's writer, joins the thread, frees a.
  * Returns the first error. Accepts NULL. */
 int perch__chrome_async_stop(perch__chrome_async *a);

@@ -24,7 +24,10 @@
  * Each track finds a node's children through a table of its own whose 16-byte slots hold the
  * whole key (parent, address) and the node id, so a probe of a stack walk reads one slot
  * (the shared location table read a slot, then the location it named: two cache misses).
- * A frame's module is resolved only when its node is new.
+ * A frame's module is resolved only when its node is named: it is the module of the address in
+ * the track's process (that of its first stack; a node of another process, or the sample's own
+ * ip with its module key, is resolved when it is made), so the thread that writes the node's
+ * text resolves it (chrome_async.c: the second formatter).
  *
  * Memory: the distinct call-tree nodes of each track (a 16-byte node, and 16-byte child
  * slots filled 3/8 to 3/4) and up to 2 x CHUNK queued samples per track; every byte charged
@@ -144,10 +147,13 @@ static int node_for(perch__profiles *p, perch__ptrack *t, uint32_t parent, uint6
     }
     if (err)
         return err;
-    m = perch__frame_module_cached(p->rc, p->ents, at->pk, at->module_key, addr, at->is_ip);
     t->nodes[t->node_count].parent = parent;
     t->nodes[t->node_count].addr = addr;
-    t->nodes[t->node_count].module = m ? (uint32_t)(m - p->ents->modules) : UINT32_MAX;
+    t->nodes[t->node_count].module = PERCH_PNODE_LATER; /* resolved where it is named */
+    if ((at->is_ip && at->module_key) || at->pk != t->pk) {
+        m = perch__frame_module_cached(p->rc, p->ents, at->pk, at->module_key, addr, at->is_ip);
+        t->nodes[t->node_count].module = m ? (uint32_t)(m - p->ents->modules) : UINT32_MAX;
+    }
     *id = (uint32_t)(t->node_count + 2);
     t->kids[i] = (struct perch__pchild){addr, parent, *id};
     t->node_count++;
@@ -237,31 +243,32 @@ static int build_out(perch__profiles *p, perch__ptrack *t, size_t n, bool close)
 _Static_assert(PERCH_PNAME_TEXT <= PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX),
                "a cached name is copied whole into its output");
 
-/* The function name of node n as JSON text (quoted, escaped) into out
+/* The function name of node n (module index n_module) as JSON text (quoted, escaped) into out
  * (PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX) bytes), through the cache; 0 on failure. */
-static size_t node_name(perch__profiles *p, const perch__pnode *n, char *out, int *err)
+static size_t node_name(perch__pnames *names, perch__budget *b, const perch__entities *e,
+                        uint32_t n_module, uint64_t addr, char *out, int *err)
 {
     char name[PERCH_FRAME_NAME_MAX];
-    const perch__module *m = n->module == UINT32_MAX ? NULL : &p->ents->modules[n->module];
-    uint32_t mod = n->module == UINT32_MAX ? 0 : n->module + 1;
+    const perch__module *m = n_module == UINT32_MAX ? NULL : &e->modules[n_module];
+    uint32_t mod = n_module == UINT32_MAX ? 0 : n_module + 1;
     struct perch__pname *slot;
     size_t len;
-    if (!p->names) {
-        *err = perch__grow(p->budget, (void **)&p->names, &p->names_cap, NAME_CACHE,
-                           sizeof *p->names);
+    if (!names->slots) {
+        *err =
+            perch__grow(b, (void **)&names->slots, &names->cap, NAME_CACHE, sizeof *names->slots);
         if (*err)
             return 0;
-        memset(p->names, 0, p->names_cap * sizeof *p->names);
+        memset(names->slots, 0, names->cap * sizeof *names->slots);
     }
-    slot = &p->names[perch__hash64(n->addr ^ perch__hash64(mod)) & (NAME_CACHE - 1)];
-    if (slot->len && slot->addr == n->addr && slot->module == mod) {
+    slot = &names->slots[perch__hash64(addr ^ perch__hash64(mod)) & (NAME_CACHE - 1)];
+    if (slot->len && slot->addr == addr && slot->module == mod) {
         memcpy(out, slot->text, sizeof slot->text); /* out has room: a fixed size copies fast */
         return slot->len;
     }
-    len = perch__frame_name(p->ents, m, n->addr, name, sizeof name);
+    len = perch__frame_name(e, m, addr, name, sizeof name);
     len = perch__json_string_text(name, len, out, PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX));
     if (len > 0 && len <= PERCH_PNAME_TEXT) {
-        slot->addr = n->addr;
+        slot->addr = addr;
         slot->module = mod;
         slot->len = (uint8_t)len;
         memcpy(slot->text, out, len);
@@ -269,31 +276,43 @@ static size_t node_name(perch__profiles *p, const perch__pnode *n, char *out, in
     return len;
 }
 
-/* Node id i + 2 of t as one run of text: {"id","parent","callFrame":{"functionName", url,
- * scriptId, lineNumber, columnNumber}}, the bytes the writer's calls for it would write. */
-static int node_json(perch__profiles *p, const perch__ptrack *t, size_t i)
+size_t perch__pnode_json(perch__pnames *names, perch__budget *b, const perch__entities *e,
+                         perch__resolve_cache *rc, uint64_t pk, uint32_t id, const perch__pnode *n,
+                         char *out, int *err)
 {
     static const char rest[] = ",\"url\":\"\",\"scriptId\":0,\"lineNumber\":-1,"
                                "\"columnNumber\":-1}}";
-    char text[96 + PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX) + sizeof rest];
-    size_t n = 0, name;
-    int err = 0;
-    memcpy(text, "{\"id\":", 6);
-    n = 6;
-    n += perch__put_uint(text + n, i + 2);
-    memcpy(text + n, ",\"parent\":", 10);
-    n += 10;
-    n += perch__put_uint(text + n, t->nodes[i].parent);
-    memcpy(text + n, ",\"callFrame\":{\"functionName\":", 29);
-    n += 29;
-    name = node_name(p, &t->nodes[i], text + n, &err);
-    if (err || name == 0)
-        return err ? err : PERCH_ELIMIT;
-    n += name;
-    memcpy(text + n, rest, sizeof rest - 1);
-    n += sizeof rest - 1;
-    perch_json_raw_n(p->w, text, n);
-    return 0;
+    _Static_assert(6 + 20 + 10 + 10 + 29 + sizeof rest <=
+                       PERCH_PNODE_JSON_MAX - PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX),
+                   "a node's text fits");
+    uint32_t module = n->module;
+    size_t len = 0, name;
+    if (module == PERCH_PNODE_LATER) {
+        const perch__module *m = perch__frame_module_cached(rc, e, pk, 0, n->addr, false);
+        module = m ? (uint32_t)(m - e->modules) : UINT32_MAX;
+    }
+    memcpy(out, "{\"id\":", 6);
+    len = 6;
+    len += perch__put_uint(out + len, id);
+    memcpy(out + len, ",\"parent\":", 10);
+    len += 10;
+    len += perch__put_uint(out + len, n->parent);
+    memcpy(out + len, ",\"callFrame\":{\"functionName\":", 29);
+    len += 29;
+    *err = 0;
+    name = node_name(names, b, e, module, n->addr, out + len, err);
+    if (*err || name == 0) {
+        *err = *err ? *err : PERCH_ELIMIT;
+        return 0;
+    }
+    len += name;
+    memcpy(out + len, rest, sizeof rest - 1);
+    return len + sizeof rest - 1;
+}
+
+void perch__pnames_free(perch__pnames *names, perch__budget *b)
+{
+    perch__release(b, (void **)&names->slots, &names->cap, sizeof *names->slots);
 }
 
 static int nodes_json(perch__profiles *p, perch__ptrack *t)
@@ -306,8 +325,17 @@ static int nodes_json(perch__profiles *p, perch__ptrack *t)
         perch_json_raw(w, "{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\",\"url\":\"\","
                           "\"scriptId\":0,\"lineNumber\":-1,\"columnNumber\":-1}}");
     }
-    for (size_t i = t->nodes_written; i < t->node_count && !err; i++)
-        err = node_json(p, t, i);
+    if (p->nodes && t->node_count > t->nodes_written) {
+        err = p->nodes(p->runs_ctx, t, t->nodes_written, t->node_count);
+    } else {
+        char text[PERCH_PNODE_JSON_MAX];
+        for (size_t i = t->nodes_written; i < t->node_count && !err; i++) {
+            size_t n = perch__pnode_json(&p->names, p->budget, p->ents, p->rc, t->pk,
+                                         (uint32_t)(i + 2), &t->nodes[i], text, &err);
+            if (n)
+                perch_json_raw_n(w, text, n);
+        }
+    }
     perch_json_end_array(w);
     t->nodes_written = t->node_count;
     return err;
@@ -465,6 +493,10 @@ static int leaf_for(perch__profiles *p, perch__ptrack *t, uint64_t thread_key, u
         frames = perch__stacks_get(p->stacks, stack_id, &count);
     th = perch__entities_thread_at(p->ents, thread_key);
     fa.pk = th ? th->process_key : 0;
+    if (!t->pk_known) {
+        t->pk = fa.pk;
+        t->pk_known = true;
+    }
     err = perch__grow(p->budget, (void **)&t->path, &t->path_cap, count, sizeof *t->path);
     size_t depth = 0; /* root first: the frames shared with the last path keep its nodes */
     for (uint32_t i = count; !err && i-- > 0 && depth < t->path_len &&
@@ -560,6 +592,6 @@ void perch__profiles_free(perch__profiles *p)
     perch__map_free(&p->track_map, p->budget);
     perch__release(p->budget, (void **)&p->leaves, &p->leaves_cap, sizeof *p->leaves);
     perch__release(p->budget, (void **)&p->walk_hash, &p->walk_hash_cap, sizeof *p->walk_hash);
-    perch__release(p->budget, (void **)&p->names, &p->names_cap, sizeof *p->names);
+    perch__pnames_free(&p->names, p->budget);
     p->count = 0;
 }

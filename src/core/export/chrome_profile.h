@@ -10,9 +10,13 @@
 
 typedef struct perch__pnode {
     uint32_t parent; /* node id (1 = the root) */
-    uint32_t module; /* module index, UINT32_MAX = none */
+    uint32_t module; /* module index, UINT32_MAX = none, PERCH_PNODE_LATER = not resolved yet */
     uint64_t addr;
 } perch__pnode;
+
+/* A node's module not resolved yet: it is the module of its address in its track's process
+ * (perch__ptrack.pk), found when the node is named. */
+#define PERCH_PNODE_LATER (UINT32_MAX - 1)
 
 typedef struct perch__psample {
     uint64_t us;   /* microseconds from the trace start */
@@ -33,6 +37,8 @@ typedef struct perch__ptrack {
     bool started;          /* the "Profile" event is out */
     bool open;             /* the last sample written is a real one (not a gap) */
     bool span;             /* write a complete event over the profile (no slices here) */
+    bool pk_known;         /* pk is set */
+    uint64_t pk; /* the process key of the track's first stack: its nodes' modules resolve there */
     /* the path of the last stack walked from the root (frames, their node ids): the next
      * walk reuses the nodes of the frames it shares from the root without a lookup */
     struct perch__pstep {
@@ -49,6 +55,31 @@ typedef struct perch__ptrack {
 } perch__ptrack;
 
 #define PERCH_PNAME_TEXT 100 /* the longest name text the node-name cache keeps */
+/* A direct-mapped cache of nodes' function names as JSON text by (module, address): every
+ * thread's call tree has its own nodes for the same frames. */
+typedef struct perch__pnames {
+    struct perch__pname {
+        uint64_t addr;
+        uint32_t module; /* module index + 1, 0 none */
+        uint8_t len;     /* 0: empty */
+        char text[PERCH_PNAME_TEXT];
+    } * slots;
+    size_t cap;
+} perch__pnames;
+
+/* The longest text of one node (perch__pnode_json). */
+#define PERCH_PNODE_JSON_MAX (160 + PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX))
+
+/* Node `id` (n, of a track of process pk) as its JSON text, {"id","parent","callFrame":
+ * {"functionName", url, scriptId, lineNumber, columnNumber}}, into out (PERCH_PNODE_JSON_MAX
+ * bytes): its length, or 0 with *err set (PERCH_ENOMEM, PERCH_ELIMIT: the cache cannot be had
+ * or the name does not fit). Names come through the cache `names`, modules through rc; reads
+ * only sealed entities, so each thread with caches of its own may call it. */
+size_t perch__pnode_json(perch__pnames *names, perch__budget *b, const perch__entities *e,
+                         perch__resolve_cache *rc, uint64_t pk, uint32_t id, const perch__pnode *n,
+                         char *out, int *err);
+void perch__pnames_free(perch__pnames *names, perch__budget *b);
+
 typedef struct perch__profiles {
     perch__budget *budget;
     const perch__entities *ents;
@@ -69,20 +100,16 @@ typedef struct perch__profiles {
     perch__psample *out; /* the samples of the chunk being written, gaps included */
     size_t out_count, out_cap;
     uint64_t samples; /* samples written (each count of a sample once) */
-    /* a direct-mapped cache of nodes' function names as JSON text by (module, address):
-     * every thread's call tree has its own nodes for the same frames */
-    struct perch__pname {
-        uint64_t addr;
-        uint32_t module; /* module index + 1, 0 none */
-        uint8_t len;     /* 0: empty */
-        char text[PERCH_PNAME_TEXT];
-    } *names;
-    size_t names_cap;
+    perch__pnames names;
     /* when set, a chunk's samples (node ids) and time deltas go to runs(runs_ctx, ...) as
      * the chunk's samples, each run's base and whether they are the deltas, instead of
      * being written; the caller writes them where the writer stands (chrome_async.c) */
     int (*runs)(void *ctx, const perch__psample *out, size_t n, uint64_t base, bool deltas);
     void *runs_ctx;
+    /* when set, a chunk's new nodes (nodes[from, to) of track t, ids from + 2 on) go to
+     * nodes(runs_ctx, ...) instead of being written: the caller writes them as elements of
+     * the writer's open array (chrome_async.c) */
+    int (*nodes)(void *ctx, const perch__ptrack *t, size_t from, size_t to);
     /* a timer sample held back until the next record (perch__profiles_hold) */
     struct perch__pheld {
         uint64_t thread_key, module_key, ip, us;
