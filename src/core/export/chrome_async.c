@@ -230,15 +230,25 @@ int perch__chrome_async_pmc(perch__chrome_async *a, const perch_sample_rec *r, u
     return 0;
 }
 
+/* Room for an entry of a head and items of `each` bytes, at least 64 of them: how many of
+ * the `left` items go into it (0 with *err on error). */
+static size_t run_room(struct perch__chrome_async *a, size_t head, size_t each, size_t left,
+                       int *err)
+{
+    *err = room_for(a, sizeof(struct ent) + head + 64 * each);
+    if (*err)
+        return 0;
+    size_t k = (a->f.cap - a->f.used - sizeof(struct ent) - head) / each;
+    return k < left ? k : left;
+}
+
 int perch__chrome_async_runs(perch__chrome_async *a, const perch__psample *out, size_t n,
                              uint64_t base, bool times)
 {
     size_t each = times ? 8 : 4, head = times ? 8 : 0;
     int err = 0;
-    for (size_t i = 0; i < n && !err;) {
-        err = room_for(a, sizeof(struct ent) + head + 64 * each);
-        size_t k = (a->f.cap - a->f.used - sizeof(struct ent) - head) / each;
-        k = k < n - i ? k : n - i;
+    for (size_t i = 0; i < n;) {
+        size_t k = run_room(a, head, each, n - i, &err);
         if (err)
             break;
         uint8_t *p = put_head(a, (times ? ENT_TIMES : ENT_NODES) | (i ? ENT_COMMA : 0),
@@ -262,10 +272,8 @@ int perch__chrome_async_nodes(perch__chrome_async *a, uint64_t pk, size_t first_
 {
     const size_t each = sizeof *nodes, head = sizeof(struct pnodes_head);
     int err = 0;
-    for (size_t i = 0; i < n && !err;) {
-        err = room_for(a, sizeof(struct ent) + head + 64 * each);
-        size_t k = (a->f.cap - a->f.used - sizeof(struct ent) - head) / each;
-        k = k < n - i ? k : n - i;
+    for (size_t i = 0; i < n;) {
+        size_t k = run_room(a, head, each, n - i, &err);
         if (err)
             break;
         struct pnodes_head h = {pk, first_id + i};
