@@ -7,9 +7,14 @@
  *   model FILE    + the model (decoding inside), into a sink that keeps nothing
  *   xpress FILE [MB]   the XPRESS decoder alone over FILE's compressed buffers, repeated
  *                 until MB (default 512) of output; prints GB/s of output (CPU time)
- * Each mode prints one line "records N" (or the xpress figure) so the script can check it ran.
+ *   host          the host's speed: HOST_ADDS dependent additions, one a cycle on the x86-64
+ *                 and arm64 cores of today, so their rate is the core's clock as this process
+ *                 sees it (on a VM, what the host gives it); the script times the process
+ * Each mode prints one line "records N" (or the xpress or host figure) so the script can check
+ * it ran.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,10 +114,25 @@ static int run_xpress(const char *path, uint64_t target)
     return 0;
 }
 
+#define HOST_ADDS 400000000u
+
+static int run_host(void)
+{
+    uint64_t x = 1;
+    for (uint32_t i = 0; i < HOST_ADDS; i++) {
+        x += 1;
+        __asm__ volatile("" : "+r"(x)); /* one add each: no unrolling into fewer, no folding */
+    }
+    printf("host %" PRIu64 " additions\n", x - 1);
+    return x - 1 == HOST_ADDS ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "host") == 0)
+        return run_host();
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_stages read|decode|model|xpress FILE [MB]\n");
+        fprintf(stderr, "usage: bench_stages read|decode|model|xpress FILE [MB] | host\n");
         return 2;
     }
     if (strcmp(argv[1], "read") == 0)

@@ -20,7 +20,11 @@
 # its code; see issue 12 for how) and must answer:
 #   $SNAIL_BENCH pass FILE      a bare etl_file::process pass over FILE
 #   $SNAIL_BENCH analyze FILE   etl_data_provider::process + analyze_stacks
-# Timings mean little on a shared machine: the load average is printed with the table.
+# Timings mean little on a shared machine: the load average is printed with the table, and the
+# host's speed (bench_stages host, a chain of dependent additions, in the rounds of the large
+# import and of the exports: on a VM the host can run a vCPU at half speed one minute and full
+# speed the next). Beside each large import and export, the least wall time its CPU time
+# allows with every CPU busy: a figure above it was lost to waiting, one near it needs less CPU.
 #
 # Build: gcc -O3, as issue 12 states: CMAKE_BUILD_TYPE=Release (-O3 -DNDEBUG, no assert in the
 # code) in build/bench, a build folder of its own (BENCH_BUILD_TYPE=RelWithDebInfo gives the
@@ -123,8 +127,15 @@ measure() { rounds "$runs" "$(job "$@")"; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 ms() { awk -v a="$1" 'BEGIN { printf "%.0f ms", a * 1000 }'; }
-# cpu NAME: the median CPU times of NAME's runs, "user U s, sys S s" (/usr/bin/time's 10 ms).
-cpu() { echo "user ${U[$1]} s, sys ${K[$1]} s"; }
+# cpu NAME: the median CPU times of NAME's runs, "user U s, sys S s" (/usr/bin/time's 10 ms),
+# and the least wall time that CPU time allows on this machine's CPUs, all of them busy.
+ncpu=$(nproc)
+cpu() {
+    awk -v u="${U[$1]}" -v k="${K[$1]}" -v n="$ncpu" \
+        'BEGIN { printf "user %s s, sys %s s; on %d CPUs at least %.0f ms", u, k, n, (u + k) / n * 1000 }'
+}
+# host NAME: the host's speed in the rounds of NAME, bench_stages host's additions a second.
+host() { awk -v t="${T[host.$1]}" 'BEGIN { printf "%.2f G", 0.4 / t }'; }
 dms() { awk -v a="$1" 'BEGIN { printf "%+.0f ms", a * 1000 }'; }
 dratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%+.2f", a / b; else print "-" }'; }
 row() { printf '| %s | %s | %s | %s | %s |\n' "$@"; }
@@ -150,7 +161,8 @@ for in in "${inputs[@]}"; do
              "$(job "model.$name" "$stages" model "$file")"
              "$(job "import1.$name" env PERCH_THREADS=1 "$perch" import "$file" -o "$tmp/$name.perch")")
         if [ "$name" = "$first" ]; then
-            js+=("$(job "dump.$first" "$perch" dump --summary "$file")")
+            js+=("$(job "dump.$first" "$perch" dump --summary "$file")"
+                 "$(job "host.import" "$stages" host)")
         fi
         if [ -n "$snail" ]; then
             js+=("$(job "snail_pass.$name" "$snail" pass "$file")"
@@ -166,7 +178,8 @@ done
 cap="$tmp/$first.perch"
 warm="$cap"
 js=("$(job cat_cap cat "$cap")"
-    "$(job replay_cap "$perch" info "$cap")") # every chunk read and decoded: the exports' floor
+    "$(job replay_cap "$perch" info "$cap")" # every chunk read and decoded: the exports' floor
+    "$(job host.export "$stages" host)")
 for fmt in chrome gecko pprof; do
     js+=("$(job "export.$fmt" "$perch" export --format "$fmt" -o "$tmp/out.$fmt" "$cap")")
 done
@@ -179,6 +192,8 @@ echo
 echo "Perch performance, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "(medians of $runs whole-process runs, $x64_runs for the x64 rows; ratios are to cat of the same bytes in this run)"
 echo "(built with $cflags)"
+echo "(host speed, dependent additions a second, the median of the rounds: $(host import) in the" \
+    "$first trace's, $(host export) in the exports'; one a cycle, so the core's clock as seen here)"
 echo
 row "figure" "Perch" "× cat" "snail-server" "Perch / snail"
 row "---" "---" "---" "---" "---"
