@@ -334,6 +334,25 @@ static void test_time_range(void **state)
         assert_null(xt_gecko(&y, NULL, &err));
         assert_int_equal(err, PERCH_ERANGE);
     }
+    /* A sample after the first is checked against bounds worked out once for the thread: at
+     * 10 MHz the last time written is (18446744072 + 1) x 10^7 - 1 ticks after the start. */
+    static const struct {
+        uint64_t start, ts;
+        int err;
+    } later[] = {
+        {0, 184467440729999999ull, 0},
+        {0, 184467440730000000ull, PERCH_ERANGE},
+        {0, ((uint64_t)1 << 63) + 1, PERCH_ERANGE},
+        {UINT64_MAX - 20000, UINT64_MAX, 0}, /* the start's bound past 2^64: every later time */
+    };
+    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
+        struct xt_sample two[] = {{later[i].start + 10000, 1}, {later[i].ts, 1}};
+        struct xt_stream y = {10000000, later[i].start, two, 2, 1};
+        text = xt_gecko(&y, NULL, &err);
+        assert_int_equal(err, later[i].err);
+        assert_true((text != NULL) == (later[i].err == 0));
+        free(text);
+    }
 }
 
 /* A slice 2^63 + 1 ticks after the start, ready at the start: its marker's times and ready
@@ -394,6 +413,14 @@ static void test_weight_limit(void **state)
     x.n = 1;
     assert_null(xt_gecko(&x, &opt, &err));
     assert_int_equal(err, PERCH_ELIMIT);
+    /* the same limit on a later sample: 2^22 - 1 x 2^42 us fits 64 bits, 2^22 x 2^42 does not */
+    for (uint32_t k = (1u << 22) - 1; k <= 1u << 22; k++) {
+        struct xt_sample two[] = {{10000000, 1}, {20000000, k}};
+        struct xt_stream y = {10000000, 0, two, 2, 1};
+        text = xt_gecko(&y, &opt, &err);
+        assert_int_equal(err, k < 1u << 22 ? 0 : PERCH_ELIMIT);
+        free(text);
+    }
 }
 
 int main(void)

@@ -4,7 +4,11 @@
  * neighbours, and pseudo-random values of every bit length; perch__put_digits' zero padding;
  * and the time text (perch__fmt_time, perch__fmt_time_since: ticks as us or ms) against an
  * oracle in 128-bit arithmetic, for every tick count and every pair of raw times, including
- * those whose nanoseconds pass 64 bits and pairs 2^63 ticks apart or more.
+ * those whose nanoseconds pass 64 bits and pairs 2^63 ticks apart or more. And the varint
+ * readers against a byte loop: perch__vnext (unchecked where ten bytes are left) for every
+ * length from 1 to 10 bytes at every distance from the buffer's end, and random bytes read
+ * through to the end, value and position after each; perch__varint8 (one 8-byte load) for
+ * every length, declining those past 8 bytes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -157,12 +161,109 @@ static void test_time_text_random(void **state)
     }
 }
 
+/* The byte-by-byte reading perch__vnext must agree with: 7 bits a byte, at most 10 bytes,
+ * never past len. */
+static uint64_t vnext_bytewise(const uint8_t *data, size_t len, size_t *off)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; *off < len && shift < 64; shift += 7) {
+        uint8_t c = data[(*off)++];
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80))
+            break;
+    }
+    return v;
+}
+
+static void check_vnext_all(const uint8_t *buf, size_t len)
+{
+    size_t a = 0, b = 0;
+    while (a < len) {
+        uint64_t want = vnext_bytewise(buf, len, &a), got = perch__vnext(buf, len, &b);
+        assert_int_equal(got, want);
+        assert_int_equal(b, a);
+    }
+    assert_int_equal(perch__vnext(buf, len, &b), 0); /* 0 past the end */
+    assert_int_equal(b, len);
+}
+
+static void test_vnext_lengths(void **state)
+{
+    (void)state;
+    uint8_t buf[32];
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (unsigned bytes = 1; bytes <= 10; bytes++) {
+        for (size_t tail = 0; tail <= 12; tail++) { /* bytes readable after the varint */
+            for (int round = 0; round < 64; round++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                for (unsigned i = 0; i < bytes; i++) /* continuation on all but the last */
+                    buf[i] = (uint8_t)((x >> (i * 5)) & 0x7f) | (i + 1 < bytes ? 0x80 : 0);
+                if (round & 1) /* the top bits of the last byte set too (past 64 bits) */
+                    buf[bytes - 1] |= 0x7e;
+                for (size_t i = 0; i < tail; i++)
+                    buf[bytes + i] = (uint8_t)(x >> (i % 8 * 8)) & 0x7f;
+                check_vnext_all(buf, bytes + tail);
+                if (bytes > 1) /* cut inside the varint */
+                    check_vnext_all(buf, bytes - 1);
+            }
+        }
+    }
+    /* eleven continuation bytes: 10 read as one varint, then the rest */
+    memset(buf, 0xff, 11);
+    buf[11] = 0x05;
+    check_vnext_all(buf, 12);
+}
+
+static void test_varint8(void **state)
+{
+    (void)state;
+    uint8_t buf[16];
+    uint64_t x = 0x853c49e6748fea9bull;
+    for (int round = 0; round < 20000; round++) {
+        unsigned bytes = 1 + (unsigned)round % 10, n = 99;
+        size_t off = 0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        for (unsigned i = 0; i < sizeof buf; i++) /* a final byte at `bytes`, the rest random */
+            buf[i] = (uint8_t)(x >> (i % 8 * 8)) | (i + 1 < bytes ? 0x80 : 0);
+        buf[bytes - 1] &= 0x7f;
+        uint64_t want = vnext_bytewise(buf, sizeof buf, &off), got = perch__varint8(buf, &n);
+        if (bytes <= 8) {
+            assert_int_equal(n, bytes);
+            assert_int_equal(got, want);
+        } else {
+            assert_int_equal(n, 0); /* left to the byte loop */
+        }
+    }
+}
+
+static void test_vnext_random(void **state)
+{
+    (void)state;
+    static uint8_t buf[1 << 16];
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    for (int round = 0; round < 64; round++) {
+        for (size_t i = 0; i < sizeof buf; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            /* mostly continuation bytes in some rounds, mostly final bytes in others */
+            buf[i] = (uint8_t)x | ((x >> 32) % 8 < (uint64_t)(round % 9) ? 0x80 : 0);
+        }
+        check_vnext_all(buf, sizeof buf - (size_t)round);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_put_uint_boundaries), cmocka_unit_test(test_put_uint_random),
         cmocka_unit_test(test_put_digits),          cmocka_unit_test(test_time_text_extremes),
-        cmocka_unit_test(test_time_text_random),
+        cmocka_unit_test(test_time_text_random),    cmocka_unit_test(test_vnext_lengths),
+        cmocka_unit_test(test_vnext_random),        cmocka_unit_test(test_varint8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -523,10 +523,42 @@ int perch__vlog_reader_open(perch__vlogs *s, perch__budget *b, const perch__vlog
 /* Keeps data[*off, len), moves it to the front and appends the log's next bytes, *off = 0;
  * call it when fewer bytes than an entry's largest remain and !r->last. */
 int perch__vlog_reader_refill(perch__vlog_reader *r, size_t *off);
-/* The varint at *off (advanced) of data[0, len); 0 past the end. */
+/* A varint of at most 8 bytes read with one 8-byte load at p (8 bytes must be readable
+ * there): its value, and its length into *n; *n = 0 (and 0) when it is longer, or on a
+ * big-endian host, and then the caller reads it byte by byte. The bytes up to the first without
+ * its high bit are kept, and their 7-bit groups packed together in three steps. One branch
+ * that nearly always goes the same way, where a byte loop mispredicts as the lengths vary. */
+static inline uint64_t perch__varint8(const uint8_t *p, unsigned *n)
+{
+    uint64_t w, stop;
+    memcpy(&w, p, sizeof w);
+    stop = ~w & 0x8080808080808080ull; /* the bytes without the continuation bit */
+    if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__ || stop == 0) {
+        *n = 0;
+        return 0;
+    }
+    *n = ((unsigned)__builtin_ctzll(stop) + 1) / 8;
+    w &= (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full; /* the varint's bytes, their 7 bits */
+    w = (w & 0x007f007f007f007full) | (w & 0x7f007f007f007f00ull) >> 1;
+    w = (w & 0x00003fff00003fffull) | (w & 0x3fff00003fff0000ull) >> 2;
+    return (w & 0x000000000fffffffull) | (w & 0x0fffffff00000000ull) >> 4;
+}
+
+/* The varint at *off (advanced) of data[0, len); 0 past the end. Where the ten bytes a varint
+ * may take are left, its bytes are read without a check against len each. */
 static inline uint64_t perch__vnext(const uint8_t *data, size_t len, size_t *off)
 {
     uint64_t v = 0;
+    if (len >= 10 && *off <= len - 10) {
+        const uint8_t *p = data + *off;
+        for (unsigned i = 0; i < 10; i++) {
+            v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+            if (p[i] < 0x80 || i == 9) {
+                *off += i + 1;
+                return v;
+            }
+        }
+    }
     for (unsigned shift = 0; *off < len && shift < 64; shift += 7) {
         uint8_t c = data[(*off)++];
         v |= (uint64_t)(c & 0x7f) << shift;

@@ -553,13 +553,36 @@ static int check_sample(struct gecko *g, struct gslot *s, size_t i, uint64_t ts,
     return 0;
 }
 
+/* What check_sample finds of a sample after the first, worked out once for the group: the raw
+ * times ticks_from_start takes with nothing to step back (those at most `reach` ticks from
+ * start_raw, either way), and the largest count whose CPU time fits 64 bits. */
+struct sample_bounds {
+    uint64_t ts_lo, ts_hi, k_max;
+};
+
+static struct sample_bounds sample_bounds(const struct gecko *g, const struct gslot *s)
+{
+    const perch_trace_info *info = &g->c->ents.info;
+    uint64_t start = info->start_raw, span, reach = INT64_MAX;
+    uint64_t us = perch__interval_ns(&g->c->opt) / 1000;
+    struct sample_bounds b;
+    if (!__builtin_mul_overflow(MAX_SECONDS + 1, perch__clock_hz(info->perf_freq), &span) &&
+        span - 1 < reach)
+        reach = span - 1; /* span >= 1: the clock is never 0 Hz */
+    b.ts_lo = start >= reach ? start - reach : 0;
+    b.ts_hi = start <= UINT64_MAX - reach ? start + reach : UINT64_MAX;
+    b.k_max = s->kind == PERCH_SAMPLE_PMC || s->idle || us == 0 ? UINT64_MAX : UINT64_MAX / us;
+    return b;
+}
+
 /* The samples' stacks, counts and times into s: every sample at its own time (the log), or
  * past max_samples each row at its first time. PERCH_ERANGE or PERCH_ELIMIT for a sample
- * check_sample refuses. */
+ * check_sample refuses (after the first, through sample_bounds: the same answers). */
 static int prepare_samples(struct gecko *g, struct gslot *s, const perch__group *grp)
 {
     perch__budget *b = &g->c->budget;
     const perch__gsample *v = grp->samples;
+    const struct sample_bounds sb = sample_bounds(g, s);
     bool real = !g->overflow;
     size_t n = real ? grp->sample_count : grp->row_count;
     uint64_t prev = 0;
@@ -569,8 +592,13 @@ static int prepare_samples(struct gecko *g, struct gslot *s, const perch__group 
         uint64_t ts = real ? v[i].ts : grp->rows[i].first_ts;
         uint64_t k = real ? v[i].count : grp->rows[i].count, d;
         s->stack[i] = g->sample_stack[real ? v[i].row : i];
-        err = check_sample(g, s, i, ts, k);
-        if (!err)
+        if (i == 0)
+            err = check_sample(g, s, i, ts, k);
+        else if (ts < sb.ts_lo || ts > sb.ts_hi)
+            err = PERCH_ERANGE;
+        else if (k > sb.k_max)
+            err = PERCH_ELIMIT;
+        if (!err && s->times_cap - s->times_len < 10)
             err = perch__grow(b, (void **)&s->times, &s->times_cap, s->times_len + 10, 1);
         if (err)
             break;
