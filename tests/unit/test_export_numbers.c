@@ -161,17 +161,18 @@ static void test_time_text_random(void **state)
     }
 }
 
-/* The byte-by-byte reading perch__vnext must agree with: 7 bits a byte, at most 10 bytes,
- * never past len. */
+/* The reading perch__vnext must agree with, worked out another way: the varint's bytes are
+ * those up to the first without its high bit (at most 10, never past len), and its value
+ * their 7-bit groups taken from the last byte back, bits past 64 dropped. */
 static uint64_t vnext_bytewise(const uint8_t *data, size_t len, size_t *off)
 {
+    size_t n = 0;
     uint64_t v = 0;
-    for (unsigned shift = 0; *off < len && shift < 64; shift += 7) {
-        uint8_t c = data[(*off)++];
-        v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80))
-            break;
-    }
+    while (n < 10 && *off + n < len && (n == 0 || data[*off + n - 1] & 0x80))
+        n++;
+    for (size_t i = n; i-- > 0;)
+        v = v << 7 | (data[*off + i] & 0x7f);
+    *off += n;
     return v;
 }
 
