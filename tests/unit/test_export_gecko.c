@@ -335,19 +335,23 @@ static void test_time_range(void **state)
         assert_int_equal(err, PERCH_ERANGE);
     }
     /* A sample after the first is checked against bounds worked out once for the thread: at
-     * 10 MHz the last time written is (18446744072 + 1) x 10^7 - 1 ticks after the start. */
+     * 10 MHz the last time written is (18446744072 + 1) x 10^7 - 1 ticks after the start; at
+     * 1 GHz that bound (about 1.8 x 10^19 ticks) passes INT64_MAX, which bounds instead. (A
+     * later sample is never earlier: a thread's samples are sorted by time.) */
     static const struct {
-        uint64_t start, ts;
+        uint64_t freq, start, ts;
         int err;
     } later[] = {
-        {0, 184467440729999999ull, 0},
-        {0, 184467440730000000ull, PERCH_ERANGE},
-        {0, ((uint64_t)1 << 63) + 1, PERCH_ERANGE},
-        {UINT64_MAX - 20000, UINT64_MAX, 0}, /* the start's bound past 2^64: every later time */
+        {10000000, 0, 184467440729999999ull, 0},
+        {10000000, 0, 184467440730000000ull, PERCH_ERANGE},
+        {10000000, 0, ((uint64_t)1 << 63) + 1, PERCH_ERANGE},
+        {10000000, UINT64_MAX - 20000, UINT64_MAX, 0}, /* the bound past 2^64: any later time */
+        {1000000000, 0, INT64_MAX, 0},
+        {1000000000, 0, (uint64_t)1 << 63, PERCH_ERANGE},
     };
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
         struct xt_sample two[] = {{later[i].start + 10000, 1}, {later[i].ts, 1}};
-        struct xt_stream y = {10000000, later[i].start, two, 2, 1};
+        struct xt_stream y = {later[i].freq, later[i].start, two, 2, 1};
         text = xt_gecko(&y, NULL, &err);
         assert_int_equal(err, later[i].err);
         assert_true((text != NULL) == (later[i].err == 0));
@@ -390,6 +394,29 @@ static void test_lead_fast_clock(void **state)
     free(text);
 }
 
+/* A sample of the stream's as a PMC overflow sample (source 1), for xt_pmc_replay. */
+static int as_pmc(void *ctx, const perch_sample_rec *r)
+{
+    const perch_sink *k = ctx;
+    perch_sample_rec p = *r;
+    p.kind = PERCH_SAMPLE_PMC;
+    p.profile_source = 1;
+    return k->sample(k->ctx, &p);
+}
+
+/* xt_replay with every sample a PMC sample (gecko makes them a thread of their own). */
+static int xt_pmc_replay(void *ctx, const perch_sink *k)
+{
+    const struct xt_stream *x = ctx;
+    perch_sink pmc = {0};
+    int err = xt_head(x, k);
+    pmc.ctx = (void *)k;
+    pmc.sample = as_pmc;
+    for (size_t i = 0; !err && i < x->n; i++)
+        err = xt_sample_out(&pmc, &x->samples[i]);
+    return err ? err : xt_tail(k);
+}
+
 /* Past gecko_max_samples a row's weight is its summed count, which may pass 32 bits (it was
  * truncated to them); threadCPUDelta, count x interval us, past 64 bits fails the export with
  * PERCH_ELIMIT (it wrapped). 2026-12-06. */
@@ -421,6 +448,20 @@ static void test_weight_limit(void **state)
         assert_int_equal(err, k < 1u << 22 ? 0 : PERCH_ELIMIT);
         free(text);
     }
+    /* a time out of range is named before a count past the limit, on a later sample too */
+    struct xt_sample both[] = {{10000000, 1}, {((uint64_t)1 << 63) + 1, 1u << 22}};
+    struct xt_stream z = {10000000, 0, both, 2, 1};
+    assert_null(xt_gecko(&z, &opt, &err));
+    assert_int_equal(err, PERCH_ERANGE);
+    /* PMC samples stand for no CPU time: no count is past the limit */
+    struct xt_sample big[] = {{10000000, 1}, {20000000, UINT32_MAX}};
+    struct xt_stream q = {10000000, 0, big, 2, 1};
+    perch_record_source src = {&q, xt_pmc_replay, NULL};
+    size_t len;
+    text = fx_export_from(PERCH_EXPORT_GECKO, &opt, &src, (size_t)16 << 20, &len, &err);
+    assert_int_equal(err, 0);
+    assert_non_null(strstr(text, "\"weight\":[0,1,4294967295]"));
+    free(text);
 }
 
 int main(void)

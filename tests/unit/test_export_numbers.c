@@ -220,6 +220,8 @@ static void test_vnext_lengths(void **state)
 static void test_varint8(void **state)
 {
     (void)state;
+    if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+        skip(); /* perch__varint8 leaves every varint to the byte loop there */
     uint8_t buf[16];
     uint64_t x = 0x853c49e6748fea9bull;
     for (int round = 0; round < 20000; round++) {
