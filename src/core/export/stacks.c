@@ -76,15 +76,11 @@ const uint64_t *perch__stacks_get(const perch__stacks *s, uint32_t id, uint32_t 
     p = s->bytes + ((v & ~DEFINED) >> 24);
     for (uint32_t i = 0; i < *count; i++) {
         uint64_t z = 0;
-        unsigned n;
-        if ((size_t)(s->bytes + s->byte_count - p) >= 8 && (z = perch__varint8(p, &n), n != 0)) {
-            p += n;
-            prev += (uint64_t)perch__unzigzag(z);
-            s->frames[i] = prev;
-            continue;
-        }
-        z = 0;
-        for (unsigned shift = 0;; shift += 7) {
+        unsigned n = 0;
+        if ((size_t)(s->bytes + s->byte_count - p) >= 8)
+            z = perch__varint8(p, &n);
+        p += n;
+        for (unsigned shift = 0; n == 0; shift += 7) { /* longer, or near the end: by bytes */
             uint8_t c = *p++;
             z |= (uint64_t)(c & 0x7f) << shift;
             if (!(c & 0x80))
