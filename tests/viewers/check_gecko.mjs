@@ -92,6 +92,28 @@ try {
     checks.equal(all.categoryBreakdown.totalSamples, want.get(keyOf(t)).samples,
                  `${t.name}: all samples with --include-idle = report`);
   }
+  // The sample times the profiler reads (the timeDeltas column added up, or the time column)
+  // are the file's: zoomed to between two of the busiest thread's samples, a third of the way
+  // in and two thirds, it counts the samples the file's times put there. Last: profiler-cli
+  // 0.10.0 goes on counting in the zoomed range after a `zoom pop`.
+  if (busy.length > 0) {
+    const doc = JSON.parse(fs.readFileSync(file, 'utf8'));
+    const t = busy[0];
+    const mine = doc.threads[Number(t.threadHandle.slice(2))];
+    checks.equal(mine.tid, t.tid, `${t.name}: the file's thread at the profiler's index`);
+    let sum = 0;
+    const times = mine.samples.time ?? mine.samples.timeDeltas.map((d) => (sum += d));
+    const i = Math.max(1, Math.floor(times.length / 3)), j = Math.floor((2 * times.length) / 3);
+    const root = pq(['thread', 'info', '--thread', t.threadHandle]).context.rootRange.start;
+    const lo = (times[i - 1] + times[i]) / 2 - root, hi = (times[j - 1] + times[j]) / 2 - root;
+    let expect = 0;
+    for (let k = i; k < j; k++) expect += mine.samples.stack[k] === null ? 0 : 1;
+    pq(['zoom', 'push', `${lo}ms,${hi}ms`]);
+    const zoomed = pq(['thread', 'samples', '--thread', t.threadHandle]);
+    checks.ok(times[i - 1] < times[i] && times[j - 1] < times[j], `${t.name}: the window's ends fall between samples`);
+    checks.equal(zoomed.categoryBreakdown.totalSamples, expect,
+                 `${t.name}: samples between ${lo.toFixed(4)} and ${hi.toFixed(4)} ms (${mine.samples.time ? 'time' : 'timeDeltas'})`);
+  }
 } finally {
   try { pq(['stop', '--all'], false); } catch { /* already stopped */ }
   fs.rmSync(sessions, {recursive: true, force: true});

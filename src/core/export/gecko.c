@@ -684,23 +684,37 @@ static int prepare_group(void *ctx, const perch__group *grp, size_t slot)
 
 /* ---- the writer: a slot as a profile thread -------------------------------------------- */
 
-/* The samples' times column: a leading empty sample (no stack, weight 0) one interval before
- * the first (the profiler reads threadCPUDelta[i] as the CPU used since sample i - 1, so the
- * first real sample's CPU time counts only with a sample before it), then each sample's
- * (every time checked by check_sample). */
+/* The samples' times: a leading empty sample (no stack, weight 0) one interval before the
+ * first (the profiler reads threadCPUDelta[i] as the CPU used since sample i - 1, so the first
+ * real sample's CPU time counts only with a sample before it), then each sample's (every time
+ * checked by check_sample). With a clock whose tick is a whole number of nanoseconds (the
+ * 10 MHz QPC clock, 1 GHz) they are the profiler's timeDeltas column, each time less the one
+ * before (the first from the profile's zero, the trace start), which it adds up as it loads:
+ * a delta is mostly a few milliseconds, fewer bytes than the time itself (at 512 MB the file
+ * is 269 -> 237 MB, with the trimmed fractions), and the sums are the times exactly. With
+ * another clock each delta would be cut to whole nanoseconds and the cuts would add up, so the
+ * times are written themselves (the time column). */
 static void times_json(struct gecko *g, const struct gslot *s)
 {
     const perch_trace_info *info = &g->c->ents.info;
+    uint64_t freq = info->perf_freq, ts = 0;
+    bool deltas = 1000000000u % perch__clock_hz(freq) == 0;
     perch__run run = {g->w, 0, {0}};
     size_t off = 0;
-    uint64_t ts = 0;
     perch__ms_text c = {0};
-    perch_json_key(g->w, "time");
+    perch_json_key(g->w, deltas ? "timeDeltas" : "time");
     perch_json_begin_array(g->w);
-    perch__gecko_time(&run, &c, s->lead, info->perf_freq);
+    perch__gecko_time(&run, &c, s->lead, freq);
     for (size_t i = 0; i < s->n; i++) {
+        uint64_t prev = ts;
         ts += (uint64_t)perch__unzigzag(perch__vnext(s->times, s->times_len, &off));
-        perch__gecko_time(&run, &c, (int64_t)(ts - info->start_raw), info->perf_freq);
+        if (!deltas)
+            perch__gecko_time(&run, &c, (int64_t)(ts - info->start_raw), freq);
+        else if (i == 0) /* the lead is the first's time less an interval, exactly */
+            perch__gecko_time_since(&run, &c, interval_ticks(perch__interval_ns(&g->c->opt), freq),
+                                    0, freq);
+        else
+            perch__gecko_time_since(&run, &c, ts, prev, freq);
     }
     perch__run_flush(&run);
     perch_json_end_array(g->w);

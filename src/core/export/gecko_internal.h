@@ -46,16 +46,19 @@ int perch__slice_log_thread(perch__slice_log *l, perch__budget *b, uint64_t thre
 void perch__slice_log_free(perch__slice_log *l, perch__budget *b);
 /* The meta.markerSchema array (the "CSwitch" schema). */
 void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l, const perch__entities *e);
-/* Times as gecko writes them (ms with 6 decimals, perch__fmt_time's text), with a fast path
- * for the 10 MHz QPC clock: perch__gecko_ms into out (PERCH_TIME_TEXT_MAX bytes);
- * perch__gecko_time appends to a run, keeping the last integer part's text in c (zeroed at
- * first), which the next time reuses or counts up by one. */
+/* Times as gecko writes them: milliseconds, perch__fmt_time's text (6 decimals) without the
+ * fraction's trailing zeros (and its point when none is left), with a fast path for the
+ * 10 MHz QPC clock: perch__gecko_ms into out (PERCH_TIME_TEXT_MAX bytes); perch__gecko_time
+ * appends to a run, keeping the last integer part's text in c (zeroed at first), which the
+ * next time reuses or counts up by one. */
 typedef struct perch__ms_text {
     uint64_t ms;
     uint8_t len; /* 0: none yet */
     char text[23];
 } perch__ms_text;
 size_t perch__gecko_ms(char *out, int64_t ticks, uint64_t freq);
+/* perch__gecko_ms of t - from as a signed difference of any size (perch__fmt_time_since). */
+size_t perch__gecko_ms_since(char *out, uint64_t t, uint64_t from, uint64_t freq);
 void perch__gecko_time(perch__run *r, perch__ms_text *c, int64_t ticks, uint64_t freq);
 /* perch__gecko_time of t - from as a signed difference of any size (perch__fmt_time_since). */
 void perch__gecko_time_since(perch__run *r, perch__ms_text *c, uint64_t t, uint64_t from,

@@ -234,17 +234,30 @@ static const char pairs[201] = "000102030405060708091011121314151617181920212223
                                "50515253545556575859606162636465666768697071727374"
                                "75767778798081828384858687888990919293949596979899";
 
-/* perch__fmt_time(ms) of t 100 ns ticks (the QPC clock of 10 MHz: ns = t * 100, so the
- * fraction's last two digits are 0) after the integer part's text ip (len bytes). */
+/* perch__fmt_time's ms text (6 decimals) without the fraction's trailing zeros, nor its point
+ * when no digit is left: the same number in fewer bytes (most sample deltas are whole
+ * milliseconds, "1" instead of "1.000000"). */
+static size_t trim_fraction(const char *text, size_t len)
+{
+    if (!memchr(text, '.', len))
+        return len;
+    while (text[len - 1] == '0')
+        len--;
+    return text[len - 1] == '.' ? len - 1 : len;
+}
+
+/* The trimmed text of t 100 ns ticks (the QPC clock of 10 MHz: ns = t * 100, so of the six
+ * decimals the last two are 0) after the integer part's text ip (len bytes). The four
+ * decimals are stored whole and the length cut back, so no branch depends on the digits. */
 static size_t put_ms_frac(char *out, const char *ip, size_t len, uint64_t t)
 {
-    uint64_t f = t % 10000u;
+    uint32_t f = (uint32_t)(t % 10000u);
+    size_t zeros = (f % 10 == 0) + (f % 100 == 0) + (f % 1000 == 0); /* of the last three */
     memcpy(out, ip, len);
     out[len] = '.';
     memcpy(out + len + 1, pairs + 2 * (f / 100), 2);
     memcpy(out + len + 3, pairs + 2 * (f % 100), 2);
-    memcpy(out + len + 5, "00", 2);
-    return len + 7;
+    return f ? len + 5 - zeros : len;
 }
 
 /* Whether ticks take the 10 MHz path (where perch__fmt_time's ticks * 100 does not wrap). */
@@ -257,21 +270,34 @@ size_t perch__gecko_ms(char *out, int64_t ticks, uint64_t freq)
 {
     char ip[24];
     if (!ms_fast(ticks, freq))
-        return perch__fmt_time(out, ticks, freq, true);
+        return trim_fraction(out, perch__fmt_time(out, ticks, freq, true));
     return put_ms_frac(out, ip, perch__put_uint(ip, (uint64_t)ticks / 10000u), (uint64_t)ticks);
+}
+
+size_t perch__gecko_ms_since(char *out, uint64_t t, uint64_t from, uint64_t freq)
+{
+    if (t >= from && t - from <= (uint64_t)INT64_MAX)
+        return perch__gecko_ms(out, (int64_t)(t - from), freq);
+    return trim_fraction(out, perch__fmt_time_since(out, t, from, freq, true));
+}
+
+/* Room for one more value of at most PERCH_TIME_TEXT_MAX bytes and its comma. */
+static void run_next(perch__run *r)
+{
+    if (r->len + PERCH_TIME_TEXT_MAX + 1 > sizeof r->buf)
+        perch__run_flush(r);
+    if (r->len)
+        r->buf[r->len++] = ',';
 }
 
 void perch__gecko_time(perch__run *r, perch__ms_text *c, int64_t ticks, uint64_t freq)
 {
     uint64_t ms;
+    run_next(r);
     if (!ms_fast(ticks, freq)) {
-        perch__run_time(r, ticks, freq, true);
+        r->len += perch__gecko_ms(r->buf + r->len, ticks, freq);
         return;
     }
-    if (r->len + PERCH_TIME_TEXT_MAX + 1 > sizeof r->buf)
-        perch__run_flush(r);
-    if (r->len)
-        r->buf[r->len++] = ',';
     ms = (uint64_t)ticks / 10000u;
     if (c->len == 0 || ms != c->ms) { /* a new integer part: the next one counts up the last digit */
         if (c->len && ms == c->ms + 1 && c->text[c->len - 1] != '9')
@@ -290,8 +316,10 @@ void perch__gecko_time_since(perch__run *r, perch__ms_text *c, uint64_t t, uint6
         perch__gecko_time(r, c, (int64_t)(t - from), freq);
     else if (t < from && from - t <= (uint64_t)INT64_MAX)
         perch__gecko_time(r, c, -(int64_t)(from - t), freq);
-    else
-        perch__run_time_since(r, t, from, freq, true); /* apart by 2^63 ticks or more */
+    else { /* apart by 2^63 ticks or more */
+        run_next(r);
+        r->len += perch__gecko_ms_since(r->buf + r->len, t, from, freq);
+    }
 }
 
 static void put_text(char *buf, size_t *len, const char *s, size_t n)
@@ -324,9 +352,7 @@ static void mark_data(perch__run *r, const perch__slice_log *l, const perch__mar
     }
     if (m->ready != UINT64_MAX) {
         PUT_LIT(buf, &len, ",\"readyLatency\":");
-        len += m->ready <= (uint64_t)INT64_MAX
-                   ? perch__gecko_ms(buf + len, (int64_t)m->ready, freq)
-                   : perch__fmt_time_since(buf + len, m->ready, 0, freq, true);
+        len += perch__gecko_ms_since(buf + len, m->ready, 0, freq);
     }
     for (uint32_t i = 0; i < m->pmc_count && i < l->pmc_name_count; i++) {
         PUT_LIT(buf, &len, ",\"pmc");
