@@ -713,6 +713,8 @@ static void times_json(struct gecko *g, const struct gslot *s)
         else if (i == 0) /* the lead is the first's time less an interval, exactly */
             perch__gecko_time_since(&run, &c, interval_ticks(perch__interval_ns(&g->c->opt), freq),
                                     0, freq);
+        else if (ts >= prev && ts - prev <= (uint64_t)INT64_MAX) /* a thread's times: sorted */
+            perch__gecko_time(&run, &c, (int64_t)(ts - prev), freq);
         else
             perch__gecko_time_since(&run, &c, ts, prev, freq);
     }

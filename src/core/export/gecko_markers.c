@@ -248,16 +248,18 @@ static size_t trim_fraction(const char *text, size_t len)
 
 /* The trimmed text of t 100 ns ticks (the QPC clock of 10 MHz: ns = t * 100, so of the six
  * decimals the last two are 0) after the integer part's text ip (len bytes). The four
- * decimals are stored whole and the length cut back, so no branch depends on the digits. */
-static size_t put_ms_frac(char *out, const char *ip, size_t len, uint64_t t)
+ * decimals are stored whole and the length cut back by their trailing zeros, read off the
+ * two digit pairs, so no branch depends on the digits. */
+static inline size_t put_ms_frac(char *out, const char *ip, size_t len, uint64_t t)
 {
     uint32_t f = (uint32_t)(t % 10000u);
-    size_t zeros = (f % 10 == 0) + (f % 100 == 0) + (f % 1000 == 0); /* of the last three */
+    const char *hi = pairs + 2 * (f / 100), *lo = pairs + 2 * (f % 100);
+    bool z3 = lo[1] == '0', z2 = z3 & (lo[0] == '0'), z1 = z2 & (hi[1] == '0');
     memcpy(out, ip, len);
     out[len] = '.';
-    memcpy(out + len + 1, pairs + 2 * (f / 100), 2);
-    memcpy(out + len + 3, pairs + 2 * (f % 100), 2);
-    return f ? len + 5 - zeros : len;
+    memcpy(out + len + 1, hi, 2);
+    memcpy(out + len + 3, lo, 2);
+    return f ? len + 5 - z3 - z2 - z1 : len;
 }
 
 /* Whether ticks take the 10 MHz path (where perch__fmt_time's ticks * 100 does not wrap). */
