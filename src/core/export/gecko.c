@@ -13,6 +13,8 @@
  * tree, flame graph and inverted views stay exact while the timeline shows one entry per
  * stack. Frames are `module!+0xoffset` with category Kernel or User.
  * Slices become "CSwitch" interval markers of their thread (gecko_markers.c), up to a cap.
+ * Each group is built into one of the writer's slots on the builder's thread (gecko_build.c);
+ * this file writes the profile: meta, each slot as a thread (names, columns, tables), libs.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,17 +25,12 @@
 #include "perch/error.h"
 #include "util/mem.h"
 
-#define MAX_FRAMES          4096
-#define FRAME_CACHE         (1u << 14)
 #define FILETIME_UNIX_EPOCH 116444736000000000ull
-/* The writer's slots: the builder runs ahead through small groups (a handover per group costs
- * more than a small group's work), holding at most SLOT_AHEAD samples beyond the next group;
- * a slot's sample arrays past SLOT_KEEP samples are released once written. */
-#define SLOTS      8
+/* The builder runs ahead through small groups (a handover per group costs more than a small
+ * group's work), holding at most SLOT_AHEAD samples beyond the next group; a slot's sample
+ * arrays past SLOT_KEEP samples are released once written. */
 #define SLOT_AHEAD (1u << 16)
 #define SLOT_KEEP  (1u << 16)
-/* The whole seconds of a time whose nanoseconds (and a fraction) still fit in 64 bits. */
-#define MAX_SECONDS 18446744072ull
 enum { CAT_USER = 0, CAT_KERNEL = 1, CAT_OTHER = 2, CAT_IDLE = 3 };
 
 /* The exporter's state: the common base (first, so the base's callbacks get it as ctx) and
@@ -44,205 +41,7 @@ struct gecko_state {
     uint64_t max_samples; /* past it, one sample per distinct stack */
 };
 
-/* What the writer needs of one group (a profile thread), prepared by the builder
- * (perch__samplelog_each_prepared: slot i % SLOTS for group i): its samples compactly, its
- * tables and its marks. */
-struct gslot {
-    const perch__thread *thread; /* NULL when the thread has no entry */
-    uint16_t kind, source;
-    bool idle; /* an idle thread */
-    size_t n;  /* samples (or rows, one per distinct stack, past max_samples) */
-    uint32_t *stack; /* per sample: its stack index */
-    size_t stack_cap;
-    uint64_t *count; /* per sample: its count (a row's sum past max_samples); unused when ones */
-    size_t count_cap;
-    bool ones;      /* every count is 1 */
-    int64_t lead;   /* ticks from the trace start of the empty sample before the first */
-    uint8_t *times; /* the samples' times as varints of their (non-negative) deltas */
-    size_t times_len, times_cap;
-    perch__interner strings;
-    perch__loctab frames;                 /* extra = resource index + 1 */
-    uint32_t *stack_frame, *stack_prefix; /* prefix UINT32_MAX = none */
-    size_t stack_count, stack_frame_cap, stack_prefix_cap;
-    uint32_t *func_name; /* per frame: its name's string index */
-    size_t func_name_cap;
-    uint32_t *res_module, *res_lib, *res_name; /* per resource: module, lib, name string */
-    size_t res_count, res_cap, res_lib_cap, res_name_cap;
-    perch__mark_stream marks;
-    uint8_t *mark_buf; /* the marks when not the log's own bytes */
-    size_t mark_buf_cap;
-    uint32_t mark_name; /* string index of "Running" */
-};
-
-struct gecko {
-    perch__collect *c;
-    perch__slice_log *log;
-    bool overflow; /* more samples than max_samples: one per distinct stack */
-    perch_json *w;
-    struct gslot slot[SLOTS];
-    uint64_t *mark_times; /* the writer's: the marks' times of the thread being written */
-    size_t mark_times_cap;
-    /* the builder's */
-    uint32_t *lib_of; /* per module index: lib index + 1, 0 = none yet */
-    size_t lib_of_cap;
-    uint32_t *lib_modules; /* per lib: module index */
-    size_t lib_count, lib_cap;
-    perch__map stack_map; /* (prefix + 1) << 32 | frame, + 1 -> stack index */
-    perch__map res_map;   /* module index + 1 -> resource index */
-    uint32_t *sample_stack; /* per row of the group */
-    size_t sample_cap;
-    perch__resolve_cache rc;
-    /* A direct-mapped cache of the thread's stack frames: address -> frame index, valid when
-     * its tag is the thread's (frame_tag). Exact: within one thread (one process) a stack
-     * frame's module, so its frame, is a function of the address. */
-    struct frame_slot {
-        uint64_t addr;
-        uint32_t tag, frame;
-    } fc[FRAME_CACHE];
-    uint32_t frame_tag; /* the tag of the thread being written; slots of others are stale */
-    /* the previous row's stack from the root: addresses and their stack indices */
-    uint64_t path_addr[MAX_FRAMES];
-    uint32_t path_stack[MAX_FRAMES];
-    uint32_t path_len;
-};
-
-static int lib_for(struct gecko *g, uint32_t mi)
-{
-    int err = perch__grow_zeroed(&g->c->budget, (void **)&g->lib_of, &g->lib_of_cap,
-                                 g->c->ents.module_count, sizeof *g->lib_of);
-    if (err)
-        return err;
-    if (g->lib_of[mi])
-        return 0;
-    err = perch__grow(&g->c->budget, (void **)&g->lib_modules, &g->lib_cap, g->lib_count + 1,
-                      sizeof *g->lib_modules);
-    if (err)
-        return err;
-    g->lib_modules[g->lib_count++] = mi;
-    g->lib_of[mi] = (uint32_t)g->lib_count;
-    return 0;
-}
-
-static int resource_for(struct gecko *g, struct gslot *s, uint32_t mi, uint32_t *res)
-{
-    int err;
-    if (perch__map_get(&g->res_map, (uint64_t)mi + 1, res))
-        return 0;
-    err = perch__grow(&g->c->budget, (void **)&s->res_module, &s->res_cap, s->res_count + 1,
-                      sizeof *s->res_module);
-    if (!err)
-        err = perch__map_put(&g->res_map, &g->c->budget, (uint64_t)mi + 1, (uint32_t)s->res_count);
-    if (!err)
-        err = lib_for(g, mi);
-    if (err)
-        return err;
-    s->res_module[s->res_count] = mi;
-    *res = (uint32_t)s->res_count++;
-    return 0;
-}
-
-static int frame_for(struct gecko *g, struct gslot *s, const perch__agg_row *r, uint64_t pk,
-                     uint64_t addr, bool is_ip, uint32_t *frame)
-{
-    const perch__module *m = perch__row_frame_module(&g->rc, &g->c->ents, r, pk, addr, is_ip);
-    uint32_t mi = m ? (uint32_t)(m - g->c->ents.modules) : 0, res = 0;
-    bool is_new;
-    int err = perch__loctab_get(&s->frames, &g->c->budget, m ? mi + 1 : 0, addr, frame, &is_new);
-    if (err || !is_new || !m)
-        return err;
-    err = resource_for(g, s, mi, &res);
-    s->frames.locs[*frame].extra = res + 1;
-    return err;
-}
-
-static int stack_for(struct gecko *g, struct gslot *s, uint32_t prefix, uint32_t frame,
-                     uint32_t *stack)
-{
-    uint64_t key = (((uint64_t)prefix + 1) << 32 | frame) + 1;
-    int err;
-    if (perch__map_get(&g->stack_map, key, stack))
-        return 0;
-    err = perch__grow(&g->c->budget, (void **)&s->stack_frame, &s->stack_frame_cap,
-                      s->stack_count + 1, sizeof *s->stack_frame);
-    if (!err)
-        err = perch__grow(&g->c->budget, (void **)&s->stack_prefix, &s->stack_prefix_cap,
-                          s->stack_count + 1, sizeof *s->stack_prefix);
-    if (!err)
-        err = perch__map_put(&g->stack_map, &g->c->budget, key, (uint32_t)s->stack_count);
-    if (err)
-        return err;
-    s->stack_frame[s->stack_count] = frame;
-    s->stack_prefix[s->stack_count] = prefix;
-    *stack = (uint32_t)s->stack_count++;
-    return 0;
-}
-
-/* The frame of a row's address (through the thread's frame cache for a stack's frames). */
-static int frame_of(struct gecko *g, struct gslot *s, const perch__agg_row *r, uint64_t pk,
-                    uint64_t addr, uint32_t *frame)
-{
-    struct frame_slot *fs = &g->fc[perch__hash64(addr) & (FRAME_CACHE - 1)];
-    int err;
-    if (r->stack_id != 0 && fs->tag == g->frame_tag && fs->addr == addr) {
-        *frame = fs->frame;
-        return 0;
-    }
-    err = frame_for(g, s, r, pk, addr, r->stack_id == 0, frame);
-    if (!err && r->stack_id != 0)
-        *fs = (struct frame_slot){addr, g->frame_tag, *frame};
-    return err;
-}
-
-/* The stack index of a row: frames interned root first, each stack = (prefix, frame). The
- * root part a stack shares with the previous row's (the same addresses from the root) has the
- * same stack indices: taken from the path kept, without a lookup. */
-static int row_stack(struct gecko *g, struct gslot *s, const perch__agg_row *r, uint32_t *stack)
-{
-    uint32_t count, prefix = UINT32_MAX, frame, d = 0;
-    const uint64_t *frames = perch__agg_frames(&g->c->stacks, r, &count);
-    uint64_t pk = perch__row_process(&g->c->ents, r);
-    int err = 0;
-    if (count > MAX_FRAMES)
-        count = MAX_FRAMES;
-    if (r->stack_id == 0) /* an ip's frame follows the sample's module: not a path's */
-        g->path_len = 0;
-    for (; d < g->path_len && d < count && g->path_addr[d] == frames[count - 1 - d]; d++)
-        prefix = g->path_stack[d];
-    for (; d < count && !err; d++) {
-        uint64_t addr = frames[count - 1 - d];
-        err = frame_of(g, s, r, pk, addr, &frame);
-        if (!err)
-            err = stack_for(g, s, prefix, frame, &prefix);
-        g->path_addr[d] = addr;
-        g->path_stack[d] = prefix;
-    }
-    g->path_len = err || r->stack_id == 0 ? 0 : count;
-    *stack = prefix;
-    return err;
-}
-
-/* Empties slot s and the builder's per-thread maps for the next group. */
-static void reset_thread(struct gecko *g, struct gslot *s)
-{
-    perch__budget *b = &g->c->budget;
-    perch__interner_free(&s->strings, b);
-    perch__loctab_free(&s->frames, b);
-    perch__map_free(&g->stack_map, b);
-    perch__map_free(&g->res_map, b);
-    s->stack_count = 0;
-    s->res_count = 0;
-    s->n = s->times_len = 0;
-    s->lead = 0;
-    s->marks = (perch__mark_stream){NULL, 0, 0};
-    s->mark_name = 0;
-    g->path_len = 0;
-    if (++g->frame_tag == 0) { /* the tags wrapped: forget every slot */
-        memset(g->fc, 0, sizeof g->fc);
-        g->frame_tag = 1;
-    }
-}
-
-static void free_slot(perch__budget *b, struct gslot *s)
+static void free_slot(perch__budget *b, perch__gslot *s)
 {
     perch__interner_free(&s->strings, b);
     perch__loctab_free(&s->frames, b);
@@ -258,10 +57,10 @@ static void free_slot(perch__budget *b, struct gslot *s)
     perch__release(b, (void **)&s->mark_buf, &s->mark_buf_cap, 1);
 }
 
-static void free_all(struct gecko *g)
+static void free_all(perch__gecko *g)
 {
     perch__budget *b = &g->c->budget;
-    for (size_t i = 0; i < SLOTS; i++)
+    for (size_t i = 0; i < PERCH_GECKO_SLOTS; i++)
         free_slot(b, &g->slot[i]);
     perch__map_free(&g->stack_map, b);
     perch__map_free(&g->res_map, b);
@@ -365,7 +164,7 @@ static void oscpu_of(const perch_trace_info *info, char *buf, size_t cap)
 }
 
 /* meta.extra: what a reader of the profile should know about how it was made. */
-static void extra_json(struct gecko *g)
+static void extra_json(perch__gecko *g)
 {
     perch_json *w = g->w;
     perch_json_begin_array(w);
@@ -391,7 +190,7 @@ static void extra_json(struct gecko *g)
     perch_json_end_array(w);
 }
 
-static void gecko_meta_json(struct gecko *g)
+static void gecko_meta_json(perch__gecko *g)
 {
     const perch_trace_info *info = &g->c->ents.info;
     perch_json *w = g->w;
@@ -450,7 +249,7 @@ static void gecko_meta_json(struct gecko *g)
     perch_json_raw(w, "[]");
 }
 
-static void gecko_libs_json(struct gecko *g)
+static void gecko_libs_json(perch__gecko *g)
 {
     const perch__entities *e = &g->c->ents;
     perch_json *w = g->w;
@@ -478,156 +277,12 @@ static void gecko_libs_json(struct gecko *g)
     perch_json_end_array(w);
 }
 
-/* ---- the builder: one group into a slot ---------------------------------------------- */
-
-/* Sample i's count k (not 1, or after one that was not): the counts array from here on. */
-static int set_count(struct gecko *g, struct gslot *s, size_t i, size_t n, uint64_t k)
-{
-    if (s->ones) {
-        int err =
-            perch__grow(&g->c->budget, (void **)&s->count, &s->count_cap, n, sizeof *s->count);
-        if (err)
-            return err;
-        for (size_t j = 0; j < i; j++)
-            s->count[j] = 1;
-        s->ones = false;
-    }
-    s->count[i] = k;
-    return 0;
-}
-
-/* Ticks of one sampling interval of ns nanoseconds, exactly: floor(ns x freq / 1e9), without
- * the product wrapping; UINT64_MAX when the ticks themselves pass 64 bits. */
-static uint64_t interval_ticks(uint64_t ns, uint64_t freq)
-{
-    const uint64_t g = 1000000000u;
-    uint64_t p, a1 = ns / g, a0 = ns % g, b1 = freq / g, b0 = freq % g, t;
-    if (!__builtin_mul_overflow(ns, freq, &p))
-        return p / g;
-    /* (a1 g + a0)(b1 g + b0) / g = a1 b1 g + a1 b0 + a0 b1 + a0 b0 / g, a0 b0 < 10^18 */
-    if (__builtin_mul_overflow(a1, b1, &p) || __builtin_mul_overflow(p, g, &p) ||
-        __builtin_mul_overflow(a1, b0, &t) || __builtin_add_overflow(p, t, &p) ||
-        __builtin_mul_overflow(a0, b1, &t) || __builtin_add_overflow(p, t, &p) ||
-        __builtin_add_overflow(p, a0 * b0 / g, &p))
-        return UINT64_MAX;
-    return p;
-}
-
-/* ts - back as signed ticks from the trace start into *t; false (*t untouched) when that is
- * not a time gecko writes exactly: past INT64_MAX ticks, or past 64 bits of nanoseconds
- * (about 584 years), either way. Within them it is (int64_t)(ts - start_raw) - back. */
-static bool ticks_from_start(const perch_trace_info *info, uint64_t ts, uint64_t back, int64_t *t)
-{
-    uint64_t freq = perch__clock_hz(info->perf_freq), m, span;
-    bool neg = ts < info->start_raw;
-    m = neg ? info->start_raw - ts : ts - info->start_raw;
-    if (neg) {
-        if (__builtin_add_overflow(m, back, &m))
-            return false;
-    } else if (m < back) {
-        neg = true;
-        m = back - m;
-    } else {
-        m -= back;
-    }
-    if (m > INT64_MAX || (!__builtin_mul_overflow(MAX_SECONDS + 1, freq, &span) && m >= span))
-        return false; /* (not m / freq > MAX_SECONDS: no division a sample) */
-    *t = neg ? -(int64_t)m : (int64_t)m;
-    return true;
-}
-
-/* Whether sample i of s (at ts, count k) can be written exactly: its time (and for the first,
- * the empty sample's an interval before, into s->lead) within ticks_from_start's range
- * (PERCH_ERANGE), its threadCPUDelta k x interval us within 64 bits (PERCH_ELIMIT). */
-static int check_sample(struct gecko *g, struct gslot *s, size_t i, uint64_t ts, uint64_t k)
-{
-    const perch_trace_info *info = &g->c->ents.info;
-    uint64_t ns = perch__interval_ns(&g->c->opt), cpu = 0;
-    int64_t t;
-    if (!ticks_from_start(info, ts, 0, &t))
-        return PERCH_ERANGE;
-    if (i == 0 && !ticks_from_start(info, ts, interval_ticks(ns, info->perf_freq), &s->lead))
-        return PERCH_ERANGE;
-    if (s->kind != PERCH_SAMPLE_PMC && !s->idle && __builtin_mul_overflow(k, ns / 1000, &cpu))
-        return PERCH_ELIMIT;
-    return 0;
-}
-
-/* What check_sample finds of a sample after the first, worked out once for the group: the raw
- * times ticks_from_start takes with nothing to step back (those at most `reach` ticks from
- * start_raw, either way), and the largest count whose CPU time fits 64 bits. */
-struct sample_bounds {
-    uint64_t ts_lo, ts_hi, k_max;
-};
-
-static struct sample_bounds sample_bounds(const struct gecko *g, const struct gslot *s)
-{
-    const perch_trace_info *info = &g->c->ents.info;
-    uint64_t start = info->start_raw, span, reach = INT64_MAX;
-    uint64_t us = perch__interval_ns(&g->c->opt) / 1000;
-    struct sample_bounds b;
-    if (!__builtin_mul_overflow(MAX_SECONDS + 1, perch__clock_hz(info->perf_freq), &span) &&
-        span - 1 < reach)
-        reach = span - 1; /* span >= 1: the clock is never 0 Hz */
-    b.ts_lo = start >= reach ? start - reach : 0;
-    b.ts_hi = start <= UINT64_MAX - reach ? start + reach : UINT64_MAX;
-    b.k_max = s->kind == PERCH_SAMPLE_PMC || s->idle || us == 0 ? UINT64_MAX : UINT64_MAX / us;
-    return b;
-}
-
-/* The samples' stacks, counts and times into s: every sample at its own time (the log), or
- * past max_samples each row at its first time. PERCH_ERANGE or PERCH_ELIMIT for a sample
- * check_sample refuses (after the first, through sample_bounds: the same answers). */
-static int prepare_samples(struct gecko *g, struct gslot *s, const perch__group *grp)
-{
-    perch__budget *b = &g->c->budget;
-    const perch__gsample *v = grp->samples;
-    const struct sample_bounds sb = sample_bounds(g, s);
-    bool real = !g->overflow;
-    size_t n = real ? grp->sample_count : grp->row_count;
-    uint64_t prev = 0;
-    int err = perch__grow(b, (void **)&s->stack, &s->stack_cap, n, sizeof *s->stack);
-    s->ones = true;
-    for (size_t i = 0; i < n && !err; i++) {
-        uint64_t ts = real ? v[i].ts : grp->rows[i].first_ts;
-        uint64_t k = real ? v[i].count : grp->rows[i].count, d;
-        s->stack[i] = g->sample_stack[real ? v[i].row : i];
-        if (i == 0)
-            err = check_sample(g, s, i, ts, k);
-        else if (ts < sb.ts_lo || ts > sb.ts_hi)
-            err = PERCH_ERANGE;
-        else if (k > sb.k_max)
-            err = PERCH_ELIMIT;
-        if (!err && s->times_cap - s->times_len < 10)
-            err = perch__grow(b, (void **)&s->times, &s->times_cap, s->times_len + 10, 1);
-        if (err)
-            break;
-        d = perch__zigzag((int64_t)(ts - prev));
-        s->times_len += perch__put_varints(s->times + s->times_len, &d, 1);
-        prev = ts;
-        if (k != 1 || !s->ones)
-            err = set_count(g, s, i, n, k);
-    }
-    s->n = n;
-    return err;
-}
-
-/* Each resource's lib (the builder's: its lib table grows as it goes). */
-static int prepare_libs(struct gecko *g, struct gslot *s)
-{
-    int err = perch__grow(&g->c->budget, (void **)&s->res_lib, &s->res_lib_cap, s->res_count,
-                          sizeof *s->res_lib);
-    for (size_t i = 0; i < s->res_count && !err; i++)
-        s->res_lib[i] = g->lib_of[s->res_module[i]] - 1;
-    return err;
-}
-
 /* The writer's first step for slot s: the thread's strings, "Running" (when it has marks),
  * each frame's function name (the module is the function's resource, shown as
  * "module!function": not twice; ?!0xaddress outside every module), each resource's module
  * name. On the writer's thread, which has time to spare while the builder prepares the next
  * groups (and every symbol lookup stays on that one thread). */
-static int name_strings(struct gecko *g, struct gslot *s)
+static int name_strings(perch__gecko *g, perch__gslot *s)
 {
     char name[PERCH_FRAME_NAME_MAX];
     const perch__entities *e = &g->c->ents;
@@ -655,33 +310,6 @@ static int name_strings(struct gecko *g, struct gslot *s)
     return err;
 }
 
-/* perch__samplelog_each_prepared's prepare (the builder's thread): the group's stacks,
- * samples, marks and libs into slot (the names are the writer's: name_strings). */
-static int prepare_group(void *ctx, const perch__group *grp, size_t slot)
-{
-    struct gecko *g = ctx;
-    struct gslot *s = &g->slot[slot];
-    const perch__agg_row *first = &grp->rows[0];
-    int err = perch__grow(&g->c->budget, (void **)&g->sample_stack, &g->sample_cap,
-                          grp->row_count + 1, sizeof *g->sample_stack);
-    reset_thread(g, s);
-    s->thread = grp->thread;
-    s->kind = first->kind;
-    s->source = first->profile_source;
-    s->idle = grp->thread && grp->thread->tid == 0;
-    for (size_t i = 0; i < grp->row_count && !err; i++)
-        err = row_stack(g, s, &grp->rows[i], &g->sample_stack[i]);
-    if (!err)
-        err = prepare_samples(g, s, grp);
-    /* the thread's slices as markers (CPU-sample threads only; PMC threads get none) */
-    if (!err && first->kind != PERCH_SAMPLE_PMC && first->thread_key)
-        err = perch__slice_log_stream(g->log, &g->c->budget, first->thread_key, &s->marks,
-                                      &s->mark_buf, &s->mark_buf_cap);
-    if (!err)
-        err = prepare_libs(g, s);
-    return err;
-}
-
 /* ---- the writer: a slot as a profile thread -------------------------------------------- */
 
 /* The samples' times: a leading empty sample (no stack, weight 0) one interval before the
@@ -694,7 +322,7 @@ static int prepare_group(void *ctx, const perch__group *grp, size_t slot)
  * is 269 -> 237 MB, with the trimmed fractions), and the sums are the times exactly. With
  * another clock each delta would be cut to whole nanoseconds and the cuts would add up, so the
  * times are written themselves (the time column). */
-static void times_json(struct gecko *g, const struct gslot *s)
+static void times_json(perch__gecko *g, const perch__gslot *s)
 {
     const perch_trace_info *info = &g->c->ents.info;
     uint64_t freq = info->perf_freq, ts = 0;
@@ -711,8 +339,9 @@ static void times_json(struct gecko *g, const struct gslot *s)
         if (!deltas)
             perch__gecko_time(&run, &c, (int64_t)(ts - info->start_raw), freq);
         else if (i == 0) /* the lead is the first's time less an interval, exactly */
-            perch__gecko_time_since(&run, &c, interval_ticks(perch__interval_ns(&g->c->opt), freq),
-                                    0, freq);
+            perch__gecko_time_since(
+                &run, &c, perch__gecko_interval_ticks(perch__interval_ns(&g->c->opt), freq), 0,
+                freq);
         else if (ts >= prev && ts - prev <= (uint64_t)INT64_MAX) /* a thread's times: sorted */
             perch__gecko_time(&run, &c, (int64_t)(ts - prev), freq);
         else
@@ -724,7 +353,7 @@ static void times_json(struct gecko *g, const struct gslot *s)
 
 /* A column of the leading 0 and then v(count) per sample; one text repeated when every count
  * is 1 (or every value is zero). */
-static void count_column(struct gecko *g, const struct gslot *s, const char *key, uint64_t mul)
+static void count_column(perch__gecko *g, const perch__gslot *s, const char *key, uint64_t mul)
 {
     perch_json *w = g->w;
     perch__run run = {w, 0, {0}};
@@ -744,7 +373,7 @@ static void count_column(struct gecko *g, const struct gslot *s, const char *key
 }
 
 /* The thread's samples at their own times (the log), or one per distinct stack. */
-static void samples_json(struct gecko *g, const struct gslot *s)
+static void samples_json(perch__gecko *g, const perch__gslot *s)
 {
     uint64_t cpu_us = perch__interval_ns(&g->c->opt) / 1000;
     perch_json *w = g->w;
@@ -768,7 +397,7 @@ static void samples_json(struct gecko *g, const struct gslot *s)
     perch_json_end_object(w);
 }
 
-static uint32_t frame_category(const struct gecko *g, const struct gslot *s, size_t frame)
+static uint32_t frame_category(const perch__gecko *g, const perch__gslot *s, size_t frame)
 {
     if (s->idle) /* the profiler does not count Idle samples as running */
         return CAT_IDLE;
@@ -776,7 +405,7 @@ static uint32_t frame_category(const struct gecko *g, const struct gslot *s, siz
                                                                              : CAT_USER;
 }
 
-static void stack_table_json(struct gecko *g, const struct gslot *s)
+static void stack_table_json(perch__gecko *g, const perch__gslot *s)
 {
     perch_json *w = g->w;
     perch__run run = {w, 0, {0}};
@@ -795,7 +424,7 @@ static void stack_table_json(struct gecko *g, const struct gslot *s)
     perch_json_end_object(w);
 }
 
-static void frame_table_json(struct gecko *g, const struct gslot *s)
+static void frame_table_json(perch__gecko *g, const perch__gslot *s)
 {
     const perch__entities *e = &g->c->ents;
     size_t n = s->frames.count;
@@ -839,7 +468,7 @@ static void frame_table_json(struct gecko *g, const struct gslot *s)
 
 /* funcTable: one function per frame, named by its offset in its module (the resource) or
  * ?!0xaddress outside every module (names in the stringArray, prepare_names). */
-static void func_table_json(struct gecko *g, const struct gslot *s)
+static void func_table_json(perch__gecko *g, const perch__gslot *s)
 {
     size_t n = s->frames.count;
     perch_json *w = g->w;
@@ -862,7 +491,7 @@ static void func_table_json(struct gecko *g, const struct gslot *s)
     perch_json_end_object(w);
 }
 
-static void resource_table_json(struct gecko *g, const struct gslot *s)
+static void resource_table_json(perch__gecko *g, const perch__gslot *s)
 {
     perch_json *w = g->w;
     perch_json_key(w, "resourceTable");
@@ -875,7 +504,7 @@ static void resource_table_json(struct gecko *g, const struct gslot *s)
     perch_json_end_object(w);
 }
 
-static void thread_head_json(struct gecko *g, const struct gslot *s)
+static void thread_head_json(perch__gecko *g, const perch__gslot *s)
 {
     const perch__entities *e = &g->c->ents;
     const perch__thread *t = s->thread;
@@ -915,8 +544,8 @@ static void thread_head_json(struct gecko *g, const struct gslot *s)
 /* perch__samplelog_each_prepared's visit (the calling thread): slot as a profile thread. */
 static int write_slot(void *ctx, size_t slot)
 {
-    struct gecko *g = ctx;
-    struct gslot *s = &g->slot[slot];
+    perch__gecko *g = ctx;
+    perch__gslot *s = &g->slot[slot];
     perch_json *w = g->w;
     int err = name_strings(g, s);
     if (err)
@@ -953,7 +582,7 @@ static int write_slot(void *ctx, size_t slot)
 static int gecko_write(perch__collect *c)
 {
     struct gecko_state *st = (struct gecko_state *)c; /* c is the first member of the state */
-    struct gecko *g = perch__calloc(1, sizeof *g);
+    perch__gecko *g = perch__calloc(1, sizeof *g);
     int err = 0;
     if (!g || !(g->w = perch__alloc(sizeof *g->w))) {
         perch__free(g);
@@ -968,7 +597,8 @@ static int gecko_write(perch__collect *c)
     gecko_meta_json(g);
     perch_json_key(g->w, "threads");
     perch_json_begin_array(g->w);
-    err = perch__samplelog_each_prepared(c, SLOTS, SLOT_AHEAD, prepare_group, write_slot, g);
+    err = perch__samplelog_each_prepared(c, PERCH_GECKO_SLOTS, SLOT_AHEAD,
+                                         perch__gecko_prepare_group, write_slot, g);
     perch_json_end_array(g->w);
     gecko_libs_json(g); /* after the threads: only the libs they used */
     perch_json_end_object(g->w);

@@ -1,7 +1,8 @@
 /*
- * Internals of the gecko writer (gecko.c, gecko_markers.c): the bounded log of slices its
- * markers come from, the marks of one thread as a stream, the markers table and its schema,
- * and times written as gecko writes them. Built on export_internal.h's budget, logs and runs.
+ * Internals of the gecko writer (gecko.c, gecko_build.c, gecko_markers.c): the bounded log of
+ * slices its markers come from, the marks of one thread as a stream, the markers table and its
+ * schema, times written as gecko writes them, and the slots the builder fills for the writer.
+ * Built on export_internal.h's budget, logs and runs.
  */
 #ifndef PERCH_EXPORT_GECKO_INTERNAL_H
 #define PERCH_EXPORT_GECKO_INTERNAL_H
@@ -82,5 +83,82 @@ int perch__gecko_markers_json(perch_json *w, const perch__slice_log *l,
                               const perch_trace_info *info, const perch__mark_stream *ms,
                               uint32_t name, uint32_t category, perch__budget *b, uint64_t **t,
                               size_t *t_cap);
+
+/* ---- the writer's slots and the builder's state (gecko.c, gecko_build.c) -------------- */
+/* Slots the builder fills ahead of the writer (group i in slot i % PERCH_GECKO_SLOTS); the
+ * frames kept of a stack; the entries of the builder's direct-mapped frame cache. */
+#define PERCH_GECKO_SLOTS       8
+#define PERCH_GECKO_MAX_FRAMES  4096
+#define PERCH_GECKO_FRAME_CACHE (1u << 14)
+
+/* What the writer needs of one group (a profile thread), prepared by the builder
+ * (perch__samplelog_each_prepared: slot i % PERCH_GECKO_SLOTS for group i): its samples
+ * compactly, its tables and its marks. */
+typedef struct perch__gslot {
+    const perch__thread *thread; /* NULL when the thread has no entry */
+    uint16_t kind, source;
+    bool idle;       /* an idle thread */
+    size_t n;        /* samples (or rows, one per distinct stack, past max_samples) */
+    uint32_t *stack; /* per sample: its stack index */
+    size_t stack_cap;
+    uint64_t *count; /* per sample: its count (a row's sum past max_samples); unused when ones */
+    size_t count_cap;
+    bool ones;      /* every count is 1 */
+    int64_t lead;   /* ticks from the trace start of the empty sample before the first */
+    uint8_t *times; /* the samples' times as varints of their (non-negative) deltas */
+    size_t times_len, times_cap;
+    perch__interner strings;
+    perch__loctab frames;                 /* extra = resource index + 1 */
+    uint32_t *stack_frame, *stack_prefix; /* prefix UINT32_MAX = none */
+    size_t stack_count, stack_frame_cap, stack_prefix_cap;
+    uint32_t *func_name; /* per frame: its name's string index */
+    size_t func_name_cap;
+    uint32_t *res_module, *res_lib, *res_name; /* per resource: module, lib, name string */
+    size_t res_count, res_cap, res_lib_cap, res_name_cap;
+    perch__mark_stream marks;
+    uint8_t *mark_buf; /* the marks when not the log's own bytes */
+    size_t mark_buf_cap;
+    uint32_t mark_name; /* string index of "Running" */
+} perch__gslot;
+
+/* The writer's state (gecko.c), with the builder's (gecko_build.c) on its thread. */
+typedef struct perch__gecko {
+    perch__collect *c;
+    perch__slice_log *log;
+    bool overflow; /* more samples than max_samples: one per distinct stack */
+    perch_json *w;
+    perch__gslot slot[PERCH_GECKO_SLOTS];
+    uint64_t *mark_times; /* the writer's: the marks' times of the thread being written */
+    size_t mark_times_cap;
+    /* the builder's */
+    uint32_t *lib_of; /* per module index: lib index + 1, 0 = none yet */
+    size_t lib_of_cap;
+    uint32_t *lib_modules; /* per lib: module index */
+    size_t lib_count, lib_cap;
+    perch__map stack_map;   /* (prefix + 1) << 32 | frame, + 1 -> stack index */
+    perch__map res_map;     /* module index + 1 -> resource index */
+    uint32_t *sample_stack; /* per row of the group */
+    size_t sample_cap;
+    perch__resolve_cache rc;
+    /* A direct-mapped cache of the thread's stack frames: address -> frame index, valid when
+     * its tag is the thread's (frame_tag). Exact: within one thread (one process) a stack
+     * frame's module, so its frame, is a function of the address. */
+    struct perch__gecko_frame_slot {
+        uint64_t addr;
+        uint32_t tag, frame;
+    } fc[PERCH_GECKO_FRAME_CACHE];
+    uint32_t frame_tag; /* the tag of the thread being written; slots of others are stale */
+    /* the previous row's stack from the root: addresses and their stack indices */
+    uint64_t path_addr[PERCH_GECKO_MAX_FRAMES];
+    uint32_t path_stack[PERCH_GECKO_MAX_FRAMES];
+    uint32_t path_len;
+} perch__gecko;
+
+/* perch__samplelog_each_prepared's prepare (the builder's thread, gecko_build.c): the group's
+ * stacks, samples, marks and libs into slot (the names are the writer's). */
+int perch__gecko_prepare_group(void *ctx, const perch__group *grp, size_t slot);
+/* Ticks of one sampling interval of ns nanoseconds, exactly: floor(ns x freq / 1e9), without
+ * the product wrapping; UINT64_MAX when the ticks themselves pass 64 bits. */
+uint64_t perch__gecko_interval_ticks(uint64_t ns, uint64_t freq);
 
 #endif
