@@ -716,6 +716,8 @@ typedef struct perch__run {
     char buf[4096];
 } perch__run;
 
+/* "00" .. "99": the text of each number below 100, two digits each. */
+extern const char perch__digit_pairs[201];
 /* v in decimal at out (at most 20 bytes, no NUL); returns the length. */
 size_t perch__put_uint(char *out, uint64_t v);
 /* The low n decimal digits of v at out, zero-padded (no NUL). */

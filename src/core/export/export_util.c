@@ -211,18 +211,17 @@ void perch__run_time_since(perch__run *r, uint64_t t, uint64_t from, uint64_t fr
     r->len += perch__fmt_time_since(r->buf + r->len, t, from, freq, ms);
 }
 
-/* "00" .. "99" */
-static const char two_digits[201] = "00010203040506070809101112131415161718192021222324"
-                                    "25262728293031323334353637383940414243444546474849"
-                                    "50515253545556575859606162636465666768697071727374"
-                                    "75767778798081828384858687888990919293949596979899";
+const char perch__digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                     "25262728293031323334353637383940414243444546474849"
+                                     "50515253545556575859606162636465666768697071727374"
+                                     "75767778798081828384858687888990919293949596979899";
 
 /* The 4 digits of v < 10000, zero-padded. */
 static inline void put4(char *out, uint32_t v)
 {
     uint32_t hi = v / 100;
-    memcpy(out, two_digits + 2 * hi, 2);
-    memcpy(out + 2, two_digits + 2 * (v - hi * 100), 2);
+    memcpy(out, perch__digit_pairs + 2 * hi, 2);
+    memcpy(out + 2, perch__digit_pairs + 2 * (v - hi * 100), 2);
 }
 
 /* The 8 digits of v < 10^8, zero-padded. */
@@ -242,17 +241,17 @@ static inline size_t put_small(char *out, uint32_t v)
             out[0] = (char)('0' + v);
             return 1;
         }
-        memcpy(out, two_digits + 2 * v, 2);
+        memcpy(out, perch__digit_pairs + 2 * v, 2);
         return 2;
     }
     hi = v / 100;
     if (hi < 10) {
         out[0] = (char)('0' + hi);
-        memcpy(out + 1, two_digits + 2 * (v - hi * 100), 2);
+        memcpy(out + 1, perch__digit_pairs + 2 * (v - hi * 100), 2);
         return 3;
     }
-    memcpy(out, two_digits + 2 * hi, 2);
-    memcpy(out + 2, two_digits + 2 * (v - hi * 100), 2);
+    memcpy(out, perch__digit_pairs + 2 * hi, 2);
+    memcpy(out + 2, perch__digit_pairs + 2 * (v - hi * 100), 2);
     return 4;
 }
 
@@ -298,7 +297,7 @@ void perch__put_digits(char *out, uint64_t v, size_t n)
     char *p = out + n;
     while (n >= 2) {
         p -= 2;
-        memcpy(p, two_digits + 2 * (v % 100), 2);
+        memcpy(p, perch__digit_pairs + 2 * (v % 100), 2);
         v /= 100;
         n -= 2;
     }

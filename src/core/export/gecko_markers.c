@@ -228,12 +228,6 @@ void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l, const 
     perch_json_end_array(w);
 }
 
-/* "00" .. "99" */
-static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
-                               "25262728293031323334353637383940414243444546474849"
-                               "50515253545556575859606162636465666768697071727374"
-                               "75767778798081828384858687888990919293949596979899";
-
 /* perch__fmt_time's ms text (6 decimals) without the fraction's trailing zeros, nor its point
  * when no digit is left: the same number in fewer bytes (most sample deltas are whole
  * milliseconds, "1" instead of "1.000000"). */
@@ -246,34 +240,13 @@ static size_t trim_fraction(const char *text, size_t len)
     return text[len - 1] == '.' ? len - 1 : len;
 }
 
-/* The trimmed text of t 100 ns ticks (the QPC clock of 10 MHz: ns = t * 100, so of the six
- * decimals the last two are 0) after the integer part's text ip (len bytes). The four
- * decimals are stored whole and the length cut back by their trailing zeros, read off the
- * two digit pairs, so no branch depends on the digits. */
-static inline size_t put_ms_frac(char *out, const char *ip, size_t len, uint64_t t)
-{
-    uint32_t f = (uint32_t)(t % 10000u);
-    const char *hi = pairs + 2 * (f / 100), *lo = pairs + 2 * (f % 100);
-    bool z3 = lo[1] == '0', z2 = z3 & (lo[0] == '0'), z1 = z2 & (hi[1] == '0');
-    memcpy(out, ip, len);
-    out[len] = '.';
-    memcpy(out + len + 1, hi, 2);
-    memcpy(out + len + 3, lo, 2);
-    return f ? len + 5 - z3 - z2 - z1 : len;
-}
-
-/* Whether ticks take the 10 MHz path (where perch__fmt_time's ticks * 100 does not wrap). */
-static bool ms_fast(int64_t ticks, uint64_t freq)
-{
-    return freq == 10000000u && ticks >= 0 && (uint64_t)ticks <= UINT64_MAX / 100u;
-}
-
 size_t perch__gecko_ms(char *out, int64_t ticks, uint64_t freq)
 {
     char ip[24];
-    if (!ms_fast(ticks, freq))
+    if (!perch__gecko_ms_fast(ticks, freq))
         return trim_fraction(out, perch__fmt_time(out, ticks, freq, true));
-    return put_ms_frac(out, ip, perch__put_uint(ip, (uint64_t)ticks / 10000u), (uint64_t)ticks);
+    return perch__gecko_ms_frac(out, ip, perch__put_uint(ip, (uint64_t)ticks / 10000u),
+                                (uint64_t)ticks);
 }
 
 size_t perch__gecko_ms_since(char *out, uint64_t t, uint64_t from, uint64_t freq)
@@ -281,34 +254,6 @@ size_t perch__gecko_ms_since(char *out, uint64_t t, uint64_t from, uint64_t freq
     if (t >= from && t - from <= (uint64_t)INT64_MAX)
         return perch__gecko_ms(out, (int64_t)(t - from), freq);
     return trim_fraction(out, perch__fmt_time_since(out, t, from, freq, true));
-}
-
-/* Room for one more value of at most PERCH_TIME_TEXT_MAX bytes and its comma. */
-static void run_next(perch__run *r)
-{
-    if (r->len + PERCH_TIME_TEXT_MAX + 1 > sizeof r->buf)
-        perch__run_flush(r);
-    if (r->len)
-        r->buf[r->len++] = ',';
-}
-
-void perch__gecko_time(perch__run *r, perch__ms_text *c, int64_t ticks, uint64_t freq)
-{
-    uint64_t ms;
-    run_next(r);
-    if (!ms_fast(ticks, freq)) {
-        r->len += perch__gecko_ms(r->buf + r->len, ticks, freq);
-        return;
-    }
-    ms = (uint64_t)ticks / 10000u;
-    if (c->len == 0 || ms != c->ms) { /* a new integer part: the next one counts up the last digit */
-        if (c->len && ms == c->ms + 1 && c->text[c->len - 1] != '9')
-            c->text[c->len - 1]++;
-        else
-            c->len = (uint8_t)perch__put_uint(c->text, ms);
-        c->ms = ms;
-    }
-    r->len += put_ms_frac(r->buf + r->len, c->text, c->len, (uint64_t)ticks);
 }
 
 void perch__gecko_time_since(perch__run *r, perch__ms_text *c, uint64_t t, uint64_t from,
@@ -319,7 +264,7 @@ void perch__gecko_time_since(perch__run *r, perch__ms_text *c, uint64_t t, uint6
     else if (t < from && from - t <= (uint64_t)INT64_MAX)
         perch__gecko_time(r, c, -(int64_t)(from - t), freq);
     else { /* apart by 2^63 ticks or more */
-        run_next(r);
+        perch__gecko_run_next(r);
         r->len += perch__gecko_ms_since(r->buf + r->len, t, from, freq);
     }
 }
