@@ -728,6 +728,16 @@ void perch__run_raw(perch__run *r, const char *text, size_t n);
 void perch__run_time(perch__run *r, int64_t ticks, uint64_t freq, bool ms);
 void perch__run_time_since(perch__run *r, uint64_t t, uint64_t from, uint64_t freq, bool ms);
 void perch__run_flush(perch__run *r);
+/* Room for one more value of at most max bytes (max < sizeof r->buf) and its comma: where to
+ * write it; add its length to r->len. */
+static inline char *perch__run_reserve(perch__run *r, size_t max)
+{
+    if (r->len + max + 1 > sizeof r->buf)
+        perch__run_flush(r);
+    if (r->len)
+        r->buf[r->len++] = ',';
+    return r->buf + r->len;
+}
 /* Appends v (a comma first unless it is the run's first value); inline, as every column of
  * a profile's tables is a run of these. */
 static inline void perch__run_uint(perch__run *r, uint64_t v)

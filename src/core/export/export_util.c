@@ -181,34 +181,23 @@ void perch__run_int(perch__run *r, int64_t v)
 
 void perch__run_raw(perch__run *r, const char *text, size_t n)
 {
-    if (r->len + n + 1 > sizeof r->buf)
-        perch__run_flush(r);
     if (n + 1 > sizeof r->buf) {
+        perch__run_flush(r);
         perch_json_raw_n(r->w, text, n);
         return;
     }
-    if (r->len)
-        r->buf[r->len++] = ',';
-    memcpy(r->buf + r->len, text, n);
+    memcpy(perch__run_reserve(r, n), text, n);
     r->len += n;
 }
 
 void perch__run_time(perch__run *r, int64_t ticks, uint64_t freq, bool ms)
 {
-    if (r->len + PERCH_TIME_TEXT_MAX + 1 > sizeof r->buf)
-        perch__run_flush(r);
-    if (r->len)
-        r->buf[r->len++] = ',';
-    r->len += perch__fmt_time(r->buf + r->len, ticks, freq, ms);
+    r->len += perch__fmt_time(perch__run_reserve(r, PERCH_TIME_TEXT_MAX), ticks, freq, ms);
 }
 
 void perch__run_time_since(perch__run *r, uint64_t t, uint64_t from, uint64_t freq, bool ms)
 {
-    if (r->len + PERCH_TIME_TEXT_MAX + 1 > sizeof r->buf)
-        perch__run_flush(r);
-    if (r->len)
-        r->buf[r->len++] = ',';
-    r->len += perch__fmt_time_since(r->buf + r->len, t, from, freq, ms);
+    r->len += perch__fmt_time_since(perch__run_reserve(r, PERCH_TIME_TEXT_MAX), t, from, freq, ms);
 }
 
 const char perch__digit_pairs[201] = "00010203040506070809101112131415161718192021222324"

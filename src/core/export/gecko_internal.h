@@ -85,22 +85,13 @@ static inline size_t perch__gecko_ms_frac(char *out, const char *ip, size_t len,
     return f ? len + 5 - z3 - z2 - z1 : len;
 }
 
-/* Room in r for one more value of at most PERCH_TIME_TEXT_MAX bytes, and its comma. */
-static inline void perch__gecko_run_next(perch__run *r)
-{
-    if (r->len + PERCH_TIME_TEXT_MAX + 1 > sizeof r->buf)
-        perch__run_flush(r);
-    if (r->len)
-        r->buf[r->len++] = ',';
-}
-
 /* Inline: the columns of times call it for each value (5.7 M times at 512 MB). */
 static inline void perch__gecko_time(perch__run *r, perch__ms_text *c, int64_t ticks, uint64_t freq)
 {
     uint64_t ms;
-    perch__gecko_run_next(r);
+    char *out = perch__run_reserve(r, PERCH_TIME_TEXT_MAX);
     if (!perch__gecko_ms_fast(ticks, freq)) {
-        r->len += perch__gecko_ms(r->buf + r->len, ticks, freq);
+        r->len += perch__gecko_ms(out, ticks, freq);
         return;
     }
     ms = (uint64_t)ticks / 10000u;
@@ -112,7 +103,7 @@ static inline void perch__gecko_time(perch__run *r, perch__ms_text *c, int64_t t
             c->len = (uint8_t)perch__put_uint(c->text, ms);
         c->ms = ms;
     }
-    r->len += perch__gecko_ms_frac(r->buf + r->len, c->text, c->len, (uint64_t)ticks);
+    r->len += perch__gecko_ms_frac(out, c->text, c->len, (uint64_t)ticks);
 }
 /* perch__gecko_time of t - from as a signed difference of any size (perch__fmt_time_since). */
 void perch__gecko_time_since(perch__run *r, perch__ms_text *c, uint64_t t, uint64_t from,

@@ -263,10 +263,8 @@ void perch__gecko_time_since(perch__run *r, perch__ms_text *c, uint64_t t, uint6
         perch__gecko_time(r, c, (int64_t)(t - from), freq);
     else if (t < from && from - t <= (uint64_t)INT64_MAX)
         perch__gecko_time(r, c, -(int64_t)(from - t), freq);
-    else { /* apart by 2^63 ticks or more */
-        perch__gecko_run_next(r);
-        r->len += perch__gecko_ms_since(r->buf + r->len, t, from, freq);
-    }
+    else /* apart by 2^63 ticks or more */
+        r->len += perch__gecko_ms_since(perch__run_reserve(r, PERCH_TIME_TEXT_MAX), t, from, freq);
 }
 
 static void put_text(char *buf, size_t *len, const char *s, size_t n)
@@ -283,11 +281,15 @@ static void put_dec(char *buf, size_t *len, int64_t v)
     *len += perch__put_uint(buf + *len, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
 }
 
+/* The longest marker data object mark_data writes. */
+#define MARK_TEXT_MAX (160 + PERCH_MAX_PMC * 40)
+_Static_assert(MARK_TEXT_MAX < sizeof(((perch__run *)0)->buf), "a marker's text fits a run");
+
 /* A marker's data object, the text the JSON writer would give it key by key (the keys
- * need no escapes). */
+ * need no escapes), written in place in the run. */
 static void mark_data(perch__run *r, const perch__slice_log *l, const perch__mark *m, uint64_t freq)
 {
-    char buf[160 + PERCH_MAX_PMC * 40];
+    char *buf = perch__run_reserve(r, MARK_TEXT_MAX);
     size_t len = 0;
     PUT_LIT(buf, &len, "{\"type\":\"CSwitch\",\"cpu\":");
     put_dec(buf, &len, m->cpu);
@@ -308,7 +310,7 @@ static void mark_data(perch__run *r, const perch__slice_log *l, const perch__mar
         len += perch__put_uint(buf + len, m->pmc[i]);
     }
     buf[len++] = '}';
-    perch__run_raw(r, buf, len);
+    r->len += len;
 }
 
 /* The column of times (ms from the trace start) of n marks: t[0], t[2], ... */
