@@ -95,8 +95,8 @@ static inline void perch__gecko_time(perch__run *r, perch__ms_text *c, int64_t t
         return;
     }
     ms = (uint64_t)ticks / 10000u;
-    if (c->len == 0 ||
-        ms != c->ms) { /* a new integer part: the next one counts up the last digit */
+    /* a new integer part: the one after the last counts up its last digit */
+    if (c->len == 0 || ms != c->ms) {
         if (c->len && ms == c->ms + 1 && c->text[c->len - 1] != '9')
             c->text[c->len - 1]++;
         else
