@@ -274,8 +274,14 @@ static void put_text(char *buf, size_t *len, const char *s, size_t n)
 }
 #define PUT_LIT(buf, len, lit) put_text(buf, len, lit, sizeof lit - 1)
 
+/* v in decimal; a digit without a call (CPUs, priorities, wait reasons and PMC indices
+ * mostly are one). */
 static void put_dec(char *buf, size_t *len, int64_t v)
 {
+    if (v >= 0 && v < 10) {
+        buf[(*len)++] = (char)('0' + v);
+        return;
+    }
     if (v < 0)
         buf[(*len)++] = '-';
     *len += perch__put_uint(buf + *len, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
