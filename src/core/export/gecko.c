@@ -342,8 +342,6 @@ static void times_json(perch__gecko *g, const perch__gslot *s)
             perch__gecko_time_since(
                 &run, &c, perch__gecko_interval_ticks(perch__interval_ns(&g->c->opt), freq), 0,
                 freq);
-        else if (ts >= prev && ts - prev <= (uint64_t)INT64_MAX) /* a thread's times: sorted */
-            perch__gecko_time(&run, &c, (int64_t)(ts - prev), freq);
         else
             perch__gecko_time_since(&run, &c, ts, prev, freq);
     }

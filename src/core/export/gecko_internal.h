@@ -105,9 +105,18 @@ static inline void perch__gecko_time(perch__run *r, perch__ms_text *c, int64_t t
     }
     r->len += perch__gecko_ms_frac(out, c->text, c->len, (uint64_t)ticks);
 }
-/* perch__gecko_time of t - from as a signed difference of any size (perch__fmt_time_since). */
-void perch__gecko_time_since(perch__run *r, perch__ms_text *c, uint64_t t, uint64_t from,
-                             uint64_t freq);
+/* perch__gecko_time of t - from as a signed difference of any size (perch__fmt_time_since).
+ * Inline too: a thread's sample deltas and its marks' times are columns of these. */
+static inline void perch__gecko_time_since(perch__run *r, perch__ms_text *c, uint64_t t,
+                                           uint64_t from, uint64_t freq)
+{
+    if (t >= from && t - from <= (uint64_t)INT64_MAX)
+        perch__gecko_time(r, c, (int64_t)(t - from), freq);
+    else if (t < from && from - t <= (uint64_t)INT64_MAX)
+        perch__gecko_time(r, c, -(int64_t)(from - t), freq);
+    else /* apart by 2^63 ticks or more */
+        r->len += perch__gecko_ms_since(perch__run_reserve(r, PERCH_TIME_TEXT_MAX), t, from, freq);
+}
 /* A thread's marks as varints of the log's encoding, by start (ties in arrival order). */
 typedef struct perch__mark_stream {
     const uint8_t *data;

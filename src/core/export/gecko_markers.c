@@ -256,17 +256,6 @@ size_t perch__gecko_ms_since(char *out, uint64_t t, uint64_t from, uint64_t freq
     return trim_fraction(out, perch__fmt_time_since(out, t, from, freq, true));
 }
 
-void perch__gecko_time_since(perch__run *r, perch__ms_text *c, uint64_t t, uint64_t from,
-                             uint64_t freq)
-{
-    if (t >= from && t - from <= (uint64_t)INT64_MAX)
-        perch__gecko_time(r, c, (int64_t)(t - from), freq);
-    else if (t < from && from - t <= (uint64_t)INT64_MAX)
-        perch__gecko_time(r, c, -(int64_t)(from - t), freq);
-    else /* apart by 2^63 ticks or more */
-        r->len += perch__gecko_ms_since(perch__run_reserve(r, PERCH_TIME_TEXT_MAX), t, from, freq);
-}
-
 static void put_text(char *buf, size_t *len, const char *s, size_t n)
 {
     memcpy(buf + *len, s, n);
