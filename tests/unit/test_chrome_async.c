@@ -152,6 +152,11 @@ static void same_both_ways(bool cpu_tracks)
     assert_true(fx_count(one, "\"ph\":\"i\"") > RECORDS / 4);
     assert_true(fx_count(one, "ProfileChunk") > 10);
     assert_true(fx_count(one, "the_name_cache_of_the_export.dll!+0x") > 100);
+    /* a PMC sample's stack id only when it has a stack (half of them here), no scope */
+    assert_true(fx_count(one, "\"stack_id\":") > RECORDS / 20);
+    assert_true(fx_count(one, "\"stack_id\":") < fx_count(one, "\"ph\":\"i\"") - RECORDS / 20);
+    assert_int_equal(fx_count(one, "\"stack_id\":0"), 0);
+    assert_int_equal(fx_count(one, "\"s\":"), 0);
     if (with_symbols) { /* PMC events and profile nodes named from the symbol tables */
         assert_true(fx_count(one, "{\"name\":\"app.exe!app_func_") > 1000);
         assert_true(fx_count(one, "\"functionName\":\"ntoskrnl.exe!KiDispatch+0x") > 0);

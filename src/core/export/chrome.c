@@ -12,7 +12,8 @@
  * samples as thread-scoped instant events ("i") named by their leaf frame; optionally the
  * slices again on one track per CPU, in CPU order (thread_sort_index). Times are microseconds
  * from the trace start (start_raw), computed exactly from raw ticks and perf_freq and written
- * with 3 decimals (nanosecond resolution); profile samples are whole microseconds.
+ * with up to 3 decimals (nanosecond resolution, trailing zeros left out); profile samples are
+ * whole microseconds.
  */
 #include <inttypes.h>
 #include <stdio.h>

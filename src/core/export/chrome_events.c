@@ -4,7 +4,8 @@
  * its CPU's track with cpu_tracks; a PMC sample as a thread-scoped instant event ("i") named
  * by its leaf frame. Each event is written as one run of text, the bytes the writer's calls
  * for it would give (the writer's own calls only for a PMC counter name too long for its
- * cache). Times are microseconds from the trace start with 3 decimals, exact from raw ticks.
+ * cache). Times are microseconds from the trace start, exact from raw ticks, with up to 3
+ * decimals (trailing zeros left out: perch__fmt_us_since).
  * Everything here reads the sealed entities only, except the PMC name (symbol lookups), so a
  * formatter on another thread can run it (chrome_async.c).
  */
@@ -94,7 +95,7 @@ static void event_head(perch__chrome_fmt *f, const char *name, uint64_t ts, uint
     perch_json_key(f->w, "name");
     perch_json_string(f->w, name);
     PUT_LIT(buf, len, "\"cat\":\"cpu\",\"ph\":\"X\",\"ts\":");
-    len += perch__fmt_time_since(buf + len, ts, info->start_raw, info->perf_freq, false);
+    len += perch__fmt_us_since(buf + len, ts, info->start_raw, info->perf_freq);
     PUT_LIT(buf, len, ",\"pid\":");
     len += perch__put_uint(buf + len, pid);
     PUT_LIT(buf, len, ",\"tid\":");
@@ -161,7 +162,7 @@ static void slice_args(perch__chrome_fmt *f, const perch_slice_rec *r)
     char buf[160 + 2 * PERCH_TIME_TEXT_MAX + PERCH_MAX_PMC * 96];
     size_t len = 0;
     put_lit(buf, &len, "\"dur\":");
-    len += perch__fmt_time_since(buf + len, end_of(r), r->start_ts, freq, false);
+    len += perch__fmt_us_since(buf + len, end_of(r), r->start_ts, freq);
     perch_json_raw_members(f->w, buf, len);
     perch_json_key(f->w, "args");
     perch_json_begin_object(f->w);
@@ -176,7 +177,7 @@ static void slice_args(perch__chrome_fmt *f, const perch_slice_rec *r)
     }
     if ((r->flags & PERCH_SLICE_HAS_READY) && r->ready_ts <= r->start_ts) {
         put_lit(buf, &len, ",\"ready_latency_us\":");
-        len += perch__fmt_time_since(buf + len, r->start_ts, r->ready_ts, freq, false);
+        len += perch__fmt_us_since(buf + len, r->start_ts, r->ready_ts, freq);
     }
     for (uint32_t i = 0; i < r->pmc_count && i < PERCH_MAX_PMC; i++) {
         const struct perch__chrome_pmc_key *k = pmc_key(f, i);
@@ -213,7 +214,7 @@ static void slice_args_rest(perch__chrome_fmt *f, const perch_slice_rec *r, char
     }
     if ((r->flags & PERCH_SLICE_HAS_READY) && r->ready_ts <= r->start_ts) {
         PUT_LIT(buf, n, ",\"ready_latency_us\":");
-        n += perch__fmt_time_since(buf + n, r->start_ts, r->ready_ts, freq, false);
+        n += perch__fmt_us_since(buf + n, r->start_ts, r->ready_ts, freq);
     }
     for (uint32_t i = 0; i < r->pmc_count && i < PERCH_MAX_PMC; i++) {
         const struct perch__chrome_pmc_key *k = &f->pmc_keys[i];
@@ -245,13 +246,13 @@ static bool slice_fast(perch__chrome_fmt *f, const perch_slice_rec *r, uint32_t 
         PUT_LIT(buf, len, "{\"name\":\"idle\",\"cat\":\"cpu\",\"ph\":\"X\",\"ts\":");
     else
         PUT_LIT(buf, len, "{\"name\":\"running\",\"cat\":\"cpu\",\"ph\":\"X\",\"ts\":");
-    len += perch__fmt_time_since(buf + len, r->start_ts, info->start_raw, info->perf_freq, false);
+    len += perch__fmt_us_since(buf + len, r->start_ts, info->start_raw, info->perf_freq);
     PUT_LIT(buf, len, ",\"pid\":");
     len += perch__put_uint(buf + len, pid);
     PUT_LIT(buf, len, ",\"tid\":");
     len += perch__put_uint(buf + len, tid);
     PUT_LIT(buf, len, ",\"dur\":");
-    len += perch__fmt_time_since(buf + len, end_of(r), r->start_ts, info->perf_freq, false);
+    len += perch__fmt_us_since(buf + len, end_of(r), r->start_ts, info->perf_freq);
     PUT_LIT(buf, len, ",\"args\":{\"cpu\":");
     len += perch__put_uint(buf + len, r->cpu);
     PUT_LIT(buf, len, ",\"priority\":");
@@ -340,7 +341,9 @@ int perch__chrome_pmc_name(perch__chrome_fmt *f, const perch__stacks *stacks, ui
 }
 
 /* A PMC sample counts events, not time: an instant event named by its leaf frame, written as
- * one run of text (the bytes of the writer's calls for that object). */
+ * one run of text (the bytes of the writer's calls for that object). No "s" (scope): an
+ * instant event without one is the thread's (Trace Event Format, "Instant Events"), and its
+ * stack id only when it has a stack. */
 int perch__chrome_pmc(perch__chrome_fmt *f, const perch__chrome_pmc_ev *e)
 {
     const perch_trace_info *info = &f->ents->info;
@@ -351,14 +354,18 @@ int perch__chrome_pmc(perch__chrome_fmt *f, const perch__chrome_pmc_ev *e)
     memcpy(text + len, e->name, e->name_len);
     len += e->name_len;
     PUT_LIT(text, len, ",\"cat\":\"pmc_sample\",\"ph\":\"i\",\"ts\":");
-    len += perch__fmt_time_since(text + len, r->ts, info->start_raw, info->perf_freq, false);
+    len += perch__fmt_us_since(text + len, r->ts, info->start_raw, info->perf_freq);
     PUT_LIT(text, len, ",\"pid\":");
     len += perch__put_uint(text + len, e->pid);
     PUT_LIT(text, len, ",\"tid\":");
     len += perch__put_uint(text + len, perch__chrome_track_tid(r->tid, r->cpu));
-    PUT_LIT(text, len, ",\"s\":\"t\",\"args\":{\"stack_id\":");
-    len += perch__put_uint(text + len, r->stack_id);
-    PUT_LIT(text, len, ",\"cpu\":");
+    PUT_LIT(text, len, ",\"args\":{");
+    if (r->stack_id) {
+        PUT_LIT(text, len, "\"stack_id\":");
+        len += perch__put_uint(text + len, r->stack_id);
+        text[len++] = ',';
+    }
+    PUT_LIT(text, len, "\"cpu\":");
     len += perch__put_uint(text + len, r->cpu);
     if (r->count > 1) {
         PUT_LIT(text, len, ",\"count\":");

@@ -219,15 +219,25 @@ size_t perch__fmt_time_since(char *out, uint64_t t, uint64_t from, uint64_t freq
     return n + fmt_ticks(out + n, t < from ? from - t : t - from, freq, ms);
 }
 
-void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms)
+size_t perch__trim_fraction(const char *text, size_t len)
 {
-    char buf[PERCH_TIME_TEXT_MAX];
-    perch_json_raw_n(w, buf, perch__fmt_time(buf, ticks, freq, ms));
+    if (!memchr(text, '.', len))
+        return len;
+    while (text[len - 1] == '0')
+        len--;
+    return text[len - 1] == '.' ? len - 1 : len;
 }
 
-void perch__json_us(perch_json *w, int64_t ticks, uint64_t freq)
+size_t perch__fmt_us_since(char *out, uint64_t t, uint64_t from, uint64_t freq)
 {
-    perch__json_time(w, ticks, freq, false);
+    if (perch__clock_hz(freq) == 10000000u && t >= from) { /* a tick is 0.1 us */
+        uint64_t d = t - from;
+        size_t n = perch__put_uint(out, d / 10u);
+        out[n] = '.';
+        out[n + 1] = (char)('0' + d % 10u);
+        return d % 10u ? n + 2 : n;
+    }
+    return perch__trim_fraction(out, perch__fmt_time_since(out, t, from, freq, false));
 }
 
 int perch__counter_names(perch__collect *c, const perch_counters_rec *rec, uint32_t *names,

@@ -693,17 +693,21 @@ extern const perch__format perch__format_pprof;
 extern const perch__format perch__format_speedscope;
 extern const perch__format perch__format_folded;
 
-/* Writes ticks as microseconds with 3 decimals ("-12.345") as a JSON number. */
-void perch__json_us(perch_json *w, int64_t ticks, uint64_t freq);
-/* Writes ticks as microseconds (3 decimals) or milliseconds (ms: 6 decimals). */
-void perch__json_time(perch_json *w, int64_t ticks, uint64_t freq, bool ms);
-/* The same text into out (at least PERCH_TIME_TEXT_MAX bytes, no NUL); returns its length. */
+/* Ticks as microseconds with 3 decimals ("-12.345") or milliseconds (ms: 6 decimals), the
+ * text of a JSON number, into out (at least PERCH_TIME_TEXT_MAX bytes, no NUL); returns its
+ * length. */
 #define PERCH_TIME_TEXT_MAX 48
 size_t perch__fmt_time(char *out, int64_t ticks, uint64_t freq, bool ms);
 /* The same text for t - from, the difference of two raw times taken as a signed number of
  * any size (a cast of the unsigned difference to int64_t would turn one more than 2^63 ticks
  * apart into the wrong sign). Exact for every pair, as perch__fmt_time is for every tick count. */
 size_t perch__fmt_time_since(char *out, uint64_t t, uint64_t from, uint64_t freq, bool ms);
+/* The length of a time's text (len bytes at text) without its fraction's trailing zeros, nor
+ * its point when no digit is left: the same number in fewer bytes ("1.5" for "1.500000"). */
+size_t perch__trim_fraction(const char *text, size_t len);
+/* perch__fmt_time_since's microseconds, trimmed (perch__trim_fraction): the chrome export's
+ * times. At the 10 MHz QPC clock (a tick is 0.1 us) written without the general path. */
+size_t perch__fmt_us_since(char *out, uint64_t t, uint64_t from, uint64_t freq);
 
 /* A run of values of one JSON array, formatted into a local buffer and handed to the writer
  * a few KiB at a time (perch_json_raw_n), so each value costs a few stores instead of a
@@ -725,8 +729,6 @@ void perch__put_digits(char *out, uint64_t v, size_t n);
 void perch__run_int(perch__run *r, int64_t v);
 /* n bytes of raw JSON value text (a number, null, true ...). */
 void perch__run_raw(perch__run *r, const char *text, size_t n);
-void perch__run_time(perch__run *r, int64_t ticks, uint64_t freq, bool ms);
-void perch__run_time_since(perch__run *r, uint64_t t, uint64_t from, uint64_t freq, bool ms);
 void perch__run_flush(perch__run *r);
 /* Room for one more value of at most max bytes (max < sizeof r->buf) and its comma: where to
  * write it; add its length to r->len. */

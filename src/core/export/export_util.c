@@ -190,16 +190,6 @@ void perch__run_raw(perch__run *r, const char *text, size_t n)
     r->len += n;
 }
 
-void perch__run_time(perch__run *r, int64_t ticks, uint64_t freq, bool ms)
-{
-    r->len += perch__fmt_time(perch__run_reserve(r, PERCH_TIME_TEXT_MAX), ticks, freq, ms);
-}
-
-void perch__run_time_since(perch__run *r, uint64_t t, uint64_t from, uint64_t freq, bool ms)
-{
-    r->len += perch__fmt_time_since(perch__run_reserve(r, PERCH_TIME_TEXT_MAX), t, from, freq, ms);
-}
-
 const char perch__digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
                                      "25262728293031323334353637383940414243444546474849"
                                      "50515253545556575859606162636465666768697071727374"

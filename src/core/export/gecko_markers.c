@@ -228,23 +228,11 @@ void perch__gecko_marker_schema(perch_json *w, const perch__slice_log *l, const 
     perch_json_end_array(w);
 }
 
-/* perch__fmt_time's ms text (6 decimals) without the fraction's trailing zeros, nor its point
- * when no digit is left: the same number in fewer bytes (most sample deltas are whole
- * milliseconds, "1" instead of "1.000000"). */
-static size_t trim_fraction(const char *text, size_t len)
-{
-    if (!memchr(text, '.', len))
-        return len;
-    while (text[len - 1] == '0')
-        len--;
-    return text[len - 1] == '.' ? len - 1 : len;
-}
-
 size_t perch__gecko_ms(char *out, int64_t ticks, uint64_t freq)
 {
     char ip[24];
     if (!perch__gecko_ms_fast(ticks, freq))
-        return trim_fraction(out, perch__fmt_time(out, ticks, freq, true));
+        return perch__trim_fraction(out, perch__fmt_time(out, ticks, freq, true));
     return perch__gecko_ms_frac(out, ip, perch__put_uint(ip, (uint64_t)ticks / 10000u),
                                 (uint64_t)ticks);
 }
@@ -253,7 +241,7 @@ size_t perch__gecko_ms_since(char *out, uint64_t t, uint64_t from, uint64_t freq
 {
     if (t >= from && t - from <= (uint64_t)INT64_MAX)
         return perch__gecko_ms(out, (int64_t)(t - from), freq);
-    return trim_fraction(out, perch__fmt_time_since(out, t, from, freq, true));
+    return perch__trim_fraction(out, perch__fmt_time_since(out, t, from, freq, true));
 }
 
 static void put_text(char *buf, size_t *len, const char *s, size_t n)

@@ -1,10 +1,12 @@
 /*
- * Gecko's time text (gecko_markers.c): perch__gecko_time (a run of times whose integer part is
- * kept and counted up), perch__gecko_ms and perch__gecko_ms_since against perch__fmt_time /
- * perch__fmt_time_since with the fraction's trailing zeros cut (the same number), for
- * sequences of times with steps of 0, one tick, one millisecond (the last digit counted up,
- * and rolling over 9, 99, 999 ...), random jumps, times crossing zero (negative ones take the
- * general path), other clocks than 10 MHz, and differences of 2^63 ticks and more.
+ * The exports' trimmed time texts. Gecko's (gecko_markers.c): perch__gecko_time (a run of
+ * times whose integer part is kept and counted up), perch__gecko_ms and perch__gecko_ms_since
+ * against perch__fmt_time / perch__fmt_time_since with the fraction's trailing zeros cut (the
+ * same number), for sequences of times with steps of 0, one tick, one millisecond (the last
+ * digit counted up, and rolling over 9, 99, 999 ...), random jumps, times crossing zero
+ * (negative ones take the general path), other clocks than 10 MHz, and differences of 2^63
+ * ticks and more. Chrome's microseconds (perch__fmt_us_since, collect.c) the same way: texts
+ * worked out by hand, and its 10 MHz path against the general one cut.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "export/export_internal.h"
 #include "export/gecko_internal.h"
 
 struct text {
@@ -55,7 +58,7 @@ static void fill(int64_t *t, size_t n, int64_t start, uint64_t *seed)
     }
 }
 
-/* Whether x (n bytes) is y (m bytes, perch__fmt_time's text with its 6 decimals) cut after
+/* Whether x (n bytes) is y (m bytes, perch__fmt_time's text with its decimals) cut after
  * its last nonzero decimal, or before the point when every decimal is 0: what follows x in
  * y is zeros, or the point and zeros, and x ends in neither a point nor a decimal 0. */
 static void assert_trimmed(const char *x, size_t n, const char *y, size_t m)
@@ -108,8 +111,8 @@ static void check(const int64_t *t, size_t n, uint64_t freq)
 
 static void test_gecko_time(void **state)
 {
-    static const int64_t starts[] = {-50000, 0, 9 * 10000, 99 * 10000 - 3, 999 * 10000,
-                                     123456789, 999999 * (int64_t)10000 + 5};
+    static const int64_t starts[] = {
+        -50000, 0, 9 * 10000, 99 * 10000 - 3, 999 * 10000, 123456789, 999999 * (int64_t)10000 + 5};
     static const uint64_t freqs[] = {10000000u, 3000000u, 1000000000u};
     enum { N = 20000 };
     int64_t *t = malloc(N * sizeof *t);
@@ -190,12 +193,69 @@ static void test_time_since(void **state)
             }
 }
 
+/* Chrome's microseconds, worked out by hand: whole microseconds have no point, the 10 MHz
+ * clock's tick is 0.1 us, other clocks keep up to three decimals, and a time before its
+ * origin is negative (the general path). */
+static void test_us_known_texts(void **state)
+{
+    static const struct {
+        uint64_t t, from, freq;
+        const char *text;
+    } cases[] = {
+        {0, 0, 10000000u, "0"},
+        {1, 0, 10000000u, "0.1"},
+        {10, 0, 10000000u, "1"},
+        {15, 0, 10000000u, "1.5"},
+        {1234567, 7, 10000000u, "123456"},
+        {1000, 1001, 10000000u, "-0.1"},
+        {5, 25, 10000000u, "-2"},
+        {UINT64_MAX, 0, 10000000u, "1844674407370955161.5"},
+        {UINT64_MAX, 0, 0, "1844674407370955161.5"}, /* freq 0: the default 10 MHz clock */
+        {1, 0, 1000000000u, "0.001"},
+        {1500, 0, 1000000000u, "1.5"},
+        {3000, 0, 1000000000u, "3"},
+        {1, 0, 3000000u, "0.333"},
+        {3, 0, 3000000u, "1"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char x[PERCH_TIME_TEXT_MAX];
+        size_t n = perch__fmt_us_since(x, cases[i].t, cases[i].from, cases[i].freq);
+        assert_int_equal(n, strlen(cases[i].text));
+        assert_memory_equal(x, cases[i].text, n);
+    }
+}
+
+/* perch__fmt_us_since against perch__fmt_time_since's microseconds cut, for times near their
+ * origin, far from it, before it, and 2^63 ticks and more apart, at 10 MHz (its own path) and
+ * other clocks. */
+static void test_us_since(void **state)
+{
+    static const uint64_t from[] = {
+        0, 1, 12345678, (uint64_t)INT64_MAX, (uint64_t)INT64_MAX + 1, UINT64_MAX - 5, UINT64_MAX};
+    static const uint64_t freqs[] = {10000000u, 0, 1000000000u, 3579545u, 2400000000u};
+    uint64_t seed = 0x853c49e6748fea9bull;
+    (void)state;
+    for (size_t f = 0; f < sizeof freqs / sizeof freqs[0]; f++)
+        for (size_t k = 0; k < sizeof from / sizeof from[0]; k++)
+            for (size_t j = 0; j < 4000; j++) {
+                uint64_t t = j < 7        ? from[j]
+                             : j % 3 == 0 ? from[k] + rnd(&seed) % 100000
+                             : j % 3 == 1 ? from[k] - rnd(&seed) % 100
+                                          : rnd(&seed);
+                char x[PERCH_TIME_TEXT_MAX], y[PERCH_TIME_TEXT_MAX];
+                size_t lx = perch__fmt_us_since(x, t, from[k], freqs[f]);
+                size_t ly = perch__fmt_time_since(y, t, from[k], freqs[f], false);
+                assert_trimmed(x, lx, y, ly);
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gecko_time),
-        cmocka_unit_test(test_known_texts),
-        cmocka_unit_test(test_time_since),
+        cmocka_unit_test(test_gecko_time), cmocka_unit_test(test_known_texts),
+        cmocka_unit_test(test_time_since), cmocka_unit_test(test_us_known_texts),
+        cmocka_unit_test(test_us_since),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
