@@ -114,7 +114,9 @@ static void node_name(const struct jdoc *d, long nodes, long id, char *out)
     for (long i = 0; i < jlen(d, nodes); i++) {
         long nd = jat(d, nodes, i);
         if (jnum(d, jget(d, nd, "id")) == (double)id) {
-            long fn = jget(d, jget(d, nd, "callFrame"), "functionName");
+            long cf = jget(d, nd, "callFrame"), fn = jget(d, cf, "functionName");
+            /* a native frame: its name alone (no url, scriptId, lineNumber, columnNumber) */
+            assert_int_equal(jlen(d, cf), 1);
             snprintf(out, 64, "%.*s", (int)d->n[fn].slen, d->n[fn].s);
         }
     }

@@ -280,8 +280,7 @@ size_t perch__pnode_json(perch__pnames *names, perch__budget *b, const perch__en
                          perch__resolve_cache *rc, uint64_t pk, uint32_t id, const perch__pnode *n,
                          char *out, int *err)
 {
-    static const char rest[] = ",\"url\":\"\",\"scriptId\":0,\"lineNumber\":-1,"
-                               "\"columnNumber\":-1}}";
+    static const char rest[] = "}}"; /* no url, scriptId, lineNumber, columnNumber (above) */
     _Static_assert(6 + 20 + 10 + 10 + 29 + sizeof rest <=
                        PERCH_PNODE_JSON_MAX - PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX),
                    "a node's text fits");
@@ -322,8 +321,7 @@ static int nodes_json(perch__profiles *p, perch__ptrack *t)
     perch_json_key(w, "nodes");
     perch_json_begin_array(w);
     if (t->nodes_written == 0 && !t->started) {
-        perch_json_raw(w, "{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\",\"url\":\"\","
-                          "\"scriptId\":0,\"lineNumber\":-1,\"columnNumber\":-1}}");
+        perch_json_raw(w, "{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\"}}");
     }
     if (p->nodes && t->node_count > t->nodes_written) {
         err = p->nodes(p->runs_ctx, t, t->nodes_written, t->node_count);

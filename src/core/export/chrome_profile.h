@@ -71,10 +71,12 @@ typedef struct perch__pnames {
 #define PERCH_PNODE_JSON_MAX (160 + PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX))
 
 /* Node `id` (n, of a track of process pk) as its JSON text, {"id","parent","callFrame":
- * {"functionName", url, scriptId, lineNumber, columnNumber}}, into out (PERCH_PNODE_JSON_MAX
+ * {"functionName"}}, into out (PERCH_PNODE_JSON_MAX
  * bytes): its length, or 0 with *err set (PERCH_ENOMEM, PERCH_ELIMIT: the cache cannot be had
  * or the name does not fit). Names come through the cache `names`, modules through rc; reads
- * only sealed entities, so each thread with caches of its own may call it. */
+ * only sealed entities, so each thread with caches of its own may call it. The call frame has
+ * no url, scriptId, lineNumber or columnNumber: a native frame has none, and the readers of
+ * these events take their absence as Chrome's own "" / 0 / -1 (docs/exports.md, chrome). */
 size_t perch__pnode_json(perch__pnames *names, perch__budget *b, const perch__entities *e,
                          perch__resolve_cache *rc, uint64_t pk, uint32_t id, const perch__pnode *n,
                          char *out, int *err);
