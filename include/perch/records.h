@@ -243,6 +243,12 @@ typedef struct perch_sink {
      * callback still runs on the caller's thread, with the same records in the same order,
      * and every stop is the one-thread walk's. Ignored when touch is set. */
     bool decode_ahead;
+    /* Optional, for a sink that takes no stack, slice, sample or LBR record and that a second
+     * replay of the same capture follows (chrome's first pass, which only gathers entities):
+     * true lets a capture reader check those chunks' CRC and skip their records, undecoded;
+     * the next replay decodes and checks them. A malformed record in a chunk with a good CRC
+     * (a crafted capture) then stops only the next replay, which has seen fewer entities. */
+    bool skip_events;
 } perch_sink;
 
 /* A wrapper that an owner of several outputs (rotated capture files, flight-recorder

@@ -210,7 +210,7 @@ static void fz_sink(struct fz *f, perch_sink *s)
 {
     const perch_sink table = {f,         fz_info,   fz_process, fz_thread, fz_module, fz_counters,
                               fz_stack,  fz_slice,  fz_sample,  fz_lbr,    fz_ledger, fz_stat,
-                              fz_finish, fz_symbol, NULL,       false};
+                              fz_finish, fz_symbol, NULL,       false,     false};
     *s = table;
 }
 

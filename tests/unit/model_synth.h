@@ -444,6 +444,7 @@ static inline perch_sink recorder_sink(recorder *r)
                     rec_finish_cb,
                     NULL,
                     NULL,
+                    false,
                     false};
     return s;
 }

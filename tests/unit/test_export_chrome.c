@@ -96,6 +96,11 @@ static void test_document(void **state)
         jstreq(&d, jget(&d, jget(&d, find_event(&d, "M", 1234, 1001, 0), "args"), "name"), "main"));
     assert_true(
         jstreq(&d, jget(&d, jget(&d, find_event(&d, "M", 5678, 0, 0), "args"), "name"), "svc.exe"));
+    /* T4 is named by its samples alone (pass 1 reads no events): its process is named too,
+     * after the events */
+    assert_true(jstreq(&d,
+                       jget(&d, jget(&d, find_event(&d, "M", 2147483646.0, 0, 0), "args"), "name"),
+                       "unknown process"));
     jfree(&d);
     free(text);
 }
@@ -266,8 +271,7 @@ static void test_profile_order(void **state)
     perch_json_key(&w, "traceEvents");
     perch_json_begin_array(&w);
     for (size_t i = 0; i < 3; i++)
-        assert_int_equal(perch__profiles_sample(&p, 7, 8, 0, 0, &ip, 1, true, times[i], 1, true),
-                         0);
+        assert_int_equal(perch__profiles_sample(&p, 7, 8, 0, 0, &ip, 1, true, times[i], 1), 0);
     assert_int_equal(perch__profiles_finish(&p), 0);
     perch_json_end_array(&w);
     perch_json_end_object(&w);
@@ -302,11 +306,11 @@ static char *held_run(bool hold)
     profiles_init(&p, &e, &b, &w, &out);
     perch_json_begin_array(&w);
     for (uint32_t i = 0; i < 20000; i++) {
-        struct perch__pheld s = {0, 0, 0x1000 + i % 5, 1000 + i * 700 - i % 3 * 900, 7, 8 + i % 3,
-                                 0, 1 + i % 2, true, true};
-        int err = hold ? perch__profiles_hold(&p, &s)
-                       : perch__profiles_sample(&p, s.pid, s.tid, 0, 0, &s.ip, 1, 0, s.us,
-                                                s.weight, s.span);
+        struct perch__pheld s = {
+            0, 0, 0x1000 + i % 5, 1000 + i * 700 - i % 3 * 900, 7, 8 + i % 3, 0, 1 + i % 2, true};
+        int err = hold
+                      ? perch__profiles_hold(&p, &s)
+                      : perch__profiles_sample(&p, s.pid, s.tid, 0, 0, &s.ip, 1, 0, s.us, s.weight);
         assert_int_equal(err, 0);
         if (i % 2 == 1) {
             assert_int_equal(perch__profiles_drain(&p), 0);
@@ -398,6 +402,9 @@ static void test_cpu_tracks(void **state)
     e = find_event(&d, "X", 2147483647, 1, 0);
     assert_true(jstreq(&d, jget(&d, e, "name"), "svc.exe (5678) thread 2001"));
     assert_true(jnum(&d, jget(&d, e, "dur")) == 250.0);
+    e = find_event(&d, "X", 2147483647, 1, 1); /* the idle thread's slice on CPU 1 */
+    assert_true(jstreq(&d, jget(&d, e, "name"), "Idle (CPU 1)"));
+    assert_true(jnum(&d, jget(&d, e, "dur")) == 300.0);
     e = find_event(&d, "M", 2147483647, 1, 0);
     assert_true(jstreq(&d, jget(&d, e, "name"), "thread_name"));
     assert_true(jstreq(&d, jget(&d, jget(&d, e, "args"), "name"), "CPU 1"));
@@ -449,7 +456,7 @@ static int reused_replay(void *ctx, const perch_sink *s)
         r.ts = FX_US(100 + 1000 * (uint64_t)i);
         r.stack_id = i < 2 ? 2 : 7;
         r.count = 1;
-        err = s->sample(s->ctx, &r);
+        err = s->sample ? s->sample(s->ctx, &r) : 0; /* NULL in chrome's first pass */
     }
     if (!err)
         err = fx_entities(s);
@@ -486,6 +493,48 @@ static void test_pid_reused(void **state)
     free(text[1]);
 }
 
+/* An idle thread (tid 0) that only its slice names, with no thread record: its track is on
+ * the idle track of its CPU, named with the other CPUs' idle tracks and the unknown process
+ * after the events (pass 1 reads no events, so the header did not know of it). */
+static int idle_only_replay(void *ctx, const perch_sink *s)
+{
+    static const char *const names[] = {"InstructionRetired", "TotalCycles"};
+    perch_slice_rec r;
+    int err = fx_head(s, names);
+    (void)ctx;
+    memset(&r, 0, sizeof r);
+    r.thread_key = 77;
+    r.cpu = 1;
+    r.start_ts = FX_US(100);
+    r.end_ts = FX_US(400);
+    r.priority = 0;
+    r.wait_reason = r.wait_mode = r.state = -1;
+    if (!err && s->slice)
+        err = s->slice(s->ctx, &r);
+    return err ? err : fx_tail(s);
+}
+
+static void test_idle_late(void **state)
+{
+    perch_record_source src = {NULL, idle_only_replay, NULL};
+    struct jdoc d;
+    size_t len;
+    int err;
+    (void)state;
+    char *text = fx_export_from(PERCH_EXPORT_CHROME, NULL, &src, (size_t)1 << 20, &len, &err);
+    assert_int_equal(err, 0);
+    assert_true(jparse(&d, text));
+    long slice = find_event(&d, "X", 2147483646.0, 2147418113.0, 0); /* unknown pid, CPU 1 */
+    long name = find_event(&d, "M", 2147483646.0, 2147418113.0, 0);
+    assert_true(slice >= 0 && name > slice);
+    assert_true(jstreq(&d, jget(&d, jget(&d, name, "args"), "name"), "Idle (CPU 1)"));
+    assert_true(jstreq(&d,
+                       jget(&d, jget(&d, find_event(&d, "M", 2147483646.0, 0, 0), "args"), "name"),
+                       "unknown process"));
+    jfree(&d);
+    free(text);
+}
+
 static void test_tick_conversion(void **state)
 {
     (void)state;
@@ -506,7 +555,7 @@ int main(void)
         cmocka_unit_test(test_slices),          cmocka_unit_test(test_far_times),
         cmocka_unit_test(test_cpu_tracks),      cmocka_unit_test(test_idle_tracks),
         cmocka_unit_test(test_tick_conversion), cmocka_unit_test(test_profile_held),
-        cmocka_unit_test(test_pid_reused),
+        cmocka_unit_test(test_pid_reused),      cmocka_unit_test(test_idle_late),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

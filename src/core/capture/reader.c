@@ -168,6 +168,13 @@ static int decode_failed(perch__cap_reader *r, const perch_capture_chunk_info *c
                 what, at);
 }
 
+/* The chunk types a sink with skip_events leaves undecoded. */
+static bool skipped_type(uint32_t type)
+{
+    return type == PERCH_CHUNK_STACK || type == PERCH_CHUNK_SLICE || type == PERCH_CHUNK_SAMPLE ||
+           type == PERCH_CHUNK_LBR;
+}
+
 /* Hands one checked chunk to the sink. */
 static int deliver(perch__cap_reader *r, perch_capture_chunk_info *ci, const perch__cap_buf *buf)
 {
@@ -184,6 +191,8 @@ static int deliver(perch__cap_reader *r, perch_capture_chunk_info *ci, const per
         r->status->unknown_chunks++;
         return 0;
     }
+    if (r->sink->skip_events && skipped_type(ci->type))
+        return 0; /* its CRC checked; records left to the next replay (records.h) */
     cap_cursor_init(&c, buf->data, ci->payload_len);
     r->sink_error = r->limit_error = 0;
     r->chunk_off = ci->offset;

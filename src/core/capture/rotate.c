@@ -365,6 +365,7 @@ void perch_capture_rotate_sink(perch_capture_rotate *r, perch_sink *sink)
         NULL,  /* symbol: a file's names come from opts.names */
         NULL,  /* touch */
         false, /* decode_ahead */
+        false, /* skip_events */
     };
     *sink = callbacks;
     sink->ctx = r;

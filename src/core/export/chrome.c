@@ -27,16 +27,14 @@
 #define UNKNOWN_PID PERCH_CHROME_UNKNOWN_PID
 #define CPU_PID     PERCH_CHROME_CPU_PID
 #define IDLE_TID    PERCH_CHROME_IDLE_TID
-#define SEEN_CACHE   256  /* entries of pass 1's thread cache, a power of two */
-#define SEEN_DONE    1u   /* touching the thread again changes nothing */
-#define SEEN_SLICED  2u   /* the thread key is in `sliced` */
+#define SLICED_CACHE 256 /* entries of the cache in front of `sliced`, a power of two */
 
 struct chrome {
     perch__collect base; /* first: pass 1 binds the base's callbacks with ctx = &c->base */
     perch_json w;
     perch__profiles prof; /* timer samples as CPU profiles */
     perch__resolve_cache rc;
-    perch__map sliced; /* thread keys with slices (pass 1) */
+    perch__map sliced; /* thread keys with slices (pass 2, read at its finish) */
     uint32_t pmc_names[PERCH_MAX_PMC];
     uint32_t pmc_name_count;
     /* pass 2: this thread's formatter (the thread cache, the PMC names; with one thread every
@@ -45,13 +43,12 @@ struct chrome {
     perch__chrome_async *async;
     bool header_done;
     uint64_t slices, samples, pmc_samples;
-    /* pass 1: thread keys whose touch is known to change nothing more (direct-mapped): the
-     * thread exists and is not an idle thread waiting for its CPU; SEEN_SLICED: in `sliced` */
-    struct seen_slot {
-        uint64_t key;
-        uint8_t flags; /* SEEN_* */
-    } seen[SEEN_CACHE];
-    int (*thread1)(void *ctx, const perch_thread_rec *rec); /* the base's thread callback */
+    /* pass 2: thread keys known to be in `sliced` (direct-mapped, 0 empty) */
+    uint64_t sliced_seen[SLICED_CACHE];
+    /* the metadata written with the header (the entities' threads), and what pass 2's events
+     * needed besides: a thread of no known process, an idle thread (tid 0) and its pid */
+    bool unknown_done, idle_done, unknown_used, idle_used;
+    uint32_t idle_pid;
 };
 
 /* A metadata event ("ph":"M") whose args are {key: name} (a string) or, with name NULL,
@@ -128,11 +125,48 @@ static void write_metadata(struct chrome *c)
         meta_event(c, "process_name", UNKNOWN_PID, 0, "unknown process");
     if (idle)
         cpu_track_names(c, idle_pid, IDLE_TID, "Idle (CPU ");
+    c->unknown_done = unknown;
+    c->idle_done = idle;
     if (!c->base.opt.cpu_tracks)
         return;
     meta_event(c, "process_name", CPU_PID, 0, "CPUs");
     sort_event(c, "process_sort_index", CPU_PID, 0, 0);
     cpu_track_names(c, CPU_PID, 0, "CPU ");
+}
+
+/* The metadata of threads that only pass 2's events named (no thread record of their own):
+ * the unknown process and the idle tracks, when the header left them out. Viewers take
+ * metadata events anywhere in the array. */
+static void late_metadata(struct chrome *c)
+{
+    if (c->unknown_used && !c->unknown_done)
+        meta_event(c, "process_name", UNKNOWN_PID, 0, "unknown process");
+    if (c->idle_used && !c->idle_done)
+        cpu_track_names(c, c->idle_pid, IDLE_TID, "Idle (CPU ");
+}
+
+/* What an event of thread (pid, tid) asks of the metadata (late_metadata). */
+static void note_track(struct chrome *c, uint32_t pid, uint32_t tid)
+{
+    c->unknown_used |= pid == UNKNOWN_PID;
+    if (tid == 0 && !c->idle_used) {
+        c->idle_used = true;
+        c->idle_pid = pid;
+    }
+}
+
+/* A thread with slices gets no "CPU samples" span (read at finish: perch__profiles.sliced).
+ * The unknown thread (key 0) is never in the map. */
+static int note_sliced(struct chrome *c, uint64_t key)
+{
+    uint64_t *seen = &c->sliced_seen[perch__hash64(key) & (SLICED_CACHE - 1)];
+    int err;
+    if (key == 0 || *seen == key)
+        return 0;
+    err = perch__map_put(&c->sliced, &c->base.budget, key, 1);
+    if (!err)
+        *seen = key;
+    return err;
 }
 
 /* perch__profiles.runs: a chunk's numbers go to the second formatter after this writer's
@@ -205,6 +239,10 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
     if (err)
         return err;
     c->slices++;
+    err = note_sliced(c, r->thread_key);
+    if (err)
+        return err;
+    note_track(c, perch__chrome_thread_of(&c->fmt, r->thread_key)->pid, r->tid);
     if (!c->async)
         return perch__chrome_slice(&c->fmt, r);
     bool comma = queue_event(c);
@@ -216,6 +254,7 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
 static int pmc_sample(struct chrome *c, const perch_sample_rec *r)
 {
     const perch__chrome_thread *t = perch__chrome_thread_of(&c->fmt, r->thread_key);
+    note_track(c, t->pid, r->tid);
     if (c->async) {
         bool comma = queue_event(c);
         uint64_t leaf = perch__chrome_pmc_leaf(&c->base.stacks, r);
@@ -255,12 +294,19 @@ static int on_sample(void *ctx, const perch_sample_rec *r)
              : 0;
     c->samples++;
     t = perch__chrome_thread_of(&c->fmt, r->thread_key);
+    note_track(c, t->pid, r->tid);
     /* stack id 0: the ip alone; else the profile decodes the stack when its leaf is not
      * cached */
-    held = (struct perch__pheld){
-        r->thread_key, r->module_key, r->ip, us, t->pid, perch__chrome_track_tid(r->tid, r->cpu),
-        perch__stacks_known(&c->base.stacks, r->stack_id) ? r->stack_id : 0, r->count,
-        !t->sliced, true};
+    held =
+        (struct perch__pheld){r->thread_key,
+                              r->module_key,
+                              r->ip,
+                              us,
+                              t->pid,
+                              perch__chrome_track_tid(r->tid, r->cpu),
+                              perch__stacks_known(&c->base.stacks, r->stack_id) ? r->stack_id : 0,
+                              r->count,
+                              true};
     return perch__profiles_hold(&c->prof, &held);
 }
 
@@ -311,6 +357,7 @@ static int on_finish2(void *ctx)
     err = perch__profiles_finish(&c->prof);
     if (err)
         return err;
+    late_metadata(c);
     perch_json_end_array(&c->w);
     write_other_data(c);
     perch_json_end_object(&c->w);
@@ -335,58 +382,6 @@ static int on_counters(void *ctx, const perch_counters_rec *rec)
     return perch__counter_names(&c->base, rec, c->pmc_names, &c->pmc_name_count);
 }
 
-/* Pass 1: a thread that only appears in samples or slices still gets a track. Touching a
- * thread that exists changes nothing unless it is an idle thread (tid 0) whose CPU is not
- * known yet, so such touches are skipped through the seen cache. */
-static int touch(struct chrome *c, uint64_t key, uint32_t tid, uint16_t cpu, unsigned sliced)
-{
-    struct seen_slot *s = &c->seen[perch__hash64(key) & (SEEN_CACHE - 1)];
-    uint32_t idx;
-    int err = 0;
-    if (s->key != key || !(s->flags & SEEN_DONE)) {
-        err = perch__entities_touch_thread(&c->base.ents, key, tid, cpu, &idx);
-        if (err || idx == UINT32_MAX)
-            return err; /* key 0 (unknown) has no entry, and is not in `sliced` */
-        if (s->key != key)
-            *s = (struct seen_slot){key, 0};
-        if (tid != 0 || c->base.ents.threads[idx].cpu >= 0)
-            s->flags |= SEEN_DONE;
-    }
-    if (sliced && !(s->flags & SEEN_SLICED)) {
-        err = perch__map_put(&c->sliced, &c->base.budget, key, 1);
-        if (!err)
-            s->flags |= SEEN_SLICED;
-    }
-    return err;
-}
-
-static int on_sample1(void *ctx, const perch_sample_rec *r)
-{
-    return touch(ctx, r->thread_key, r->tid, r->cpu, 0);
-}
-
-static int on_slice1(void *ctx, const perch_slice_rec *r)
-{
-    return touch(ctx, r->thread_key, r->tid, r->cpu, 1);
-}
-
-/* A capture reader's summary of samples and slices (perch_sink.touch, capture/read_split.c):
- * what on_sample1 or on_slice1 does with a record of these fields. */
-static int on_touch1(void *ctx, const perch_touch_rec *t)
-{
-    return touch(ctx, t->thread_key, t->tid, t->cpu, t->sliced);
-}
-
-/* A thread record may change the thread's tid, so its next touch is not skipped. */
-static int on_thread1(void *ctx, const perch_thread_rec *rec)
-{
-    struct chrome *c = ctx;
-    struct seen_slot *s = &c->seen[perch__hash64(rec->key) & (SEEN_CACHE - 1)];
-    if (s->key == rec->key)
-        s->flags &= (uint8_t)~SEEN_DONE;
-    return c->thread1(ctx, rec);
-}
-
 /* The entities sealed, and every symbol table with them: in pass 2 two threads name frames
  * (the profiles' nodes here, the PMC samples on the second formatter), and a lookup that
  * sealed a table would change it under the other (pass 2 takes no symbol record, so sealing
@@ -404,15 +399,12 @@ static void chrome_bind(void *state, unsigned pass, perch_sink *sink)
 {
     struct chrome *c = state;
     perch__collect_bind(&c->base, sink); /* ctx = &c->base == c */
-    if (pass == 0) {
+    if (pass == 0) { /* the entities alone: a capture's events are left undecoded */
         sink->stack = NULL;
-        c->thread1 = sink->thread;
-        sink->thread = on_thread1;
-        sink->sample = on_sample1;
-        sink->slice = on_slice1;
+        sink->sample = NULL;
         sink->counters = on_counters;
         sink->finish = on_finish1;
-        sink->touch = c->base.opt.threads == 1 ? NULL : on_touch1; /* samples decoded ahead */
+        sink->skip_events = true;
         return;
     }
     sink->trace_info = on_info2;
@@ -440,7 +432,7 @@ static int chrome_create(const perch_export_options *opt, perch_output *out, voi
     c->prof.w = &c->w;
     c->fmt.w = &c->w;
     c->fmt.ents = &c->base.ents;
-    c->fmt.sliced = &c->sliced;
+    c->prof.sliced = &c->sliced;
     c->fmt.pmc_names = c->pmc_names;
     c->fmt.cpu_tracks = c->base.opt.cpu_tracks;
     c->fmt.budget = &c->base.budget;

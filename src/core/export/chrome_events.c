@@ -54,11 +54,9 @@ const perch__chrome_thread *perch__chrome_thread_of(perch__chrome_fmt *f, uint64
     perch__chrome_thread *t = &f->threads[perch__hash64(key) & (PERCH_CHROME_THREADS - 1)];
     if (!t->valid || t->key != key) {
         const perch__thread *th = perch__entities_thread_at(f->ents, key);
-        uint32_t unused;
         t->key = key;
         t->process_key = th ? th->process_key : 0;
         t->pid = perch__chrome_pid(f->ents, key);
-        t->sliced = perch__map_get(f->sliced, key, &unused);
         t->valid = true;
     }
     return t;
@@ -279,7 +277,10 @@ int perch__chrome_slice(perch__chrome_fmt *f, const perch_slice_rec *r)
         slice_event(f, r, r->tid == 0 ? "idle" : "running", pid, tid);
     if (f->cpu_tracks) {
         const perch__thread *t = perch__entities_thread_at(f->ents, r->thread_key);
-        perch__thread_label(f->ents, t, r->tid, label, sizeof label);
+        if ((t ? t->tid : r->tid) == 0) /* an idle thread: its slice's CPU's */
+            snprintf(label, sizeof label, "Idle (CPU %u)", (unsigned)r->cpu);
+        else
+            perch__thread_label(f->ents, t, r->tid, label, sizeof label);
         slice_event(f, r, label, PERCH_CHROME_CPU_PID, r->cpu);
     }
     return f->w->error;

@@ -3,7 +3,7 @@
  * entities (chrome_events.c): a slice's complete event ("X", and its copy on the CPU's track)
  * and a PMC sample's instant event ("i"), formatted by a perch__chrome_fmt into its writer. A
  * formatter's caches are its own, so two threads each with one format events at once; the
- * entities, the `sliced` map and the counter names are only read. A PMC sample is named by
+ * entities and the counter names are only read. A PMC sample is named by
  * its leaf frame: the thread that replays the stream finds the leaf in the interned stacks,
  * which it alone changes (perch__chrome_pmc_leaf); naming the leaf reads only what pass 1
  * sealed (the modules, and the symbol tables, every one sealed at the end of pass 1, so no
@@ -32,13 +32,12 @@ typedef struct perch__chrome_thread {
     uint64_t key;
     uint64_t process_key;
     uint32_t pid;
-    bool sliced, valid;
+    bool valid;
 } perch__chrome_thread;
 
 typedef struct perch__chrome_fmt {
     perch_json *w;
     const perch__entities *ents;
-    const perch__map *sliced;   /* thread keys with slices */
     const uint32_t *pmc_names;  /* PMC counter i is called ents->strings at pmc_names[i] */
     uint32_t pmc_name_count;
     bool cpu_tracks;

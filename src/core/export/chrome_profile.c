@@ -517,7 +517,7 @@ static int leaf_for(perch__profiles *p, perch__ptrack *t, uint64_t thread_key, u
 
 int perch__profiles_sample(perch__profiles *p, uint32_t pid, uint32_t tid, uint64_t thread_key,
                            uint64_t module_key, const uint64_t *frames, uint32_t count,
-                           uint32_t stack_id, uint64_t us, uint32_t weight, bool span)
+                           uint32_t stack_id, uint64_t us, uint32_t weight)
 {
     perch__ptrack *t;
     uint32_t node = ROOT_ID;
@@ -532,7 +532,7 @@ int perch__profiles_sample(perch__profiles *p, uint32_t pid, uint32_t tid, uint6
     }
     if (err)
         return err;
-    t->span = span;
+    t->span_key = thread_key;
     return t->pend_count >= 2 * CHUNK ? write_chunk(p, t, CHUNK, false) : 0;
 }
 
@@ -544,7 +544,7 @@ int perch__profiles_drain(perch__profiles *p)
     p->held.on = false;
     return perch__profiles_sample(p, h->pid, h->tid, h->thread_key, h->module_key,
                                   h->stack_id ? NULL : &h->ip, h->stack_id ? 0 : 1, h->stack_id,
-                                  h->us, h->weight, h->span);
+                                  h->us, h->weight);
 }
 
 int perch__profiles_hold(perch__profiles *p, const struct perch__pheld *s)
@@ -570,7 +570,8 @@ int perch__profiles_finish(perch__profiles *p)
     for (size_t i = 0; i < p->count && !err; i++) {
         perch__ptrack *t = &p->tracks[i];
         err = write_chunk(p, t, t->pend_count, true);
-        if (!err && t->span && t->started)
+        uint32_t unused;
+        if (!err && t->started && !(p->sliced && perch__map_get(p->sliced, t->span_key, &unused)))
             span_json(p, t);
     }
     return err ? err : p->w->error;

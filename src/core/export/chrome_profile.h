@@ -36,7 +36,7 @@ typedef struct perch__ptrack {
     uint64_t last_real_us; /* the last real (not gap) sample written */
     bool started;          /* the "Profile" event is out */
     bool open;             /* the last sample written is a real one (not a gap) */
-    bool span;             /* write a complete event over the profile (no slices here) */
+    uint64_t span_key;     /* the thread key of its last sample: no slices, then a span */
     bool pk_known;         /* pk is set */
     uint64_t pk; /* the process key of the track's first stack: its nodes' modules resolve there */
     /* the path of the last stack walked from the root (frames, their node ids): the next
@@ -88,6 +88,10 @@ typedef struct perch__profiles {
     perch__resolve_cache *rc;    /* in front of the module resolver (the entities are sealed) */
     const perch__stacks *stacks; /* where frames NULL finds an interned stack's frames */
     perch_json *w;
+    /* thread keys with slices, complete at finish (NULL: none): a track whose last sample's
+     * thread has none gets a complete event over its profile ("CPU samples"), without which
+     * DevTools shows neither the thread nor a time range */
+    const perch__map *sliced;
     uint64_t interval_us; /* a sample stands for this much time; longer gaps close it */
     perch__ptrack *tracks;
     size_t count, cap;
@@ -116,7 +120,7 @@ typedef struct perch__profiles {
     struct perch__pheld {
         uint64_t thread_key, module_key, ip, us;
         uint32_t pid, tid, stack_id, weight; /* stack_id 0: the sample's ip alone */
-        bool span, on;
+        bool on;
     } held;
 } perch__profiles;
 
@@ -124,18 +128,16 @@ typedef struct perch__profiles {
  * frames innermost first (is_ip: frames is the sample's own ip, resolved with module_key;
  * else interned stack stack_id, whose leaf node is remembered in a bounded cache; frames
  * NULL: the stack's frames from p->stacks, decoded only when the cache misses),
- * repeated `weight` times. span: the track has no slices, so the profile gets a complete
- * event of its own ("CPU samples"), without which DevTools shows neither the thread nor a
- * time range. Writes a chunk when enough are queued. */
+ * repeated `weight` times. Writes a chunk when enough are queued. */
 int perch__profiles_sample(perch__profiles *p, uint32_t pid, uint32_t tid, uint64_t thread_key,
                            uint64_t module_key, const uint64_t *frames, uint32_t count,
-                           uint32_t stack_id, uint64_t us, uint32_t weight, bool span);
+                           uint32_t stack_id, uint64_t us, uint32_t weight);
 /* perch__profiles_sample of the held sample, then of s at the next drain (its leaf cache
  * entry prefetched meanwhile): every record that writes or adds a stack drains first. */
 int perch__profiles_hold(perch__profiles *p, const struct perch__pheld *s);
 int perch__profiles_drain(perch__profiles *p);
 /* Drains, closes every track (a last gap sample one interval after its last sample), writes
- * what is queued and the spans. */
+ * what is queued and the spans (`sliced` is read here). */
 int perch__profiles_finish(perch__profiles *p);
 void perch__profiles_free(perch__profiles *p);
 

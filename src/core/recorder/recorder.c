@@ -333,6 +333,7 @@ void perch_recorder_sink(perch_recorder *r, perch_sink *sink)
         NULL,  /* symbol: a snapshot's names come from opts.names */
         NULL,  /* touch */
         false, /* decode_ahead */
+        false, /* skip_events */
     };
     *sink = callbacks;
     sink->ctx = r;
