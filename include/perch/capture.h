@@ -226,8 +226,8 @@ typedef struct perch_capture_read_opts {
  * PERCH_ECRC, PERCH_EFORMAT, PERCH_EVERSION, PERCH_EFEATURE, PERCH_ELIMIT, PERCH_ENOMEM, the
  * input's or the sink's error). Unlike most calls, *status is always filled, errors included:
  * it says where and why reading stopped, and the sink has received every record of every
- * complete chunk before that point. `in` is borrowed (not closed). With a sink that has a
- * touch callback or decode_ahead (records.h) in->read_at is also called from a second thread,
+ * complete chunk before that point. `in` is borrowed (not closed). With a sink that sets
+ * decode_ahead (records.h) in->read_at is also called from a second thread,
  * at the same time (the file and memory inputs of io.h allow that). Besides each record's own
  * fields the reader checks what the sink contract promises across records, so no sink has to: one
  * trace_info record; stack ids dense from 1, each defined before a sample names it (unless

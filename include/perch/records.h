@@ -195,15 +195,6 @@ typedef struct perch_symbol_rec {
     const char *name;
 } perch_symbol_rec;
 
-/* What a sample or slice says of its thread (perch_sink.touch). */
-typedef struct perch_touch_rec {
-    uint64_t thread_key;
-    uint32_t tid;
-    uint16_t cpu;
-    uint8_t sliced; /* 1: a slice */
-    uint8_t reserved; /* zero */
-} perch_touch_rec;
-
 /* The receiver of model output. Every callback may be NULL (ignored). Each returns 0 or a
  * negative PERCH_E*; the first error stops the producer, which returns it. Pointers in the
  * records are borrowed for the duration of the call. Order guarantees: trace_info first, and
@@ -228,20 +219,12 @@ typedef struct perch_sink {
     int (*stat)(void *ctx, const perch_stat_rec *rec);
     int (*finish)(void *ctx);
     int (*symbol)(void *ctx, const perch_symbol_rec *rec); /* before finish */
-    /* Optional, for a sink whose sample and slice callbacks only note which threads appear
-     * (chrome's first pass): touch(ctx, t) does what sample (t->sliced 0) or slice (1) does
-     * with a record of t's thread_key, tid and cpu. A capture reader may then decode sample
-     * and slice chunks on a second thread and, in chunk order, call touch once for each
-     * distinct touch of a chunk in the order of first occurrence (twice for tid 0 with cpu
-     * UINT16_MAX) instead; so an identical touch again must change nothing. A copy of a sink
-     * that overrides sample or slice must clear it. */
-    int (*touch)(void *ctx, const struct perch_touch_rec *t);
     /* Optional, for a sink whose own work per sample and slice is small beside decoding them
      * (gecko's sample log, the report): true lets a capture reader decode sample and slice
      * chunks (and stack and LBR chunks the sink has no callback for, only to check them) on a
      * second thread ahead of its walk, reading its input from both threads (capture.h). Every
      * callback still runs on the caller's thread, with the same records in the same order,
-     * and every stop is the one-thread walk's. Ignored when touch is set. */
+     * and every stop is the one-thread walk's. */
     bool decode_ahead;
     /* Optional, for a sink that takes no stack, slice, sample or LBR record and that a second
      * replay of the same capture follows (chrome's first pass, which only gathers entities):

@@ -206,7 +206,7 @@ static inline void window_filter_sink(window_filter *w, const perch_sink *next, 
 {
     const perch_sink t = {w,         wf_info,  wf_process, wf_thread, wf_module, wf_counters,
                           wf_stack,  wf_slice, wf_sample,  NULL,      wf_ledger, wf_stat,
-                          wf_finish, NULL,     NULL,       false,     false};
+                          wf_finish, NULL,     false,      false};
     w->next = next;
     w->from = from;
     w->to = to;
@@ -246,10 +246,10 @@ static int tee_finish(void *ctx)
 
 static inline void tee_sink(tee *t, const perch_sink *a, const perch_sink *b, perch_sink *s)
 {
-    const perch_sink table = {
-        t,          tee_info,  tee_process, tee_thread, tee_module, tee_counters,
-        tee_stack,  tee_slice, tee_sample,  tee_lbr,    tee_ledger, tee_stat,
-        tee_finish, NULL,      NULL,        false,      false};
+    const perch_sink table = {t,          tee_info,     tee_process, tee_thread,
+                              tee_module, tee_counters, tee_stack,   tee_slice,
+                              tee_sample, tee_lbr,      tee_ledger,  tee_stat,
+                              tee_finish, NULL,         false,       false};
     t->a = a;
     t->b = b;
     *s = table;

@@ -443,7 +443,6 @@ static inline perch_sink recorder_sink(recorder *r)
                     rec_stat_cb,
                     rec_finish_cb,
                     NULL,
-                    NULL,
                     false,
                     false};
     return s;

@@ -101,8 +101,8 @@ static int c_lbr(void *ctx, const perch_lbr_rec *r)
 }
 
 static const perch_sink cutter_sink = {
-    NULL,  c_info,   c_process, c_thread, c_module, c_counters, c_stack, c_slice, c_sample,
-    c_lbr, c_ledger, c_stat,    NULL,     NULL,     NULL,       false,   false,
+    NULL,     c_info, c_process, c_thread, c_module, c_counters, c_stack, c_slice,
+    c_sample, c_lbr,  c_ledger,  c_stat,   NULL,     NULL,       false,   false,
 };
 
 typedef struct chunks {

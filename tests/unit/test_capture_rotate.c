@@ -95,8 +95,8 @@ static int check_file(const char *path, check *k, size_t cut)
     size_t len;
     perch_capture_status st;
     uint8_t *data = perch_test_read_file(path, &len);
-    perch_sink s = {k,    NULL, k_process, k_thread, k_module, NULL, k_stack, k_slice, k_sample,
-                    NULL, NULL, NULL,      NULL,     NULL,     NULL, false,   false};
+    perch_sink s = {k,        NULL, k_process, k_thread, k_module, NULL, k_stack, k_slice,
+                    k_sample, NULL, NULL,      NULL,     NULL,     NULL, false,   false};
     memset(k, 0, sizeof *k);
     perch_capture_replay_memory(data, cut && cut < len ? cut : len, &s, &st);
     for (int t = 0; t < 3; t++)

@@ -1,19 +1,13 @@
 /*
  * The capture reader's split walk (src/core/capture/read_split.c) against the one-thread walk:
- * a sink with a touch callback (the way chrome's first pass takes samples and slices) gets
- * its sample and slice chunks decoded ahead on a second thread and played as lists of distinct
- * touches. Replayed into the exporters' entity store (tests/support/touch_replay.c: what
- * chrome's first pass does with perch__entities_touch_thread), both walks must create the
- * same threads in the same order with the same tid and cpu and mark the same threads sliced,
- * and stop at the same byte with the same error, reason and record counts: for good captures,
- * cut ones, damaged ones (CRC made valid again) and a sink that refuses its n-th new thread.
- * A sink with decode_ahead (gecko's) gets its sample and slice chunks decoded ahead into
- * arrays of records: replayed into a digest of every field (tests/support/ahead_replay.c), it
- * must get the same records in the same order, all on the caller's thread, and stop alike, for
- * the same captures, a sink that refuses its n-th record and sinks missing callbacks; the
- * input's reads tell that the chunks were played from their arrays (or sent back: a chunk
- * whose count understated its records, test_ahead_count_lies). The capture fuzz target runs
- * both comparisons on its inputs.
+ * a sink with decode_ahead (gecko's, the report's) gets its sample and slice chunks decoded
+ * ahead into arrays of records: replayed into a digest of every field
+ * (tests/support/ahead_replay.c), it must get the same records in the same order, all on the
+ * caller's thread, and stop alike (the same byte, error, reason and record counts), for good
+ * captures, cut ones, damaged ones (CRC made valid again), a sink that refuses its n-th record
+ * and sinks missing callbacks; the input's reads tell that the chunks were played from their
+ * arrays (or sent back: a chunk whose count understated its records, test_ahead_count_lies).
+ * The capture fuzz target runs the same comparison on its inputs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,30 +23,6 @@
 #include "capture/reader.h"
 #include "capture_synth.h"
 #include "perch/error.h"
-#include "touch_replay.h"
-
-static void check_same(const touch_replay *a, const touch_replay *b)
-{
-    const char *why = synth_status_diff(&a->st, &b->st);
-    if (why)
-        fail_msg("the stops differ in %s: %s / %s", why, a->st.reason, b->st.reason);
-    why = touch_replay_diff(a, b);
-    if (why)
-        fail_msg("the replays differ in %s", why);
-}
-
-/* Replays data both ways and compares; returns the one-thread replay's stop reason. */
-static int both_ways(const uint8_t *data, size_t len, size_t refuse)
-{
-    touch_replay one, two;
-    touch_replay_run(data, len, false, refuse, &one);
-    touch_replay_run(data, len, true, refuse, &two);
-    check_same(&one, &two);
-    int stop = one.st.stop;
-    touch_replay_free(&one);
-    touch_replay_free(&two);
-    return stop;
-}
 
 /* Replays data with and without decode_ahead and compares; returns the stop. Fills *sent_back
  * (when not NULL) with the chunks the split walk decoded ahead and then sent back to the
@@ -92,11 +62,9 @@ static void test_split_good_and_cut(void **state)
     uint8_t *data = synth_capture(&in, 4096, &len, NULL);
     int64_t sent_back = -1;
     assert_non_null(data);
-    assert_int_equal(both_ways(data, len, 0), PERCH_CAPTURE_STOP_END);
     assert_int_equal(ahead_both_ways(data, len, 0, &sent_back), PERCH_CAPTURE_STOP_END);
     assert_int_equal(sent_back, 0); /* every sample and slice chunk played from its array */
     for (size_t cut = 64; cut < len; cut += len / 97 + 1) {
-        both_ways(data, cut, 0);
         ahead_both_ways(data, cut, 0, NULL);
     }
     free(data);
@@ -104,7 +72,6 @@ static void test_split_good_and_cut(void **state)
     synth_extremes(&in); /* fields at their caps: cpu UINT16_MAX, tid 0 */
     data = synth_capture(&in, 4096, &len, NULL);
     assert_non_null(data);
-    assert_int_equal(both_ways(data, len, 0), PERCH_CAPTURE_STOP_END);
     assert_int_equal(ahead_both_ways(data, len, 0, NULL), PERCH_CAPTURE_STOP_END);
     free(data);
     synth_free(&in);
@@ -208,58 +175,6 @@ static void test_ahead_sink_refuses(void **state)
     synth_free(&in);
 }
 
-/* Idle threads (tid 0) sampled with no cpu (UINT16_MAX): the first touch creates the thread
- * with no cpu, the second gives it UINT16_MAX, so a list keeps such a touch twice. */
-static void test_split_no_cpu_twice(void **state)
-{
-    static const uint16_t cpus[] = {UINT16_MAX, UINT16_MAX, 3, UINT16_MAX, UINT16_MAX};
-    synth_rec in = {0};
-    size_t len = 0;
-    touch_replay one;
-    (void)state;
-    synth_random(&in, 7, 300);
-    assert_int_equal(in.ev[in.count - 1].type, PERCH_CHUNK_END);
-    synth_ev end = in.ev[--in.count]; /* finish stays last */
-    for (unsigned k = 0; k < 3; k++)
-        for (size_t i = 0; i < sizeof cpus / sizeof cpus[0]; i++) {
-            perch_sample_rec *r = &synth_push(&in, PERCH_CHUNK_SAMPLE)->u.sample;
-            memset(r, 0, sizeof *r);
-            r->thread_key = 0x5eed00 + k;
-            r->cpu = k == 1 && i == 2 ? UINT16_MAX : cpus[i];
-            r->ts = 1000 + i;
-        }
-    *synth_push(&in, PERCH_CHUNK_END) = end;
-    uint8_t *data = synth_capture(&in, 4096, &len, NULL);
-    assert_non_null(data);
-    assert_int_equal(both_ways(data, len, 0), PERCH_CAPTURE_STOP_END);
-    touch_replay_run(data, len, false, 0, &one);
-    const perch__thread *t = perch__entities_thread_at(&one.ents, 0x5eed01);
-    assert_non_null(t);
-    assert_int_equal(t->cpu, UINT16_MAX);
-    touch_replay_free(&one);
-    free(data);
-    synth_free(&in);
-}
-
-/* The sink refuses its n-th new thread: both walks stop at the same record. */
-static void test_split_sink_refuses(void **state)
-{
-    synth_rec in = {0};
-    size_t len = 0;
-    touch_replay all;
-    (void)state;
-    synth_random(&in, 5, 20000);
-    uint8_t *data = synth_capture(&in, 4096, &len, NULL);
-    assert_non_null(data);
-    touch_replay_run(data, len, false, 0, &all);
-    assert_true(all.ents.thread_count > 8);
-    for (size_t n = 1; n <= all.ents.thread_count; n++)
-        assert_int_equal(both_ways(data, len, n), PERCH_CAPTURE_STOP_SINK);
-    touch_replay_free(&all);
-    free(data);
-    synth_free(&in);
-}
-
 /* Bytes of sample, slice, stack and LBR chunks changed and their CRC made valid again. */
 static void test_split_damaged(void **state)
 {
@@ -294,8 +209,9 @@ static void test_split_damaged(void **state)
             perch__crc32c(perch__crc32c(0, copy + off, 8), copy + off + CAP_CHUNK_HEADER, plen);
         if (round % 10 != 9) /* and some with a CRC that does not match */
             cap_store_le(copy + off + 8, crc, 4);
-        int stop = both_ways(copy, len, 0);
-        assert_int_equal(ahead_both_ways(copy, len, 0, NULL), stop);
+        /* half with no stack callback: the stack chunks are decoded ahead too */
+        int stop =
+            ahead_takes(copy, len, 0, round % 2 ? AHEAD_ALL : AHEAD_SAMPLES | AHEAD_SLICES, NULL);
         bad += stop == PERCH_CAPTURE_STOP_BAD_CHUNK;
     }
     assert_true(bad > 100); /* the damage reached the decoders */
@@ -368,8 +284,7 @@ static void test_ahead_count_lies(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_split_good_and_cut), cmocka_unit_test(test_split_no_cpu_twice),
-        cmocka_unit_test(test_split_sink_refuses), cmocka_unit_test(test_split_damaged),
+        cmocka_unit_test(test_split_good_and_cut), cmocka_unit_test(test_split_damaged),
         cmocka_unit_test(test_ahead_large_chunks), cmocka_unit_test(test_ahead_missing_callbacks),
         cmocka_unit_test(test_ahead_sink_refuses), cmocka_unit_test(test_ahead_count_lies),
     };

@@ -203,9 +203,8 @@ static void test_prefixes_name_everything(void **state)
     for (size_t i = 0; i < b.n; i++) {
         known k;
         memset(&k, 0, sizeof k);
-        perch_sink sink = {&k,   NULL,    k_process, k_thread, k_module, NULL,
-                           NULL, k_slice, k_sample,  k_lbr,    NULL,     NULL,
-                           NULL, NULL,    NULL,      false,    false};
+        perch_sink sink = {&k,       NULL,  k_process, k_thread, k_module, NULL, NULL,  k_slice,
+                           k_sample, k_lbr, NULL,      NULL,     NULL,     NULL, false, false};
         perch_capture_replay_memory(cap, (size_t)b.off[i], &sink, &st);
         assert_int_equal(st.good_bytes, b.off[i]);
         assert_int_equal(k.missing, 0);

@@ -169,7 +169,7 @@ static void test_synth_figures_come_back(void **state)
     perch_report_sink(r, &t.report);
     perch_sink sink = {&t,      t_info,  t_process, t_thread, t_module, t_counters,
                        t_stack, t_slice, t_sample,  t_lbr,    t_ledger, t_stat,
-                       NULL,    NULL,    NULL,      false,    false};
+                       NULL,    NULL,    false,     false};
     perch_input_memory(&in, bytes, len);
     assert_int_equal(perch_pipeline_etl(&in, "synth", &sink, NULL, NULL), 0);
     perch_json_init(&w, perch_test_text_sink, &json);

@@ -234,9 +234,8 @@ static char *reference(double seconds)
 {
     static ref f;
     perch_report *r = NULL;
-    perch_sink out,
-        sink = {&f,    r_info, r_process, r_thread, r_module, NULL, r_stack, r_slice, r_sample,
-                r_lbr, NULL,   NULL,      NULL,     NULL,     NULL, false,   false};
+    perch_sink out, sink = {&f,       r_info, r_process, r_thread, r_module, NULL, r_stack, r_slice,
+                            r_sample, r_lbr,  NULL,      NULL,     NULL,     NULL, false,   false};
     perch_capture_status st;
     memset(&f, 0, sizeof f);
     assert_int_equal(perch_report_create(NULL, &r), 0);
@@ -361,9 +360,8 @@ static int shoot(void *arg)
         perch_capture_status st;
         keys k;
         size_t len;
-        perch_sink check = {&k,      NULL,    s_process, s_thread, s_module, NULL,
-                            s_stack, s_slice, s_sample,  NULL,     NULL,     NULL,
-                            NULL,    NULL,    NULL,      false,    false};
+        perch_sink check = {&k,       NULL, s_process, s_thread, s_module, NULL, s_stack, s_slice,
+                            s_sample, NULL, NULL,      NULL,     NULL,     NULL, false,   false};
         perch_output_memory(&out, &mem, (size_t)256 << 20);
         int err = perch_recorder_snapshot(s->rec, 0.2, &out);
         uint8_t *data = perch_output_memory_take(&mem, &len);
@@ -470,8 +468,8 @@ static uint64_t samples_in(const uint8_t *data, size_t len)
 {
     uint64_t n = 0;
     perch_capture_status st;
-    perch_sink count = {&n,   NULL, NULL, NULL, NULL, NULL, NULL,  NULL, n_sample,
-                        NULL, NULL, NULL, NULL, NULL, NULL, false, false};
+    perch_sink count = {&n,       NULL, NULL, NULL, NULL, NULL, NULL,  NULL,
+                        n_sample, NULL, NULL, NULL, NULL, NULL, false, false};
     assert_int_equal(perch_capture_replay_memory(data, len, &count, &st), 0);
     return n;
 }

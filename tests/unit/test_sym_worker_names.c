@@ -203,7 +203,7 @@ static void test_names_in_snapshots_and_rotated_files(void **state)
     perch_capture_rotate_sink(rt, &out.b);
     both = (perch_sink){&out,       two_trace_info, NULL,       two_thread, two_module, NULL,
                         two_stack,  NULL,           two_sample, NULL,       NULL,       NULL,
-                        two_finish, NULL,           NULL,       false,      false};
+                        two_finish, NULL,           false,      false};
     perch_recorder_sink(bare, &fan.a);
     fan.b = both;
     all = both;

@@ -188,7 +188,7 @@ static void tee_sink(struct tee *t, perch_sink *s)
 {
     *s = (perch_sink){t,          tee_trace_info, tee_process, tee_thread, tee_module, tee_counters,
                       tee_stack,  tee_slice,      tee_sample,  tee_lbr,    tee_ledger, tee_stat,
-                      tee_finish, tee_symbol,     NULL,        false,      false};
+                      tee_finish, tee_symbol,     false,       false};
 }
 
 /* Replays the capture at path into sink; prints what stopped it. Bytes after the capture's

@@ -113,7 +113,7 @@ perch_cli_names *perch_cli_names_load(const char *cmd, const uint8_t *capture, s
     perch_capture_status st;
     if (n == NULL)
         return NULL;
-    perch_sink s = {n,    on_info, on_process, on_thread, on_module, NULL, on_stack, NULL, NULL,
+    perch_sink s = {n,    on_info, on_process, on_thread, on_module, NULL, on_stack, NULL,
                     NULL, NULL,    NULL,       NULL,      NULL,      NULL, false,    false};
     if (len > 0 && perch_capture_replay_memory(capture, len, &s, &st) < 0) {
         fprintf(stderr, "perch %s: the reply's capture is damaged: %s\n", cmd, st.reason);

@@ -577,9 +577,8 @@ static int on_finish(void *ctx)
 void perch_capture_writer_sink(perch_capture_writer *w, perch_sink *sink)
 {
     static const perch_sink callbacks = {
-        NULL,      on_trace_info, on_process, on_thread, on_module, on_counters,
-        on_stack,  on_slice,      on_sample,  on_lbr,    on_ledger, on_stat,
-        on_finish, on_symbol,     NULL,       false,     false,
+        NULL,      on_trace_info, on_process, on_thread, on_module, on_counters, on_stack, on_slice,
+        on_sample, on_lbr,        on_ledger,  on_stat,   on_finish, on_symbol,   false,    false,
     };
     *sink = callbacks;
     sink->ctx = w;

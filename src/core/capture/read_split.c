@@ -1,35 +1,31 @@
 /*
- * The capture reader's split walk, for a sink with a touch callback (perch_sink.touch:
- * chrome's first pass, which only notes which threads its samples and slices name) or one
- * that lets its records be decoded ahead (perch_sink.decode_ahead: gecko). Sample and slice
- * chunks decode on their own (docs/capture-format.md 3, "Per-chunk state"), so a second
- * thread and the reader's own thread each decode such chunks, ahead of the walk: for a touch
- * sink into a compact list of the chunk's distinct touches in the order of first occurrence,
- * otherwise into an array of the chunk's records. The walk then plays the chunks in file
- * order: every other chunk as reader.c plays it, a decoded chunk as its list of touches or
- * its records. Stack and LBR chunks of a sink with no callback for them are decoded ahead the
- * same way (checked, nothing kept). So the sink sees the touches of the one-thread walk in the
- * same order, less repeats that change nothing, or exactly its records.
+ * The capture reader's split walk, for a sink that lets its records be decoded ahead
+ * (perch_sink.decode_ahead: gecko, pprof, speedscope, the report). Sample and slice chunks
+ * decode on their own (docs/capture-format.md 3, "Per-chunk state"), so a second thread and
+ * the reader's own thread each decode such chunks, ahead of the walk, into an array of the
+ * chunk's records. The walk then plays the chunks in file order: every other chunk as reader.c
+ * plays it, a decoded chunk as its records. Stack and LBR chunks of a sink with no callback
+ * for them are decoded ahead the same way (checked, nothing kept). So the sink sees exactly
+ * the one-thread walk's records.
  *
  * Anything out of the ordinary in a chunk decoded ahead -- a read error, a CRC mismatch, a
- * malformed record (more records than the chunk's count says included), more distinct touches
- * than a list holds, no memory, stack ids that do not follow the walk's (checked when the walk
- * plays the chunk: only it knows the stacks before) -- sends that chunk back to the walk's
- * ordinary path (reader.c), which reads, checks and decodes it again and stops exactly as the
- * one-thread walk does. A chunk whose records need more than the whole ring (below) goes the
- * ordinary way at once, decoded once. A touch or record the sink refuses is reported by playing
- * the chunk again into a sink that refuses the same record with the same error, so the stop,
- * its offset and its reason are the ordinary path's too.
+ * malformed record (more records than the chunk's count says included), no memory, stack ids
+ * that do not follow the walk's (checked when the walk plays the chunk: only it knows the
+ * stacks before) -- sends that chunk back to the walk's ordinary path (reader.c), which reads,
+ * checks and decodes it again and stops exactly as the one-thread walk does. A chunk whose
+ * records need more than the whole ring (below) goes the ordinary way at once, decoded once. A
+ * record the sink refuses is reported by playing the chunk again into a sink that refuses the
+ * same record with the same error, so the stop, its offset and its reason are the ordinary
+ * path's too.
  *
- * Memory: SLOTS lists of TOUCH_MAX touches, or for decode-ahead one ring of RING_BYTES that
- * the slots' record arrays share: the scan reads each chunk's record count with its header
- * and reserves count times the record's size (records are kept whole, 56 bytes a sample and
- * 112 a slice) in file order, and the walk frees them in the same order as it plays the
- * chunks; a scan that finds no room waits for the walk to release a slot. A 64 KiB chunk's
- * records take 0.4-1 MiB on the synthetic and real traces (the ring holds four to eight of
- * them), a 256 KiB chunk's up to about 3.5 MiB; only chunks whose records pass 4 MiB (most
- * chunks of 1 MiB) are not decoded ahead. And, per decoding thread, a payload buffer and a
- * dedup table.
+ * Memory: one ring of RING_BYTES that the slots' record arrays share: the scan reads each
+ * chunk's record count with its header and reserves count times the record's size (records
+ * are kept whole, 56 bytes a sample and 112 a slice) in file order, and the walk frees them in
+ * the same order as it plays the chunks; a scan that finds no room waits for the walk to
+ * release a slot. A 64 KiB chunk's records take 0.4-1 MiB on the synthetic and real traces
+ * (the ring holds four to eight of them), a 256 KiB chunk's up to about 3.5 MiB; only chunks
+ * whose records pass 4 MiB (most chunks of 1 MiB) are not decoded ahead. And, per decoding
+ * thread, a payload buffer.
  */
 #include <string.h>
 
@@ -39,10 +35,8 @@
 #include "perch/thread.h"
 #include "util/mem.h"
 
-#define SLOTS     8u    /* chunks decoded ahead of the walk at most */
-#define TOUCH_MAX 2048u /* distinct touches a chunk's list holds; past it: the ordinary path */
-#define TABLE     4096u /* the dedup table (a power of two, at least twice TOUCH_MAX) */
-#define RING_BYTES (4u << 20) /* decode-ahead: the records of the chunks ahead, at most */
+#define SLOTS      8u         /* chunks decoded ahead of the walk at most */
+#define RING_BYTES (4u << 20) /* the records of the chunks ahead, at most */
 
 enum { FREE, BUSY, DONE, REDO };
 
@@ -56,32 +50,21 @@ struct slot {
      * highest a sample names */
     uint64_t stack_first, stack_count, stack_top;
     bool stack_gap;
-    uint32_t n; /* touches in t, or records in rec */
-    perch_touch_rec *t;
-    uint64_t *at; /* the record of each touch's first occurrence in the chunk */
-    /* decode-ahead: the chunk's samples or slices (by type), every record in chunk order, in
-     * rec_cap bytes of the ring reserved when the chunk was scanned, up to ring position
-     * rec_end */
+    uint32_t n; /* records in rec */
+    /* the chunk's samples or slices (by type), every record in chunk order, in rec_cap bytes
+     * of the ring reserved when the chunk was scanned, up to ring position rec_end */
     unsigned char *rec;
     size_t rec_cap;
     uint64_t rec_end;
 };
 
-/* One decoding thread's tools: a reader whose sink collects touches or records, a payload buffer,
- * the dedup table (cells of the generation gen are in use: the index of a distinct touch in cur's
- * list, and whether it was kept twice). */
+/* One decoding thread's tools: a reader whose sink stores records, a payload buffer. */
 struct dec {
     perch__cap_reader *r;
     perch_capture_status st;
     perch__cap_buf buf;
     perch_sink sink;
     struct slot *cur;
-    uint64_t seen; /* records of the chunk so far */
-    uint32_t gen;
-    struct cell {
-        uint32_t gen, at;
-        bool twice;
-    } table[TABLE];
 };
 
 struct perch__cap_split {
@@ -94,8 +77,7 @@ struct perch__cap_split {
     perch_thread *thread;
     uint64_t scan_off; /* the next chunk header to look at */
     bool scan_end, stop;
-    bool records;         /* decode-ahead: slots hold records (rec), not touches (t, at) */
-    unsigned char *ring;  /* decode-ahead: RING_BYTES shared by the slots, reserved in file order */
+    unsigned char *ring;           /* RING_BYTES shared by the slots, reserved in file order */
     uint64_t ring_head, ring_tail; /* positions: released up to head, reserved up to tail */
     /* the header at scan_off and its payload's first bytes, read by a scan that then waited for
      * room in the ring (held: the next scan takes them instead of reading them again) */
@@ -112,63 +94,6 @@ static bool split_type(const perch_sink *sink, uint32_t type)
            (type == PERCH_CHUNK_STACK && !sink->stack) || (type == PERCH_CHUNK_LBR && !sink->lbr);
 }
 
-static uint64_t touch_hash(const perch_touch_rec *t)
-{
-    uint64_t x = t->thread_key ^ ((uint64_t)t->tid << 17) ^ ((uint64_t)t->cpu << 49) ^ t->sliced;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    return x ^ (x >> 33);
-}
-
-static bool touch_same(const perch_touch_rec *a, const perch_touch_rec *b)
-{
-    return a->thread_key == b->thread_key && a->tid == b->tid && a->cpu == b->cpu &&
-           a->sliced == b->sliced;
-}
-
-static int keep(struct dec *d, const perch_touch_rec *t)
-{
-    struct slot *s = d->cur;
-    if (s->n == TOUCH_MAX)
-        return PERCH_ELIMIT; /* the chunk goes the ordinary way */
-    s->t[s->n] = *t;
-    s->at[s->n++] = d->seen - 1;
-    return 0;
-}
-
-/* Adds t to the chunk's list unless an identical touch changes nothing more: a repeat, or
- * for tid 0 with no cpu (UINT16_MAX) a third one (the first creates the thread with no cpu,
- * the second gives it UINT16_MAX). */
-static int collect(struct dec *d, const perch_touch_rec *t)
-{
-    d->seen++;
-    for (uint64_t i = touch_hash(t) & (TABLE - 1);; i = (i + 1) & (TABLE - 1)) {
-        struct cell *c = &d->table[i];
-        if (c->gen != d->gen) {
-            *c = (struct cell){d->gen, d->cur->n, false};
-            return keep(d, t);
-        }
-        if (!touch_same(&d->cur->t[c->at], t))
-            continue;
-        if (t->tid != 0 || t->cpu != UINT16_MAX || c->twice)
-            return 0;
-        c->twice = true;
-        return keep(d, t);
-    }
-}
-
-static int collect_sample(void *ctx, const perch_sample_rec *rec)
-{
-    perch_touch_rec t = {rec->thread_key, rec->tid, rec->cpu, 0, 0};
-    return collect(ctx, &t);
-}
-
-static int collect_slice(void *ctx, const perch_slice_rec *rec)
-{
-    perch_touch_rec t = {rec->thread_key, rec->tid, rec->cpu, 1, 0};
-    return collect(ctx, &t);
-}
-
 /* The decoders ahead cannot check stack ids (the stacks before the chunk are the walk's), so
  * they note what the walk checks when it plays the chunk (stacks_fit): the highest id a
  * sample names. This alone is what a sample of a sink with no sample callback leaves. */
@@ -178,12 +103,6 @@ static int note_sample_id(void *ctx, const perch_sample_rec *rec)
     if (rec->stack_id > d->cur->stack_top)
         d->cur->stack_top = rec->stack_id;
     return 0;
-}
-
-static int collect_sample_ids(void *ctx, const perch_sample_rec *rec)
-{
-    note_sample_id(ctx, rec);
-    return collect_sample(ctx, rec);
 }
 
 static int collect_stack(void *ctx, const perch_stack_rec *rec)
@@ -247,13 +166,8 @@ static int decode_slot(struct dec *d, struct slot *s)
     if (want != perch__crc32c(perch__crc32c(0, hdr, 8), d->buf.data, s->len))
         return REDO;
     d->cur = s;
-    d->seen = 0;
     s->stack_first = s->stack_count = s->stack_top = 0;
     s->stack_gap = false;
-    if (++d->gen == 0) {
-        memset(d->table, 0, sizeof d->table);
-        d->gen = 1;
-    }
     s->n = 0;
     cap_cursor_init(&c, d->buf.data, s->len);
     r->sink_error = r->limit_error = 0;
@@ -263,7 +177,7 @@ static int decode_slot(struct dec *d, struct slot *s)
     return DONE;
 }
 
-/* The bytes a decode-ahead slot needs for the records of a chunk of type whose payload starts
+/* The bytes a slot needs for the records of a chunk of type whose payload starts
  * with prefix (n bytes): its declared count times the record's size, 0 for a type whose
  * records are not kept (no callback, or a stack or LBR chunk), UINT64_MAX for a count that
  * cannot be read or whose records would pass the ring (the chunk goes the ordinary way). */
@@ -274,7 +188,7 @@ static uint64_t records_need(const struct perch__cap_split *sp, uint32_t type,
     size_t size = type == PERCH_CHUNK_SAMPLE && sink->sample ? sizeof(perch_sample_rec)
                   : type == PERCH_CHUNK_SLICE && sink->slice ? sizeof(perch_slice_rec)
                                                              : 0;
-    if (!sp->records || size == 0)
+    if (size == 0)
         return 0;
     perch__cap_cursor c;
     cap_cursor_init(&c, prefix, n);
@@ -302,8 +216,8 @@ static bool reserve_records(struct perch__cap_split *sp, struct slot *s, uint64_
     return true;
 }
 
-/* Looks at chunk headers past the last slot (under mu) while a slot is free (and, decoding
- * ahead, the ring has room for the chunk's records); a header the walk would refuse, the end
+/* Looks at chunk headers past the last slot (under mu) while a slot is free and the ring has
+ * room for the chunk's records; a header the walk would refuse, the end
  * chunk or the end of the input ends the scan. The header is read with the first bytes of the
  * payload, its record count. */
 static void scan(struct perch__cap_split *sp)
@@ -429,7 +343,7 @@ static void release(struct perch__cap_split *sp)
 }
 
 /* A sink that refuses record `at` of a chunk with err (and takes the records before it):
- * the ordinary path's stop for a touch or record the sink refused. */
+ * the ordinary path's stop for a record the sink refused. */
 struct refuse {
     uint64_t seen, at;
     int err;
@@ -475,20 +389,6 @@ static void played(struct perch__cap_split *sp, const struct slot *s, perch_capt
     r->stacks += s->stack_count;
 }
 
-/* Plays the touches of slot s (DONE) into the sink as the ordinary path plays the chunk. */
-static int play_touches(struct perch__cap_split *sp, struct slot *s, perch_capture_chunk_info *ci,
-                        perch__cap_buf *buf, perch__cap_split_fallback fallback)
-{
-    const perch_sink *sink = sp->r->sink;
-    for (uint32_t i = 0; i < s->n; i++) {
-        int err = sink->touch(sink->ctx, &s->t[i]);
-        if (err)
-            return refused(sp, s, ci, buf, fallback, s->at[i], err);
-    }
-    played(sp, s, ci);
-    return 0;
-}
-
 /* Plays the records of slot s (DONE) into the sink as the ordinary path plays the chunk. */
 static int play_records(struct perch__cap_split *sp, struct slot *s, perch_capture_chunk_info *ci,
                         perch__cap_buf *buf, perch__cap_split_fallback fallback)
@@ -518,8 +418,7 @@ int perch__cap_split_play(struct perch__cap_split *sp, uint64_t off, perch_captu
     if (!s)
         return fallback(sp->r, buf, off, ci, NULL);
     int err = s->state != DONE || !stacks_fit(sp->r, s) ? fallback(sp->r, buf, off, ci, NULL)
-              : sp->records                             ? play_records(sp, s, ci, buf, fallback)
-                                                        : play_touches(sp, s, ci, buf, fallback);
+                                                        : play_records(sp, s, ci, buf, fallback);
     release(sp);
     return err;
 }
@@ -538,7 +437,7 @@ static void dec_free(struct dec *d)
     perch__free(d);
 }
 
-static struct dec *dec_new(const perch__cap_reader *walk, bool records)
+static struct dec *dec_new(const perch__cap_reader *walk)
 {
     struct dec *d = perch__calloc(1, sizeof *d);
     if (!d || !(d->r = perch__alloc(sizeof *d->r))) {
@@ -554,10 +453,8 @@ static struct dec *dec_new(const perch__cap_reader *walk, bool records)
     d->r->stacks_elsewhere = true; /* noted in the slot, checked by the walk */
     d->sink.ctx = d;
     /* records of a type the walk's sink takes no callback for are checked, not kept */
-    d->sink.sample = !records             ? collect_sample_ids
-                     : walk->sink->sample ? store_sample
-                                          : note_sample_id;
-    d->sink.slice = !records ? collect_slice : walk->sink->slice ? store_slice : NULL;
+    d->sink.sample = walk->sink->sample ? store_sample : note_sample_id;
+    d->sink.slice = walk->sink->slice ? store_slice : NULL;
     d->sink.stack = collect_stack;
     d->r->sink = &d->sink;
     return d;
@@ -573,10 +470,6 @@ void perch__cap_split_stop(struct perch__cap_split *sp)
         perch_cond_broadcast(sp->cv);
         perch_mutex_unlock(sp->mu);
         perch_thread_join(sp->thread, NULL);
-    }
-    for (unsigned i = 0; i < SLOTS; i++) {
-        perch__free(sp->slots[i].t);
-        perch__free(sp->slots[i].at);
     }
     perch__free(sp->ring);
     dec_free(sp->dec[0]);
@@ -595,17 +488,9 @@ int perch__cap_split_start(perch__cap_reader *r, uint64_t first, struct perch__c
     sp->r = r;
     sp->sink = r->sink;
     sp->scan_off = first;
-    sp->records = !r->sink->touch;
-    if (sp->records)
-        err = (sp->ring = perch__alloc(RING_BYTES)) ? 0 : PERCH_ENOMEM;
-    for (unsigned i = 0; i < SLOTS && !err && !sp->records; i++) {
-        struct slot *s = &sp->slots[i];
-        s->t = perch__alloc(TOUCH_MAX * sizeof *s->t);
-        s->at = perch__alloc(TOUCH_MAX * sizeof *s->at);
-        err = s->t && s->at ? 0 : PERCH_ENOMEM;
-    }
+    err = (sp->ring = perch__alloc(RING_BYTES)) ? 0 : PERCH_ENOMEM;
     for (unsigned i = 0; i < 2 && !err; i++)
-        err = (sp->dec[i] = dec_new(r, sp->records)) ? 0 : PERCH_ENOMEM;
+        err = (sp->dec[i] = dec_new(r)) ? 0 : PERCH_ENOMEM;
     err = err ? err : perch_mutex_create(&sp->mu);
     err = err ? err : perch_cond_create(&sp->cv);
     err = err ? err : perch_thread_start(split_main, sp, "perch-split", &sp->thread);

@@ -3,9 +3,10 @@
  * 12-byte chunk header, bound the length, read the payload, check the CRC, decode into the
  * sink) and stops at the first chunk it cannot trust, saying where and why. Unknown chunk
  * types are skipped. Memory: one payload buffer (at most PERCH_CAPTURE_MAX_CHUNK), the string
- * table (capped), a frame buffer and two branch buffers of fixed size. A sink with a touch
- * callback or decode_ahead gets its sample and slice chunks decoded ahead on a second thread
- * (read_split.c), with the same stops.
+ * table (capped), a frame buffer and two branch buffers of fixed size. A sink with
+ * decode_ahead gets its sample and slice chunks decoded ahead on a second thread
+ * (read_split.c), with the same stops; one with skip_events gets its stack, slice, sample and
+ * LBR chunks checked by their CRC alone.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -239,7 +240,7 @@ static int walk_chunks(perch__cap_reader *r, const perch_capture_read_opts *opts
     uint64_t off = s->header_size;
     perch__cap_split *sp = NULL;
     int err;
-    if ((r->sink->touch || r->sink->decode_ahead) && perch__cap_split_start(r, off, &sp) != 0)
+    if (r->sink->decode_ahead && perch__cap_split_start(r, off, &sp) != 0)
         sp = NULL; /* one thread */
     for (;;) {
         err = sp ? perch__cap_split_play(sp, off, &ci, &buf, play_chunk)

@@ -363,7 +363,6 @@ void perch_capture_rotate_sink(perch_capture_rotate *r, perch_sink *sink)
         on_stat,
         on_finish,
         NULL,  /* symbol: a file's names come from opts.names */
-        NULL,  /* touch */
         false, /* decode_ahead */
         false, /* skip_events */
     };

@@ -331,7 +331,6 @@ void perch_recorder_sink(perch_recorder *r, perch_sink *sink)
         NULL,
         on_finish,
         NULL,  /* symbol: a snapshot's names come from opts.names */
-        NULL,  /* touch */
         false, /* decode_ahead */
         false, /* skip_events */
     };

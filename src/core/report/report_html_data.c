@@ -217,7 +217,6 @@ void perch__html_wrap(perch__html *h, perch_sink *sink)
     sink->stat = tee_stat;
     sink->finish = tee_finish;
     sink->symbol = tee_symbol;
-    sink->touch = NULL; /* samples and slices go through tee_sample and tee_slice */
 }
 
 void perch__html_destroy(perch__html *h)

@@ -180,7 +180,7 @@ static int wn_open(perch_symworker *w, bool model_thread, const perch_sink *inne
     perch_symhits_sink(o->hits, &o->hits_sink);
     *out = (perch_sink){o,         wn_trace_info, wn_process, wn_thread, wn_module, wn_counters,
                         wn_stack,  wn_slice,      wn_sample,  wn_lbr,    wn_ledger, wn_stat,
-                        wn_finish, wn_symbol,     NULL,       false,     false};
+                        wn_finish, wn_symbol,     false,      false};
     *state = o;
     return 0;
 }

@@ -173,5 +173,5 @@ void perch_symworker_tap_sink(perch_symworker_tap *t, perch_sink *s)
 {
     *s = (perch_sink){t,          tap_trace_info, tap_process, tap_thread, tap_module, tap_counters,
                       tap_stack,  tap_slice,      tap_sample,  tap_lbr,    tap_ledger, tap_stat,
-                      tap_finish, tap_symbol,     NULL,        false,      false};
+                      tap_finish, tap_symbol,     false,       false};
 }
