@@ -134,17 +134,6 @@ static void write_metadata(struct chrome *c)
     cpu_track_names(c, CPU_PID, 0, "CPU ");
 }
 
-/* The metadata of threads that only pass 2's events named (no thread record of their own):
- * the unknown process and the idle tracks, when the header left them out. Viewers take
- * metadata events anywhere in the array. */
-static void late_metadata(struct chrome *c)
-{
-    if (c->unknown_used && !c->unknown_done)
-        meta_event(c, "process_name", UNKNOWN_PID, 0, "unknown process");
-    if (c->idle_used && !c->idle_done)
-        cpu_track_names(c, c->idle_pid, IDLE_TID, "Idle (CPU ");
-}
-
 /* What an event of thread (pid, tid) asks of the metadata (late_metadata). */
 static void note_track(struct chrome *c, uint32_t pid, uint32_t tid)
 {
@@ -155,15 +144,35 @@ static void note_track(struct chrome *c, uint32_t pid, uint32_t tid)
     }
 }
 
-/* A thread with slices gets no "CPU samples" span (read at finish: perch__profiles.sliced).
- * The unknown thread (key 0) is never in the map. */
-static int note_sliced(struct chrome *c, uint64_t key)
+/* The metadata of threads that only pass 2's events named (no thread record of their own):
+ * the unknown process and the idle tracks, when the header left them out. Viewers take
+ * metadata events anywhere in the array. The threads with slices are noted here, from
+ * `sliced` (each key's tid), not at each slice. */
+static void late_metadata(struct chrome *c)
+{
+    for (size_t i = 0; i < c->sliced.cap; i++)
+        if (c->sliced.keys[i])
+            note_track(c, perch__chrome_pid(&c->base.ents, c->sliced.keys[i]), c->sliced.vals[i]);
+    if (c->unknown_used && !c->unknown_done)
+        meta_event(c, "process_name", UNKNOWN_PID, 0, "unknown process");
+    if (c->idle_used && !c->idle_done)
+        cpu_track_names(c, c->idle_pid, IDLE_TID, "Idle (CPU ");
+}
+
+/* A thread with slices gets no "CPU samples" span (read at finish: perch__profiles.sliced);
+ * the map keeps its tid for late_metadata. The unknown thread (key 0, no entity: the unknown
+ * process) is never in the map, and noted at once. */
+static int note_sliced(struct chrome *c, uint64_t key, uint32_t tid)
 {
     uint64_t *seen = &c->sliced_seen[perch__hash64(key) & (SLICED_CACHE - 1)];
     int err;
-    if (key == 0 || *seen == key)
+    if (key == 0) {
+        note_track(c, UNKNOWN_PID, tid);
         return 0;
-    err = perch__map_put(&c->sliced, &c->base.budget, key, 1);
+    }
+    if (*seen == key)
+        return 0;
+    err = perch__map_put(&c->sliced, &c->base.budget, key, tid);
     if (!err)
         *seen = key;
     return err;
@@ -239,10 +248,9 @@ static int on_slice(void *ctx, const perch_slice_rec *r)
     if (err)
         return err;
     c->slices++;
-    err = note_sliced(c, r->thread_key);
+    err = note_sliced(c, r->thread_key, r->tid);
     if (err)
         return err;
-    note_track(c, perch__chrome_thread_of(&c->fmt, r->thread_key)->pid, r->tid);
     if (!c->async)
         return perch__chrome_slice(&c->fmt, r);
     bool comma = queue_event(c);
