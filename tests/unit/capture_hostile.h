@@ -2,7 +2,8 @@
  * Crafted captures for the reader's tests of rules across records (test_capture_hostile.c,
  * test_capture_hostile_fast.c): a capture writer into memory, chunks written by hand, where a
  * chunk or record lies, captures of ledger and stat names or of stacks and samples in a given
- * order, and the replay that checks a capture stops where it should through every path of the
+ * order, a copy of a capture with one chunk damaged, and the replay that checks a capture
+ * stops where it should through every path of the
  * reader (the fast loops, the checked decoders, both walks of a sink with decode_ahead).
  *
  * Header-only (static inline): shared by those two tests; include cmocka.h first.
@@ -229,6 +230,34 @@ static inline synth_rec expect_stop(const uint8_t *data, size_t len, int err, ui
     assert_string_equal(one.st.reason, st.reason);
     assert_string_equal(two.st.reason, st.reason);
     return out;
+}
+
+/* A copy of capture `data` (len bytes) in copy with one chunk damaged: the first at or past a
+ * random index below 40 whose type `target` accepts gets a random byte of its payload
+ * replaced, the 12 bytes from there their top bit set when `long_runs` (over-long varints),
+ * and its CRC made good again when `good_crc`. Returns the chunk's offset. */
+static inline size_t damage_chunk(const uint8_t *data, size_t len, uint8_t *copy, uint64_t *rng,
+                                  bool (*target)(uint32_t type), bool long_runs, bool good_crc)
+{
+    size_t off = (size_t)data[12] | (size_t)data[13] << 8, pick = synth_rand(rng) % 40, i = 0;
+    uint32_t plen = 0;
+    for (; off + CAP_CHUNK_HEADER <= len; off += CAP_CHUNK_HEADER + plen, i++) {
+        uint32_t type = data[off] | (uint32_t)data[off + 1] << 8;
+        plen = (uint32_t)cap_load_le(data + off + 4, 4);
+        if (target(type) && i >= pick)
+            break;
+    }
+    assert_true(off + CAP_CHUNK_HEADER <= len && plen > 0);
+    memcpy(copy, data, len);
+    size_t at = off + CAP_CHUNK_HEADER + synth_rand(rng) % plen;
+    copy[at] = (uint8_t)synth_rand(rng);
+    for (size_t k = at; long_runs && k < at + 12 && k < off + CAP_CHUNK_HEADER + plen; k++)
+        copy[k] |= 0x80;
+    if (good_crc)
+        cap_store_le(
+            copy + off + 8,
+            perch__crc32c(perch__crc32c(0, copy + off, 8), copy + off + CAP_CHUNK_HEADER, plen), 4);
+    return off;
 }
 
 #endif

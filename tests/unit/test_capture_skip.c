@@ -17,18 +17,17 @@
 
 #include <cmocka.h>
 
-#include "capture/crc32c.h"
-#include "capture/reader.h"
+#include "capture_hostile.h"
 #include "capture_synth.h"
 
-static bool skipped(int type)
+static bool skipped(uint32_t type)
 {
     return type == PERCH_CHUNK_STACK || type == PERCH_CHUNK_SLICE || type == PERCH_CHUNK_SAMPLE ||
            type == PERCH_CHUNK_LBR;
 }
 
-static int replay(const uint8_t *data, size_t len, bool skip, synth_rec *rec,
-                  perch_capture_status *st)
+static int replay_skip(const uint8_t *data, size_t len, bool skip, synth_rec *rec,
+                       perch_capture_status *st)
 {
     perch_sink sink;
     synth_recorder(rec, &sink);
@@ -42,7 +41,7 @@ static void same_entities(const synth_rec *all, const synth_rec *got)
 {
     size_t j = 0;
     for (size_t i = 0; i < all->count; i++) {
-        if (skipped(all->ev[i].type))
+        if (skipped((uint32_t)all->ev[i].type))
             continue;
         assert_true(j < got->count);
         const char *why = synth_diff(&all->ev[i], &got->ev[j]);
@@ -62,10 +61,10 @@ static void test_skip_good(void **state)
     synth_random(&in, 5, 20000);
     uint8_t *data = synth_capture(&in, 4096, &len, NULL);
     assert_non_null(data);
-    assert_int_equal(replay(data, len, false, &a, &sa), PERCH_CAPTURE_STOP_END);
-    assert_int_equal(replay(data, len, true, &b, &sb), PERCH_CAPTURE_STOP_END);
+    assert_int_equal(replay_skip(data, len, false, &a, &sa), PERCH_CAPTURE_STOP_END);
+    assert_int_equal(replay_skip(data, len, true, &b, &sb), PERCH_CAPTURE_STOP_END);
     for (size_t i = 0; i < a.count; i++)
-        events += skipped(a.ev[i].type);
+        events += skipped((uint32_t)a.ev[i].type);
     assert_true(events > 20000); /* the capture has samples, slices and stacks to skip */
     same_entities(&a, &b);
     assert_true(sa.chunks == sb.chunks && sa.good_bytes == sb.good_bytes);
@@ -91,8 +90,8 @@ static void test_skip_cut(void **state)
     for (size_t cut = 40; cut < len; cut += len / 61 + 1) {
         synth_rec a = {0}, b = {0};
         perch_capture_status sa, sb;
-        replay(data, cut, false, &a, &sa);
-        replay(data, cut, true, &b, &sb);
+        replay_skip(data, cut, false, &a, &sa);
+        replay_skip(data, cut, true, &b, &sb);
         const char *why = synth_status_diff(&sa, &sb);
         if (why && strcmp(why, "records") != 0) /* the skipped types count no records */
             fail_msg("cut at %zu: the stops differ in %s: %s / %s", cut, why, sa.reason, sb.reason);
@@ -121,33 +120,14 @@ static void test_skip_damaged(void **state)
     uint8_t *data = synth_capture(&in, 4096, &len, NULL), *copy = malloc(len);
     assert_non_null(data);
     assert_non_null(copy);
-    assert_int_equal(replay(data, len, false, &whole, &sw), PERCH_CAPTURE_STOP_END);
+    assert_int_equal(replay_skip(data, len, false, &whole, &sw), PERCH_CAPTURE_STOP_END);
     for (int round = 0; round < 300; round++) {
-        size_t off = (size_t)data[12] | (size_t)data[13] << 8, pick = synth_rand(&rng) % 40, i = 0;
-        uint32_t type = 0, plen = 0;
         synth_rec a = {0}, b = {0};
         perch_capture_status sa, sb;
-        for (; off + CAP_CHUNK_HEADER <= len; off += CAP_CHUNK_HEADER + plen, i++) {
-            type = data[off] | (uint32_t)data[off + 1] << 8;
-            plen = (uint32_t)cap_load_le(data + off + 4, 4);
-            if (skipped((int)type) && i >= pick)
-                break;
-        }
-        assert_true(off + CAP_CHUNK_HEADER <= len && plen > 0);
-        memcpy(copy, data, len);
-        size_t at = off + CAP_CHUNK_HEADER + synth_rand(&rng) % plen;
-        copy[at] = (uint8_t)synth_rand(&rng);
-        if (round % 2 == 0)
-            for (size_t k = at; k < at + 12 && k < off + CAP_CHUNK_HEADER + plen; k++)
-                copy[k] |= 0x80;
         bool good_crc = round % 5 != 4;
-        if (good_crc)
-            cap_store_le(
-                copy + off + 8,
-                perch__crc32c(perch__crc32c(0, copy + off, 8), copy + off + CAP_CHUNK_HEADER, plen),
-                4);
-        replay(copy, len, false, &a, &sa);
-        replay(copy, len, true, &b, &sb);
+        size_t off = damage_chunk(data, len, copy, &rng, skipped, round % 2 == 0, good_crc);
+        replay_skip(copy, len, false, &a, &sa);
+        replay_skip(copy, len, true, &b, &sb);
         if (!good_crc && memcmp(copy + off + 8, data + off + 8, 4) == 0 &&
             memcmp(copy, data, len) != 0) {
             crc++;

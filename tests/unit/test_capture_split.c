@@ -21,6 +21,7 @@
 #include "ahead_replay.h"
 #include "capture/crc32c.h"
 #include "capture/reader.h"
+#include "capture_hostile.h"
 #include "capture_synth.h"
 #include "perch/error.h"
 
@@ -176,6 +177,11 @@ static void test_ahead_sink_refuses(void **state)
 }
 
 /* Bytes of sample, slice, stack and LBR chunks changed and their CRC made valid again. */
+static bool events(uint32_t type)
+{
+    return type == PERCH_CHUNK_SAMPLE || type == PERCH_CHUNK_SLICE || type == PERCH_CHUNK_STACK;
+}
+
 static void test_split_damaged(void **state)
 {
     synth_rec in = {0};
@@ -188,27 +194,8 @@ static void test_split_damaged(void **state)
     assert_non_null(data);
     assert_non_null(copy);
     for (int round = 0; round < 600; round++) {
-        size_t off = (size_t)data[12] | (size_t)data[13] << 8, pick = synth_rand(&rng) % 40, i = 0;
-        uint32_t type = 0, plen = 0;
-        for (; off + CAP_CHUNK_HEADER <= len; off += CAP_CHUNK_HEADER + plen, i++) {
-            type = data[off] | (uint32_t)data[off + 1] << 8;
-            plen = (uint32_t)cap_load_le(data + off + 4, 4);
-            if ((type == PERCH_CHUNK_SAMPLE || type == PERCH_CHUNK_SLICE ||
-                 type == PERCH_CHUNK_STACK) &&
-                i >= pick)
-                break;
-        }
-        assert_true(off + CAP_CHUNK_HEADER <= len);
-        memcpy(copy, data, len);
-        size_t at = off + CAP_CHUNK_HEADER + synth_rand(&rng) % plen;
-        copy[at] = (uint8_t)synth_rand(&rng);
-        if (round % 3 == 0)
-            for (size_t k = at; k < at + 12 && k < off + CAP_CHUNK_HEADER + plen; k++)
-                copy[k] |= 0x80;
-        uint32_t crc =
-            perch__crc32c(perch__crc32c(0, copy + off, 8), copy + off + CAP_CHUNK_HEADER, plen);
-        if (round % 10 != 9) /* and some with a CRC that does not match */
-            cap_store_le(copy + off + 8, crc, 4);
+        /* some with a CRC that does not match */
+        damage_chunk(data, len, copy, &rng, events, round % 3 == 0, round % 10 != 9);
         /* half with no stack callback: the stack chunks are decoded ahead too */
         int stop =
             ahead_takes(copy, len, 0, round % 2 ? AHEAD_ALL : AHEAD_SAMPLES | AHEAD_SLICES, NULL);
