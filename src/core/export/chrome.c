@@ -305,16 +305,17 @@ static int on_sample(void *ctx, const perch_sample_rec *r)
     note_track(c, t->pid, r->tid);
     /* stack id 0: the ip alone; else the profile decodes the stack when its leaf is not
      * cached */
-    held =
-        (struct perch__pheld){r->thread_key,
-                              r->module_key,
-                              r->ip,
-                              us,
-                              t->pid,
-                              perch__chrome_track_tid(r->tid, r->cpu),
-                              perch__stacks_known(&c->base.stacks, r->stack_id) ? r->stack_id : 0,
-                              r->count,
-                              true};
+    held = (struct perch__pheld){
+        .thread_key = r->thread_key,
+        .module_key = r->module_key,
+        .ip = r->ip,
+        .us = us,
+        .pid = t->pid,
+        .tid = perch__chrome_track_tid(r->tid, r->cpu),
+        .stack_id = perch__stacks_known(&c->base.stacks, r->stack_id) ? r->stack_id : 0,
+        .weight = r->count,
+        .on = true,
+    };
     return perch__profiles_hold(&c->prof, &held);
 }
 
