@@ -46,6 +46,9 @@ void perch_json_begin_array(perch_json *w);
 void perch_json_end_array(perch_json *w);
 void perch_json_key(perch_json *w, const char *key);
 void perch_json_string(perch_json *w, const char *s);
+/* How many of s's first n bytes a string writes as they are, up to the first that needs an
+ * escape or a UTF-8 check: printable ASCII other than '"' and '\\'. */
+size_t perch_json_plain_prefix(const char *s, size_t n);
 /* A string of n bytes (UTF-8 expected; invalid bytes are written as \u00XX escapes). */
 void perch_json_string_n(perch_json *w, const char *s, size_t n);
 void perch_json_uint(perch_json *w, uint64_t v);
@@ -59,6 +62,15 @@ void perch_json_hex(perch_json *w, uint64_t v);
 void perch_json_raw(perch_json *w, const char *text);
 /* The same for n bytes of text (several comma-separated array values may go in one call). */
 void perch_json_raw_n(perch_json *w, const char *text, size_t n);
+/* Room in w's buffer for raw value text of at most max bytes (max < PERCH_JSON_BUFFER), its
+ * separator already written: where the caller formats the text in place, then hands its
+ * length to perch_json_commit before any other call on w. The bytes perch_json_raw_n of the
+ * same text writes, without formatting it elsewhere first. */
+char *perch_json_reserve(perch_json *w, size_t max);
+static inline void perch_json_commit(perch_json *w, size_t n)
+{
+    w->used += n;
+}
 /* Inside an object: n bytes of members text, `"key":value,"key2":value2`, written as the
  * key and value calls for them would write it (the caller guarantees it is valid JSON). */
 void perch_json_raw_members(perch_json *w, const char *text, size_t n);

@@ -8,7 +8,9 @@
  * readers against a byte loop: perch__vnext (unchecked where ten bytes are left) for every
  * length from 1 to 10 bytes at every distance from the buffer's end, and random bytes read
  * through to the end, value and position after each; perch__varint8 (one 8-byte load) for
- * every length, declining those past 8 bytes.
+ * every length, declining those past 8 bytes. And a string's JSON text
+ * (perch__json_string_text, which writes a string with nothing to escape itself) against the
+ * JSON writer's, for every byte value at every place, and cut short when it does not fit.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +23,7 @@
 #include <cmocka.h>
 
 #include "export/export_internal.h"
+#include "perch/json.h"
 
 static void check_uint(uint64_t v)
 {
@@ -260,6 +263,43 @@ static void test_vnext_random(void **state)
     }
 }
 
+struct writer_text {
+    char text[256];
+    size_t len;
+};
+
+static int writer_sink(void *ctx, const char *data, size_t n)
+{
+    struct writer_text *t = ctx;
+    assert_true(t->len + n <= sizeof t->text);
+    memcpy(t->text + t->len, data, n);
+    t->len += n;
+    return 0;
+}
+
+static void test_json_string_text(void **state)
+{
+    char s[24], out[256];
+    (void)state;
+    for (size_t n = 0; n <= sizeof s; n += 3) {
+        for (size_t at = 0; at < n; at++) {
+            for (unsigned b = 0; b < 256; b++) {
+                struct writer_text want = {.len = 0};
+                perch_json w;
+                memset(s, 'A' + (int)(at % 26), n);
+                s[at] = (char)b;
+                perch_json_init(&w, writer_sink, &want);
+                perch_json_string_n(&w, s, n);
+                assert_int_equal(perch_json_flush(&w), 0);
+                assert_int_equal(perch__json_string_text(s, n, out, sizeof out), want.len);
+                assert_memory_equal(out, want.text, want.len);
+                /* one byte short: nothing */
+                assert_int_equal(perch__json_string_text(s, n, out, want.len - 1), 0);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_put_digits),          cmocka_unit_test(test_time_text_extremes),
         cmocka_unit_test(test_time_text_random),    cmocka_unit_test(test_vnext_lengths),
         cmocka_unit_test(test_vnext_random),        cmocka_unit_test(test_varint8),
+        cmocka_unit_test(test_json_string_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,6 +114,49 @@ static void test_sink_error_is_sticky(void **state)
     assert_int_equal(c.len, 0);
 }
 
+/* The text of string s (n bytes) alone, written with the writer's buffer empty (room: the
+ * fast path) or full to 4 bytes of its end (the byte-by-byte path); into out, its length. */
+static size_t string_text(const char *s, size_t n, bool full, char *out)
+{
+    static struct capture c;
+    static perch_json w;
+    static char filler[PERCH_JSON_BUFFER];
+    size_t skip = full ? PERCH_JSON_BUFFER - 4 : 0;
+    memset(&c, 0, sizeof c);
+    memset(filler, ' ', sizeof filler);
+    perch_json_init(&w, capture_sink, &c);
+    perch_json_verbatim(&w, filler, skip);
+    perch_json_string_n(&w, s, n);
+    assert_int_equal(perch_json_flush(&w), 0);
+    assert_true(c.len >= skip);
+    memcpy(out, c.text + skip, c.len - skip);
+    return c.len - skip;
+}
+
+/* Every byte value at every place of plain strings of 8 to 24 bytes: the fast path, which
+ * tests eight bytes at once for one needing a look, writes what the byte-by-byte path writes;
+ * and the bytes that need one are escaped there. */
+static void test_every_byte_every_place(void **state)
+{
+    char s[24], fast[256], slow[256];
+    (void)state;
+    for (size_t n = 8; n <= sizeof s; n += 5) {
+        for (size_t at = 0; at < n; at++) {
+            for (unsigned b = 0; b < 256; b++) {
+                memset(s, 'a' + (int)(at % 20), n);
+                s[at] = (char)b;
+                size_t fl = string_text(s, n, false, fast);
+                size_t sl = string_text(s, n, true, slow);
+                assert_int_equal(fl, sl);
+                assert_memory_equal(fast, slow, fl);
+                bool plain = b >= 0x20 && b < 0x7f && b != '"' && b != '\\';
+                bool two = b == '"' || b == '\\' || b == '\n' || b == '\r' || b == '\t';
+                assert_int_equal(fl, n + (plain ? 2 : two ? 3 : 7));
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -121,6 +164,7 @@ int main(void)
         cmocka_unit_test(test_invalid_utf8_escaped),
         cmocka_unit_test(test_large_output_is_complete),
         cmocka_unit_test(test_sink_error_is_sticky),
+        cmocka_unit_test(test_every_byte_every_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -303,6 +303,12 @@ size_t perch__json_string_text(const char *s, size_t n, char *out, size_t cap)
 {
     struct text_buf t = {out, 0, cap};
     perch_json w;
+    if (n + 2 <= cap && perch_json_plain_prefix(s, n) == n) { /* nothing to escape */
+        out[0] = '"';
+        memcpy(out + 1, s, n);
+        out[n + 1] = '"';
+        return n + 2;
+    }
     perch_json_init(&w, text_sink, &t);
     perch_json_string_n(&w, s, n);
     return perch_json_flush(&w) == 0 ? t.len : 0;

@@ -132,6 +132,37 @@ static size_t escape_of(unsigned char c, char esc[6])
     return 6;
 }
 
+/* Whether any of the eight bytes in x is outside 0x20-0x7e or is '"' or '\\' (class 0 is
+ * exactly the rest), by whole-word arithmetic: a byte below 0x20 borrows in x - 0x20 per byte
+ * while its top bit was clear; a byte of 0x7f or more sets the top bit of x or of x + 1 per
+ * byte (no carry crosses a byte until one does); a byte equal to c leaves a zero byte in
+ * x ^ c, found the same way as a byte below 1. Each test may also fire on a byte above one
+ * that fired, never when no byte is outside. */
+static inline bool needs_look(uint64_t x)
+{
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+    uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+    uint64_t low = (x - ones * 0x20) & ~x;
+    uint64_t top = x | (x + ones);
+    uint64_t eq = ((q - ones) & ~q) | ((b - ones) & ~b);
+    return ((low | top | eq) & high) != 0;
+}
+
+size_t perch_json_plain_prefix(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) { /* eight bytes a step while none needs a look */
+        uint64_t x;
+        memcpy(&x, u + i, 8);
+        if (needs_look(x))
+            break;
+    }
+    while (i < n && esc_class[u[i]] == 0)
+        i++;
+    return i;
+}
+
 /* Non-ASCII bytes pass through when they form valid UTF-8; each other byte is written as
  * \u00XX (read as Latin-1, close to the ANSI code page of a payload's 8-bit strings), so the
  * output is valid JSON text whatever bytes a trace carried. Runs of plain bytes are copied
@@ -140,25 +171,17 @@ static void put_escaped(perch_json *w, const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
-    if (w->used + n + 2 <= sizeof w->buf) { /* fast path: room, and no byte to escape */
-        char *o = w->buf + w->used + 1;
-        while (i < n && esc_class[u[i]] == 0) {
-            o[i] = (char)u[i];
-            i++;
-        }
-        if (i == n) {
-            o[-1] = '"';
-            o[n] = '"';
-            w->used += n + 2;
-            return;
-        }
-        i = 0; /* nothing written yet: the general path below */
+    if (w->used + n + 2 <= sizeof w->buf && perch_json_plain_prefix(s, n) == n) {
+        char *o = w->buf + w->used; /* fast path: room, and no byte to escape */
+        o[0] = '"';
+        memcpy(o + 1, s, n);
+        o[n + 1] = '"';
+        w->used += n + 2;
+        return;
     }
     put_char(w, '"');
     while (i < n) {
-        size_t run = i;
-        while (run < n && esc_class[u[run]] == 0)
-            run++;
+        size_t run = i + perch_json_plain_prefix(s + i, n - i);
         if (run > i)
             put(w, s + i, run - i);
         if (run == n)
@@ -261,6 +284,14 @@ void perch_json_raw_n(perch_json *w, const char *text, size_t n)
 {
     before_value(w);
     put(w, text, n);
+}
+
+char *perch_json_reserve(perch_json *w, size_t max)
+{
+    if (w->used + max + 1 > sizeof w->buf) /* the text and its separator */
+        perch_json_flush(w);
+    before_value(w);
+    return w->buf + w->used;
 }
 
 void perch_json_raw_members(perch_json *w, const char *text, size_t n)
