@@ -19,6 +19,13 @@
 #define NAME_CACHE 2048 /* entries of the PMC event name cache, a power of two */
 #define NAME_TEXT  104  /* the longest name text the name cache keeps */
 
+/* The most text a slice's event (its fast path) and a PMC sample's event may take, formatted
+ * in place in the writer's buffer (perch_json_reserve). */
+#define SLICE_TEXT_MAX (256 + 3 * PERCH_TIME_TEXT_MAX + PERCH_MAX_PMC * 96)
+#define PMC_TEXT_MAX   (PERCH_CHROME_NAME_TEXT_MAX + 256 + PERCH_TIME_TEXT_MAX)
+_Static_assert(SLICE_TEXT_MAX < PERCH_JSON_BUFFER && PMC_TEXT_MAX < PERCH_JSON_BUFFER,
+               "an event's text fits the writer's buffer");
+
 /* Appends a string literal (no byte needs escaping) to buf at len. */
 #define PUT_LIT(buf, len, lit) (memcpy((buf) + (len), (lit), sizeof(lit) - 1), (len) += sizeof(lit) - 1)
 
@@ -33,6 +40,7 @@ void perch__chrome_fmt_reset(perch__chrome_fmt *f)
 {
     memset(f->pmc_keys, 0, sizeof f->pmc_keys);
     memset(f->threads, 0, sizeof f->threads);
+    memset(f->tracks, 0, sizeof f->tracks);
     f->names = NULL;
     f->names_cap = 0;
 }
@@ -49,16 +57,14 @@ uint32_t perch__chrome_pid(const perch__entities *e, uint64_t thread_key)
     return pid == UINT32_MAX ? PERCH_CHROME_UNKNOWN_PID : pid;
 }
 
-const perch__chrome_thread *perch__chrome_thread_of(perch__chrome_fmt *f, uint64_t key)
+const perch__chrome_thread *perch__chrome_thread_fill(perch__chrome_fmt *f, perch__chrome_thread *t,
+                                                      uint64_t key)
 {
-    perch__chrome_thread *t = &f->threads[perch__hash64(key) & (PERCH_CHROME_THREADS - 1)];
-    if (!t->valid || t->key != key) {
-        const perch__thread *th = perch__entities_thread_at(f->ents, key);
-        t->key = key;
-        t->process_key = th ? th->process_key : 0;
-        t->pid = perch__chrome_pid(f->ents, key);
-        t->valid = true;
-    }
+    const perch__thread *th = perch__entities_thread_at(f->ents, key);
+    t->key = key;
+    t->process_key = th ? th->process_key : 0;
+    t->pid = perch__chrome_pid(f->ents, key);
+    t->valid = true;
     return t;
 }
 
@@ -69,11 +75,51 @@ static void put_lit(char *buf, size_t *len, const char *s)
     *len += n;
 }
 
+/* v in decimal at buf + *len: one below 100 without a call (an event's CPU, priority, wait
+ * reason and PMC source nearly always are). */
+static inline void put_u(char *buf, size_t *len, uint64_t v)
+{
+    if (v < 10) {
+        buf[(*len)++] = (char)('0' + v);
+    } else if (v < 100) {
+        memcpy(buf + *len, perch__digit_pairs + 2 * v, 2);
+        *len += 2;
+    } else {
+        *len += perch__put_uint(buf + *len, v);
+    }
+}
+
 static void put_i(char *buf, size_t *len, int64_t v)
 {
     if (v < 0)
         buf[(*len)++] = '-';
-    *len += perch__put_uint(buf + *len, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+    put_u(buf, len, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+}
+
+/* Renders track key's text `,"pid":pid,"tid":tid` into cache entry t. */
+static void track_fill(struct perch__chrome_track *t, uint64_t key, uint32_t pid, uint32_t tid)
+{
+    size_t n = 0;
+    memset(t->text, 0, sizeof t->text);
+    PUT_LIT(t->text, n, ",\"pid\":");
+    n += perch__put_uint(t->text + n, pid);
+    PUT_LIT(t->text, n, ",\"tid\":");
+    n += perch__put_uint(t->text + n, tid);
+    t->key = key;
+    t->len = (uint8_t)n;
+}
+
+/* Appends `,"pid":pid,"tid":tid` to buf at *len (which has PERCH_CHROME_TRACK_TEXT bytes of
+ * room): rendered once per track, then copied at a fixed size. */
+static inline void put_track(perch__chrome_fmt *f, char *buf, size_t *len, uint32_t pid,
+                             uint32_t tid)
+{
+    uint64_t key = (uint64_t)pid << 32 | tid;
+    struct perch__chrome_track *t = &f->tracks[perch__hash64(key) & (PERCH_CHROME_TRACKS - 1)];
+    if (!t->len || t->key != key)
+        track_fill(t, key, pid, tid);
+    memcpy(buf + *len, t->text, sizeof t->text);
+    *len += t->len;
 }
 
 /* A slice's end for its duration: an end before the start is a run of 0. */
@@ -235,28 +281,26 @@ static void slice_args_rest(perch__chrome_fmt *f, const perch_slice_rec *r, char
 static bool slice_fast(perch__chrome_fmt *f, const perch_slice_rec *r, uint32_t pid, uint32_t tid)
 {
     const perch_trace_info *info = &f->ents->info;
-    char buf[256 + 3 * PERCH_TIME_TEXT_MAX + PERCH_MAX_PMC * 96];
+    char *buf;
     size_t len = 0;
     for (uint32_t i = 0; i < r->pmc_count && i < PERCH_MAX_PMC; i++)
         if (!pmc_key(f, i)->fits)
             return false;
+    buf = perch_json_reserve(f->w, SLICE_TEXT_MAX);
     if (r->tid == 0)
         PUT_LIT(buf, len, "{\"name\":\"idle\",\"cat\":\"cpu\",\"ph\":\"X\",\"ts\":");
     else
         PUT_LIT(buf, len, "{\"name\":\"running\",\"cat\":\"cpu\",\"ph\":\"X\",\"ts\":");
     len += perch__fmt_us_since(buf + len, r->start_ts, info->start_raw, info->perf_freq);
-    PUT_LIT(buf, len, ",\"pid\":");
-    len += perch__put_uint(buf + len, pid);
-    PUT_LIT(buf, len, ",\"tid\":");
-    len += perch__put_uint(buf + len, tid);
+    put_track(f, buf, &len, pid, tid);
     PUT_LIT(buf, len, ",\"dur\":");
     len += perch__fmt_us_since(buf + len, end_of(r), r->start_ts, info->perf_freq);
     PUT_LIT(buf, len, ",\"args\":{\"cpu\":");
-    len += perch__put_uint(buf + len, r->cpu);
+    put_u(buf, &len, r->cpu);
     PUT_LIT(buf, len, ",\"priority\":");
     put_i(buf, &len, r->priority);
     slice_args_rest(f, r, buf, &len);
-    perch_json_raw_n(f->w, buf, len);
+    perch_json_commit(f->w, len);
     return true;
 }
 
@@ -349,17 +393,14 @@ int perch__chrome_pmc(perch__chrome_fmt *f, const perch__chrome_pmc_ev *e)
 {
     const perch_trace_info *info = &f->ents->info;
     const perch_sample_rec *r = &e->rec;
-    char text[PERCH_CHROME_NAME_TEXT_MAX + 256 + PERCH_TIME_TEXT_MAX];
+    char *text = perch_json_reserve(f->w, PMC_TEXT_MAX);
     size_t len = 0;
     PUT_LIT(text, len, "{\"name\":");
     memcpy(text + len, e->name, e->name_len);
     len += e->name_len;
     PUT_LIT(text, len, ",\"cat\":\"pmc_sample\",\"ph\":\"i\",\"ts\":");
     len += perch__fmt_us_since(text + len, r->ts, info->start_raw, info->perf_freq);
-    PUT_LIT(text, len, ",\"pid\":");
-    len += perch__put_uint(text + len, e->pid);
-    PUT_LIT(text, len, ",\"tid\":");
-    len += perch__put_uint(text + len, perch__chrome_track_tid(r->tid, r->cpu));
+    put_track(f, text, &len, e->pid, perch__chrome_track_tid(r->tid, r->cpu));
     PUT_LIT(text, len, ",\"args\":{");
     if (r->stack_id) {
         PUT_LIT(text, len, "\"stack_id\":");
@@ -367,14 +408,14 @@ int perch__chrome_pmc(perch__chrome_fmt *f, const perch__chrome_pmc_ev *e)
         text[len++] = ',';
     }
     PUT_LIT(text, len, "\"cpu\":");
-    len += perch__put_uint(text + len, r->cpu);
+    put_u(text, &len, r->cpu);
     if (r->count > 1) {
         PUT_LIT(text, len, ",\"count\":");
         len += perch__put_uint(text + len, r->count);
     }
     PUT_LIT(text, len, ",\"pmc_source\":");
-    len += perch__put_uint(text + len, r->profile_source);
+    put_u(text, &len, r->profile_source);
     PUT_LIT(text, len, "}}");
-    perch_json_raw_n(f->w, text, len);
+    perch_json_commit(f->w, len);
     return f->w->error;
 }

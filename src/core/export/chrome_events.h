@@ -25,6 +25,8 @@
 #define PERCH_CHROME_CPU_PID     2147483647u /* the per-CPU tracks */
 #define PERCH_CHROME_IDLE_TID    2147418112u /* 0x7fff0000 + cpu: the idle thread of each CPU */
 #define PERCH_CHROME_THREADS     256         /* the thread cache, a power of two */
+#define PERCH_CHROME_TRACKS        256         /* the track text cache, a power of two */
+#define PERCH_CHROME_TRACK_TEXT    40          /* `,"pid":P,"tid":T` at most (34 bytes) */
 #define PERCH_CHROME_NAME_TEXT_MAX PERCH_JSON_TEXT_MAX(PERCH_FRAME_NAME_MAX)
 
 /* What an event needs of its thread (perch__chrome_thread). */
@@ -49,6 +51,12 @@ typedef struct perch__chrome_fmt {
         bool done, fits;
     } pmc_keys[PERCH_MAX_PMC];
     perch__chrome_thread threads[PERCH_CHROME_THREADS];
+    /* the text `,"pid":P,"tid":T` of a track by (pid << 32 | tid); len 0: empty */
+    struct perch__chrome_track {
+        uint64_t key;
+        uint8_t len;
+        char text[PERCH_CHROME_TRACK_TEXT];
+    } tracks[PERCH_CHROME_TRACKS];
     /* a PMC sample's event name as JSON text by (process key, leaf address, module key when
      * the leaf is the sample's ip) */
     struct perch__chrome_name *names;
@@ -75,8 +83,17 @@ static inline uint32_t perch__chrome_track_tid(uint32_t tid, uint16_t cpu)
 {
     return tid == 0 ? PERCH_CHROME_IDLE_TID + cpu : tid;
 }
-/* What events need of thread key, through f's cache. */
-const perch__chrome_thread *perch__chrome_thread_of(perch__chrome_fmt *f, uint64_t key);
+/* Fills cache entry t for thread key (perch__chrome_thread_of's miss). */
+const perch__chrome_thread *perch__chrome_thread_fill(perch__chrome_fmt *f, perch__chrome_thread *t,
+                                                      uint64_t key);
+/* What events need of thread key, through f's cache: the hit inline, as every slice and
+ * sample asks. */
+static inline const perch__chrome_thread *perch__chrome_thread_of(perch__chrome_fmt *f,
+                                                                  uint64_t key)
+{
+    perch__chrome_thread *t = &f->threads[perch__hash64(key) & (PERCH_CHROME_THREADS - 1)];
+    return t->valid && t->key == key ? t : perch__chrome_thread_fill(f, t, key);
+}
 
 /* A slice's complete event on its thread's track (and on its CPU's track with cpu_tracks);
  * returns the writer's error. */
