@@ -148,19 +148,28 @@ static inline bool needs_look(uint64_t x)
     return ((low | top | eq) & high) != 0;
 }
 
-size_t perch_json_plain_prefix(const char *s, size_t n)
+/* The length of the plain prefix of u (n bytes), copied to o on the way when o is not NULL
+ * (inlined with o NULL, the copies are gone). */
+static inline size_t scan_plain(const unsigned char *u, size_t n, char *o)
 {
-    const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) { /* eight bytes a step while none needs a look */
         uint64_t x;
         memcpy(&x, u + i, 8);
         if (needs_look(x))
             break;
+        if (o)
+            memcpy(o + i, &x, 8);
     }
-    while (i < n && esc_class[u[i]] == 0)
-        i++;
+    for (; i < n && esc_class[u[i]] == 0; i++)
+        if (o)
+            o[i] = (char)u[i];
     return i;
+}
+
+size_t perch_json_plain_prefix(const char *s, size_t n)
+{
+    return scan_plain((const unsigned char *)s, n, NULL);
 }
 
 /* Non-ASCII bytes pass through when they form valid UTF-8; each other byte is written as
@@ -171,13 +180,14 @@ static void put_escaped(perch_json *w, const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
-    if (w->used + n + 2 <= sizeof w->buf && perch_json_plain_prefix(s, n) == n) {
-        char *o = w->buf + w->used; /* fast path: room, and no byte to escape */
-        o[0] = '"';
-        memcpy(o + 1, s, n);
-        o[n + 1] = '"';
-        w->used += n + 2;
-        return;
+    if (w->used + n + 2 <= sizeof w->buf) { /* fast path: room, and no byte to escape */
+        char *o = w->buf + w->used;
+        if (scan_plain(u, n, o + 1) == n) {
+            o[0] = '"';
+            o[n + 1] = '"';
+            w->used += n + 2;
+            return;
+        }
     }
     put_char(w, '"');
     while (i < n) {
