@@ -515,15 +515,13 @@ static int leaf_for(perch__profiles *p, perch__ptrack *t, uint64_t thread_key, u
     return err;
 }
 
-int perch__profiles_sample(perch__profiles *p, uint32_t pid, uint32_t tid, uint64_t thread_key,
-                           uint64_t module_key, const uint64_t *frames, uint32_t count,
-                           uint32_t stack_id, uint64_t us, uint32_t weight)
+/* perch__profiles_sample on track t. */
+static int sample_on(perch__profiles *p, perch__ptrack *t, uint64_t thread_key, uint64_t module_key,
+                     const uint64_t *frames, uint32_t count, uint32_t stack_id, uint64_t us,
+                     uint32_t weight)
 {
-    perch__ptrack *t;
     uint32_t node = ROOT_ID;
-    int err = track_for(p, pid, tid, &t);
-    if (!err)
-        err = leaf_for(p, t, thread_key, module_key, frames, count, stack_id, &node);
+    int err = leaf_for(p, t, thread_key, module_key, frames, count, stack_id, &node);
     if (weight == 0)
         weight = 1;
     for (uint32_t i = 0; !err && i < weight && i < MAX_WEIGHT; i++) {
@@ -536,15 +534,25 @@ int perch__profiles_sample(perch__profiles *p, uint32_t pid, uint32_t tid, uint6
     return t->pend_count >= 2 * CHUNK ? write_chunk(p, t, CHUNK, false) : 0;
 }
 
+int perch__profiles_sample(perch__profiles *p, uint32_t pid, uint32_t tid, uint64_t thread_key,
+                           uint64_t module_key, const uint64_t *frames, uint32_t count,
+                           uint32_t stack_id, uint64_t us, uint32_t weight)
+{
+    perch__ptrack *t;
+    int err = track_for(p, pid, tid, &t);
+    return err ? err : sample_on(p, t, thread_key, module_key, frames, count, stack_id, us, weight);
+}
+
 int perch__profiles_drain(perch__profiles *p)
 {
     const struct perch__pheld *h = &p->held;
     if (!h->on)
         return 0;
     p->held.on = false;
-    return perch__profiles_sample(p, h->pid, h->tid, h->thread_key, h->module_key,
-                                  h->stack_id ? NULL : &h->ip, h->stack_id ? 0 : 1, h->stack_id,
-                                  h->us, h->weight);
+    /* its track was found when it was held (an index: tracks made since may have moved) */
+    return sample_on(p, &p->tracks[p->held_track], h->thread_key, h->module_key,
+                     h->stack_id ? NULL : &h->ip, h->stack_id ? 0 : 1, h->stack_id, h->us,
+                     h->weight);
 }
 
 int perch__profiles_hold(perch__profiles *p, const struct perch__pheld *s)
@@ -555,11 +563,13 @@ int perch__profiles_hold(perch__profiles *p, const struct perch__pheld *s)
         uint64_t key = ((uint64_t)(t - p->tracks) + 1) << 32 | s->stack_id;
         __builtin_prefetch(&p->leaves[perch__hash64(key) & (LEAF_CACHE - 1)]);
     }
+    size_t track = err ? 0 : (size_t)(t - p->tracks);
     if (!err)
         err = perch__profiles_drain(p);
     if (!err) {
         p->held = *s;
         p->held.on = true;
+        p->held_track = track;
     }
     return err;
 }

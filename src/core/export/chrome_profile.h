@@ -122,6 +122,7 @@ typedef struct perch__profiles {
         uint32_t pid, tid, stack_id, weight; /* stack_id 0: the sample's ip alone */
         bool on;
     } held;
+    size_t held_track; /* the held sample's track (an index of tracks) */
 } perch__profiles;
 
 /* Queues one timer sample of a track (pid, tid) at us (microseconds from the trace start):
