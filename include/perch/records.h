@@ -228,9 +228,10 @@ typedef struct perch_sink {
     bool decode_ahead;
     /* Optional, for a sink that takes no stack, slice, sample or LBR record and that a second
      * replay of the same capture follows (chrome's first pass, which only gathers entities):
-     * true lets a capture reader check those chunks' CRC and skip their records, undecoded;
-     * the next replay decodes and checks them. A malformed record in a chunk with a good CRC
-     * (a crafted capture) then stops only the next replay, which has seen fewer entities. */
+     * true lets a capture reader pass over those chunks' payloads unread (their headers
+     * checked: the length within the limit and the input); the next replay reads, checks and
+     * decodes them. A bad CRC or a malformed record in such a chunk then stops only the next
+     * replay, which has seen fewer entities. */
     bool skip_events;
 } perch_sink;
 

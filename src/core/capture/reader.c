@@ -6,7 +6,8 @@
  * table (capped), a frame buffer and two branch buffers of fixed size. A sink with
  * decode_ahead gets its sample and slice chunks decoded ahead on a second thread
  * (read_split.c), with the same stops; one with skip_events gets its stack, slice, sample and
- * LBR chunks checked by their CRC alone.
+ * LBR chunks' headers checked (type, length within the input) and their payloads passed over
+ * unread.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -95,6 +96,13 @@ static const char *type_name(unsigned type, char buf[16])
     return buf;
 }
 
+/* The chunk types a sink with skip_events leaves unread. */
+static bool skipped_type(uint32_t type)
+{
+    return type == PERCH_CHUNK_STACK || type == PERCH_CHUNK_SLICE || type == PERCH_CHUNK_SAMPLE ||
+           type == PERCH_CHUNK_LBR;
+}
+
 /* Reads and checks the chunk at off into buf; fills *ci. */
 static int next_chunk(perch__cap_reader *r, perch__cap_buf *buf, uint64_t off,
                       perch_capture_chunk_info *ci)
@@ -129,6 +137,8 @@ static int next_chunk(perch__cap_reader *r, perch__cap_buf *buf, uint64_t off,
         return STOP(s, PERCH_CAPTURE_STOP_TRUNCATED, PERCH_ETRUNC, off,
                     "%s chunk at offset %" PRIu64 " cut short: %" PRIu64 " of %u payload bytes",
                     name, off, left - CAP_CHUNK_HEADER, ci->payload_len);
+    if (r->sink->skip_events && skipped_type(ci->type))
+        return 0; /* neither read nor checked: the next replay does both (records.h) */
     buf->len = 0;
     if ((err = perch__cap_buf_reserve(buf, ci->payload_len, PERCH_CAPTURE_MAX_CHUNK)) != 0)
         return STOP(s, PERCH_CAPTURE_STOP_IO, err, off, "no memory for a chunk payload");
@@ -169,13 +179,6 @@ static int decode_failed(perch__cap_reader *r, const perch_capture_chunk_info *c
                 what, at);
 }
 
-/* The chunk types a sink with skip_events leaves undecoded. */
-static bool skipped_type(uint32_t type)
-{
-    return type == PERCH_CHUNK_STACK || type == PERCH_CHUNK_SLICE || type == PERCH_CHUNK_SAMPLE ||
-           type == PERCH_CHUNK_LBR;
-}
-
 /* Hands one checked chunk to the sink. */
 static int deliver(perch__cap_reader *r, perch_capture_chunk_info *ci, const perch__cap_buf *buf)
 {
@@ -193,7 +196,7 @@ static int deliver(perch__cap_reader *r, perch_capture_chunk_info *ci, const per
         return 0;
     }
     if (r->sink->skip_events && skipped_type(ci->type))
-        return 0; /* its CRC checked; records left to the next replay (records.h) */
+        return 0; /* unread: its records are left to the next replay (records.h) */
     cap_cursor_init(&c, buf->data, ci->payload_len);
     r->sink_error = r->limit_error = 0;
     r->chunk_off = ci->offset;
